@@ -1,0 +1,102 @@
+# mbsim-run: build, run, test. Quick start on a fresh Debian 12 machine (as root):
+#   make run     installs missing dependencies, builds, runs decks/quickstart.yaml
+#   make test    installs missing dependencies, builds, runs every test
+PREFIX ?= /usr/local
+PYTHON ?= /usr/bin/python3
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2 -g
+WERROR ?= -Werror
+DECK ?= decks/quickstart.yaml
+VERSION := 0.1.0
+
+PKGS := yaml-0.1 hdf5
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \
+            -D_POSIX_C_SOURCE=200809L
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(SAN) $(CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lopenblas -lm $(LDLIBS)
+
+LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
+                             src/solver/*.c src/output/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
+
+.PHONY: all deps run test test-unit test-integration test-asan bench install clean \
+        check-layering format-check
+
+all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
+
+deps:
+	@bash scripts/install-deps
+
+$(BUILD)/%.o: %.c $(wildcard include/mbsim/*.h) $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libmbsim.a: $(LIB_OBJ)
+	@mkdir -p $(BUILD)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/mbsim-run: $(CLI_OBJ) $(BUILD)/libmbsim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) $(CLI_OBJ) $(BUILD)/libmbsim.a $(LDLIBS_ALL) -o $@
+
+$(BUILD)/tests/suites.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	sed -n 's/^Suite \*\([a-z_0-9]*_suite\)(void).*/MBS_SUITE(\1)/p' $(TEST_SRC) > $@
+
+$(BUILD)/tests/check_main.o: tests/check_main.c $(BUILD)/tests/suites.h
+	$(CC) $(CPPFLAGS) -I$(BUILD)/tests $(PKG_CFLAGS) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/test_runner: $(TEST_OBJ) $(BUILD)/libmbsim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) $(TEST_OBJ) $(BUILD)/libmbsim.a \
+	  $(shell pkg-config --libs check) $(LDLIBS_ALL) -o $@
+
+run: deps
+	$(MAKE) all
+	./$(BUILD)/mbsim-run $(DECK) -o $(BUILD)/$(notdir $(DECK:.yaml=.h5))
+
+test: deps
+	$(MAKE) all $(BUILD)/test_runner
+	$(MAKE) test-unit test-integration
+
+test-unit: $(BUILD)/test_runner
+	cd $(BUILD) && CK_DEFAULT_TIMEOUT=600 ./test_runner
+
+test-integration: $(BUILD)/mbsim-run
+	MBSIM=$(abspath $(BUILD)/mbsim-run) PYTHON=$(PYTHON) bash tests/run-integration
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build in its own directory
+test-asan: deps
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  build-asan/mbsim-run build-asan/test_runner
+	cd build-asan && CK_FORK=no ./test_runner
+	MBSIM=$(abspath build-asan/mbsim-run) PYTHON=$(PYTHON) QUICK=1 bash tests/run-integration
+
+bench: deps
+	$(MAKE) all
+	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/chain
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mbsim
+	install -m 755 $(BUILD)/mbsim-run $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
+
+# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h
+check-layering:
+	@! grep -rln '<yaml.h>' src include | grep -v '^src/deck/' || (echo "yaml.h outside src/deck"; false)
+	@! grep -rln '<hdf5.h>' src include | grep -v '^src/output/' || (echo "hdf5.h outside src/output"; false)
+	@! grep -rln '<umfpack.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "umfpack.h outside linsolve.c"; false)
+	@echo "layering ok"
+
+format-check:
+	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) include/mbsim/*.h
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,40 @@
+/* elements.h: the one interface every potential or non-potential force implements.
+ *
+ * An element touches e->nq coordinates (e->qidx) and fills local arrays of that size.
+ * Integrators call only these functions and never know which kind they talk to; a new
+ * element kind is one entry in the table, no integrator changes. */
+#ifndef MBSIM_ELEMENTS_H
+#define MBSIM_ELEMENTS_H
+
+#include "mbsim/model.h"
+
+typedef struct {
+  const char *name;
+  /* potential energy V(q) [J]; NULL if the kind has no potential */
+  double (*potential)(const mbsModel *m, const mbsElem *e, const double *q);
+  /* gradient of V at q into g (nq); Hessian (nq x nq row-major) added into H if H is not
+   * NULL. NULL if no potential. */
+  void (*gradient)(const mbsModel *m, const mbsElem *e, const double *q, double *g, double *H);
+  /* discrete gradient (Gonzalez) of V between qa and qb into g, with
+   * V(qb) - V(qa) = g . (qb - qa) exactly; derivative wrt qb added into Hb if not NULL.
+   * NULL means the potential is at most quadratic, so the gradient at the midpoint is the
+   * discrete gradient (seed 000 eq. 57) */
+  void (*discrete_gradient)(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                            double *g, double *Hb);
+  /* non-potential generalized force F(q, v, t) into f (nq); derivatives wrt q and v added
+   * into Fq and Fv (nq x nq row-major) when not NULL. NULL if none. */
+  void (*force)(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
+                double *f, double *Fq, double *Fv);
+} mbsElementKindTable;
+
+/* the table entry of a kind (never NULL for a valid kind) */
+const mbsElementKindTable *mbs_element_kind(mbsElemKind kind);
+
+/* gather the element's coordinates from a global vector into loc (e->nq) */
+void mbs_elem_gather(const mbsElem *e, const double *x, double *loc);
+
+/* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
+ * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */
+double mbs_contravariant_directors(double dcon[9], const double d[9]);
+
+#endif

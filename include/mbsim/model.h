@@ -1,0 +1,167 @@
+/* model.h: the compiled model, read-only while the solver runs (MuJoCo's mjModel split).
+ *
+ * Every body is a stack of 3-vectors in the world frame ("vector nodes", seed 000 sec. 2-5):
+ * a point mass has one node x, a rigid body four: phi, d1, d2, d3. So q in R^nq with
+ * nq = 3 * nnode, the mass matrix M = M^ab (x) I3 is constant (seed 000 eq. 15), and the
+ * equations of motion are one DAE
+ *     M q'' + grad V(q) + G(q)^T lambda = F(q, q', t),   g(q) = 0.
+ * Bilateral constraints (rigidity, joints) are all at most quadratic in q and are stored
+ * in one generic form (mbsConRow); potentials and non-potential forces are elements with
+ * a small table of functions (elements.h). */
+#ifndef MBSIM_MODEL_H
+#define MBSIM_MODEL_H
+
+#include "mbsim/deck.h"
+#include "mbsim/error.h"
+
+/* max vector nodes one constraint row touches (two bodies of four nodes each) */
+#define MBS_CON_MAXNODE 8
+/* max coordinates one element touches (one rigid body) */
+#define MBS_ELEM_MAXQ 12
+
+/* One bilateral constraint row, at most quadratic in q (seed 000 eq. 22, 48-49; seed 004
+ * eq. 7). With the two linear vector expressions
+ *     A(q) = sum_k wa[k] q_node[k] + ca,   B(q) = sum_k wb[k] q_node[k] + cb
+ * the row is  g(q) = s (A . B) + n . A + c0.
+ * Rigidity rows are s = 1/2, B = A (half squared length) or s = 1 (dot product); a
+ * spherical joint's rows are s = 0 with n a unit vector; a distance joint is
+ * s = 1/2, B = A = p2 - p1, c0 = -L^2/2. Its Hessian is constant:
+ *     d2g / dq_k dq_l = s (wa[k] wb[l] + wb[k] wa[l]) I3. */
+typedef struct {
+  int nnode;                  /* distinct vector nodes touched */
+  int node[MBS_CON_MAXNODE];  /* global node indices */
+  double wa[MBS_CON_MAXNODE]; /* weights of A */
+  double wb[MBS_CON_MAXNODE]; /* weights of B */
+  double ca[3], cb[3];        /* constant parts (static bodies, ground) */
+  double s;
+  double n[3];
+  double c0;
+  int joint; /* owning joint index, or -1 for a body's rigidity */
+  int body;  /* owning body for rigidity rows, else -1 */
+} mbsConRow;
+
+/* element kinds: potentials and non-potential forces (elements.h has the function table) */
+#define MBS_ELEM_KIND_LIST(X)                                                                      \
+  X(MBS_ELEM_GRAVITY, "gravity")                                                                   \
+  X(MBS_ELEM_FORCE, "force")                                                                       \
+  X(MBS_ELEM_TORQUE, "torque")
+
+#define MBS_ENUM_ENTRY(name, word) name,
+typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
+#undef MBS_ENUM_ENTRY
+
+#define MBS_ELEM_NPARAM 16
+
+/* one element instance */
+typedef struct {
+  mbsElemKind kind;
+  int body;                      /* body it acts on */
+  int load;                      /* deck load index, or -1 */
+  int nq;                        /* coordinates touched */
+  int qidx[MBS_ELEM_MAXQ];       /* their global indices */
+  double param[MBS_ELEM_NPARAM]; /* kind-specific constants (elements.c documents them) */
+  int iparam[4];
+} mbsElem;
+
+typedef struct mbsModel {
+  /* sizes */
+  int nq;    /* coordinates */
+  int nnode; /* vector nodes, nq = 3 nnode */
+  int ncon;  /* bilateral constraint rows */
+  int ndof;  /* nq - ncon (independent constraints assumed) */
+  int nbody, njoint, nload, nelem;
+
+  /* coordinates */
+  char *coord_names;  /* (nq x MBS_NAME_MAX*2) labels like "link1.d2.z" */
+  int coord_name_len; /* stride of coord_names */
+  double *q0, *v0;    /* (nq) initial state [m, 1] and [m/s, 1/s] */
+  int *node_position; /* (nnode) 1: a position (phi, point), 0: a director; linear
+                         momentum is sum over position nodes a of M^ab v_b */
+
+  /* bodies */
+  char (*body_name)[MBS_NAME_MAX];
+  mbsBodyType *body_type; /* (nbody) */
+  int *body_fixed;        /* (nbody) 1: welded to ground, no coordinates */
+  int *body_node;         /* (nbody) first vector node, -1 if fixed */
+  double *body_mass;      /* (nbody) [kg] */
+  double *body_e;         /* (nbody x 3) [kg m] e^i = M theta_c^i (seed 000 eq. 14) */
+  double *body_E;         /* (nbody x 9) [kg m^2] E^ij about phi (seed 000 eq. 14) */
+  double *body_ref;       /* (nbody x 3) [m] phi relative to the centre, body axes */
+  double *body_pos0;      /* (nbody x 3) [m] centre of mass at t = 0 */
+  double *body_R0;        /* (nbody x 9) directors at t = 0, column i = d_i */
+
+  /* constant mass matrix M^ab (x) I3, node level, a <= b (seed 000 eq. 15) */
+  int nmass;
+  int *mass_a, *mass_b; /* (nmass) node indices */
+  double *mass_val;     /* (nmass) [kg, kg m, kg m^2] */
+
+  /* constraints */
+  mbsConRow *con; /* (ncon) */
+
+  /* joints */
+  char (*joint_name)[MBS_NAME_MAX];
+  mbsJointType *joint_type; /* (njoint) */
+  int *joint_con;           /* (njoint) first constraint row */
+  int *joint_ncon;          /* (njoint) number of rows */
+  mbsMark *joint_mark;      /* (njoint) deck position */
+  int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground */
+  double *joint_point;      /* (njoint x 3) the joint point on the second body in its
+                               director frame relative to phi (world point if static) */
+
+  /* elements (gravity, loads) */
+  mbsElem *elem; /* (nelem) */
+  char (*load_name)[MBS_NAME_MAX];
+
+  /* problem data */
+  double gravity[3]; /* [m/s^2] */
+
+  /* solver and output settings (deck, after overrides; auto resolved) */
+  mbsIntegrator integrator;
+  char integrator_reason[256];
+  double dt, t_end; /* [s] */
+  double newton_tolerance;
+  int newton_max_iterations;
+  int output_every;
+  int output_xdmf;
+  char output_file[1024];
+  char title[256];
+  char deck_path[1024];
+
+  /* sparsity of the Newton matrix, size nsys = nq + ncon, CSC, fixed at compile time */
+  int nsys;
+  int jac_nnz;
+  int *jac_colptr;      /* (nsys + 1) */
+  int *jac_rowind;      /* (jac_nnz) */
+  int *mass_map;        /* (nmass x 6) CSC slots of the 3 diagonal entries of the
+                           (a,b) block, then of (b,a); -1 when a == b */
+  int *con_gmap;        /* (ncon x MBS_CON_MAXNODE x 6) slots of G (row, 3k+c) then
+                           G^T (3k+c, row) for c = 0..2 */
+  int *con_hstart;      /* (ncon + 1) ranges into the Hessian pair lists */
+  int *con_hk, *con_hl; /* local node pair (k, l) with a nonzero coefficient */
+  double *con_hcoef;    /* coefficient s (wa_k wb_l + wb_k wa_l) */
+  int *con_hmap;        /* (npair x 3) CSC slots of the diagonal of block (k, l) */
+  int *elem_jmap;       /* (nelem x MBS_ELEM_MAXQ^2) CSC slots of each element's
+                           dense block, row-major; -1 unused */
+} mbsModel;
+
+/* Compile a validated deck into a model: coordinate layout, mass matrix, rigidity and
+ * joint constraints with body-fixed frames set at t = 0 (seed 004 eq. 4-7), elements,
+ * initial state, integrator choice and the sparsity pattern of the Newton matrix.
+ * Checks what needs the whole model (e.g. initial velocities that violate a joint).
+ * Returns NULL and fills err on failure. */
+mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
+
+/* release a model (accepts NULL) */
+void mbs_model_destroy(mbsModel *m);
+
+/* label of coordinate i (points into m->coord_names) */
+const char *mbs_model_coord_name(const mbsModel *m, int i);
+
+/* evaluate constraint row r at q: value, and gradient wrt its nodes (nnode x 3) if grad
+ * is not NULL (seed 000 eq. 22; seed 004 eq. 7) */
+double mbs_con_eval(const mbsConRow *row, const double *q, double *grad);
+
+/* compute the 3-vectors A(q) and B(q) of a row */
+void mbs_con_ab(const mbsConRow *row, const double *q, double A[3], double B[3]);
+
+#endif

@@ -1,0 +1,85 @@
+/* output.h: the HDF5 result file (FORMAT.md, "mbsim-run/1") and its XDMF sidecar.
+ *
+ * The writer knows nothing about models or integrators: it is given names and sizes
+ * once, then one mbsRecord per output step. Datasets are chunked along time with an
+ * unlimited first dimension, compressed with shuffle + gzip, and flushed so that an
+ * interrupted run leaves a readable file whose root attribute `status` says what
+ * happened. Only src/output/ includes the HDF5 header. */
+#ifndef MBSIM_OUTPUT_H
+#define MBSIM_OUTPUT_H
+
+#include "mbsim/error.h"
+
+typedef struct mbsWriter mbsWriter;
+
+/* what the file describes; strings are copied, arrays are read during the call only */
+typedef struct {
+  const char *version;                 /* program version, root attribute `version` */
+  const char *title;                   /* root attribute `title` */
+  const char *deck_text;               /* root attribute `deck` */
+  const char *integrator;              /* root attribute `integrator` (after auto was resolved) */
+  const char *integrator_reason;       /* root attribute `integrator_reason` (why it was picked) */
+  double dt;                           /* [s] root attribute `dt` */
+  double t_end;                        /* [s] root attribute `t_end` */
+  int n_coordinates;                   /* n: root attribute and second dimension of /state/q */
+  int n_constraints;                   /* root attribute */
+  int n_dof;                           /* root attribute */
+  const char *const *coordinate_names; /* n labels like "link1.d2.z" (attribute `names`) */
+  int nbody;                           /* nb */
+  const char *const *body_names;       /* nb names */
+  int write_xdmf;                      /* 1: also write <path>.xmf (path with .h5 replaced, or
+                                          appended) and rewrite it at every flush */
+  int njoint;                          /* nj (0 when there are no joints: /joints datasets are
+                                          then written with a zero second dimension) */
+  const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
+} mbsOutputInfo;
+
+/* one output record: all quantities at the end of a step, SI, world components */
+typedef struct {
+  double time;                         /* [s] */
+  double kinetic;                      /* [J] */
+  double potential;                    /* [J] */
+  double external_work;                /* [J] since t = 0 */
+  double dissipated;                   /* [J] since t = 0 */
+  double linear_momentum[3];           /* [kg m/s] */
+  double angular_momentum[3];          /* [kg m^2/s] about the world origin */
+  double violation;                    /* [m or 1] max norm of g(q) */
+  int iterations;                      /* Newton iterations of the step that ended here */
+  const double *q;                     /* (n) */
+  const double *v;                     /* (n) */
+  const double *body_position;         /* (nb x 3) centre of mass */
+  const double *body_orientation;      /* (nb x 3 x 3) row-major rotation matrix, column i = d_i */
+  const double *body_velocity;         /* (nb x 3) */
+  const double *body_angular_velocity; /* (nb x 3) */
+  const double *joint_reaction;        /* (nj x 6) force (3) and torque (3) that each joint exerts
+                                          on its second body, world, about the joint point */
+} mbsRecord;
+
+/* Create (truncate) the file at path, write the root attributes with status "running"
+ * and create the empty datasets. Returns NULL and fills err on failure (the message
+ * names the path and the reason). */
+mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err);
+
+/* append one record; flushes the file (and rewrites the XDMF) when at least
+ * flush_seconds of wall time passed since the last flush */
+mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err);
+
+/* flush data and metadata to disk now, rewrite the XDMF sidecar */
+mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err);
+
+/* set the root attribute `status` ("running", "completed", "failed: ...",
+ * "interrupted at t=...") and flush */
+mbsStatus mbs_output_set_status(mbsWriter *w, const char *status, mbsError *err);
+
+/* number of records appended so far */
+long mbs_output_count(const mbsWriter *w);
+
+/* flush and close; accepts NULL; returns the first error met while closing */
+mbsStatus mbs_output_close(mbsWriter *w, mbsError *err);
+
+/* seconds of wall time between automatic flushes (default 2.0; 0 or less: at every
+ * append; INFINITY: only on request). A positive interval is stretched to ten times the
+ * duration of the last flush, so that rewriting a long sidecar never dominates a run. */
+void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
+
+#endif

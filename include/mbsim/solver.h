@@ -1,0 +1,75 @@
+/* solver.h: the mutable run state (MuJoCo's mjData split) and the time steppers.
+ *
+ * mbsData owns everything that changes while a model runs: time, q, v, multipliers,
+ * statistics and all workspace, allocated once by mbs_data_create() so that the step loop
+ * never allocates. Kernel functions take (const mbsModel *m, mbsData *d, ...). */
+#ifndef MBSIM_SOLVER_H
+#define MBSIM_SOLVER_H
+
+#include "mbsim/model.h"
+
+typedef struct mbsLinsolve mbsLinsolve;
+
+typedef struct mbsData {
+  double t;                /* [s] */
+  long step;               /* steps taken */
+  double *q, *v;           /* (nq) state at t */
+  double *mu;              /* (ncon) scaled multipliers dt^2 lambda of the last step */
+  double *q_prev, *v_prev; /* (nq) state at the start of the current step */
+
+  /* statistics */
+  int iterations;       /* Newton iterations of the last step */
+  long newton_total;    /* all Newton iterations */
+  long factorizations;  /* numeric factorizations */
+  double max_violation; /* max over steps of |g(q)| */
+  double external_work; /* [J] work of non-potential loads since t = 0 */
+  double dissipated;    /* [J] energy removed since t = 0 */
+  double last_residual; /* max norm of the last Newton residual */
+  double last_dt;       /* [s] size of the last step (lambda = mu / dt^2) */
+
+  /* workspace */
+  double *res;     /* (nsys) residual */
+  double *dx;      /* (nsys) Newton increment */
+  double *jac;     /* (jac_nnz) Newton matrix values */
+  double *qm, *vm; /* (nq) evaluation state of forces (midpoint or end) */
+  double *qlam;    /* (nq) where constraint gradients multiply mu */
+  double *rscale;  /* (nq) magnitudes of residual terms (convergence test) */
+  double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
+  double *joint_reaction; /* (njoint x 6) force and torque on the second body */
+  mbsLinsolve *ls;
+} mbsData;
+
+/* observables at the current state (FORMAT.md); bodies go into d->body_* */
+typedef struct {
+  double kinetic, potential, external_work, dissipated;
+  double linear_momentum[3], angular_momentum[3];
+  double violation;
+} mbsObservables;
+
+/* create the run state at the model's initial condition; NULL on failure (err filled) */
+mbsData *mbs_data_create(const mbsModel *m, mbsError *err);
+
+/* release (accepts NULL) */
+void mbs_data_destroy(mbsData *d);
+
+/* Advance from d->t by dt with the model's integrator (em, midpoint or euler: seed 000
+ * eq. 57 with the Newton driver of DESIGN.md). On success d->t, q, v, mu are at the end
+ * of the step. On failure the state is left at the start of the step and err says when,
+ * which iteration, the residual and the worst constraint. */
+mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err);
+
+/* energies, momenta, constraint violation and body kinematics of the current state */
+void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o);
+
+/* force (3) and torque (3) each joint exerts on its second body, world components, about
+ * the joint point, from the multipliers of the last step (zero before the first step) into
+ * d->joint_reaction; called by mbs_observe */
+void mbs_joint_reactions(const mbsModel *m, mbsData *d);
+
+/* max norm of g(q) over all bilateral constraints, and the row where it is attained */
+double mbs_constraint_violation(const mbsModel *m, const double *q, int *worst_row);
+
+/* a short description of constraint row r ("joint 'hinge' row 2", "rigidity of 'link1'") */
+void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n);
+
+#endif

@@ -1,0 +1,442 @@
+/* main.c: the mbsim-run command: arguments, --set overrides, the step loop with output,
+ * progress and summary, signals and exit codes (DECK.md "Command line").
+ * Exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed
+ * (output so far kept); 3 interrupted by SIGINT/SIGTERM (output flushed and closed). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mbsim/deck.h"
+#include "mbsim/model.h"
+#include "mbsim/output.h"
+#include "mbsim/solver.h"
+
+#ifndef MBS_VERSION
+#define MBS_VERSION "0.0.0"
+#endif
+
+enum { EXIT_DONE = 0, EXIT_BAD_INPUT = 1, EXIT_SOLVER = 2, EXIT_INTERRUPTED = 3 };
+
+static volatile sig_atomic_t g_signal = 0;
+
+static void on_signal(int sig) {
+  g_signal = sig;
+}
+
+static const char *usage_text =
+    "usage: mbsim-run DECK.yaml [-o OUT.h5] [--set KEY=VALUE ...] [--dt S] [--t-end S]\n"
+    "                 [--integrator NAME] [--quiet] [--progress] [--check] [--version] "
+    "[--help]\n";
+
+static void print_help(void) {
+  printf("%s", usage_text);
+  printf(
+      "\n"
+      "Simulate the multibody system described by DECK.yaml and write the results to HDF5\n"
+      "(plus an XDMF sidecar for ParaView).\n"
+      "\n"
+      "options:\n"
+      "  -o, --output OUT.h5   output file (default: output.file of the deck, else the deck's\n"
+      "                        base name with .h5 in the working directory)\n"
+      "  --set KEY=VALUE       override a scalar of the deck by path, e.g. --set parameters.m=3,\n"
+      "                        --set bodies.link1.mass=2, --set solver.dt=1e-4 (list entries\n"
+      "                        by name); may be repeated; missing keys are added\n"
+      "  --dt S                same as --set solver.dt=S\n"
+      "  --t-end S             same as --set solver.t_end=S\n"
+      "  --integrator NAME     same as --set solver.integrator=NAME (auto, em, midpoint, euler)\n"
+      "  --check               read and compile the deck, print the model summary, write "
+      "nothing\n"
+      "  --quiet               no progress line and no summary (errors are still printed)\n"
+      "  --progress            progress line on stderr even when it is not a terminal\n"
+      "  --version             print the version\n"
+      "  --help                print this help\n"
+      "\n"
+      "exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed\n"
+      "(the output so far is kept, its status attribute says where and why); 3 interrupted\n"
+      "by SIGINT/SIGTERM (output flushed and closed).\n");
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_error(const mbsError *err) {
+  char buf[2048];
+  mbs_error_format(err, buf, sizeof(buf));
+  fprintf(stderr, "mbsim-run: error: %s\n", buf);
+}
+
+typedef struct {
+  const char *deck_path;
+  const char *out_path;
+  mbsOverride *ov;
+  char **ov_text; /* owned "key=value" copies split in place */
+  int nov;
+  int quiet, progress, check;
+} Args;
+
+static int add_override(Args *a, const char *key, const char *value, const char *whole) {
+  char *buf;
+  if (whole) {
+    buf = strdup(whole);
+    if (!buf) {
+      return -1;
+    }
+    char *eq = strchr(buf, '=');
+    if (!eq || eq == buf) {
+      fprintf(stderr, "mbsim-run: error: --set expects KEY=VALUE, got '%s'\n", whole);
+      free(buf);
+      return -2;
+    }
+    *eq = '\0';
+    key = buf;
+    value = eq + 1;
+  } else {
+    size_t n = strlen(key) + strlen(value) + 2;
+    buf = malloc(n);
+    if (!buf) {
+      return -1;
+    }
+    snprintf(buf, n, "%s", key);
+    snprintf(buf + strlen(key) + 1, n - strlen(key) - 1, "%s", value);
+    key = buf;
+    value = buf + strlen(buf) + 1;
+  }
+  a->ov_text[a->nov] = buf;
+  a->ov[a->nov].path = key;
+  a->ov[a->nov].value = value;
+  a->nov++;
+  return 0;
+}
+
+static void free_args(Args *a) {
+  for (int i = 0; i < a->nov; i++) {
+    free(a->ov_text[i]);
+  }
+  free(a->ov_text);
+  free(a->ov);
+}
+
+/* returns -1 to exit 0 (help/version), 1 for bad arguments, 0 to go on */
+static int parse_args(Args *a, int argc, char **argv) {
+  memset(a, 0, sizeof(*a));
+  a->ov = calloc((size_t)argc + 1, sizeof(mbsOverride));
+  a->ov_text = calloc((size_t)argc + 1, sizeof(char *));
+  if (!a->ov || !a->ov_text) {
+    fprintf(stderr, "mbsim-run: error: out of memory\n");
+    return 1;
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    int rc = 0;
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      print_help();
+      return -1;
+    } else if (!strcmp(s, "--version")) {
+      printf("mbsim-run %s\n", MBS_VERSION);
+      return -1;
+    } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+      a->quiet = 1;
+    } else if (!strcmp(s, "--progress")) {
+      a->progress = 1;
+    } else if (!strcmp(s, "--check")) {
+      a->check = 1;
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--set") ||
+               !strcmp(s, "--dt") || !strcmp(s, "--t-end") || !strcmp(s, "--integrator")) {
+      if (!next) {
+        fprintf(stderr, "mbsim-run: error: %s needs a value\n%s", s, usage_text);
+        return 1;
+      }
+      i++;
+      if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
+        a->out_path = next;
+      } else if (!strcmp(s, "--set")) {
+        rc = add_override(a, NULL, NULL, next);
+      } else if (!strcmp(s, "--dt")) {
+        rc = add_override(a, "solver.dt", next, NULL);
+      } else if (!strcmp(s, "--t-end")) {
+        rc = add_override(a, "solver.t_end", next, NULL);
+      } else {
+        rc = add_override(a, "solver.integrator", next, NULL);
+      }
+    } else if (s[0] == '-' && s[1] != '\0') {
+      fprintf(stderr, "mbsim-run: error: unknown option '%s'\n%s", s, usage_text);
+      return 1;
+    } else if (!a->deck_path) {
+      a->deck_path = s;
+    } else {
+      fprintf(stderr, "mbsim-run: error: more than one deck given ('%s' and '%s')\n%s",
+              a->deck_path, s, usage_text);
+      return 1;
+    }
+    if (rc == -1) {
+      fprintf(stderr, "mbsim-run: error: out of memory\n");
+      return 1;
+    }
+    if (rc) {
+      return 1;
+    }
+  }
+  if (!a->deck_path) {
+    fprintf(stderr, "mbsim-run: error: no deck given\n%s", usage_text);
+    return 1;
+  }
+  return 0;
+}
+
+static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
+  int nrigid = 0, npoint = 0, nfixed = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    nfixed += m->body_fixed[b];
+    if (m->body_type[b] == MBS_BODY_RIGID) {
+      nrigid++;
+    } else {
+      npoint++;
+    }
+  }
+  fprintf(f, "deck:         %s%s%s%s\n", deck->path, deck->title[0] ? " (" : "", deck->title,
+          deck->title[0] ? ")" : "");
+  fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
+  fprintf(f, "joints:       %d\n", m->njoint);
+  fprintf(f, "loads:        %d\n", m->nload);
+  fprintf(f, "coordinates:  %d\n", m->nq);
+  fprintf(f, "constraints:  %d\n", m->ncon);
+  fprintf(f, "dof:          %d\n", m->ndof);
+  fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+  fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
+}
+
+/* the record of the current state */
+static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
+                              mbsError *err) {
+  mbsRecord rec;
+  memset(&rec, 0, sizeof(rec));
+  rec.time = d->t;
+  rec.kinetic = o->kinetic;
+  rec.potential = o->potential;
+  rec.external_work = o->external_work;
+  rec.dissipated = o->dissipated;
+  memcpy(rec.linear_momentum, o->linear_momentum, sizeof(rec.linear_momentum));
+  memcpy(rec.angular_momentum, o->angular_momentum, sizeof(rec.angular_momentum));
+  rec.violation = o->violation;
+  rec.iterations = d->iterations;
+  rec.q = d->q;
+  rec.v = d->v;
+  rec.body_position = d->body_pos;
+  rec.body_orientation = d->body_rot;
+  rec.body_velocity = d->body_vel;
+  rec.body_angular_velocity = d->body_omega;
+  rec.joint_reaction = d->joint_reaction;
+  (void)m;
+  return mbs_output_append(w, &rec, err);
+}
+
+int main(int argc, char **argv) {
+  Args args;
+  int rc = parse_args(&args, argc, argv);
+  if (rc != 0) {
+    free_args(&args);
+    return rc < 0 ? EXIT_DONE : EXIT_BAD_INPUT;
+  }
+  int exit_code = EXIT_BAD_INPUT;
+  mbsError err;
+  mbs_error_clear(&err);
+  mbsDeck deck;
+  memset(&deck, 0, sizeof(deck));
+  mbsModel *m = NULL;
+  mbsData *d = NULL;
+  mbsWriter *w = NULL;
+  const char **names = NULL, **bnames = NULL, **jnames = NULL;
+  double t_wall0 = now_seconds();
+
+  /* deck -> model */
+  if (mbs_deck_load(&deck, args.deck_path, args.ov, args.nov, &err) != MBS_OK) {
+    print_error(&err);
+    goto done;
+  }
+  m = mbs_model_compile(&deck, &err);
+  if (!m) {
+    print_error(&err);
+    goto done;
+  }
+  if (args.check) {
+    print_model_summary(stdout, m, &deck);
+    exit_code = EXIT_DONE;
+    goto done;
+  }
+  d = mbs_data_create(m, &err);
+  if (!d) {
+    print_error(&err);
+    goto done;
+  }
+
+  /* output */
+  const char *out = args.out_path ? args.out_path : m->output_file;
+  names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
+  bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
+  jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
+  if (!names || !bnames || !jnames) {
+    fprintf(stderr, "mbsim-run: error: out of memory\n");
+    goto done;
+  }
+  for (int i = 0; i < m->nq; i++) {
+    names[i] = mbs_model_coord_name(m, i);
+  }
+  for (int b = 0; b < m->nbody; b++) {
+    bnames[b] = m->body_name[b];
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    jnames[j] = m->joint_name[j];
+  }
+  mbsOutputInfo info = {
+      .version = MBS_VERSION,
+      .title = deck.title,
+      .deck_text = deck.text ? deck.text : "",
+      .integrator = mbs_integrator_word(m->integrator),
+      .integrator_reason = m->integrator_reason,
+      .dt = m->dt,
+      .t_end = m->t_end,
+      .n_coordinates = m->nq,
+      .n_constraints = m->ncon,
+      .n_dof = m->ndof,
+      .coordinate_names = names,
+      .nbody = m->nbody,
+      .body_names = bnames,
+      .write_xdmf = m->output_xdmf,
+      .njoint = m->njoint,
+      .joint_names = m->njoint > 0 ? jnames : NULL,
+  };
+  w = mbs_output_create(out, &info, &err);
+  if (!w) {
+    print_error(&err);
+    goto done;
+  }
+  if (!args.quiet) {
+    printf("mbsim-run %s: %s -> %s\n", MBS_VERSION, deck.path, out);
+    printf("integrator: %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+    fflush(stdout);
+  }
+
+  /* signals: finish the current step, then close the file cleanly */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  /* the step loop: t_n = n dt, the last step shortened to land on t_end */
+  long nsteps = (long)ceil(m->t_end / m->dt - 1e-9);
+  if (nsteps < 1) {
+    nsteps = 1;
+  }
+  int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
+  double t_last_progress = now_seconds();
+  mbsObservables o;
+  mbs_observe(m, d, &o);
+  double E0 = o.kinetic + o.potential, Tmax = o.kinetic, dEmax = 0.0;
+  double vmax = o.violation;
+  mbsStatus st = write_record(w, m, d, &o, &err);
+  long written_step = 0;
+  char status[1400];
+  exit_code = EXIT_DONE;
+  for (long n = 1; n <= nsteps && st == MBS_OK; n++) {
+    double t_next = (n == nsteps) ? m->t_end : (double)n * m->dt;
+    st = mbs_solver_step(m, d, t_next - d->t, &err);
+    if (st != MBS_OK) {
+      char msg[1200];
+      mbs_error_format(&err, msg, sizeof(msg));
+      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", msg);
+      snprintf(status, sizeof(status), "failed: %s", msg);
+      exit_code = EXIT_SOLVER;
+      break;
+    }
+    d->t = t_next;
+    mbs_observe(m, d, &o);
+    double E = o.kinetic + o.potential - o.external_work + o.dissipated;
+    dEmax = fmax(dEmax, fabs(E - E0));
+    Tmax = fmax(Tmax, o.kinetic);
+    vmax = fmax(vmax, o.violation);
+    if (n % m->output_every == 0 || n == nsteps) {
+      st = write_record(w, m, d, &o, &err);
+      written_step = n;
+      if (st != MBS_OK) {
+        print_error(&err);
+        snprintf(status, sizeof(status), "failed: %s", err.msg);
+        exit_code = EXIT_SOLVER;
+        break;
+      }
+    }
+    if (g_signal) {
+      if (written_step != n) {
+        write_record(w, m, d, &o, &err);
+      }
+      snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
+      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
+              g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+      exit_code = EXIT_INTERRUPTED;
+      break;
+    }
+    if (show_progress && now_seconds() - t_last_progress > 0.5) {
+      double el = now_seconds() - t_wall0;
+      double rate = (double)n / el;
+      fprintf(stderr, "\r  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s   ", d->t,
+              m->t_end, n, rate, (double)(nsteps - n) / rate);
+      t_last_progress = now_seconds();
+    }
+  }
+  if (show_progress) {
+    fprintf(stderr, "\r%*s\r", 78, "");
+  }
+  if (exit_code == EXIT_DONE) {
+    snprintf(status, sizeof(status), "completed");
+  }
+  mbsError cerr;
+  mbs_error_clear(&cerr);
+  if (mbs_output_set_status(w, status, &cerr) != MBS_OK) {
+    print_error(&cerr);
+    exit_code = EXIT_SOLVER;
+  }
+  long nrec = mbs_output_count(w);
+  if (mbs_output_close(w, &cerr) != MBS_OK) {
+    print_error(&cerr);
+    exit_code = EXIT_SOLVER;
+  }
+  w = NULL;
+  double wall = now_seconds() - t_wall0;
+  if (!args.quiet) {
+    double denom = fmax(fabs(E0), Tmax);
+    printf("status:       %s\n", status);
+    printf("steps:        %ld to t = %.6g s (dt = %g s)\n", d->step, d->t, m->dt);
+    printf("newton:       %ld iterations (%.2f per step), %ld factorizations\n", d->newton_total,
+           d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0, d->factorizations);
+    printf("constraints:  max violation %.3e\n", vmax);
+    if (denom > 0.0) {
+      printf("energy:       relative error %.3e (max |E - E0 - W_ext + D| / max(|E0|, max T))\n",
+             dEmax / denom);
+    } else {
+      printf("energy:       relative error 0 (the system never moved)\n");
+    }
+    printf("wall time:    %.3f s (%.0f steps/s)\n", wall, (double)d->step / fmax(wall, 1e-9));
+    printf("output:       %s (%ld records)\n", out, nrec);
+  }
+
+done:
+  mbs_output_close(w, NULL);
+  free(names);
+  free(bnames);
+  free(jnames);
+  mbs_data_destroy(d);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+  free_args(&args);
+  return exit_code;
+}

@@ -1,0 +1,589 @@
+/* body.c: one entry of `bodies:` -- a rigid body or a point mass. Mass properties are
+ * normalised here (inertia, euler_tensor or shape + density all become mass + inertia and
+ * are checked through the Euler tensor), and the orientation (directors, axis + angle,
+ * quaternion) becomes the director matrix R whose column i is d_i in world coordinates. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "deck/deck_internal.h"
+
+#define PI 3.14159265358979323846
+
+/* relative tolerance of the inertia checks and absolute one of the director checks */
+#define INERTIA_RTOL 1e-12
+#define DIRECTOR_TOL 1e-9
+
+#define WORD(name, word) word,
+static const char *const body_type_words[] = {MBS_BODY_TYPE_LIST(WORD)};
+#undef WORD
+
+static const char *const body_keys[] = {"name",
+                                        "type",
+                                        "mass",
+                                        "inertia",
+                                        "euler_tensor",
+                                        "shape",
+                                        "density",
+                                        "position",
+                                        "reference_point",
+                                        "orientation",
+                                        "velocity",
+                                        "angular_velocity",
+                                        "fixed",
+                                        NULL};
+
+/* keys a point mass does not take */
+static const char *const point_rejects[] = {
+    "inertia",     "euler_tensor",     "shape",           "density",
+    "orientation", "angular_velocity", "reference_point", NULL};
+
+/* ---------------------------------------------------------------------------------------- */
+/* mass properties */
+
+/* eigenvalues of a symmetric 3x3 matrix by cyclic Jacobi rotations, ascending */
+static void sym3_eigenvalues(const double m[9], double lam[3]) {
+  static const int pq[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  double a[9];
+  memcpy(a, m, sizeof(a));
+
+  for (int sweep = 0; sweep < 64; sweep++) {
+    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
+    double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+    if (off <= 1e-40 * diag || off == 0.0) {
+      break;
+    }
+
+    /* zero a_pq with the rotation of Numerical Recipes sec. 11.1 (A' = P^T A P) */
+    for (int k = 0; k < 3; k++) {
+      int p = pq[k][0], q = pq[k][1];
+      double apq = a[3 * p + q];
+      if (apq == 0.0) {
+        continue;
+      }
+      double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
+      double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+      double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+      for (int j = 0; j < 3; j++) {
+        double ajp = a[3 * j + p], ajq = a[3 * j + q];
+        a[3 * j + p] = c * ajp - s * ajq;
+        a[3 * j + q] = s * ajp + c * ajq;
+      }
+      for (int j = 0; j < 3; j++) {
+        double apj = a[3 * p + j], aqj = a[3 * q + j];
+        a[3 * p + j] = c * apj - s * aqj;
+        a[3 * q + j] = s * apj + c * aqj;
+      }
+    }
+  }
+
+  /* sort the diagonal */
+  lam[0] = a[0];
+  lam[1] = a[4];
+  lam[2] = a[8];
+  for (int i = 0; i < 2; i++) {
+    for (int j = i + 1; j < 3; j++) {
+      if (lam[j] < lam[i]) {
+        double tmp = lam[i];
+        lam[i] = lam[j];
+        lam[j] = tmp;
+      }
+    }
+  }
+}
+
+/* inertia I and Euler tensor E = tr(I)/2 * 1 - I (E^ij = ∫ θi θj dm, seed 000 eq. 14) say
+ * the same thing: E must be positive semi-definite, which for I means I is positive
+ * semi-definite and its principal moments satisfy the triangle inequalities (a thin plate
+ * with I3 = I1 + I2 has E33 = 0 and is valid). A rigid body needs at least two nonzero
+ * eigenvalues of E: with two zeros it is a rod or a point, whose rotation is undefined. */
+static mbsStatus check_inertia(DeckReader *r, const yaml_node_t *at, int from_euler,
+                               const double I[9]) {
+  double lam[3], e[3];
+  sym3_eigenvalues(I, lam);
+  double scale = fmax(fabs(lam[0]), fabs(lam[2]));
+  double tol = INERTIA_RTOL * scale;
+
+  if (scale == 0.0) {
+    return deck_fail(r, at, "%s is all zero", from_euler ? "euler_tensor" : "inertia");
+  }
+  if (!isfinite(scale)) {
+    return deck_fail(r, at, "%s is not finite", from_euler ? "euler_tensor" : "inertia");
+  }
+
+  /* eigenvalues of E, ascending: e_i = tr(I)/2 - lam_i */
+  double half = 0.5 * (lam[0] + lam[1] + lam[2]);
+  e[0] = half - lam[2];
+  e[1] = half - lam[1];
+  e[2] = half - lam[0];
+  if (from_euler) {
+    if (e[0] < -tol) {
+      return deck_fail(r, at, "euler_tensor is not positive semi-definite (eigenvalues %g, %g, %g)",
+                       e[0], e[1], e[2]);
+    }
+  } else {
+    if (lam[0] < -tol) {
+      return deck_fail(r, at,
+                       "inertia is not positive semi-definite (principal moments %g, %g, %g)",
+                       lam[0], lam[1], lam[2]);
+    }
+    if (e[0] < -tol) {
+      return deck_fail(r, at,
+                       "inertia violates the triangle inequality: principal moments %g, %g, %g "
+                       "(each must be <= the sum of the other two)",
+                       lam[0], lam[1], lam[2]);
+    }
+  }
+  if (e[1] <= tol) {
+    return deck_fail(r, at,
+                     "inertia is degenerate: a rigid body needs at least two nonzero "
+                     "Euler-tensor eigenvalues (got %g, %g, %g)",
+                     e[0], e[1], e[2]);
+  }
+  return MBS_OK;
+}
+
+/* a symmetric 3x3 from [a, b, c] or rows; symmetrised exactly once checked */
+static mbsStatus sym_matrix(DeckReader *r, yaml_node_t *n, const char *field, double M[9]) {
+  mbsStatus st = deck_mat3(r, n, field, 1, M);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double big = 0.0;
+  for (int k = 0; k < 9; k++) {
+    big = fmax(big, fabs(M[k]));
+  }
+  for (int i = 0; i < 3; i++) {
+    for (int j = i + 1; j < 3; j++) {
+      if (fabs(M[3 * i + j] - M[3 * j + i]) > INERTIA_RTOL * big) {
+        return deck_fail(r, n, "%s must be symmetric (%s[%d][%d] = %g but %s[%d][%d] = %g)", field,
+                         field, i, j, M[3 * i + j], field, j, i, M[3 * j + i]);
+      }
+      M[3 * i + j] = M[3 * j + i] = 0.5 * (M[3 * i + j] + M[3 * j + i]);
+    }
+  }
+  return MBS_OK;
+}
+
+/* shape + density -> mass, inertia (about the centre, body axes; cylinder axis = d3) */
+static mbsStatus shape_mass(DeckReader *r, yaml_node_t *shape, yaml_node_t *density,
+                            mbsDeckBody *b) {
+  DeckMap m = {0};
+  DeckMap cyl = {0};
+  double rho, mass = 0, I1 = 0, I2 = 0, I3 = 0;
+  char where[256];
+  mbsStatus st = deck_positive(r, density, "density", &rho);
+  static const char *const kinds[] = {"box", "sphere", "cylinder", NULL};
+  static const char *const cyl_keys[] = {"radius", "length", NULL};
+
+  if (st != MBS_OK) {
+    return st;
+  }
+  if (shape->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, shape,
+                     "shape: expected a mapping {box: [a, b, c]}, {sphere: r} or "
+                     "{cylinder: {radius: r, length: l}}, got %s",
+                     deck_kind(shape));
+  }
+  if ((st = deck_map_flatten(r, shape, &m)) != MBS_OK) {
+    goto fail;
+  }
+  snprintf(where, sizeof(where), "%s shape", r->ctx);
+  if ((st = deck_check_keys(r, &m, where, kinds, NULL)) != MBS_OK) {
+    goto fail;
+  }
+  if (m.n != 1) {
+    st = deck_fail(r, shape, "shape: give exactly one of box, sphere, cylinder");
+    goto fail;
+  }
+
+  const char *kind = deck_text(m.kv[0].key);
+  yaml_node_t *v = m.kv[0].value;
+  snprintf(b->shape_kind, sizeof(b->shape_kind), "%s", kind);
+  b->has_shape = 1;
+  if (strcmp(kind, "box") == 0) {
+    /* box a x b x c: I1 = m (b^2 + c^2) / 12, ... */
+    double *s = b->shape_size;
+    if ((st = deck_vec3(r, v, "shape.box", s)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(s[0] > 0 && s[1] > 0 && s[2] > 0)) {
+      st = deck_fail(r, v, "shape.box: sizes must be > 0 (got %g, %g, %g)", s[0], s[1], s[2]);
+      goto fail;
+    }
+    mass = rho * s[0] * s[1] * s[2];
+    I1 = mass * (s[1] * s[1] + s[2] * s[2]) / 12.0;
+    I2 = mass * (s[0] * s[0] + s[2] * s[2]) / 12.0;
+    I3 = mass * (s[0] * s[0] + s[1] * s[1]) / 12.0;
+  } else if (strcmp(kind, "sphere") == 0) {
+    /* solid sphere: I = 2/5 m r^2 */
+    double rad;
+    if ((st = deck_positive(r, v, "shape.sphere", &rad)) != MBS_OK) {
+      goto fail;
+    }
+    b->shape_size[0] = rad;
+    mass = rho * 4.0 / 3.0 * PI * rad * rad * rad;
+    I1 = I2 = I3 = 0.4 * mass * rad * rad;
+  } else {
+    /* solid cylinder along d3: I3 = m r^2 / 2, I1 = I2 = m (3 r^2 + l^2) / 12 */
+    double rad, len;
+    if (v->type != YAML_MAPPING_NODE) {
+      st = deck_fail(r, v, "shape.cylinder: expected a mapping {radius: r, length: l}, got %s",
+                     deck_kind(v));
+      goto fail;
+    }
+    if ((st = deck_map_flatten(r, v, &cyl)) != MBS_OK) {
+      goto fail;
+    }
+    snprintf(where, sizeof(where), "%s shape.cylinder", r->ctx);
+    if ((st = deck_check_keys(r, &cyl, where, cyl_keys, NULL)) != MBS_OK) {
+      goto fail;
+    }
+    if (!deck_map_get(&cyl, "radius") || !deck_map_get(&cyl, "length")) {
+      st = deck_fail(r, v, "shape.cylinder: needs radius and length");
+      goto fail;
+    }
+    if ((st = deck_positive(r, deck_map_get(&cyl, "radius"), "shape.cylinder.radius", &rad)) !=
+            MBS_OK ||
+        (st = deck_positive(r, deck_map_get(&cyl, "length"), "shape.cylinder.length", &len)) !=
+            MBS_OK) {
+      goto fail;
+    }
+    b->shape_size[0] = rad;
+    b->shape_size[1] = len;
+    mass = rho * PI * rad * rad * len;
+    I3 = 0.5 * mass * rad * rad;
+    I1 = I2 = mass * (3.0 * rad * rad + len * len) / 12.0;
+  }
+
+  /* extreme sizes can still overflow or underflow */
+  if (!(mass > 0) || !isfinite(mass)) {
+    st = deck_fail(r, shape, "shape and density give the mass %g", mass);
+    goto fail;
+  }
+  b->mass = mass;
+  memset(b->inertia, 0, sizeof(b->inertia));
+  b->inertia[0] = I1;
+  b->inertia[4] = I2;
+  b->inertia[8] = I3;
+  st = check_inertia(r, shape, 0, b->inertia);
+
+fail:
+  deck_map_free(&cyl);
+  deck_map_free(&m);
+  return st;
+}
+
+/* exactly one of mass + inertia, mass + euler_tensor, shape + density */
+static mbsStatus rigid_mass(DeckReader *r, const DeckMap *m, mbsDeckBody *b) {
+  const DeckKeyValue *mass = deck_map_find(m, "mass"), *in = deck_map_find(m, "inertia");
+  const DeckKeyValue *eu = deck_map_find(m, "euler_tensor"), *sh = deck_map_find(m, "shape");
+  const DeckKeyValue *de = deck_map_find(m, "density");
+  double M[9];
+  mbsStatus st;
+
+  if (sh) {
+    const DeckKeyValue *extra = mass ? mass : in ? in : eu;
+    if (extra) {
+      return deck_fail(r, extra->key,
+                       "give either mass with inertia (or euler_tensor), or shape with density; "
+                       "not both '%s' and 'shape'",
+                       deck_text(extra->key));
+    }
+    if (!de) {
+      return deck_fail(r, sh->key, "shape needs 'density'");
+    }
+    return shape_mass(r, sh->value, de->value, b);
+  }
+  if (de) {
+    return deck_fail(r, de->key, "density needs a 'shape'");
+  }
+  if (!mass) {
+    return deck_fail(r, m->node, "missing required key 'mass' (or give shape with density)");
+  }
+  if (!in && !eu) {
+    return deck_fail(r, m->node,
+                     "missing required key 'inertia' (or 'euler_tensor', or shape with density)");
+  }
+  if (in && eu) {
+    return deck_fail(r, eu->key, "give inertia or euler_tensor, not both");
+  }
+  if ((st = deck_positive(r, mass->value, "mass", &b->mass)) != MBS_OK) {
+    return st;
+  }
+
+  /* euler_tensor E -> inertia I = tr(E) * 1 - E */
+  if (eu) {
+    if ((st = sym_matrix(r, eu->value, "euler_tensor", M)) != MBS_OK) {
+      return st;
+    }
+    double tr = M[0] + M[4] + M[8];
+    for (int k = 0; k < 9; k++) {
+      b->inertia[k] = -M[k];
+    }
+    b->inertia[0] += tr;
+    b->inertia[4] += tr;
+    b->inertia[8] += tr;
+    return check_inertia(r, eu->value, 1, b->inertia);
+  }
+  if ((st = sym_matrix(r, in->value, "inertia", b->inertia)) != MBS_OK) {
+    return st;
+  }
+  return check_inertia(r, in->value, 0, b->inertia);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* orientation */
+
+static mbsStatus unit_vector(DeckReader *r, yaml_node_t *n, const char *field, double v[3]) {
+  mbsStatus st = deck_vec3(r, n, field, v);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  if (!(len > 0) || !isfinite(len)) {
+    return deck_fail(r, n, "%s must be a nonzero vector", field);
+  }
+  for (int k = 0; k < 3; k++) {
+    v[k] /= len;
+  }
+  return MBS_OK;
+}
+
+/* directors given as rows d1, d2, d3: orthonormal to DIRECTOR_TOL and right-handed */
+static mbsStatus directors(DeckReader *r, yaml_node_t *n, double R[9]) {
+  double D[9], worst = 0;
+  int wi = 0, wj = 0;
+  mbsStatus st = deck_mat3(r, n, "orientation.directors", 0, D);
+  if (st != MBS_OK) {
+    return st;
+  }
+  for (int i = 0; i < 3; i++) {
+    for (int j = i; j < 3; j++) {
+      double dot = D[3 * i] * D[3 * j] + D[3 * i + 1] * D[3 * j + 1] + D[3 * i + 2] * D[3 * j + 2];
+      double dev = fabs(dot - (i == j ? 1.0 : 0.0));
+      if (dev > worst) {
+        worst = dev;
+        wi = i;
+        wj = j;
+      }
+    }
+  }
+  if (worst > DIRECTOR_TOL) {
+    return deck_fail(r, n,
+                     "orientation.directors are not orthonormal (d%d . d%d is off by %.3g; "
+                     "tolerance %g)",
+                     wi + 1, wj + 1, worst, DIRECTOR_TOL);
+  }
+  double det = D[0] * (D[4] * D[8] - D[5] * D[7]) - D[1] * (D[3] * D[8] - D[5] * D[6]) +
+               D[2] * (D[3] * D[7] - D[4] * D[6]);
+  if (det < 0) {
+    return deck_fail(r, n, "orientation.directors are not right-handed (d1 x d2 . d3 = %g)", det);
+  }
+
+  /* column i of R is d_i: R[3 r + i] = (d_i)_r */
+  for (int row = 0; row < 3; row++) {
+    for (int i = 0; i < 3; i++) {
+      R[3 * row + i] = D[3 * i + row];
+    }
+  }
+  return MBS_OK;
+}
+
+/* rotation by angle about the unit axis k (Rodrigues): R = cos 1 + sin [k]x + (1 - cos) k k^T */
+static void axis_angle(const double k[3], double angle, double R[9]) {
+  double c = cos(angle), s = sin(angle), v = 1.0 - c;
+  R[0] = c + v * k[0] * k[0];
+  R[1] = v * k[0] * k[1] - s * k[2];
+  R[2] = v * k[0] * k[2] + s * k[1];
+  R[3] = v * k[1] * k[0] + s * k[2];
+  R[4] = c + v * k[1] * k[1];
+  R[5] = v * k[1] * k[2] - s * k[0];
+  R[6] = v * k[2] * k[0] - s * k[1];
+  R[7] = v * k[2] * k[1] + s * k[0];
+  R[8] = c + v * k[2] * k[2];
+}
+
+/* unit quaternion [w, x, y, z] -> rotation matrix */
+static mbsStatus quaternion(DeckReader *r, yaml_node_t *n, double R[9]) {
+  double q[4];
+  if (n->type != YAML_SEQUENCE_NODE ||
+      n->data.sequence.items.top - n->data.sequence.items.start != 4) {
+    return deck_fail(r, n, "orientation.quaternion: expected [w, x, y, z], got %s", deck_kind(n));
+  }
+  for (int k = 0; k < 4; k++) {
+    char f[64];
+    snprintf(f, sizeof(f), "orientation.quaternion[%d]", k);
+    yaml_node_t *it = yaml_document_get_node(r->doc, n->data.sequence.items.start[k]);
+    mbsStatus st = deck_number(r, it, f, &q[k]);
+    if (st != MBS_OK) {
+      return st;
+    }
+  }
+  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(len > 0) || !isfinite(len)) {
+    return deck_fail(r, n, "orientation.quaternion must be nonzero");
+  }
+  double w = q[0] / len, x = q[1] / len, y = q[2] / len, z = q[3] / len;
+  R[0] = 1 - 2 * (y * y + z * z);
+  R[1] = 2 * (x * y - w * z);
+  R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z);
+  R[4] = 1 - 2 * (x * x + z * z);
+  R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y);
+  R[7] = 2 * (y * z + w * x);
+  R[8] = 1 - 2 * (x * x + y * y);
+  return MBS_OK;
+}
+
+static mbsStatus orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
+  static const char *const keys[] = {"directors", "axis", "angle", "angle_deg", "quaternion", NULL};
+  DeckMap m = {0};
+  char where[256];
+  mbsStatus st;
+
+  if (n->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, n,
+                     "orientation: expected a mapping with one of directors, axis + angle, "
+                     "axis + angle_deg, quaternion; got %s",
+                     deck_kind(n));
+  }
+  if ((st = deck_map_flatten(r, n, &m)) != MBS_OK) {
+    return st;
+  }
+  snprintf(where, sizeof(where), "%s orientation", r->ctx);
+  if ((st = deck_check_keys(r, &m, where, keys, NULL)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* exactly one form */
+  yaml_node_t *dn = deck_map_get(&m, "directors"), *qn = deck_map_get(&m, "quaternion");
+  yaml_node_t *an = deck_map_get(&m, "axis"), *g = deck_map_get(&m, "angle");
+  yaml_node_t *gd = deck_map_get(&m, "angle_deg");
+  int nform = (dn != NULL) + (qn != NULL) + (an || g || gd);
+  if (nform != 1) {
+    st = deck_fail(r, n,
+                   "orientation: give exactly one of directors, axis with angle "
+                   "(or angle_deg), quaternion");
+    goto fail;
+  }
+  if (dn) {
+    st = directors(r, dn, R);
+  } else if (qn) {
+    st = quaternion(r, qn, R);
+  } else {
+    double k[3], angle;
+    if (!an) {
+      st = deck_fail(r, g ? g : gd, "orientation: %s needs an axis", g ? "angle" : "angle_deg");
+    } else if (!g && !gd) {
+      st = deck_fail(r, an, "orientation: axis needs angle (radians) or angle_deg");
+    } else if (g && gd) {
+      st = deck_fail(r, gd, "orientation: give angle or angle_deg, not both");
+    } else if ((st = unit_vector(r, an, "orientation.axis", k)) == MBS_OK &&
+               (st = deck_number(r, g ? g : gd, g ? "orientation.angle" : "orientation.angle_deg",
+                                 &angle)) == MBS_OK) {
+      axis_angle(k, g ? angle : angle * PI / 180.0, R);
+    }
+  }
+
+fail:
+  deck_map_free(&m);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* the body */
+
+static mbsStatus opt_vec3(DeckReader *r, const DeckMap *m, const char *key, double v[3]) {
+  yaml_node_t *n = deck_map_get(m, key);
+  return n ? deck_vec3(r, n, key, v) : MBS_OK;
+}
+
+mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node) {
+  mbsDeckBody *b = &deck->bodies[i];
+  DeckMap m = {0};
+  const yaml_node_t *nn = NULL;
+  yaml_node_t *v;
+  int t;
+  mbsStatus st;
+
+  /* defaults: a rigid body at rest with identity directors */
+  b->type = MBS_BODY_RIGID;
+  b->directors[0] = b->directors[4] = b->directors[8] = 1.0;
+  deck_node_pos(node, &b->mark.line, &b->mark.col);
+
+  deck_entry_ctx(r, node, "bodies", i);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node, "expected a mapping (one body), got %s", deck_kind(node));
+  }
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+    return st;
+  }
+  if ((st = deck_entry_start(r, &m, "bodies", i, body_keys, NULL, b->name, &nn)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* names: unique, and "ground" is the inertial frame */
+  if (strcmp(b->name, "ground") == 0) {
+    st = deck_fail(r, nn, "the name 'ground' is reserved for the inertial frame");
+    goto fail;
+  }
+  int first = deck_names_get(&r->body_names, b->name);
+  if (first >= 0) {
+    st = deck_fail(r, nn, "duplicate body name '%s' (first at %d:%d)", b->name,
+                   deck->bodies[first].mark.line, deck->bodies[first].mark.col);
+    goto fail;
+  }
+  deck_names_put(&r->body_names, b->name, i);
+
+  if ((v = deck_map_get(&m, "type"))) {
+    if ((st = deck_word(r, v, "type", "body type", body_type_words, MBS_BODY_TYPE_COUNT, &t)) !=
+        MBS_OK) {
+      goto fail;
+    }
+    b->type = (mbsBodyType)t;
+  }
+
+  /* mass properties */
+  if (b->type == MBS_BODY_POINT) {
+    for (int k = 0; point_rejects[k]; k++) {
+      const DeckKeyValue *kv = deck_map_find(&m, point_rejects[k]);
+      if (kv) {
+        st = deck_fail(r, kv->key, "a point mass takes no '%s'", point_rejects[k]);
+        goto fail;
+      }
+    }
+    if (!(v = deck_map_get(&m, "mass"))) {
+      st = deck_fail(r, m.node, "missing required key 'mass'");
+      goto fail;
+    }
+    if ((st = deck_positive(r, v, "mass", &b->mass)) != MBS_OK) {
+      goto fail;
+    }
+  } else if ((st = rigid_mass(r, &m, b)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* initial state */
+  if (!(v = deck_map_get(&m, "position"))) {
+    st = deck_fail(r, m.node, "missing required key 'position'");
+    goto fail;
+  }
+  if ((st = deck_vec3(r, v, "position", b->position)) != MBS_OK ||
+      (st = opt_vec3(r, &m, "reference_point", b->reference_point)) != MBS_OK ||
+      (st = opt_vec3(r, &m, "velocity", b->velocity)) != MBS_OK ||
+      (st = opt_vec3(r, &m, "angular_velocity", b->angular_velocity)) != MBS_OK) {
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "orientation")) && (st = orientation(r, v, b->directors)) != MBS_OK) {
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "fixed")) && (st = deck_bool(r, v, "fixed", &b->fixed)) != MBS_OK) {
+    goto fail;
+  }
+
+fail:
+  deck_map_free(&m);
+  return st;
+}

@@ -1,0 +1,131 @@
+/* deck_internal.h: private interface between the files of the deck reader (src/deck/).
+ *
+ * yamltree.c  reads the file, parses it with libyaml's document loader, bounds its depth,
+ *             flattens merge keys (<<) and applies --set overrides to the node tree;
+ * scalars.c   turns scalar nodes into numbers, integers, booleans, words and vectors,
+ *             resolves $parameters and writes every error message;
+ * body.c      reads one body (mass properties, orientation);
+ * names.c     hashes entry names for duplicate checks and lookups;
+ * deck.c      reads the rest of the schema and implements the public API (deck.h).
+ * Only this directory includes <yaml.h>. */
+#ifndef MBSIM_DECK_INTERNAL_H
+#define MBSIM_DECK_INTERNAL_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "mbsim/deck.h"
+
+/* deepest nesting of lists and mappings a deck may have; also bounds every recursion */
+#define DECK_MAX_DEPTH 64
+/* largest deck file we read [bytes] */
+#define DECK_MAX_BYTES (64L * 1024 * 1024)
+/* start_mark.index of a node created by --set; start_mark.column holds the override index */
+#define DECK_SET_MARK ((size_t)-1)
+
+/* one key of a mapping after merge keys are resolved */
+typedef struct {
+  yaml_node_t *key; /* a scalar */
+  yaml_node_t *value;
+  int pair; /* index in the mapping's own pairs, -1 if it came through '<<' */
+} DeckKeyValue;
+
+/* a mapping with its merge keys resolved: its own keys first, then merged ones that it does
+ * not define itself (earlier merge sources win over later ones, as YAML says) */
+typedef struct {
+  yaml_node_t *node;
+  DeckKeyValue *kv;
+  int n, cap;
+} DeckMap;
+
+/* a named number from `parameters:` */
+typedef struct {
+  const char *name; /* the key's text, owned by the document */
+  double value;
+} DeckParam;
+
+/* entry names -> indices (names.c); the names are owned by the deck's entries */
+typedef struct {
+  const char *name;
+  int index;
+} DeckNameSlot;
+
+typedef struct {
+  DeckNameSlot *slot;
+  int cap, n;
+} DeckNames;
+
+/* state shared by the reader; ctx names the entry being read for messages
+ * ("bodies[1] 'link2'", "solver", "" at the top level) */
+typedef struct {
+  yaml_document_t *doc;
+  const char *file;
+  mbsError *err;
+  const mbsOverride *overrides;
+  int noverride;
+  DeckParam *params;
+  int nparam;
+  DeckNames body_names;
+  char ctx[192];
+} DeckReader;
+
+/* names.c: init sizes the table for n entries (0 on out of memory); get gives -1 if absent */
+int deck_names_init(DeckNames *t, int n);
+void deck_names_free(DeckNames *t);
+int deck_names_get(const DeckNames *t, const char *name);
+void deck_names_put(DeckNames *t, const char *name, int index);
+
+/* yamltree.c */
+mbsStatus deck_read_file(const char *path, char **text, size_t *len, mbsError *err);
+mbsStatus deck_parse(DeckReader *r, const char *text, size_t len);
+mbsStatus deck_check_depth(DeckReader *r);
+mbsStatus deck_map_flatten(DeckReader *r, yaml_node_t *node, DeckMap *m);
+void deck_map_free(DeckMap *m);
+const DeckKeyValue *deck_map_find(const DeckMap *m, const char *key);
+yaml_node_t *deck_map_get(const DeckMap *m, const char *key);
+mbsStatus deck_apply_override(DeckReader *r, int i);
+mbsStatus deck_emit(DeckReader *r, char **text);
+
+/* scalars.c: messages */
+void deck_node_pos(const yaml_node_t *n, int *line, int *col);
+mbsStatus deck_fail(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+mbsStatus deck_nomem(DeckReader *r);
+const char *deck_nearest(const char *word, const char *const *cands, int n);
+
+/* scalars.c: values; `field` names the value in messages ("mass", "orientation.axis") */
+const char *deck_text(const yaml_node_t *n);
+int deck_text_is(const yaml_node_t *n, const char *s);
+int deck_is_null(const yaml_node_t *n);
+const char *deck_kind(const yaml_node_t *n);
+mbsStatus deck_number(DeckReader *r, const yaml_node_t *n, const char *field, double *out);
+mbsStatus deck_positive(DeckReader *r, const yaml_node_t *n, const char *field, double *out);
+mbsStatus deck_integer(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
+mbsStatus deck_bool(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
+mbsStatus deck_string(DeckReader *r, const yaml_node_t *n, const char *field, char *buf,
+                      size_t cap);
+mbsStatus deck_word(DeckReader *r, const yaml_node_t *n, const char *field, const char *what,
+                    const char *const *words, int nword, int *out);
+mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]);
+mbsStatus deck_mat3(DeckReader *r, yaml_node_t *n, const char *field, int allow_diag,
+                    double out[9]);
+mbsStatus deck_check_keys(DeckReader *r, const DeckMap *m, const char *where,
+                          const char *const *allowed, const char *const *reserved);
+mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n);
+void deck_entry_ctx(DeckReader *r, const yaml_node_t *node, const char *section, int i);
+mbsStatus deck_entry_start(DeckReader *r, const DeckMap *m, const char *section, int i,
+                           const char *const *allowed, const char *const *reserved,
+                           char name[MBS_NAME_MAX], const yaml_node_t **name_node);
+
+/* body.c */
+mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node);
+
+#endif

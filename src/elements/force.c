@@ -1,0 +1,59 @@
+/* force.c: a force applied at a material point of a body (seed 000 eq. 16-19).
+ * With the point at convected coordinates Theta^i relative to phi, the work conjugate
+ * forces are f_phi = f and director forces f^i = Theta^i f (eq. 18-19).
+ * param[0..2] = value, param[3..5] = Theta, iparam[0] = frame (world | body: f = value^k d_k,
+ * a follower force), param[6] = profile factor (constant profile: 1). */
+#include "mbsim/elements.h"
+
+#include <string.h>
+
+static void force(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
+                  double *f, double *Fq, double *Fv) {
+  (void)m;
+  (void)v;
+  (void)t;
+  (void)Fv;
+  const double *val = e->param;
+  const double *theta = e->param + 3;
+  double scale = e->param[6];
+  double fw[3];
+  /* world components of the force */
+  if (e->iparam[0] == MBS_FRAME_BODY && e->nq == 12) {
+    for (int c = 0; c < 3; c++) {
+      fw[c] = 0.0;
+      for (int k = 0; k < 3; k++) {
+        fw[c] += scale * val[k] * q[e->qidx[3 + 3 * k + c]];
+      }
+    }
+  } else {
+    for (int c = 0; c < 3; c++) {
+      fw[c] = scale * val[c];
+    }
+  }
+  /* f_phi = f, f^i = Theta^i f */
+  memcpy(f, fw, sizeof(fw));
+  for (int i = 1; 3 * i < e->nq; i++) {
+    for (int c = 0; c < 3; c++) {
+      f[3 * i + c] = theta[i - 1] * fw[c];
+    }
+  }
+  /* follower force: d f / d d_k = value^k I, for every row block */
+  if (Fq && e->iparam[0] == MBS_FRAME_BODY && e->nq == 12) {
+    for (int i = 0; i < 4; i++) {
+      double wi = (i == 0) ? 1.0 : theta[i - 1];
+      for (int k = 0; k < 3; k++) {
+        for (int c = 0; c < 3; c++) {
+          Fq[(3 * i + c) * 12 + 3 + 3 * k + c] += wi * scale * val[k];
+        }
+      }
+    }
+  }
+}
+
+const mbsElementKindTable mbs_elem_force = {
+    .name = "force",
+    .potential = NULL,
+    .gradient = NULL,
+    .discrete_gradient = NULL,
+    .force = force,
+};

@@ -1,0 +1,855 @@
+/* compile.c: deck (model graph) -> compiled model.
+ *
+ * Lays out the vector nodes of every body, fills the constant mass matrix (seed 000 eq.
+ * 13-15), writes rigidity (eq. 22, 58) and joint constraints with body-fixed frames set in
+ * the initial configuration (seed 004 eq. 4-7) in the generic quadratic row form, creates
+ * the elements, the initial state, and the fixed sparsity pattern of the Newton matrix. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/elements.h"
+#include "mbsim/model.h"
+#include "util/vec3.h"
+
+#define NAME_LEN (2 * MBS_NAME_MAX)
+
+/* a linear vector expression sum_k w_k q_node[k] + c */
+typedef struct {
+  int n;
+  int node[MBS_CON_MAXNODE];
+  double w[MBS_CON_MAXNODE];
+  double c[3];
+} Vx;
+
+/* one side of a joint: a moving body (nodes) or a static frame (ground, fixed body) */
+typedef struct {
+  int body;       /* deck body index or -1 */
+  int node0;      /* first node, -1 if static */
+  int rigid;      /* has directors */
+  double phi0[3]; /* reference point at t = 0 */
+  double R0[9];   /* directors at t = 0 (column i = d_i) */
+} Side;
+
+static const char *side_name(const mbsDeck *deck, int b) {
+  return b < 0 ? "ground" : deck->bodies[b].name;
+}
+
+/* x^T-weights: the body-fixed point P (world, t = 0) as phi + c^i d_i (seed 004 eq. 4-5:
+ * c = R0^-1 (P - phi0)); a static side gives the constant P */
+static Vx vx_point(const Side *s, const double P[3]) {
+  Vx v;
+  memset(&v, 0, sizeof(v));
+  if (s->node0 < 0) {
+    vcopy(v.c, P);
+    return v;
+  }
+  v.n = 1;
+  v.node[0] = s->node0;
+  v.w[0] = 1.0;
+  if (s->rigid) {
+    double rel[3];
+    vsub(rel, P, s->phi0);
+    for (int i = 0; i < 3; i++) {
+      /* c^i = d_i(0) . (P - phi0) since R0 is orthonormal */
+      double ci = s->R0[0 + i] * rel[0] + s->R0[3 + i] * rel[1] + s->R0[6 + i] * rel[2];
+      v.node[v.n] = s->node0 + 1 + i;
+      v.w[v.n] = ci;
+      v.n++;
+    }
+  }
+  return v;
+}
+
+/* the body-fixed unit vector that equals z (world) at t = 0: d' = C_i d_i with
+ * C_i = d_i(0) . z (seed 004 eq. 5: C = R0^-1 R'0); static sides give the constant z */
+static Vx vx_dir(const Side *s, const double z[3]) {
+  Vx v;
+  memset(&v, 0, sizeof(v));
+  if (s->node0 < 0) {
+    vcopy(v.c, z);
+    return v;
+  }
+  for (int i = 0; i < 3; i++) {
+    v.node[v.n] = s->node0 + 1 + i;
+    v.w[v.n] = s->R0[0 + i] * z[0] + s->R0[3 + i] * z[1] + s->R0[6 + i] * z[2];
+    v.n++;
+  }
+  return v;
+}
+
+/* a - b */
+static Vx vx_sub(const Vx *a, const Vx *b) {
+  Vx v = *a;
+  for (int c = 0; c < 3; c++) {
+    v.c[c] -= b->c[c];
+  }
+  for (int k = 0; k < b->n; k++) {
+    v.node[v.n] = b->node[k];
+    v.w[v.n] = -b->w[k];
+    v.n++;
+  }
+  return v;
+}
+
+/* merge A and B into one row with a distinct node list */
+static void make_row(mbsConRow *row, const Vx *A, const Vx *B, double s, const double n[3],
+                     double c0, int joint, int body) {
+  memset(row, 0, sizeof(*row));
+  const Vx *src[2] = {A, B};
+  for (int p = 0; p < 2; p++) {
+    for (int k = 0; k < src[p]->n; k++) {
+      int node = src[p]->node[k], slot = -1;
+      for (int j = 0; j < row->nnode; j++) {
+        if (row->node[j] == node) {
+          slot = j;
+        }
+      }
+      if (slot < 0) {
+        slot = row->nnode++;
+        row->node[slot] = node;
+      }
+      if (p == 0) {
+        row->wa[slot] += src[p]->w[k];
+      } else {
+        row->wb[slot] += src[p]->w[k];
+      }
+    }
+  }
+  vcopy(row->ca, A->c);
+  vcopy(row->cb, B->c);
+  row->s = s;
+  if (n) {
+    vcopy(row->n, n);
+  }
+  row->c0 = c0;
+  row->joint = joint;
+  row->body = body;
+}
+
+/* complete a unit vector a to a right-handed orthonormal frame Z = [a, b, c] (columns) */
+static void frame_from_axis(double Z[9], const double a[3]) {
+  double t[3] = {1, 0, 0};
+  if (fabs(a[0]) > 0.9) {
+    t[0] = 0;
+    t[1] = 1;
+  }
+  double b[3], c[3];
+  vcross(b, a, t);
+  double nb = vnorm(b);
+  for (int i = 0; i < 3; i++) {
+    b[i] /= nb;
+  }
+  vcross(c, a, b);
+  for (int r = 0; r < 3; r++) {
+    Z[3 * r + 0] = a[r];
+    Z[3 * r + 1] = b[r];
+    Z[3 * r + 2] = c[r];
+  }
+}
+
+static void col(double out[3], const double R[9], int i) {
+  out[0] = R[i];
+  out[1] = R[3 + i];
+  out[2] = R[6 + i];
+}
+
+/* ---- sparsity pattern ---- */
+
+typedef struct {
+  int row, col;
+} Pair;
+
+typedef struct {
+  Pair *p;
+  int n, cap;
+} PairList;
+
+static int pl_add(PairList *l, int row, int c) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 1024;
+    Pair *np = realloc(l->p, (size_t)cap * sizeof(Pair));
+    if (!np) {
+      return -1;
+    }
+    l->p = np;
+    l->cap = cap;
+  }
+  l->p[l->n].row = row;
+  l->p[l->n].col = c;
+  l->n++;
+  return 0;
+}
+
+static int pair_cmp(const void *a, const void *b) {
+  const Pair *x = a, *y = b;
+  if (x->col != y->col) {
+    return x->col < y->col ? -1 : 1;
+  }
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+/* CSC slot of (row, col), -1 if absent */
+static int slot(const mbsModel *m, int row, int c) {
+  int lo = m->jac_colptr[c], hi = m->jac_colptr[c + 1] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (m->jac_rowind[mid] == row) {
+      return mid;
+    }
+    if (m->jac_rowind[mid] < row) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
+  PairList l = {0};
+  int nq = m->nq;
+  int fail = 0;
+  /* every coordinate keeps its diagonal */
+  for (int i = 0; i < nq; i++) {
+    fail |= pl_add(&l, i, i);
+  }
+  for (int e = 0; e < m->nmass; e++) {
+    for (int c = 0; c < 3; c++) {
+      fail |= pl_add(&l, 3 * m->mass_a[e] + c, 3 * m->mass_b[e] + c);
+      fail |= pl_add(&l, 3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
+    }
+  }
+  for (int r = 0; r < m->ncon; r++) {
+    const mbsConRow *row = &m->con[r];
+    for (int k = 0; k < row->nnode; k++) {
+      for (int c = 0; c < 3; c++) {
+        fail |= pl_add(&l, nq + r, 3 * row->node[k] + c);
+        fail |= pl_add(&l, 3 * row->node[k] + c, nq + r);
+      }
+      for (int j = 0; j < row->nnode; j++) {
+        for (int c = 0; c < 3; c++) {
+          fail |= pl_add(&l, 3 * row->node[k] + c, 3 * row->node[j] + c);
+        }
+      }
+    }
+  }
+  for (int e = 0; e < m->nelem; e++) {
+    for (int i = 0; i < m->elem[e].nq; i++) {
+      for (int j = 0; j < m->elem[e].nq; j++) {
+        fail |= pl_add(&l, m->elem[e].qidx[i], m->elem[e].qidx[j]);
+      }
+    }
+  }
+  if (fail) {
+    free(l.p);
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
+  }
+  /* sort, remove duplicates, compress to CSC */
+  qsort(l.p, (size_t)l.n, sizeof(Pair), pair_cmp);
+  int nnz = 0;
+  for (int i = 0; i < l.n; i++) {
+    if (nnz == 0 || l.p[i].row != l.p[nnz - 1].row || l.p[i].col != l.p[nnz - 1].col) {
+      l.p[nnz++] = l.p[i];
+    }
+  }
+  m->jac_nnz = nnz;
+  m->jac_colptr = calloc((size_t)m->nsys + 1, sizeof(int));
+  m->jac_rowind = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
+  m->mass_map = malloc((size_t)(m->nmass > 0 ? m->nmass : 1) * 6 * sizeof(int));
+  m->con_gmap = malloc((size_t)(m->ncon > 0 ? m->ncon : 1) * MBS_CON_MAXNODE * 6 * sizeof(int));
+  m->con_hstart = calloc((size_t)m->ncon + 1, sizeof(int));
+  m->elem_jmap =
+      malloc((size_t)(m->nelem > 0 ? m->nelem : 1) * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ * sizeof(int));
+  if (!m->jac_colptr || !m->jac_rowind || !m->mass_map || !m->con_gmap || !m->con_hstart ||
+      !m->elem_jmap) {
+    free(l.p);
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
+  }
+  for (int i = 0; i < nnz; i++) {
+    m->jac_colptr[l.p[i].col + 1]++;
+    m->jac_rowind[i] = l.p[i].row;
+  }
+  for (int c = 0; c < m->nsys; c++) {
+    m->jac_colptr[c + 1] += m->jac_colptr[c];
+  }
+  free(l.p);
+
+  /* scatter maps */
+  for (int e = 0; e < m->nmass; e++) {
+    int a = m->mass_a[e], b = m->mass_b[e];
+    for (int c = 0; c < 3; c++) {
+      m->mass_map[6 * e + c] = slot(m, 3 * a + c, 3 * b + c);
+      m->mass_map[6 * e + 3 + c] = (a == b) ? -1 : slot(m, 3 * b + c, 3 * a + c);
+    }
+  }
+  int npair = 0;
+  for (int r = 0; r < m->ncon; r++) {
+    const mbsConRow *row = &m->con[r];
+    for (int k = 0; k < MBS_CON_MAXNODE; k++) {
+      for (int c = 0; c < 3; c++) {
+        int *g = m->con_gmap + (r * MBS_CON_MAXNODE + k) * 6;
+        g[c] = k < row->nnode ? slot(m, nq + r, 3 * row->node[k] + c) : -1;
+        g[3 + c] = k < row->nnode ? slot(m, 3 * row->node[k] + c, nq + r) : -1;
+      }
+    }
+    for (int k = 0; k < row->nnode; k++) {
+      for (int j = 0; j < row->nnode; j++) {
+        double h = row->s * (row->wa[k] * row->wb[j] + row->wb[k] * row->wa[j]);
+        npair += (h != 0.0);
+      }
+    }
+  }
+  m->con_hk = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(int));
+  m->con_hl = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(int));
+  m->con_hcoef = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(double));
+  m->con_hmap = malloc((size_t)(npair > 0 ? npair : 1) * 3 * sizeof(int));
+  if (!m->con_hk || !m->con_hl || !m->con_hcoef || !m->con_hmap) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
+  }
+  int p = 0;
+  for (int r = 0; r < m->ncon; r++) {
+    const mbsConRow *row = &m->con[r];
+    m->con_hstart[r] = p;
+    for (int k = 0; k < row->nnode; k++) {
+      for (int j = 0; j < row->nnode; j++) {
+        double h = row->s * (row->wa[k] * row->wb[j] + row->wb[k] * row->wa[j]);
+        if (h == 0.0) {
+          continue;
+        }
+        m->con_hk[p] = k;
+        m->con_hl[p] = j;
+        m->con_hcoef[p] = h;
+        for (int c = 0; c < 3; c++) {
+          m->con_hmap[3 * p + c] = slot(m, 3 * row->node[k] + c, 3 * row->node[j] + c);
+        }
+        p++;
+      }
+    }
+  }
+  m->con_hstart[m->ncon] = p;
+  for (int e = 0; e < m->nelem; e++) {
+    int *map = m->elem_jmap + e * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+    for (int i = 0; i < MBS_ELEM_MAXQ * MBS_ELEM_MAXQ; i++) {
+      map[i] = -1;
+    }
+    for (int i = 0; i < m->elem[e].nq; i++) {
+      for (int j = 0; j < m->elem[e].nq; j++) {
+        map[i * m->elem[e].nq + j] = slot(m, m->elem[e].qidx[i], m->elem[e].qidx[j]);
+      }
+    }
+  }
+  return MBS_OK;
+}
+
+/* ---- the compiler ---- */
+
+static mbsStatus alloc_model(mbsModel *m) {
+  int nb = m->nbody > 0 ? m->nbody : 1, nj = m->njoint > 0 ? m->njoint : 1;
+  int nl = m->nload > 0 ? m->nload : 1, nq = m->nq > 0 ? m->nq : 1;
+  m->coord_name_len = NAME_LEN;
+  m->coord_names = calloc((size_t)nq, NAME_LEN);
+  m->q0 = calloc((size_t)nq, sizeof(double));
+  m->v0 = calloc((size_t)nq, sizeof(double));
+  m->node_position = calloc((size_t)nq, sizeof(int));
+  m->body_name = calloc((size_t)nb, MBS_NAME_MAX);
+  m->body_type = calloc((size_t)nb, sizeof(mbsBodyType));
+  m->body_fixed = calloc((size_t)nb, sizeof(int));
+  m->body_node = calloc((size_t)nb, sizeof(int));
+  m->body_mass = calloc((size_t)nb, sizeof(double));
+  m->body_e = calloc((size_t)nb * 3, sizeof(double));
+  m->body_E = calloc((size_t)nb * 9, sizeof(double));
+  m->body_ref = calloc((size_t)nb * 3, sizeof(double));
+  m->body_pos0 = calloc((size_t)nb * 3, sizeof(double));
+  m->body_R0 = calloc((size_t)nb * 9, sizeof(double));
+  m->mass_a = calloc((size_t)nb * 10, sizeof(int));
+  m->mass_b = calloc((size_t)nb * 10, sizeof(int));
+  m->mass_val = calloc((size_t)nb * 10, sizeof(double));
+  m->con = calloc((size_t)(m->ncon > 0 ? m->ncon : 1), sizeof(mbsConRow));
+  m->joint_name = calloc((size_t)nj, MBS_NAME_MAX);
+  m->joint_type = calloc((size_t)nj, sizeof(mbsJointType));
+  m->joint_con = calloc((size_t)nj, sizeof(int));
+  m->joint_ncon = calloc((size_t)nj, sizeof(int));
+  m->joint_mark = calloc((size_t)nj, sizeof(mbsMark));
+  m->joint_body = calloc((size_t)nj * 2, sizeof(int));
+  m->joint_point = calloc((size_t)nj * 3, sizeof(double));
+  m->elem = calloc((size_t)(nb + nl), sizeof(mbsElem));
+  m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
+  if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
+      !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
+      !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->mass_a || !m->mass_b || !m->mass_val ||
+      !m->con || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
+      !m->joint_mark || !m->joint_body || !m->joint_point || !m->elem || !m->load_name) {
+    return MBS_ERR_NOMEM;
+  }
+  return MBS_OK;
+}
+
+static void add_mass(mbsModel *m, int a, int b, double val) {
+  m->mass_a[m->nmass] = a;
+  m->mass_b[m->nmass] = b;
+  m->mass_val[m->nmass] = val;
+  m->nmass++;
+}
+
+static void name_node(mbsModel *m, int node, const char *body, const char *what) {
+  static const char axes[3] = {'x', 'y', 'z'};
+  for (int c = 0; c < 3; c++) {
+    snprintf(m->coord_names + (size_t)(3 * node + c) * NAME_LEN, NAME_LEN, "%s.%s.%c", body, what,
+             axes[c]);
+  }
+}
+
+/* the bodies: nodes, mass matrix, rigidity, initial state */
+static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
+  int node = 0, row = 0;
+  for (int b = 0; b < deck->nbody; b++) {
+    const mbsDeckBody *db = &deck->bodies[b];
+    snprintf(m->body_name[b], MBS_NAME_MAX, "%s", db->name);
+    m->body_type[b] = db->type;
+    m->body_fixed[b] = db->fixed;
+    m->body_mass[b] = db->mass;
+    memcpy(m->body_pos0 + 3 * b, db->position, 3 * sizeof(double));
+    memcpy(m->body_R0 + 9 * b, db->directors, 9 * sizeof(double));
+    const double *R = db->directors, *r = db->reference_point;
+    double M = db->mass;
+    double *e = m->body_e + 3 * b, *E = m->body_E + 9 * b;
+    if (db->type == MBS_BODY_RIGID) {
+      /* Euler tensor about the centre E_c = tr(I)/2 1 - I; moving the reference point to
+       * phi = x_c + r^i d_i puts the centre at theta = -r: e^i = -M r^i,
+       * E^ij = E_c^ij + M r^i r^j (seed 000 eq. 14) */
+      const double *I = db->inertia;
+      double tr = I[0] + I[4] + I[8];
+      for (int i = 0; i < 3; i++) {
+        e[i] = -M * r[i];
+        for (int j = 0; j < 3; j++) {
+          E[3 * i + j] = (i == j ? 0.5 * tr : 0.0) - I[3 * i + j] + M * r[i] * r[j];
+        }
+      }
+      memcpy(m->body_ref + 3 * b, r, 3 * sizeof(double));
+    }
+    if (db->fixed) {
+      m->body_node[b] = -1;
+      continue;
+    }
+    m->body_node[b] = node;
+    double phi[3], Rr[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 3; k++) {
+        Rr[i] += R[3 * i + k] * r[k];
+      }
+    }
+    vcopy(phi, db->position);
+    vaxpy(phi, 1.0, Rr);
+    /* phi and its velocity v_phi = v_c + omega x (phi - x_c) */
+    double w[3];
+    vcopy(m->q0 + 3 * node, phi);
+    vcross(w, db->angular_velocity, Rr);
+    for (int c = 0; c < 3; c++) {
+      m->v0[3 * node + c] = db->velocity[c] + w[c];
+    }
+    name_node(m, node, db->name, "phi");
+    m->node_position[node] = 1;
+    add_mass(m, node, node, M);
+    if (db->type == MBS_BODY_RIGID) {
+      /* directors d_i and director velocities v_i = omega x d_i (seed 000 eq. 23) */
+      static const char *dn[3] = {"d1", "d2", "d3"};
+      for (int i = 0; i < 3; i++) {
+        double d[3];
+        col(d, R, i);
+        vcopy(m->q0 + 3 * (node + 1 + i), d);
+        vcross(m->v0 + 3 * (node + 1 + i), db->angular_velocity, d);
+        name_node(m, node + 1 + i, db->name, dn[i]);
+        if (e[i] != 0.0) {
+          add_mass(m, node, node + 1 + i, e[i]);
+        }
+        for (int j = i; j < 3; j++) {
+          if (i == j || E[3 * i + j] != 0.0) {
+            add_mass(m, node + 1 + i, node + 1 + j, E[3 * i + j]);
+          }
+        }
+      }
+      /* rigidity (seed 000 eq. 22 with eq. 58): 1/2 (d_i . d_i - 1), d_i . d_j */
+      for (int i = 0; i < 3; i++) {
+        for (int j = i; j < 3; j++) {
+          Vx A = {0}, B = {0};
+          A.n = B.n = 1;
+          A.node[0] = node + 1 + i;
+          B.node[0] = node + 1 + j;
+          A.w[0] = B.w[0] = 1.0;
+          if (i == j) {
+            make_row(&m->con[row], &A, &B, 0.5, NULL, -0.5, -1, b);
+          } else {
+            make_row(&m->con[row], &A, &B, 1.0, NULL, 0.0, -1, b);
+          }
+          row++;
+        }
+      }
+      node += 4;
+    } else {
+      node += 1;
+    }
+  }
+}
+
+static Side make_side(const mbsModel *m, const mbsDeck *deck, int b) {
+  Side s;
+  memset(&s, 0, sizeof(s));
+  s.body = b;
+  s.node0 = b < 0 ? -1 : m->body_node[b];
+  s.rigid = b >= 0 && deck->bodies[b].type == MBS_BODY_RIGID;
+  if (b < 0) {
+    s.R0[0] = s.R0[4] = s.R0[8] = 1.0;
+  } else {
+    if (s.node0 >= 0) {
+      vcopy(s.phi0, m->q0 + 3 * s.node0);
+    }
+    memcpy(s.R0, deck->bodies[b].directors, 9 * sizeof(double));
+  }
+  return s;
+}
+
+/* joints (seed 004 eq. 4-7; seed 000 sec. 4) */
+static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsError *err) {
+  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  for (int j = 0; j < deck->njoint; j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    snprintf(m->joint_name[j], MBS_NAME_MAX, "%s", dj->name);
+    m->joint_type[j] = dj->type;
+    m->joint_mark[j] = dj->mark;
+    m->joint_con[j] = row;
+    m->joint_body[2 * j] = dj->body[0];
+    m->joint_body[2 * j + 1] = dj->body[1];
+    Side s1 = make_side(m, deck, dj->body[0]), s2 = make_side(m, deck, dj->body[1]);
+    if (s1.node0 < 0 && s2.node0 < 0) {
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
+                           "joint '%s' connects '%s' and '%s', which are both fixed; remove it",
+                           dj->name, side_name(deck, dj->body[0]), side_name(deck, dj->body[1]));
+    }
+    /* a point mass has no directors: it can only be a point of a spherical or distance joint */
+    for (int k = 0; k < 2; k++) {
+      const Side *s = k ? &s2 : &s1;
+      if (s->body < 0 || s->rigid) {
+        continue;
+      }
+      if (dj->type == MBS_JOINT_REVOLUTE || dj->type == MBS_JOINT_FIXED) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
+                             "joint '%s': body '%s' is a point mass, which has no orientation "
+                             "for a %s joint; use a rigid body or a spherical joint",
+                             dj->name, side_name(deck, s->body), mbs_joint_type_word(dj->type));
+      }
+      const double *x = deck->bodies[s->body].position;
+      const double *P = dj->type == MBS_JOINT_DISTANCE ? dj->points[k] : dj->point;
+      int given = dj->type != MBS_JOINT_DISTANCE || dj->has_points;
+      double dxp[3];
+      vsub(dxp, P, x);
+      if (given && vnorm(dxp) > 1e-9 * (1.0 + vnorm(x))) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
+                             "joint '%s': body '%s' is a point mass, so the joint point must be "
+                             "at its position [%g, %g, %g]",
+                             dj->name, side_name(deck, s->body), x[0], x[1], x[2]);
+      }
+    }
+    /* the joint point as a body-fixed point of the second body (for reactions) */
+    {
+      const double *P = dj->type == MBS_JOINT_DISTANCE
+                            ? (dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position)
+                            : dj->point;
+      Vx pv = vx_point(&s2, P);
+      if (s2.node0 < 0) {
+        vcopy(m->joint_point + 3 * j, P);
+      } else {
+        for (int i = 1; i < pv.n; i++) {
+          m->joint_point[3 * j + i - 1] = pv.w[i];
+        }
+      }
+    }
+    double Z[9];
+    switch (dj->type) {
+      case MBS_JOINT_SPHERICAL:
+      case MBS_JOINT_REVOLUTE:
+      case MBS_JOINT_FIXED: {
+        /* phi'_I - phi'_II = 0 (seed 004 eq. 7, first rows) */
+        Vx p1 = vx_point(&s1, dj->point), p2 = vx_point(&s2, dj->point);
+        Vx A = vx_sub(&p1, &p2), none = {0};
+        for (int c = 0; c < 3; c++) {
+          make_row(&m->con[row++], &A, &none, 0.0, ex[c], 0.0, j, -1);
+        }
+        if (dj->type == MBS_JOINT_SPHERICAL) {
+          break;
+        }
+        /* joint frame Z at t = 0: d'_1 along the axis (seed 004 eq. 6) */
+        if (dj->type == MBS_JOINT_REVOLUTE) {
+          frame_from_axis(Z, dj->axis);
+        } else {
+          memset(Z, 0, sizeof(Z));
+          Z[0] = Z[4] = Z[8] = 1.0;
+        }
+        double z[3][3];
+        for (int i = 0; i < 3; i++) {
+          col(z[i], Z, i);
+        }
+        /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7);
+         * fixed adds d'_2(I) . d'_3(II) */
+        static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        int np = dj->type == MBS_JOINT_REVOLUTE ? 2 : 3;
+        for (int p = 0; p < np; p++) {
+          Vx a = vx_dir(&s1, z[pairs[p][0]]), b2 = vx_dir(&s2, z[pairs[p][1]]);
+          make_row(&m->con[row++], &a, &b2, 1.0, NULL, 0.0, j, -1);
+        }
+        break;
+      }
+      case MBS_JOINT_DISTANCE: {
+        /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 */
+        double P1[3], P2[3], dl[3];
+        vcopy(P1, dj->has_points ? dj->points[0] : deck->bodies[dj->body[0]].position);
+        vcopy(P2, dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position);
+        vsub(dl, P2, P1);
+        double L2 = vdot(dl, dl);
+        Vx p1 = vx_point(&s1, P1), p2 = vx_point(&s2, P2);
+        Vx A = vx_sub(&p2, &p1);
+        make_row(&m->con[row++], &A, &A, 0.5, NULL, -0.5 * L2, j, -1);
+        break;
+      }
+      case MBS_JOINT_TYPE_COUNT:
+        break;
+    }
+    m->joint_ncon[j] = row - m->joint_con[j];
+  }
+  return MBS_OK;
+}
+
+static int joint_rows(mbsJointType t) {
+  switch (t) {
+    case MBS_JOINT_SPHERICAL:
+      return 3;
+    case MBS_JOINT_REVOLUTE:
+      return 5;
+    case MBS_JOINT_FIXED:
+      return 6;
+    case MBS_JOINT_DISTANCE:
+      return 1;
+    case MBS_JOINT_TYPE_COUNT:
+      break;
+  }
+  return 0;
+}
+
+static void body_qidx(const mbsModel *m, int b, mbsElem *el) {
+  int n0 = m->body_node[b];
+  el->body = b;
+  el->nq = m->body_type[b] == MBS_BODY_RIGID ? 12 : 3;
+  for (int i = 0; i < el->nq; i++) {
+    el->qidx[i] = 3 * n0 + i;
+  }
+}
+
+/* gravity and loads */
+static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *err) {
+  int ne = 0;
+  if (vnorm(deck->gravity) > 0.0) {
+    for (int b = 0; b < deck->nbody; b++) {
+      if (m->body_node[b] < 0) {
+        continue;
+      }
+      mbsElem *el = &m->elem[ne++];
+      el->kind = MBS_ELEM_GRAVITY;
+      el->load = -1;
+      body_qidx(m, b, el);
+      vcopy(el->param, deck->gravity);
+      el->param[3] = m->body_mass[b];
+      if (m->body_type[b] == MBS_BODY_RIGID) {
+        vcopy(el->param + 4, m->body_e + 3 * b);
+      }
+    }
+  }
+  for (int l = 0; l < deck->nload; l++) {
+    const mbsDeckLoad *dl = &deck->loads[l];
+    snprintf(m->load_name[l], MBS_NAME_MAX, "%s", dl->name);
+    int b = dl->body;
+    if (b < 0 || m->body_node[b] < 0) {
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                           "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
+                           dl->name, side_name(deck, b));
+    }
+    mbsElem *el = &m->elem[ne++];
+    el->load = l;
+    body_qidx(m, b, el);
+    vcopy(el->param, dl->value);
+    el->iparam[0] = dl->frame;
+    el->param[6] = 1.0; /* constant profile */
+    if (dl->type == MBS_LOAD_TORQUE) {
+      if (m->body_type[b] != MBS_BODY_RIGID) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                             "load '%s': a torque needs a rigid body, '%s' is a point mass",
+                             dl->name, deck->bodies[b].name);
+      }
+      el->kind = MBS_ELEM_TORQUE;
+    } else {
+      el->kind = MBS_ELEM_FORCE;
+      if (dl->has_point) {
+        /* Theta^i = d_i(0) . (P - phi0) (seed 000 eq. 19) */
+        double rel[3];
+        vsub(rel, dl->point, m->q0 + 3 * m->body_node[b]);
+        if (m->body_type[b] == MBS_BODY_RIGID) {
+          const double *R = m->body_R0 + 9 * b;
+          for (int i = 0; i < 3; i++) {
+            el->param[3 + i] = R[i] * rel[0] + R[3 + i] * rel[1] + R[6 + i] * rel[2];
+          }
+        } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
+          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                               "load '%s': body '%s' is a point mass, so the force acts at its "
+                               "position; remove `point`",
+                               dl->name, deck->bodies[b].name);
+        }
+      }
+      if (dl->frame == MBS_FRAME_BODY && m->body_type[b] != MBS_BODY_RIGID) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                             "load '%s': a point mass has no body frame; use frame: world",
+                             dl->name);
+      }
+    }
+  }
+  m->nelem = ne;
+  return MBS_OK;
+}
+
+/* the joints' velocity constraints G(q0) v0 = 0 must hold at t = 0 */
+static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
+  double grad[3 * MBS_CON_MAXNODE];
+  double vscale = 1.0;
+  for (int i = 0; i < m->nq; i++) {
+    vscale = fmax(vscale, fabs(m->v0[i]));
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    double worst = 0.0;
+    for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
+      const mbsConRow *row = &m->con[r];
+      mbs_con_eval(row, m->q0, grad);
+      double gv = 0.0;
+      for (int k = 0; k < row->nnode; k++) {
+        gv += vdot(grad + 3 * k, m->v0 + 3 * row->node[k]);
+      }
+      worst = fmax(worst, fabs(gv));
+    }
+    if (worst > 1e-9 * vscale) {
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
+                           m->joint_mark[j].col,
+                           "joint '%s': the initial velocities violate the joint (velocity "
+                           "constraint residual %.3g); give the connected bodies velocity and "
+                           "angular_velocity that the joint allows",
+                           m->joint_name[j], worst);
+    }
+  }
+  return MBS_OK;
+}
+
+/* integrator: auto -> rule of DESIGN.md; only conservative smooth systems exist so far */
+static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
+  m->integrator = deck->solver.integrator;
+  if (m->integrator == MBS_INTEGRATOR_AUTO) {
+    m->integrator = MBS_INTEGRATOR_EM;
+    snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+             "auto: no contacts, dampers or flexible parts, so the energy-momentum scheme "
+             "(em) conserves energy and momenta");
+  } else {
+    snprintf(m->integrator_reason, sizeof(m->integrator_reason), "chosen in the deck");
+  }
+}
+
+mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
+  mbsModel *m = calloc(1, sizeof(mbsModel));
+  if (!m) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NULL;
+  }
+  /* sizes */
+  m->nbody = deck->nbody;
+  m->njoint = deck->njoint;
+  m->nload = deck->nload;
+  for (int b = 0; b < deck->nbody; b++) {
+    if (deck->bodies[b].fixed) {
+      continue;
+    }
+    int rigid = deck->bodies[b].type == MBS_BODY_RIGID;
+    m->nnode += rigid ? 4 : 1;
+    m->ncon += rigid ? 6 : 0;
+  }
+  for (int j = 0; j < deck->njoint; j++) {
+    m->ncon += joint_rows(deck->joints[j].type);
+  }
+  m->nq = 3 * m->nnode;
+  m->ndof = m->nq - m->ncon;
+  m->nsys = m->nq + m->ncon;
+  vcopy(m->gravity, deck->gravity);
+  snprintf(m->deck_path, sizeof(m->deck_path), "%s", deck->path);
+  snprintf(m->title, sizeof(m->title), "%s", deck->title);
+  snprintf(m->output_file, sizeof(m->output_file), "%s", deck->output.file);
+  m->dt = deck->solver.dt;
+  m->t_end = deck->solver.t_end;
+  m->newton_tolerance = deck->solver.newton_tolerance;
+  m->newton_max_iterations = deck->solver.newton_max_iterations;
+  m->output_every = deck->output.every;
+  m->output_xdmf = deck->output.xdmf;
+  choose_integrator(m, deck);
+  if (alloc_model(m) != MBS_OK) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto fail;
+  }
+  if (m->nq == 0) {
+    mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                  "every body is fixed: there is nothing to simulate");
+    goto fail;
+  }
+  compile_bodies(m, deck);
+  int row0 = 0;
+  for (int b = 0; b < deck->nbody; b++) {
+    row0 += (!deck->bodies[b].fixed && deck->bodies[b].type == MBS_BODY_RIGID) ? 6 : 0;
+  }
+  if (compile_joints(m, deck, row0, err) != MBS_OK) {
+    goto fail;
+  }
+  if (m->ndof < 0) {
+    mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                  "the joints impose %d constraints on %d coordinates: the model is "
+                  "over-constrained",
+                  m->ncon, m->nq);
+    goto fail;
+  }
+  if (compile_elements(m, deck, err) != MBS_OK) {
+    goto fail;
+  }
+  if (check_initial_velocities(m, err) != MBS_OK) {
+    goto fail;
+  }
+  if (build_pattern(m, err) != MBS_OK) {
+    goto fail;
+  }
+  return m;
+fail:
+  mbs_model_destroy(m);
+  return NULL;
+}
+
+void mbs_model_destroy(mbsModel *m) {
+  if (!m) {
+    return;
+  }
+  void *ptrs[] = {m->coord_names, m->q0,         m->v0,         m->node_position, m->body_name,
+                  m->body_type,   m->body_fixed, m->body_node,  m->body_mass,     m->body_e,
+                  m->body_E,      m->body_ref,   m->body_pos0,  m->body_R0,       m->mass_a,
+                  m->mass_b,      m->mass_val,   m->con,        m->joint_name,    m->joint_type,
+                  m->joint_con,   m->joint_ncon, m->joint_mark, m->joint_body,    m->joint_point,
+                  m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
+                  m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
+                  m->con_hmap,    m->elem_jmap};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  free(m);
+}
+
+const char *mbs_model_coord_name(const mbsModel *m, int i) {
+  return m->coord_names + (size_t)i * (size_t)m->coord_name_len;
+}

@@ -1,0 +1,905 @@
+/* writer.c: the HDF5 result file (FORMAT.md, "mbsim-run/1").
+ *
+ * Every time series is a dataset with an unlimited first dimension, chunked along time
+ * (about 64 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
+ * copies it into a per-dataset buffer that holds at most one chunk; a buffer is written
+ * as one block when the rows it holds end on a chunk boundary, so blocks stay aligned
+ * with chunks and each chunk is compressed once. Every flush_interval seconds (and on
+ * request) all buffers are written, the file is flushed with H5Fflush and the XDMF
+ * sidecar is rewritten, so that a run killed after a flush leaves a file that opens
+ * with every record up to that flush.
+ *
+ * The file keeps the default (earliest) format: superblock versions 0-2 carry no
+ * "open for writing" flag, so a copy or a crashed file opens without h5clear. */
+#include "mbsim/output.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/xdmf.h"
+
+#define FORMAT_NAME "mbsim-run/1"
+#define CHUNK_TARGET_BYTES 65536
+#define DEFLATE_LEVEL 4
+#define DEFAULT_FLUSH_SECONDS 2.0
+#define FLUSH_COST_FACTOR 10.0
+#define H5_REASON_MAX 256
+
+/* row shapes after the time dimension */
+typedef enum {
+  SHAPE_SCALAR,       /* [N] float64 */
+  SHAPE_INT,          /* [N] int32 */
+  SHAPE_VEC3,         /* [N,3] */
+  SHAPE_COORD,        /* [N,n] */
+  SHAPE_BODY_VEC3,    /* [N,nb,3] */
+  SHAPE_BODY_MAT3,    /* [N,nb,3,3] */
+  SHAPE_JOINT_WRENCH, /* [N,nj,6] */
+} rowShape;
+
+/* X-macro list of the time series: id, dataset path, row shape */
+#define SERIES_LIST(X)                                                                             \
+  X(S_TIME, "/time", SHAPE_SCALAR)                                                                 \
+  X(S_KINETIC, "/energy/kinetic", SHAPE_SCALAR)                                                    \
+  X(S_POTENTIAL, "/energy/potential", SHAPE_SCALAR)                                                \
+  X(S_TOTAL, "/energy/total", SHAPE_SCALAR)                                                        \
+  X(S_EXTERNAL_WORK, "/energy/external_work", SHAPE_SCALAR)                                        \
+  X(S_DISSIPATED, "/energy/dissipated", SHAPE_SCALAR)                                              \
+  X(S_LINEAR, "/momentum/linear", SHAPE_VEC3)                                                      \
+  X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3)                                                    \
+  X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR)                                           \
+  X(S_ITERATIONS, "/solver/iterations", SHAPE_INT)                                                 \
+  X(S_Q, "/state/q", SHAPE_COORD)                                                                  \
+  X(S_V, "/state/v", SHAPE_COORD)                                                                  \
+  X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3)                                               \
+  X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3)                                         \
+  X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3)                                               \
+  X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3)                               \
+  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)
+
+typedef enum {
+#define SERIES_ENUM(id, path, shape) id,
+  SERIES_LIST(SERIES_ENUM)
+#undef SERIES_ENUM
+      S_COUNT
+} seriesId;
+
+static const char *const series_path[S_COUNT] = {
+#define SERIES_PATH(id, path, shape) path,
+    SERIES_LIST(SERIES_PATH)
+#undef SERIES_PATH
+};
+
+static const rowShape series_shape[S_COUNT] = {
+#define SERIES_SHAPE(id, path, shape) shape,
+    SERIES_LIST(SERIES_SHAPE)
+#undef SERIES_SHAPE
+};
+
+/* groups that hold the datasets, created before them */
+static const char *const group_path[] = {"/energy", "/momentum", "/constraints", "/solver",
+                                         "/state",  "/bodies",   "/joints"};
+
+/* one extendable dataset and the rows not yet written to it */
+typedef struct {
+  hid_t dset;         /* open dataset, or H5I_INVALID_HID */
+  hid_t mem_type;     /* H5T_NATIVE_DOUBLE or H5T_NATIVE_INT (library ids, never closed) */
+  int rank;           /* including the time dimension */
+  hsize_t dims[4];    /* dims[0]: rows in the file; dims[1..]: row shape */
+  hsize_t chunk_rows; /* rows per chunk, >= 1 */
+  size_t row_bytes;   /* bytes of one row in memory (0 for a zero-width row) */
+  unsigned char *buf; /* (chunk_rows x row_bytes) rows buffered, NULL when row_bytes = 0 */
+  hsize_t nbuf;       /* rows buffered, <= chunk_rows */
+} series;
+
+struct mbsWriter {
+  char *path;          /* HDF5 file path as given */
+  char *xmf_path;      /* sidecar path, NULL when no sidecar */
+  const char *h5_name; /* basename of path (points into path) */
+  hid_t file;
+  series s[S_COUNT];
+  int nq; /* n_coordinates */
+  int nbody;
+  int njoint;
+  long count;   /* records appended */
+  char *status; /* value of the root attribute `status` */
+  double *time; /* (time_cap) time of every record, for the sidecar */
+  long time_cap;
+  double flush_interval;      /* [s] wall time between automatic flushes */
+  double flush_cost;          /* [s] wall time the last flush took */
+  struct timespec last_flush; /* end of the last flush */
+};
+
+/* ---------- errors ---------- */
+
+/* innermost (most specific) message on HDF5's error stack */
+static herr_t walk_first(unsigned n, const H5E_error2_t *e, void *data) {
+  char *reason = data;
+  if (n == 0 && e->desc && e->desc[0]) {
+    snprintf(reason, H5_REASON_MAX, "%s", e->desc);
+  }
+  return 0;
+}
+
+static void h5_reason(char *reason) {
+  snprintf(reason, H5_REASON_MAX, "no details from HDF5");
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, reason);
+}
+
+/* MBS_ERR_OUTPUT naming the file, what failed and HDF5's reason */
+static mbsStatus h5_fail(mbsError *err, const char *path, const char *what, const char *object) {
+  char reason[H5_REASON_MAX];
+  h5_reason(reason);
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "output file '%s': cannot %s '%s' (%s)",
+                       path, what, object, reason);
+}
+
+/* why the file could not be created, from the file system's point of view */
+static void create_reason(const char *path, char *reason, size_t n) {
+  struct stat st;
+  const char *slash = strrchr(path, '/');
+  size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+  char *dir = malloc(dlen + 1);
+  if (!dir) {
+    snprintf(reason, n, "out of memory");
+    return;
+  }
+  memcpy(dir, !slash ? "." : slash == path ? "/" : path, dlen);
+  dir[dlen] = '\0';
+
+  /* the directory: missing, not a directory, not writable */
+  int bad = 1;
+  if (stat(dir, &st) != 0) {
+    if (errno == ENOENT) {
+      snprintf(reason, n, "directory '%s' does not exist", dir);
+    } else {
+      snprintf(reason, n, "directory '%s': %s", dir, strerror(errno));
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    snprintf(reason, n, "'%s' is not a directory", dir);
+  } else if (access(dir, W_OK | X_OK) != 0) {
+    snprintf(reason, n, "no permission to create files in directory '%s'", dir);
+  } else {
+    bad = 0;
+  }
+  free(dir);
+  if (bad) {
+    return;
+  }
+
+  /* the file itself: a directory, or not writable */
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      snprintf(reason, n, "it is a directory");
+      return;
+    }
+    if (access(path, W_OK) != 0) {
+      snprintf(reason, n, "no permission to overwrite it");
+      return;
+    }
+  }
+
+  /* otherwise HDF5 knows best (typically: locked by another program that has it open) */
+  char h5[H5_REASON_MAX];
+  h5_reason(h5);
+  snprintf(reason, n, "%s (is it open in another program?)", h5);
+}
+
+/* ---------- attributes ---------- */
+
+/* variable-length UTF-8 string type (h5py 3 reads it back as str); caller closes */
+static hid_t string_type(void) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) {
+    return H5I_INVALID_HID;
+  }
+  if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    H5Tclose(t);
+    return H5I_INVALID_HID;
+  }
+  return t;
+}
+
+/* write (or replace) attribute name of loc; returns < 0 on failure.
+ * rank 0: a scalar, else a vector of len elements. An existing attribute is deleted and
+ * created anew, so that its type and size may change. */
+static herr_t attr_write(hid_t loc, const char *name, hid_t file_type, hid_t mem_type, int rank,
+                         hsize_t len, const void *value) {
+  herr_t rc = -1;
+  hid_t space = H5I_INVALID_HID;
+  hid_t attr = H5I_INVALID_HID;
+
+  htri_t exists = H5Aexists(loc, name);
+  if (exists < 0 || (exists > 0 && H5Adelete(loc, name) < 0)) {
+    goto done;
+  }
+  space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &len, NULL);
+  if (space < 0) {
+    goto done;
+  }
+  attr = H5Acreate2(loc, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (attr < 0) {
+    goto done;
+  }
+  if (len > 0 && H5Awrite(attr, mem_type, value) < 0) {
+    goto done;
+  }
+  rc = 0;
+
+done:
+  if (attr >= 0 && H5Aclose(attr) < 0) {
+    rc = -1;
+  }
+  if (space >= 0 && H5Sclose(space) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+static herr_t attr_string(hid_t loc, const char *name, const char *value) {
+  const char *v = value ? value : "";
+  hid_t t = string_type();
+  if (t < 0) {
+    return -1;
+  }
+  herr_t rc = attr_write(loc, name, t, t, 0, 1, &v);
+  if (H5Tclose(t) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+static herr_t attr_strings(hid_t loc, const char *name, const char *const *values, int n) {
+  hid_t t = string_type();
+  if (t < 0) {
+    return -1;
+  }
+  herr_t rc = attr_write(loc, name, t, t, 1, (hsize_t)n, values);
+  if (H5Tclose(t) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+static herr_t attr_double(hid_t loc, const char *name, double value) {
+  return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, 1, &value);
+}
+
+static herr_t attr_int(hid_t loc, const char *name, int value) {
+  return attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT, 0, 1, &value);
+}
+
+/* ---------- datasets ---------- */
+
+/* a fixed [n] dataset of strings (body and joint names); returns < 0 on failure */
+static herr_t names_write(hid_t file, const char *path, const char *const *names, int n) {
+  herr_t rc = -1;
+  hid_t t = H5I_INVALID_HID;
+  hid_t space = H5I_INVALID_HID;
+  hid_t dcpl = H5I_INVALID_HID;
+  hid_t dset = H5I_INVALID_HID;
+  hsize_t len = (hsize_t)n;
+
+  t = string_type();
+  space = H5Screate_simple(1, &len, NULL);
+  dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (t < 0 || space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+    goto done;
+  }
+  dset = H5Dcreate2(file, path, t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dset < 0) {
+    goto done;
+  }
+  if (n > 0 && H5Dwrite(dset, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) < 0) {
+    goto done;
+  }
+  rc = 0;
+
+done:
+  if (dset >= 0 && H5Dclose(dset) < 0) {
+    rc = -1;
+  }
+  if (dcpl >= 0 && H5Pclose(dcpl) < 0) {
+    rc = -1;
+  }
+  if (space >= 0 && H5Sclose(space) < 0) {
+    rc = -1;
+  }
+  if (t >= 0 && H5Tclose(t) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+/* row shape, memory type and chunking of series id; allocates its buffer */
+static int series_init(series *s, rowShape shape, int nq, int nbody, int njoint) {
+  s->dset = H5I_INVALID_HID;
+  s->mem_type = H5T_NATIVE_DOUBLE;
+  size_t elem = sizeof(double);
+  s->dims[0] = 0;
+  switch (shape) {
+    case SHAPE_SCALAR:
+      s->rank = 1;
+      break;
+    case SHAPE_INT:
+      s->rank = 1;
+      s->mem_type = H5T_NATIVE_INT;
+      elem = sizeof(int);
+      break;
+    case SHAPE_VEC3:
+      s->rank = 2;
+      s->dims[1] = 3;
+      break;
+    case SHAPE_COORD:
+      s->rank = 2;
+      s->dims[1] = (hsize_t)nq;
+      break;
+    case SHAPE_BODY_VEC3:
+      s->rank = 3;
+      s->dims[1] = (hsize_t)nbody;
+      s->dims[2] = 3;
+      break;
+    case SHAPE_BODY_MAT3:
+      s->rank = 4;
+      s->dims[1] = (hsize_t)nbody;
+      s->dims[2] = 3;
+      s->dims[3] = 3;
+      break;
+    case SHAPE_JOINT_WRENCH:
+      s->rank = 3;
+      s->dims[1] = (hsize_t)njoint;
+      s->dims[2] = 6;
+      break;
+  }
+
+  /* about 64 KiB of file elements per chunk, at least one row; a zero-width row
+   * (no coordinates, bodies or joints) still needs a chunk shape of at least 1 */
+  hsize_t row_elems = 1;
+  hsize_t chunk_elems = 1;
+  for (int i = 1; i < s->rank; i++) {
+    row_elems *= s->dims[i];
+    chunk_elems *= s->dims[i] > 0 ? s->dims[i] : 1;
+  }
+  hsize_t chunk_row_bytes = chunk_elems * (shape == SHAPE_INT ? 4 : 8);
+  s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
+  if (s->chunk_rows < 1) {
+    s->chunk_rows = 1;
+  }
+  s->row_bytes = (size_t)row_elems * elem;
+  s->nbuf = 0;
+  s->buf = NULL;
+  if (s->row_bytes > 0) {
+    s->buf = malloc((size_t)s->chunk_rows * s->row_bytes);
+    if (!s->buf) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* create the empty extendable dataset of s; returns < 0 on failure */
+static herr_t series_create(hid_t file, const char *path, series *s) {
+  herr_t rc = -1;
+  hid_t space = H5I_INVALID_HID;
+  hid_t dcpl = H5I_INVALID_HID;
+  hsize_t maxdims[4];
+  hsize_t chunk[4];
+
+  /* unlimited along time; a zero row dimension is declared unlimited too because a
+   * chunk dimension may not exceed a fixed maximum of 0 */
+  for (int i = 0; i < s->rank; i++) {
+    maxdims[i] = (i == 0 || s->dims[i] == 0) ? H5S_UNLIMITED : s->dims[i];
+    chunk[i] = i == 0 ? s->chunk_rows : (s->dims[i] > 0 ? s->dims[i] : 1);
+  }
+  space = H5Screate_simple(s->rank, s->dims, maxdims);
+  dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (space < 0 || dcpl < 0) {
+    goto done;
+  }
+
+  /* shuffle groups the bytes of neighbouring doubles before deflate, which helps
+   * slowly varying time series considerably */
+  if (H5Pset_chunk(dcpl, s->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+      H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+    goto done;
+  }
+  hid_t file_type = s->mem_type == H5T_NATIVE_INT ? H5T_STD_I32LE : H5T_IEEE_F64LE;
+  s->dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (s->dset < 0) {
+    goto done;
+  }
+  rc = 0;
+
+done:
+  if (dcpl >= 0 && H5Pclose(dcpl) < 0) {
+    rc = -1;
+  }
+  if (space >= 0 && H5Sclose(space) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+/* append the buffered rows of s to its dataset as one block; returns < 0 on failure.
+ * On failure the rows stay buffered and a later call writes them to the same place. */
+static herr_t series_write(series *s) {
+  if (s->nbuf == 0) {
+    return 0;
+  }
+  herr_t rc = -1;
+  hid_t fspace = H5I_INVALID_HID;
+  hid_t mspace = H5I_INVALID_HID;
+  hsize_t start[4] = {s->dims[0], 0, 0, 0};
+  hsize_t count[4];
+  hsize_t grown[4];
+  for (int i = 0; i < s->rank; i++) {
+    count[i] = i == 0 ? s->nbuf : s->dims[i];
+    grown[i] = i == 0 ? s->dims[0] + s->nbuf : s->dims[i];
+  }
+
+  if (H5Dset_extent(s->dset, grown) < 0) {
+    goto done;
+  }
+  if (s->row_bytes > 0) {
+    fspace = H5Dget_space(s->dset);
+    if (fspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0) {
+      goto done;
+    }
+    mspace = H5Screate_simple(s->rank, count, NULL);
+    if (mspace < 0 || H5Dwrite(s->dset, s->mem_type, mspace, fspace, H5P_DEFAULT, s->buf) < 0) {
+      goto done;
+    }
+  }
+  s->dims[0] += s->nbuf;
+  s->nbuf = 0;
+  rc = 0;
+
+done:
+  if (mspace >= 0 && H5Sclose(mspace) < 0) {
+    rc = -1;
+  }
+  if (fspace >= 0 && H5Sclose(fspace) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+/* ---------- writer ---------- */
+
+static double elapsed_since(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
+}
+
+/* close every HDF5 id and free the writer; returns < 0 if a close failed */
+static herr_t writer_free(mbsWriter *w) {
+  herr_t rc = 0;
+  for (int i = 0; i < S_COUNT; i++) {
+    if (w->s[i].dset >= 0 && H5Dclose(w->s[i].dset) < 0) {
+      rc = -1;
+    }
+    free(w->s[i].buf);
+  }
+  if (w->file >= 0 && H5Fclose(w->file) < 0) {
+    rc = -1;
+  }
+  free(w->time);
+  free(w->status);
+  free(w->xmf_path);
+  free(w->path);
+  free(w);
+  return rc;
+}
+
+/* check that a names array has n non-NULL entries */
+static mbsStatus check_names(const char *const *names, int n, const char *what, const char *path,
+                             mbsError *err) {
+  if (n < 0) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': negative number of %s (%d)", path, what, n);
+  }
+  if (n > 0 && !names) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output file '%s': %d %s without names",
+                         path, n, what);
+  }
+  for (int i = 0; i < n; i++) {
+    if (!names[i]) {
+      return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                           "output file '%s': name %d of the %s is NULL", path, i, what);
+    }
+  }
+  return MBS_OK;
+}
+
+mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err) {
+  mbsWriter *w = NULL;
+  int created = 0;
+
+  if (!path || !path[0] || !info) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no file path or no run information");
+    return NULL;
+  }
+  if (check_names(info->coordinate_names, info->n_coordinates, "coordinates", path, err) ||
+      check_names(info->body_names, info->nbody, "bodies", path, err) ||
+      check_names(info->joint_names, info->njoint, "joints", path, err)) {
+    return NULL;
+  }
+
+  /* the library never prints: HDF5's automatic error stack printing goes off */
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+
+  /* the writer and its buffers */
+  w = calloc(1, sizeof(*w));
+  if (!w) {
+    goto nomem;
+  }
+  w->file = H5I_INVALID_HID;
+  for (int i = 0; i < S_COUNT; i++) {
+    w->s[i].dset = H5I_INVALID_HID;
+  }
+  w->nq = info->n_coordinates;
+  w->nbody = info->nbody;
+  w->njoint = info->njoint;
+  w->flush_interval = DEFAULT_FLUSH_SECONDS;
+  w->path = malloc(strlen(path) + 1);
+  if (!w->path) {
+    goto nomem;
+  }
+  strcpy(w->path, path);
+  const char *slash = strrchr(w->path, '/');
+  w->h5_name = slash ? slash + 1 : w->path;
+  w->status = malloc(sizeof("running"));
+  if (!w->status) {
+    goto nomem;
+  }
+  strcpy(w->status, "running");
+  if (info->write_xdmf) {
+    w->xmf_path = mbs_xdmf_path(path);
+    if (!w->xmf_path) {
+      goto nomem;
+    }
+  }
+  for (int i = 0; i < S_COUNT; i++) {
+    if (series_init(&w->s[i], series_shape[i], w->nq, w->nbody, w->njoint) < 0) {
+      goto nomem;
+    }
+  }
+
+  /* the file; H5F_ACC_TRUNC replaces an older result of the same name */
+  w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (w->file < 0) {
+    char reason[1024];
+    create_reason(path, reason, sizeof(reason));
+    mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot create output file '%s': %s", path,
+                  reason);
+    goto fail;
+  }
+  created = 1;
+
+  /* root attributes (FORMAT.md) */
+  struct {
+    const char *name;
+    const char *value;
+  } text[] = {
+      {"format", FORMAT_NAME},
+      {"version", info->version},
+      {"title", info->title},
+      {"deck", info->deck_text},
+      {"integrator", info->integrator},
+      {"integrator_reason", info->integrator_reason},
+      {"status", w->status},
+  };
+  for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+    if (attr_string(w->file, text[i].name, text[i].value) < 0) {
+      h5_fail(err, path, "write root attribute", text[i].name);
+      goto fail;
+    }
+  }
+  if (attr_double(w->file, "dt", info->dt) < 0) {
+    h5_fail(err, path, "write root attribute", "dt");
+    goto fail;
+  }
+  if (attr_double(w->file, "t_end", info->t_end) < 0) {
+    h5_fail(err, path, "write root attribute", "t_end");
+    goto fail;
+  }
+  struct {
+    const char *name;
+    int value;
+  } sizes[] = {
+      {"n_coordinates", info->n_coordinates},
+      {"n_constraints", info->n_constraints},
+      {"n_dof", info->n_dof},
+  };
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    if (attr_int(w->file, sizes[i].name, sizes[i].value) < 0) {
+      h5_fail(err, path, "write root attribute", sizes[i].name);
+      goto fail;
+    }
+  }
+
+  /* groups, then the empty time series */
+  for (size_t i = 0; i < sizeof(group_path) / sizeof(group_path[0]); i++) {
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    hid_t group = H5I_INVALID_HID;
+    if (gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0) {
+      group = H5Gcreate2(w->file, group_path[i], H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    }
+    herr_t rc = group >= 0 ? H5Gclose(group) : -1;
+    if (gcpl >= 0 && H5Pclose(gcpl) < 0) {
+      rc = -1;
+    }
+    if (rc < 0) {
+      h5_fail(err, path, "create group", group_path[i]);
+      goto fail;
+    }
+  }
+  for (int i = 0; i < S_COUNT; i++) {
+    if (series_create(w->file, series_path[i], &w->s[i]) < 0) {
+      h5_fail(err, path, "create dataset", series_path[i]);
+      goto fail;
+    }
+  }
+
+  /* labels: coordinate names on /state/q and /state/v, body and joint names */
+  if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
+    h5_fail(err, path, "write attribute 'names' of", "/state/q");
+    goto fail;
+  }
+  if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
+    h5_fail(err, path, "write attribute 'names' of", "/state/v");
+    goto fail;
+  }
+  if (names_write(w->file, "/bodies/names", info->body_names, w->nbody) < 0) {
+    h5_fail(err, path, "write dataset", "/bodies/names");
+    goto fail;
+  }
+  if (names_write(w->file, "/joints/names", info->joint_names, w->njoint) < 0) {
+    h5_fail(err, path, "write dataset", "/joints/names");
+    goto fail;
+  }
+
+  /* a file that opens (status "running", no records) from the start */
+  if (mbs_output_flush(w, err) != MBS_OK) {
+    goto fail;
+  }
+  return w;
+
+nomem:
+  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory creating output file '%s'", path);
+fail:
+  if (w) {
+    writer_free(w);
+  }
+  if (created) {
+    remove(path);
+  }
+  return NULL;
+}
+
+/* copy one row of series id out of rec into the buffer of s */
+static void series_push(series *s, seriesId id, const mbsRecord *rec) {
+  if (s->row_bytes == 0) {
+    s->nbuf++;
+    return;
+  }
+  double total = rec->kinetic + rec->potential;
+  const void *src = NULL;
+  switch (id) {
+    case S_TIME:
+      src = &rec->time;
+      break;
+    case S_KINETIC:
+      src = &rec->kinetic;
+      break;
+    case S_POTENTIAL:
+      src = &rec->potential;
+      break;
+    case S_TOTAL:
+      src = &total;
+      break;
+    case S_EXTERNAL_WORK:
+      src = &rec->external_work;
+      break;
+    case S_DISSIPATED:
+      src = &rec->dissipated;
+      break;
+    case S_LINEAR:
+      src = rec->linear_momentum;
+      break;
+    case S_ANGULAR:
+      src = rec->angular_momentum;
+      break;
+    case S_VIOLATION:
+      src = &rec->violation;
+      break;
+    case S_ITERATIONS:
+      src = &rec->iterations;
+      break;
+    case S_Q:
+      src = rec->q;
+      break;
+    case S_V:
+      src = rec->v;
+      break;
+    case S_POSITION:
+      src = rec->body_position;
+      break;
+    case S_ORIENTATION:
+      src = rec->body_orientation;
+      break;
+    case S_VELOCITY:
+      src = rec->body_velocity;
+      break;
+    case S_ANGULAR_VELOCITY:
+      src = rec->body_angular_velocity;
+      break;
+    case S_REACTION:
+      src = rec->joint_reaction;
+      break;
+    case S_COUNT:
+      break;
+  }
+  memcpy(s->buf + (size_t)s->nbuf * s->row_bytes, src, s->row_bytes);
+  s->nbuf++;
+}
+
+mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
+  if (!w || !rec) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer or no record");
+  }
+
+  /* every array the sizes call for must be there */
+  struct {
+    const void *ptr;
+    int needed;
+    const char *name;
+  } arrays[] = {
+      {rec->q, w->nq > 0, "q"},
+      {rec->v, w->nq > 0, "v"},
+      {rec->body_position, w->nbody > 0, "body_position"},
+      {rec->body_orientation, w->nbody > 0, "body_orientation"},
+      {rec->body_velocity, w->nbody > 0, "body_velocity"},
+      {rec->body_angular_velocity, w->nbody > 0, "body_angular_velocity"},
+      {rec->joint_reaction, w->njoint > 0, "joint_reaction"},
+  };
+  for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+    if (arrays[i].needed && !arrays[i].ptr) {
+      return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                           "output file '%s': record %ld: %s is NULL", w->path, w->count,
+                           arrays[i].name);
+    }
+  }
+
+  /* room for the record everywhere before anything changes, so that a failure leaves
+   * all series with the same number of rows (a full buffer means an earlier write failed) */
+  if (w->count == w->time_cap) {
+    long cap = w->time_cap > 0 ? 2 * w->time_cap : 1024;
+    double *t = realloc(w->time, (size_t)cap * sizeof(double));
+    if (!t) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing '%s'", w->path);
+    }
+    w->time = t;
+    w->time_cap = cap;
+  }
+  for (int i = 0; i < S_COUNT; i++) {
+    if (w->s[i].nbuf == w->s[i].chunk_rows && series_write(&w->s[i]) < 0) {
+      return h5_fail(err, w->path, "write dataset", series_path[i]);
+    }
+  }
+
+  /* buffer the record; a series whose rows now end on a chunk boundary is written */
+  for (int i = 0; i < S_COUNT; i++) {
+    series_push(&w->s[i], (seriesId)i, rec);
+  }
+  w->time[w->count++] = rec->time;
+  for (int i = 0; i < S_COUNT; i++) {
+    series *s = &w->s[i];
+    if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s) < 0) {
+      return h5_fail(err, w->path, "write dataset", series_path[i]);
+    }
+  }
+
+  /* periodic flush so that an interrupted run keeps its records. The sidecar grows with
+   * the number of records (about 2.5 kB each) and is rewritten whole, so automatic
+   * flushes are spaced to at least ten times the cost of the last one: flushing never
+   * takes more than about a tenth of the run, however long it gets. */
+  double wait = w->flush_interval;
+  if (wait > 0.0 && wait < FLUSH_COST_FACTOR * w->flush_cost) {
+    wait = FLUSH_COST_FACTOR * w->flush_cost;
+  }
+  if (elapsed_since(&w->last_flush) >= wait) {
+    return mbs_output_flush(w, err);
+  }
+  return MBS_OK;
+}
+
+mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
+  if (!w) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer");
+  }
+  mbsStatus st = MBS_OK;
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+
+  /* every buffered row, then data and metadata to the operating system */
+  for (int i = 0; i < S_COUNT; i++) {
+    if (series_write(&w->s[i]) < 0) {
+      st = h5_fail(err, w->path, "write dataset", series_path[i]);
+      goto done;
+    }
+  }
+  if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
+    st = h5_fail(err, w->path, "flush", w->path);
+    goto done;
+  }
+
+  /* the sidecar lists exactly the records now in the file */
+  if (w->xmf_path) {
+    st = mbs_xdmf_write(w->xmf_path, w->h5_name, w->nbody, w->count, w->time, err);
+  }
+
+done:
+  /* the interval counts from the end of this flush; its cost paces the next one */
+  w->flush_cost = elapsed_since(&start);
+  clock_gettime(CLOCK_MONOTONIC, &w->last_flush);
+  return st;
+}
+
+mbsStatus mbs_output_set_status(mbsWriter *w, const char *status, mbsError *err) {
+  if (!w || !status) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer or no status");
+  }
+
+  /* HDF5 1.10 never frees the old string of a rewritten variable-length attribute
+   * (about its length + 20 bytes stay in the file), so an unchanged status is not
+   * rewritten and the file grows only when the status really changes */
+  if (strcmp(status, w->status) != 0) {
+    size_t len = strlen(status);
+    char *copy = malloc(len + 1);
+    if (!copy) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing '%s'", w->path);
+    }
+    memcpy(copy, status, len + 1);
+    if (attr_string(w->file, "status", copy) < 0) {
+      free(copy);
+      return h5_fail(err, w->path, "write root attribute", "status");
+    }
+    free(w->status);
+    w->status = copy;
+  }
+  return mbs_output_flush(w, err);
+}
+
+long mbs_output_count(const mbsWriter *w) {
+  return w ? w->count : 0;
+}
+
+mbsStatus mbs_output_close(mbsWriter *w, mbsError *err) {
+  if (!w) {
+    return MBS_OK;
+  }
+
+  /* the first error wins; everything is released in any case */
+  mbsStatus st = mbs_output_flush(w, err);
+  char path[MBS_ERROR_MSG_MAX];
+  snprintf(path, sizeof(path), "%s", w->path);
+  if (writer_free(w) < 0 && st == MBS_OK) {
+    st = h5_fail(err, path, "close", path);
+  }
+  return st;
+}
+
+void mbs_output_set_flush_interval(mbsWriter *w, double seconds) {
+  if (!w) {
+    return;
+  }
+  /* NaN or negative: flush at every append; +inf: only on request */
+  w->flush_interval = (isnan(seconds) || seconds < 0.0) ? 0.0 : seconds;
+}

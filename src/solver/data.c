@@ -1,0 +1,62 @@
+/* data.c: the run state and its workspace, allocated once per run */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/solver.h"
+#include "solver/linsolve.h"
+
+mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
+  mbsData *d = calloc(1, sizeof(mbsData));
+  if (!d) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NULL;
+  }
+  size_t nq = (size_t)(m->nq > 0 ? m->nq : 1), nc = (size_t)(m->ncon > 0 ? m->ncon : 1);
+  size_t ns = (size_t)(m->nsys > 0 ? m->nsys : 1), nb = (size_t)(m->nbody > 0 ? m->nbody : 1);
+  d->q = calloc(nq, sizeof(double));
+  d->v = calloc(nq, sizeof(double));
+  d->mu = calloc(nc, sizeof(double));
+  d->q_prev = calloc(nq, sizeof(double));
+  d->v_prev = calloc(nq, sizeof(double));
+  d->res = calloc(ns, sizeof(double));
+  d->dx = calloc(ns, sizeof(double));
+  d->jac = calloc((size_t)(m->jac_nnz > 0 ? m->jac_nnz : 1), sizeof(double));
+  d->qm = calloc(nq, sizeof(double));
+  d->vm = calloc(nq, sizeof(double));
+  d->qlam = calloc(nq, sizeof(double));
+  d->rscale = calloc(nq, sizeof(double));
+  d->body_pos = calloc(3 * nb, sizeof(double));
+  d->body_rot = calloc(9 * nb, sizeof(double));
+  d->body_vel = calloc(3 * nb, sizeof(double));
+  d->body_omega = calloc(3 * nb, sizeof(double));
+  d->joint_reaction = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
+  if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
+      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->body_pos || !d->body_rot || !d->body_vel ||
+      !d->body_omega || !d->joint_reaction) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    mbs_data_destroy(d);
+    return NULL;
+  }
+  d->ls = mbs_linsolve_create(m->nsys, m->jac_colptr, m->jac_rowind, err);
+  if (!d->ls) {
+    mbs_data_destroy(d);
+    return NULL;
+  }
+  memcpy(d->q, m->q0, (size_t)m->nq * sizeof(double));
+  memcpy(d->v, m->v0, (size_t)m->nq * sizeof(double));
+  return d;
+}
+
+void mbs_data_destroy(mbsData *d) {
+  if (!d) {
+    return;
+  }
+  mbs_linsolve_destroy(d->ls);
+  void *ptrs[] = {d->q,        d->v,        d->mu,       d->q_prev,     d->v_prev,        d->res,
+                  d->dx,       d->jac,      d->qm,       d->vm,         d->qlam,          d->rscale,
+                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  free(d);
+}

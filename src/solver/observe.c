@@ -1,0 +1,145 @@
+/* observe.c: energies, momenta, constraint violation and body kinematics (FORMAT.md) */
+#include <string.h>
+
+#include "mbsim/elements.h"
+#include "mbsim/solver.h"
+#include "util/vec3.h"
+
+/* resultant of -lambda_r grad g_r on the nodes of body b: force F and torque about the
+ * point p = phi + c^i d_i (c in director coordinates), M = d_i x f^i + (phi - p) x F
+ * (seed 000 eq. 33); q is where the step evaluated the constraint forces */
+static void body_resultant(const mbsModel *m, const mbsData *d, int j, int b, const double *q,
+                           const double *p_world, double F[3], double M[3]) {
+  double grad[3 * MBS_CON_MAXNODE], gen[4][3];
+  memset(gen, 0, sizeof(gen));
+  int n0 = m->body_node[b];
+  double dt2 = d->last_dt * d->last_dt;
+  for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
+    const mbsConRow *row = &m->con[r];
+    double lambda = d->mu[r] / dt2;
+    mbs_con_eval(row, q, grad);
+    for (int k = 0; k < row->nnode; k++) {
+      int li = row->node[k] - n0;
+      if (li >= 0 && li < 4 && (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
+        vaxpy(gen[li], -lambda, grad + 3 * k);
+      }
+    }
+  }
+  vcopy(F, gen[0]);
+  const double *phi = q + 3 * n0;
+  double arm[3], t[3];
+  vsub(arm, phi, p_world);
+  vcross(M, arm, F);
+  if (m->body_type[b] == MBS_BODY_RIGID) {
+    for (int i = 1; i < 4; i++) {
+      vcross(t, q + 3 * (n0 + i), gen[i]);
+      vaxpy(M, 1.0, t);
+    }
+  }
+}
+
+void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
+  const double *q = d->step > 0 ? d->qm : d->q;
+  for (int j = 0; j < m->njoint; j++) {
+    double *out = d->joint_reaction + 6 * j;
+    memset(out, 0, 6 * sizeof(double));
+    if (d->step == 0 || d->last_dt <= 0.0) {
+      continue;
+    }
+    int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double *c = m->joint_point + 3 * j;
+    double p[3];
+    if (b2 >= 0 && m->body_node[b2] >= 0) {
+      /* the joint point fixed to body 2 at the evaluation configuration */
+      int n0 = m->body_node[b2];
+      vcopy(p, q + 3 * n0);
+      if (m->body_type[b2] == MBS_BODY_RIGID) {
+        for (int i = 0; i < 3; i++) {
+          vaxpy(p, c[i], q + 3 * (n0 + 1 + i));
+        }
+      }
+      body_resultant(m, d, j, b2, q, p, out, out + 3);
+    } else {
+      /* body 2 is static: minus what the joint exerts on body 1 (action and reaction) */
+      vcopy(p, c);
+      body_resultant(m, d, j, b1, q, p, out, out + 3);
+      for (int i = 0; i < 6; i++) {
+        out[i] = -out[i];
+      }
+    }
+  }
+}
+
+void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
+  memset(o, 0, sizeof(*o));
+  const double *q = d->q, *v = d->v;
+  /* T = 1/2 v . M v; J = sum_ab M^ab q_a x v_b (seed 000 eq. 55); L = sum_ab M^ab v_b over
+   * position nodes a only (for a rigid body M v_phi + e^i v_i, seed 000 eq. 24) */
+  for (int e = 0; e < m->nmass; e++) {
+    int a = m->mass_a[e], b = m->mass_b[e];
+    double w = m->mass_val[e], jx[3];
+    const double *qa = q + 3 * a, *qb = q + 3 * b, *va = v + 3 * a, *vb = v + 3 * b;
+    if (a == b) {
+      o->kinetic += 0.5 * w * vdot(va, va);
+      if (m->node_position[a]) {
+        vaxpy(o->linear_momentum, w, va);
+      }
+      vcross(jx, qa, va);
+      vaxpy(o->angular_momentum, w, jx);
+    } else {
+      o->kinetic += w * vdot(va, vb);
+      if (m->node_position[a]) {
+        vaxpy(o->linear_momentum, w, vb);
+      }
+      if (m->node_position[b]) {
+        vaxpy(o->linear_momentum, w, va);
+      }
+      vcross(jx, qa, vb);
+      vaxpy(o->angular_momentum, w, jx);
+      vcross(jx, qb, va);
+      vaxpy(o->angular_momentum, w, jx);
+    }
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElementKindTable *kind = mbs_element_kind(m->elem[k].kind);
+    if (kind->potential) {
+      o->potential += kind->potential(m, &m->elem[k], q);
+    }
+  }
+  o->external_work = d->external_work;
+  o->dissipated = d->dissipated;
+  o->violation = mbs_constraint_violation(m, q, NULL);
+  mbs_joint_reactions(m, d);
+  /* bodies: centre x_c = phi - r^i d_i, v_c = v_phi - r^i v_i, omega = 1/2 d_i x v_i */
+  for (int b = 0; b < m->nbody; b++) {
+    double *pos = d->body_pos + 3 * b, *R = d->body_rot + 9 * b;
+    double *vel = d->body_vel + 3 * b, *om = d->body_omega + 3 * b;
+    int n0 = m->body_node[b];
+    memset(om, 0, 3 * sizeof(double));
+    if (n0 < 0) {
+      memcpy(pos, m->body_pos0 + 3 * b, 3 * sizeof(double));
+      memcpy(R, m->body_R0 + 9 * b, 9 * sizeof(double));
+      memset(vel, 0, 3 * sizeof(double));
+      continue;
+    }
+    vcopy(pos, q + 3 * n0);
+    vcopy(vel, v + 3 * n0);
+    memset(R, 0, 9 * sizeof(double));
+    if (m->body_type[b] != MBS_BODY_RIGID) {
+      R[0] = R[4] = R[8] = 1.0;
+      continue;
+    }
+    const double *r = m->body_ref + 3 * b;
+    for (int i = 0; i < 3; i++) {
+      const double *di = q + 3 * (n0 + 1 + i), *vi = v + 3 * (n0 + 1 + i);
+      double w[3];
+      vaxpy(pos, -r[i], di);
+      vaxpy(vel, -r[i], vi);
+      vcross(w, di, vi);
+      vaxpy(om, 0.5, w);
+      for (int c = 0; c < 3; c++) {
+        R[3 * c + i] = di[c];
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+"""Helpers shared by the integration tests: run mbsim-run, read its HDF5 output."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MBSIM = os.environ.get("MBSIM", os.path.join(ROOT, "build", "mbsim-run"))
+QUICK = os.environ.get("QUICK", "") not in ("", "0")
+TMP = tempfile.mkdtemp(prefix="mbsim-test-")
+failures = []
+
+
+def deck(name):
+    return os.path.join(ROOT, "decks", name)
+
+
+def run(deck_path, *args, out=None, check=True, timeout=600):
+    """Run mbsim-run; return (returncode, stdout, stderr, output path)."""
+    if out is None:
+        out = os.path.join(TMP, "run%d.h5" % len(os.listdir(TMP)))
+    cmd = [MBSIM, deck_path, "-o", out, "--quiet"] + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
+    return p.returncode, p.stdout, p.stderr, out
+
+
+def load(path):
+    """Every dataset of a result as numpy arrays, plus the root attributes."""
+    res = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                res[name] = obj[()]
+        f.visititems(visit)
+        res["attrs"] = {k: f.attrs[k] for k in f.attrs}
+        res["q_names"] = [n.decode() if isinstance(n, bytes) else n
+                          for n in f["state/q"].attrs["names"]]
+    return res
+
+
+def energy_error(r):
+    """Relative energy error of FORMAT.md."""
+    E = r["energy/total"] - r["energy/external_work"] + r["energy/dissipated"]
+    denom = max(abs(E[0]), np.max(r["energy/kinetic"]))
+    return np.max(np.abs(E - E[0])) / denom
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def done():
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,60 @@
+"""double_pendulum.yaml against an independent reference: the minimal-coordinate
+(two-angle) Lagrange equations solved by scipy at rtol 1e-12."""
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from common import check, deck, done, energy_error, load, run, QUICK
+
+m1 = m2 = 1.0
+L1 = L2 = 1.0
+g = 9.81
+
+
+def rhs(t, y):
+    th1, th2, w1, w2 = y
+    c, s = np.cos(th1 - th2), np.sin(th1 - th2)
+    M = np.array([[(m1 + m2) * L1 ** 2, m2 * L1 * L2 * c],
+                  [m2 * L1 * L2 * c, m2 * L2 ** 2]])
+    f = np.array([-m2 * L1 * L2 * s * w2 ** 2 - (m1 + m2) * g * L1 * np.sin(th1),
+                  m2 * L1 * L2 * s * w1 ** 2 - m2 * g * L2 * np.sin(th2)])
+    a = np.linalg.solve(M, f)
+    return [w1, w2, a[0], a[1]]
+
+
+def positions(th1, th2):
+    x1 = L1 * np.sin(th1)
+    z1 = -L1 * np.cos(th1)
+    return x1, z1, x1 + L2 * np.sin(th2), z1 - L2 * np.cos(th2)
+
+
+T = 3.0
+errors = []
+for dt in (1e-3, 5e-4):
+    _, _, _, out = run(deck("double_pendulum.yaml"), "--t-end", str(T), "--dt", str(dt),
+                       "--set", "output.every=1")
+    r = load(out)
+    t = r["time"]
+    # both angles start horizontal (pi/2 from the downward vertical), at rest
+    sol = solve_ivp(rhs, (0, T), [np.pi / 2, np.pi / 2, 0, 0], t_eval=t, rtol=1e-12,
+                    atol=1e-12, method="DOP853")
+    x1, z1, x2, z2 = positions(sol.y[0], sol.y[1])
+    pos = r["bodies/position"]
+    err = max(np.max(np.abs(pos[:, 0, 0] - x1)), np.max(np.abs(pos[:, 0, 2] - z1)),
+              np.max(np.abs(pos[:, 1, 0] - x2)), np.max(np.abs(pos[:, 1, 2] - z2)))
+    errors.append(err)
+    print("dt = %g: max position error on [0, %g] = %.3e" % (dt, T, err))
+check(errors[0] <= 1e-4, "positions agree with the scipy reference to 1e-4 at dt = 1e-3 "
+      "(%.2e)" % errors[0])
+ratio = errors[0] / errors[1]
+check(3.5 <= ratio <= 4.5, "error falls by about 4 when dt is halved (ratio %.3f)" % ratio)
+
+# the whole run: energy and constraints
+if not QUICK:
+    _, _, _, out = run(deck("double_pendulum.yaml"))
+    r = load(out)
+    e = energy_error(r)
+    check(e <= 1e-9, "em relative energy error over [0, 10] <= 1e-9 (%.2e)" % e)
+    v = np.max(r["constraints/violation"])
+    check(v <= 1e-10, "constraint violation <= 1e-10 (%.2e)" % v)
+    check(r["attrs"]["status"] == "completed", "status completed")
+done()

@@ -1,0 +1,844 @@
+/* test_output.c: the HDF5 result writer (FORMAT.md): shapes, values, attributes, chunking
+ * and filters read back with the HDF5 C API; status and records visible after a flush
+ * while the writer is still open; the XDMF sidecar; clean failures; no leaked HDF5 ids. */
+#include <check.h>
+#include <dirent.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mbsim/output.h"
+
+#define NQ 4
+#define NB 2
+#define NJ 1
+
+/* ---------- fixture: a scratch directory and a record with known values ---------- */
+
+static char tmpdir[64];
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/mbs_test_output_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+  DIR *d = opendir(tmpdir);
+  if (d) {
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+        snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
+        remove(p);
+      }
+    }
+    closedir(d);
+  }
+  rmdir(tmpdir);
+}
+
+static void path_in(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "%s/%s", tmpdir, name);
+}
+
+static const char *const coord_names[NQ] = {"link1.x", "link1.d2.z", "mass.y", "\xc3\xbc.x"};
+static const char *const body_names[NB] = {"link1", "mass"};
+static const char *const joint_names[NJ] = {"hinge"};
+
+static mbsOutputInfo make_info(int nq, int nb, int nj, int xdmf) {
+  mbsOutputInfo info = {
+      .version = "0.1.0",
+      .title = "test run",
+      .deck_text = "title: test run\nbodies: []\n",
+      .integrator = "em",
+      .integrator_reason = "conservative system",
+      .dt = 1e-3,
+      .t_end = 2.5,
+      .n_coordinates = nq,
+      .n_constraints = 3,
+      .n_dof = 5,
+      .coordinate_names = nq > 0 ? coord_names : NULL,
+      .nbody = nb,
+      .body_names = nb > 0 ? body_names : NULL,
+      .write_xdmf = xdmf,
+      .njoint = nj,
+      .joint_names = nj > 0 ? joint_names : NULL,
+  };
+  return info;
+}
+
+/* the known values of record k */
+static double val_q(long k, int i) {
+  return (double)k + 0.001 * i;
+}
+static double val_v(long k, int i) {
+  return -(double)k + 0.002 * i;
+}
+static double val_pos(long k, int b, int i) {
+  return 1000.0 * b + (double)k + 0.1 * i;
+}
+static double val_rot(long k, int b, int r, int c) {
+  return 100.0 * b + 10 * r + c + 1e-3 * k;
+}
+static double val_vel(long k, int b, int i) {
+  return 2.0 * k + b + 0.1 * i;
+}
+static double val_angvel(long k, int b, int i) {
+  return 3.0 * k - b - 0.1 * i;
+}
+static double val_reaction(long k, int j, int i) {
+  return (double)k + 10 * j + i;
+}
+
+typedef struct {
+  double q[NQ], v[NQ];
+  double pos[NB * 3], rot[NB * 9], vel[NB * 3], angvel[NB * 3];
+  double reaction[NJ * 6];
+  mbsRecord rec;
+} recordBuf;
+
+static const mbsRecord *make_record(recordBuf *rb, long k) {
+  for (int i = 0; i < NQ; i++) {
+    rb->q[i] = val_q(k, i);
+    rb->v[i] = val_v(k, i);
+  }
+  for (int b = 0; b < NB; b++) {
+    for (int i = 0; i < 3; i++) {
+      rb->pos[b * 3 + i] = val_pos(k, b, i);
+      rb->vel[b * 3 + i] = val_vel(k, b, i);
+      rb->angvel[b * 3 + i] = val_angvel(k, b, i);
+      for (int c = 0; c < 3; c++) {
+        rb->rot[b * 9 + i * 3 + c] = val_rot(k, b, i, c);
+      }
+    }
+  }
+  for (int j = 0; j < NJ; j++) {
+    for (int i = 0; i < 6; i++) {
+      rb->reaction[j * 6 + i] = val_reaction(k, j, i);
+    }
+  }
+  mbsRecord r = {
+      .time = 0.01 * k,
+      .kinetic = 1.0 + k,
+      .potential = -0.5 * k,
+      .external_work = 0.25 * k,
+      .dissipated = 0.125 * k,
+      .linear_momentum = {k, k + 0.1, k + 0.2},
+      .angular_momentum = {-k, -k - 0.1, -k - 0.2},
+      .violation = 1e-12 * k,
+      .iterations = (int)(k % 7),
+      .q = rb->q,
+      .v = rb->v,
+      .body_position = rb->pos,
+      .body_orientation = rb->rot,
+      .body_velocity = rb->vel,
+      .body_angular_velocity = rb->angvel,
+      .joint_reaction = rb->reaction,
+  };
+  rb->rec = r;
+  return &rb->rec;
+}
+
+static long open_ids(void) {
+  return (long)H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
+}
+
+/* ---------- reading back ---------- */
+
+/* rank and dims of a dataset */
+static int dset_dims(hid_t file, const char *path, hsize_t *dims) {
+  hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  ck_assert_msg(d >= 0, "dataset %s missing", path);
+  hid_t s = H5Dget_space(d);
+  int rank = H5Sget_simple_extent_dims(s, dims, NULL);
+  H5Sclose(s);
+  H5Dclose(d);
+  return rank;
+}
+
+/* the whole float64 dataset (caller frees) */
+static double *read_doubles(hid_t file, const char *path, size_t expect_elems) {
+  hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  ck_assert_msg(d >= 0, "dataset %s missing", path);
+  hid_t s = H5Dget_space(d);
+  size_t n = (size_t)H5Sget_simple_extent_npoints(s);
+  ck_assert_msg(n == expect_elems, "%s: %zu elements, expected %zu", path, n, expect_elems);
+  double *buf = malloc((n > 0 ? n : 1) * sizeof(double));
+  ck_assert_ptr_nonnull(buf);
+  if (n > 0) {
+    ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+  }
+  H5Sclose(s);
+  H5Dclose(d);
+  return buf;
+}
+
+/* a scalar string attribute, checked to be variable-length UTF-8 (caller frees) */
+static char *read_string_attr(hid_t loc, const char *name) {
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  ck_assert_msg(a >= 0, "attribute %s missing", name);
+  hid_t ft = H5Aget_type(a);
+  ck_assert_int_eq(H5Tget_class(ft), H5T_STRING);
+  ck_assert_int_gt(H5Tis_variable_str(ft), 0);
+  ck_assert_int_eq(H5Tget_cset(ft), H5T_CSET_UTF8);
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  H5Tset_size(mt, H5T_VARIABLE);
+  H5Tset_cset(mt, H5T_CSET_UTF8);
+  char *value = NULL;
+  ck_assert_int_ge(H5Aread(a, mt, &value), 0);
+  char *copy = strdup(value);
+  H5free_memory(value);
+  H5Tclose(mt);
+  H5Tclose(ft);
+  H5Aclose(a);
+  return copy;
+}
+
+static void check_string_attr(hid_t loc, const char *name, const char *expect) {
+  char *v = read_string_attr(loc, name);
+  ck_assert_str_eq(v, expect);
+  free(v);
+}
+
+static double read_double_attr(hid_t loc, const char *name) {
+  double v = NAN;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  ck_assert_msg(a >= 0, "attribute %s missing", name);
+  ck_assert_int_ge(H5Aread(a, H5T_NATIVE_DOUBLE, &v), 0);
+  H5Aclose(a);
+  return v;
+}
+
+static int read_int_attr(hid_t loc, const char *name) {
+  int v = -1;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  ck_assert_msg(a >= 0, "attribute %s missing", name);
+  ck_assert_int_ge(H5Aread(a, H5T_NATIVE_INT, &v), 0);
+  H5Aclose(a);
+  return v;
+}
+
+/* n strings of a vector attribute or dataset, compared with expect */
+static void check_strings(hid_t obj, int is_attr, const char *const *expect, int n) {
+  hid_t space = is_attr ? H5Aget_space(obj) : H5Dget_space(obj);
+  ck_assert_int_eq(H5Sget_simple_extent_npoints(space), n);
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  H5Tset_size(mt, H5T_VARIABLE);
+  H5Tset_cset(mt, H5T_CSET_UTF8);
+  char *values[8] = {0};
+  ck_assert_int_le(n, 8);
+  if (n > 0) {
+    herr_t rc = is_attr ? H5Aread(obj, mt, values)
+                        : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);
+    ck_assert_int_ge(rc, 0);
+  }
+  for (int i = 0; i < n; i++) {
+    ck_assert_str_eq(values[i], expect[i]);
+    H5free_memory(values[i]);
+  }
+  H5Tclose(mt);
+  H5Sclose(space);
+}
+
+static void check_names_attr(hid_t file, const char *dset, const char *const *expect, int n) {
+  hid_t d = H5Dopen2(file, dset, H5P_DEFAULT);
+  ck_assert_int_ge(d, 0);
+  hid_t a = H5Aopen(d, "names", H5P_DEFAULT);
+  ck_assert_msg(a >= 0, "%s has no attribute names", dset);
+  check_strings(a, 1, expect, n);
+  H5Aclose(a);
+  H5Dclose(d);
+}
+
+static void check_names_dset(hid_t file, const char *dset, const char *const *expect, int n) {
+  hid_t d = H5Dopen2(file, dset, H5P_DEFAULT);
+  ck_assert_msg(d >= 0, "dataset %s missing", dset);
+  check_strings(d, 0, expect, n);
+  H5Dclose(d);
+}
+
+/* every series holds records 0 .. n-1 with the known values */
+static void check_records(hid_t file, long n, int nq, int nb, int nj) {
+  double *t = read_doubles(file, "/time", (size_t)n);
+  double *ek = read_doubles(file, "/energy/kinetic", (size_t)n);
+  double *ep = read_doubles(file, "/energy/potential", (size_t)n);
+  double *et = read_doubles(file, "/energy/total", (size_t)n);
+  double *ew = read_doubles(file, "/energy/external_work", (size_t)n);
+  double *ed = read_doubles(file, "/energy/dissipated", (size_t)n);
+  double *lin = read_doubles(file, "/momentum/linear", (size_t)n * 3);
+  double *ang = read_doubles(file, "/momentum/angular", (size_t)n * 3);
+  double *viol = read_doubles(file, "/constraints/violation", (size_t)n);
+  double *q = read_doubles(file, "/state/q", (size_t)(n * nq));
+  double *v = read_doubles(file, "/state/v", (size_t)(n * nq));
+  double *pos = read_doubles(file, "/bodies/position", (size_t)(n * nb * 3));
+  double *rot = read_doubles(file, "/bodies/orientation", (size_t)(n * nb * 9));
+  double *vel = read_doubles(file, "/bodies/velocity", (size_t)(n * nb * 3));
+  double *angvel = read_doubles(file, "/bodies/angular_velocity", (size_t)(n * nb * 3));
+  double *reac = read_doubles(file, "/joints/reaction", (size_t)(n * nj * 6));
+
+  /* iterations are int32 in the file */
+  hid_t d = H5Dopen2(file, "/solver/iterations", H5P_DEFAULT);
+  hid_t ft = H5Dget_type(d);
+  ck_assert_int_eq(H5Tget_class(ft), H5T_INTEGER);
+  ck_assert_int_eq((int)H5Tget_size(ft), 4);
+  H5Tclose(ft);
+  int *it = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+  ck_assert_ptr_nonnull(it);
+  if (n > 0) {
+    ck_assert_int_ge(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, it), 0);
+  }
+  H5Dclose(d);
+
+  for (long k = 0; k < n; k++) {
+    ck_assert_double_eq(t[k], 0.01 * k);
+    ck_assert_double_eq(ek[k], 1.0 + k);
+    ck_assert_double_eq(ep[k], -0.5 * k);
+    ck_assert_double_eq(et[k], (1.0 + k) + (-0.5 * k));
+    ck_assert_double_eq(ew[k], 0.25 * k);
+    ck_assert_double_eq(ed[k], 0.125 * k);
+    ck_assert_double_eq(viol[k], 1e-12 * k);
+    ck_assert_int_eq(it[k], (int)(k % 7));
+    for (int i = 0; i < 3; i++) {
+      ck_assert_double_eq(lin[k * 3 + i], (double)k + 0.1 * i);
+      ck_assert_double_eq(ang[k * 3 + i], -(double)k - 0.1 * i);
+    }
+    for (int i = 0; i < nq; i++) {
+      ck_assert_double_eq(q[k * nq + i], val_q(k, i));
+      ck_assert_double_eq(v[k * nq + i], val_v(k, i));
+    }
+    for (int b = 0; b < nb; b++) {
+      for (int i = 0; i < 3; i++) {
+        long at = (k * nb + b) * 3 + i;
+        ck_assert_double_eq(pos[at], val_pos(k, b, i));
+        ck_assert_double_eq(vel[at], val_vel(k, b, i));
+        ck_assert_double_eq(angvel[at], val_angvel(k, b, i));
+        for (int c = 0; c < 3; c++) {
+          ck_assert_double_eq(rot[((k * nb + b) * 3 + i) * 3 + c], val_rot(k, b, i, c));
+        }
+      }
+    }
+    for (int j = 0; j < nj; j++) {
+      for (int i = 0; i < 6; i++) {
+        ck_assert_double_eq(reac[(k * nj + j) * 6 + i], val_reaction(k, j, i));
+      }
+    }
+  }
+  free(it);
+  free(reac);
+  free(angvel);
+  free(vel);
+  free(rot);
+  free(pos);
+  free(v);
+  free(q);
+  free(viol);
+  free(ang);
+  free(lin);
+  free(ed);
+  free(ew);
+  free(et);
+  free(ep);
+  free(ek);
+  free(t);
+}
+
+/* byte copy of a file: what a process killed at this moment would leave on disk */
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb");
+  ck_assert_ptr_nonnull(in);
+  FILE *out = fopen(to, "wb");
+  ck_assert_ptr_nonnull(out);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+    ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+  }
+  fclose(in);
+  ck_assert_int_eq(fclose(out), 0);
+}
+
+/* the whole text of a file (caller frees), NULL if missing */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    return NULL;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+static long count_substr(const char *s, const char *sub) {
+  long n = 0;
+  for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) {
+    n++;
+  }
+  return n;
+}
+
+static long xmf_grids(const char *xmf_path) {
+  char *s = slurp(xmf_path);
+  ck_assert_msg(s != NULL, "no XDMF file %s", xmf_path);
+  long n = count_substr(s, "GridType=\"Uniform\"");
+  free(s);
+  return n;
+}
+
+static long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* ---------- tests ---------- */
+
+/* 1000 records with known values, read back with the C API */
+START_TEST(test_roundtrip) {
+  char path[256];
+  path_in(path, sizeof(path), "run.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  recordBuf rb;
+  for (long k = 0; k < 1000; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    /* an explicit flush off the chunk grid: later blocks must continue seamlessly */
+    if (k == 332) {
+      ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
+    }
+  }
+  ck_assert_int_eq(mbs_output_count(w), 1000);
+  ck_assert_int_eq(mbs_output_set_status(w, "completed", &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(open_ids(), 0);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+
+  /* root attributes */
+  check_string_attr(f, "format", "mbsim-run/1");
+  check_string_attr(f, "status", "completed");
+  check_string_attr(f, "version", "0.1.0");
+  check_string_attr(f, "title", "test run");
+  check_string_attr(f, "deck", "title: test run\nbodies: []\n");
+  check_string_attr(f, "integrator", "em");
+  check_string_attr(f, "integrator_reason", "conservative system");
+  ck_assert_double_eq(read_double_attr(f, "dt"), 1e-3);
+  ck_assert_double_eq(read_double_attr(f, "t_end"), 2.5);
+  ck_assert_int_eq(read_int_attr(f, "n_coordinates"), NQ);
+  ck_assert_int_eq(read_int_attr(f, "n_constraints"), 3);
+  ck_assert_int_eq(read_int_attr(f, "n_dof"), 5);
+
+  /* shapes */
+  hsize_t dims[4];
+  ck_assert_int_eq(dset_dims(f, "/time", dims), 1);
+  ck_assert_uint_eq(dims[0], 1000);
+  ck_assert_int_eq(dset_dims(f, "/momentum/angular", dims), 2);
+  ck_assert_uint_eq(dims[1], 3);
+  ck_assert_int_eq(dset_dims(f, "/state/q", dims), 2);
+  ck_assert_uint_eq(dims[0], 1000);
+  ck_assert_uint_eq(dims[1], NQ);
+  ck_assert_int_eq(dset_dims(f, "/bodies/position", dims), 3);
+  ck_assert_uint_eq(dims[1], NB);
+  ck_assert_uint_eq(dims[2], 3);
+  ck_assert_int_eq(dset_dims(f, "/bodies/orientation", dims), 4);
+  ck_assert_uint_eq(dims[0], 1000);
+  ck_assert_uint_eq(dims[1], NB);
+  ck_assert_uint_eq(dims[2], 3);
+  ck_assert_uint_eq(dims[3], 3);
+  ck_assert_int_eq(dset_dims(f, "/joints/reaction", dims), 3);
+  ck_assert_uint_eq(dims[1], NJ);
+  ck_assert_uint_eq(dims[2], 6);
+
+  /* values, labels */
+  check_records(f, 1000, NQ, NB, NJ);
+  check_names_attr(f, "/state/q", coord_names, NQ);
+  check_names_attr(f, "/state/v", coord_names, NQ);
+  check_names_dset(f, "/bodies/names", body_names, NB);
+  check_names_dset(f, "/joints/names", joint_names, NJ);
+
+  /* /state/q: unlimited along time, chunked, shuffle + deflate */
+  hid_t d = H5Dopen2(f, "/state/q", H5P_DEFAULT);
+  hid_t s = H5Dget_space(d);
+  hsize_t maxdims[2];
+  H5Sget_simple_extent_dims(s, dims, maxdims);
+  ck_assert(maxdims[0] == H5S_UNLIMITED);
+  ck_assert_uint_eq(maxdims[1], NQ);
+  hid_t dcpl = H5Dget_create_plist(d);
+  ck_assert_int_eq(H5Pget_layout(dcpl), H5D_CHUNKED);
+  hsize_t chunk[2];
+  ck_assert_int_eq(H5Pget_chunk(dcpl, 2, chunk), 2);
+  ck_assert_uint_eq(chunk[0], 65536 / (NQ * 8));
+  ck_assert_uint_eq(chunk[1], NQ);
+  unsigned flags;
+  size_t nelmts = 1;
+  unsigned level = 0;
+  ck_assert_int_ge(
+      H5Pget_filter_by_id2(dcpl, H5Z_FILTER_SHUFFLE, &flags, NULL, NULL, 0, NULL, NULL), 0);
+  ck_assert_int_ge(
+      H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &nelmts, &level, 0, NULL, NULL), 0);
+  ck_assert_uint_eq(level, 4);
+  H5Pclose(dcpl);
+  H5Sclose(s);
+  H5Dclose(d);
+
+  ck_assert_int_ge(H5Fclose(f), 0);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* after a flush the file on disk opens with every record so far and status "running",
+ * while the writer still has it open (read from a byte copy: HDF5 locks the original) */
+START_TEST(test_running_after_flush) {
+  char path[256], copy[256], xmf[256];
+  path_in(path, sizeof(path), "live.h5");
+  path_in(copy, sizeof(copy), "copy.h5");
+  path_in(xmf, sizeof(xmf), "live.xmf");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, INFINITY);
+
+  /* right after create: no records, status running */
+  copy_file(path, copy);
+  hid_t f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_string_attr(f, "status", "running");
+  check_records(f, 0, NQ, NB, NJ);
+  H5Fclose(f);
+  ck_assert_int_eq(xmf_grids(xmf), 0);
+
+  /* 10 records, flush */
+  recordBuf rb;
+  for (long k = 0; k < 10; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
+  copy_file(path, copy);
+  f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_string_attr(f, "status", "running");
+  check_string_attr(f, "format", "mbsim-run/1");
+  check_records(f, 10, NQ, NB, NJ);
+  H5Fclose(f);
+  ck_assert_int_eq(xmf_grids(xmf), 10);
+
+  /* 7 more, then a status change (which flushes) */
+  for (long k = 10; k < 17; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=0.16", &err), MBS_OK);
+  copy_file(path, copy);
+  f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_string_attr(f, "status", "interrupted at t=0.16");
+  check_records(f, 17, NQ, NB, NJ);
+  H5Fclose(f);
+  ck_assert_int_eq(xmf_grids(xmf), 17);
+
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* flush interval 0: every append reaches the disk; many flushes keep values and size sane */
+START_TEST(test_flush_every_append) {
+  char path[256], copy[256];
+  path_in(path, sizeof(path), "each.h5");
+  path_in(copy, sizeof(copy), "copy.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, 0.0);
+  recordBuf rb;
+  for (long k = 0; k < 3; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  copy_file(path, copy);
+  hid_t f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_records(f, 3, NQ, NB, NJ);
+  H5Fclose(f);
+
+  /* then explicit flushes off the chunk grid (a flush compresses every partial chunk,
+   * about 5 ms here, so 2000 of them would only slow the test down) */
+  mbs_output_set_flush_interval(w, INFINITY);
+  for (long k = 3; k < 2000; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    if (k % 97 == 0) {
+      ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
+    }
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_records(f, 2000, NQ, NB, NJ);
+  H5Fclose(f);
+
+  /* 2000 records hold about 1 MB of doubles; rewritten partial chunks must not pile up */
+  ck_assert_int_lt(file_size(path), 2L << 20);
+  ck_assert_int_eq(open_ids(), 0);
+  char xmf[256];
+  path_in(xmf, sizeof(xmf), "each.xmf");
+  ck_assert_int_ne(access(xmf, F_OK), 0);
+}
+END_TEST
+
+/* rewriting the same status does not grow the file */
+START_TEST(test_status_rewrite) {
+  char path[256];
+  path_in(path, sizeof(path), "status.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=1.5", &err), MBS_OK);
+  long size = file_size(path);
+  for (int i = 0; i < 1000; i++) {
+    ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=1.5", &err), MBS_OK);
+  }
+  ck_assert_int_eq(file_size(path), size);
+  ck_assert_int_eq(mbs_output_set_status(w, "failed: Newton did not converge at t=1.5", &err),
+                   MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_string_attr(f, "status", "failed: Newton did not converge at t=1.5");
+  H5Fclose(f);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* a file that cannot be created: NULL, a message naming the path and why, nothing left */
+START_TEST(test_create_fails) {
+  char path[256];
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+
+  path_in(path, sizeof(path), "missing/out.h5");
+  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "cannot create output file '"));
+  ck_assert_ptr_nonnull(strstr(err.msg, path));
+  ck_assert_msg(strstr(err.msg, "does not exist") != NULL, "message: %s", err.msg);
+
+  /* the parent is a regular file */
+  char plain[256];
+  path_in(plain, sizeof(plain), "plain.txt");
+  FILE *fp = fopen(plain, "w");
+  ck_assert_ptr_nonnull(fp);
+  fclose(fp);
+  path_in(path, sizeof(path), "plain.txt/out.h5");
+  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
+  ck_assert_msg(strstr(err.msg, "is not a directory") != NULL, "message: %s", err.msg);
+
+  /* the path is a directory */
+  ck_assert_ptr_null(mbs_output_create(tmpdir, &info, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
+  ck_assert_msg(strstr(err.msg, "is a directory") != NULL, "message: %s", err.msg);
+
+  /* no permission (meaningless as root, who may write anywhere) */
+  if (geteuid() != 0) {
+    char ro[256];
+    path_in(ro, sizeof(ro), "ro");
+    ck_assert_int_eq(mkdir(ro, 0555), 0);
+    path_in(path, sizeof(path), "ro/out.h5");
+    ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+    ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
+    ck_assert_msg(strstr(err.msg, "permission") != NULL, "message: %s", err.msg);
+    rmdir(ro);
+  }
+
+  /* bad arguments */
+  ck_assert_ptr_null(mbs_output_create(NULL, &info, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+  mbsOutputInfo bad = make_info(NQ, NB, NJ, 0);
+  bad.coordinate_names = NULL;
+  path_in(path, sizeof(path), "bad.h5");
+  ck_assert_ptr_null(mbs_output_create(path, &bad, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+  ck_assert_int_ne(access(path, F_OK), 0);
+
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* a record without the arrays the sizes call for is refused and not counted */
+START_TEST(test_bad_record) {
+  char path[256];
+  path_in(path, sizeof(path), "bad.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  recordBuf rb;
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  mbsRecord r = *make_record(&rb, 1);
+  r.body_orientation = NULL;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "body_orientation"));
+  ck_assert_int_eq(mbs_output_count(w), 1);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 1), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_records(f, 2, NQ, NB, NJ);
+  H5Fclose(f);
+
+  /* NULL is accepted where the API says so */
+  ck_assert_int_eq(mbs_output_close(NULL, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_count(NULL), 0);
+  mbs_output_set_flush_interval(NULL, 1.0);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* the sidecar: one Uniform grid per flushed record, hyperslabs into the file by basename */
+START_TEST(test_xdmf) {
+  char path[256], xmf[256], tmp[256];
+  path_in(path, sizeof(path), "pendulum.h5");
+  path_in(xmf, sizeof(xmf), "pendulum.xmf");
+  path_in(tmp, sizeof(tmp), "pendulum.xmf.tmp");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, INFINITY);
+  recordBuf rb;
+  for (long k = 0; k < 20; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
+  ck_assert_int_eq(xmf_grids(xmf), 20);
+
+  /* appended but not flushed: the sidecar still lists what the file holds */
+  for (long k = 20; k < 37; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(xmf_grids(xmf), 20);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(xmf_grids(xmf), 37);
+  ck_assert_int_ne(access(tmp, F_OK), 0);
+
+  char *s = slurp(xmf);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(strstr(s, "<Xdmf Version=\"2.0\">"));
+  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\" CollectionType=\"Temporal\""), 1);
+  ck_assert_int_eq(count_substr(s, "<Time Value="), 37);
+  const char *last = strstr(s, "\"record 36\"");
+  ck_assert_ptr_nonnull(last);
+  last = strstr(last, "<Time Value=\"");
+  ck_assert_ptr_nonnull(last);
+  ck_assert_double_eq(strtod(last + strlen("<Time Value=\""), NULL), 0.01 * 36);
+  ck_assert_ptr_nonnull(strstr(s, "TopologyType=\"Polyvertex\" NumberOfElements=\"2\""));
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/position<"), 37);
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/velocity<"), 37);
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/angular_velocity<"), 37);
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/orientation<"), 3 * 37);
+  ck_assert_ptr_null(strstr(s, tmpdir));
+  /* record 36: start, stride, count into [N,nb,3] and column 1 (d2) of [N,nb,3,3] */
+  ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 2 3<"));
+  ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 1 1 2 3 1<"));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 2 3\""));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 2 3 3\""));
+  ck_assert_ptr_nonnull(
+      strstr(s, "<Attribute Name=\"d3\" AttributeType=\"Vector\" Center=\"Node\">"));
+  free(s);
+
+  /* a name without .h5 gets .xmf appended; write_xdmf = 0 writes none */
+  char other[256], other_xmf[256];
+  path_in(other, sizeof(other), "run.hdf5");
+  path_in(other_xmf, sizeof(other_xmf), "run.hdf5.xmf");
+  w = mbs_output_create(other, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(xmf_grids(other_xmf), 0);
+  info.write_xdmf = 0;
+  path_in(other, sizeof(other), "plain.h5");
+  path_in(other_xmf, sizeof(other_xmf), "plain.xmf");
+  w = mbs_output_create(other, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_ne(access(other_xmf, F_OK), 0);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* no coordinates, bodies or joints: datasets with a zero second dimension */
+START_TEST(test_zero_sizes) {
+  char path[256], xmf[256];
+  path_in(path, sizeof(path), "empty.h5");
+  path_in(xmf, sizeof(xmf), "empty.xmf");
+  mbsOutputInfo info = make_info(0, 0, 0, 1);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbsRecord r = {.time = 0.0};
+  for (long k = 0; k < 5; k++) {
+    r.time = 0.01 * k;
+    r.kinetic = 1.0 + k;
+    r.potential = -0.5 * k;
+    r.external_work = 0.25 * k;
+    r.dissipated = 0.125 * k;
+    for (int i = 0; i < 3; i++) {
+      r.linear_momentum[i] = (double)k + 0.1 * i;
+      r.angular_momentum[i] = -(double)k - 0.1 * i;
+    }
+    r.violation = 1e-12 * k;
+    r.iterations = (int)(k % 7);
+    ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  hsize_t dims[4];
+  ck_assert_int_eq(dset_dims(f, "/state/q", dims), 2);
+  ck_assert_uint_eq(dims[0], 5);
+  ck_assert_uint_eq(dims[1], 0);
+  ck_assert_int_eq(dset_dims(f, "/bodies/orientation", dims), 4);
+  ck_assert_uint_eq(dims[0], 5);
+  ck_assert_uint_eq(dims[1], 0);
+  ck_assert_int_eq(dset_dims(f, "/bodies/names", dims), 1);
+  ck_assert_uint_eq(dims[0], 0);
+  check_records(f, 5, 0, 0, 0);
+  check_names_attr(f, "/state/q", NULL, 0);
+  check_names_dset(f, "/bodies/names", NULL, 0);
+  ck_assert_int_eq(read_int_attr(f, "n_coordinates"), 0);
+  H5Fclose(f);
+  ck_assert_int_eq(xmf_grids(xmf), 5);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+Suite *output_suite(void) {
+  Suite *s = suite_create("output");
+  TCase *tc = tcase_create("writer");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_roundtrip);
+  tcase_add_test(tc, test_running_after_flush);
+  tcase_add_test(tc, test_flush_every_append);
+  tcase_add_test(tc, test_status_rewrite);
+  tcase_add_test(tc, test_create_fails);
+  tcase_add_test(tc, test_bad_record);
+  tcase_add_test(tc, test_xdmf);
+  tcase_add_test(tc, test_zero_sizes);
+  suite_add_tcase(s, tc);
+  return s;
+}
