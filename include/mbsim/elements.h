@@ -25,6 +25,24 @@ typedef struct {
    * into Fq and Fv (nq x nq row-major) when not NULL. NULL if none. */
   void (*force)(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
                 double *f, double *Fq, double *Fv);
+  /* 1: the work of `force` is dissipation (dampers: /energy/dissipated), 0: external work of
+   * a load (/energy/external_work) */
+  int dissipative;
+
+  /* Constraint elements own e->ncon rows g(q, t) = 0 beyond the generic quadratic rows
+   * (rheonomic drives, augmentation constraints). NULL for other kinds.
+   * constraint: g (ncon) and, if G is not NULL, G = dg/dq (ncon x nq row-major) at (q, t) */
+  void (*constraint)(const mbsModel *m, const mbsElem *e, const double *q, double t, double *g,
+                     double *G);
+  /* sum_r mu_r d2g_r/dq2 at (q, t) added into H (nq x nq); NULL if g is linear in q */
+  void (*constraint_hessian)(const mbsModel *m, const mbsElem *e, const double *q, double t,
+                             const double *mu, double *H);
+  /* discrete gradient Gbar (ncon x nq) between qa and qb at time t with
+   * Gbar (qb - qa) = g(qb, t) - g(qa, t) exactly, and d(Gbar^T mu)/dqb added into Hb when not
+   * NULL. NULL: the gradient at the midpoint, exact for g at most quadratic in q. */
+  void (*constraint_discrete_gradient)(const mbsModel *m, const mbsElem *e, const double *qa,
+                                       const double *qb, double t, const double *mu, double *Gbar,
+                                       double *Hb);
 } mbsElementKindTable;
 
 /* the table entry of a kind (never NULL for a valid kind) */

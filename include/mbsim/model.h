@@ -16,8 +16,10 @@
 
 /* max vector nodes one constraint row touches (two bodies of four nodes each) */
 #define MBS_CON_MAXNODE 8
-/* max coordinates one element touches (one rigid body) */
-#define MBS_ELEM_MAXQ 12
+/* max coordinates one element touches (two rigid bodies and three scalar coordinates) */
+#define MBS_ELEM_MAXQ 27
+/* max constraint rows of one constraint element */
+#define MBS_ELEM_MAXCON 6
 
 /* One bilateral constraint row, at most quadratic in q (seed 000 eq. 22, 48-49; seed 004
  * eq. 7). With the two linear vector expressions
@@ -50,14 +52,18 @@ typedef struct {
 typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
 #undef MBS_ENUM_ENTRY
 
-#define MBS_ELEM_NPARAM 16
+#define MBS_ELEM_NPARAM 32
 
 /* one element instance */
 typedef struct {
   mbsElemKind kind;
-  int body;                      /* body it acts on */
+  int body;                      /* body it acts on (the first one for two-body elements) */
   int load;                      /* deck load index, or -1 */
-  int nq;                        /* coordinates touched */
+  int joint;                     /* owning joint, or -1 (its constraint rows count for the
+                                    joint's reaction) */
+  int ncon;                      /* constraint rows of a constraint element (else 0) */
+  int con0;                      /* their first global row */
+  int nq;                        /* coordinates touched (body coordinates, then scalars) */
   int qidx[MBS_ELEM_MAXQ];       /* their global indices */
   double param[MBS_ELEM_NPARAM]; /* kind-specific constants (elements.c documents them) */
   int iparam[4];
@@ -65,10 +71,12 @@ typedef struct {
 
 typedef struct mbsModel {
   /* sizes */
-  int nq;    /* coordinates */
-  int nnode; /* vector nodes, nq = 3 nnode */
-  int ncon;  /* bilateral constraint rows */
-  int ndof;  /* nq - ncon (independent constraints assumed) */
+  int nq;      /* coordinates: 3 nnode vector-node coordinates, then nscalar scalars */
+  int nnode;   /* vector nodes */
+  int nscalar; /* scalar coordinates (e.g. augmentation angles, seed 004 sec. 5) */
+  int ncon;    /* bilateral constraint rows: nrow quadratic rows, then element rows */
+  int nrow;    /* generic quadratic rows (con) */
+  int ndof;    /* nq - ncon (independent constraints assumed) */
   int nbody, njoint, nload, nelem;
 
   /* coordinates */
@@ -142,6 +150,8 @@ typedef struct mbsModel {
   int *con_hmap;        /* (npair x 3) CSC slots of the diagonal of block (k, l) */
   int *elem_jmap;       /* (nelem x MBS_ELEM_MAXQ^2) CSC slots of each element's
                            dense block, row-major; -1 unused */
+  int *elem_gmap;       /* (nelem x MBS_ELEM_MAXCON x MBS_ELEM_MAXQ x 2) slots of a
+                           constraint element's G (row, q) then G^T (q, row) */
 } mbsModel;
 
 /* Compile a validated deck into a model: coordinate layout, mass matrix, rigidity and

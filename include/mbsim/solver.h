@@ -34,6 +34,7 @@ typedef struct mbsData {
   double *qm, *vm; /* (nq) evaluation state of forces (midpoint or end) */
   double *qlam;    /* (nq) where constraint gradients multiply mu */
   double *rscale;  /* (nq) magnitudes of residual terms (convergence test) */
+  double *ework; /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
   mbsLinsolve *ls;
@@ -66,8 +67,8 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o);
  * d->joint_reaction; called by mbs_observe */
 void mbs_joint_reactions(const mbsModel *m, mbsData *d);
 
-/* max norm of g(q) over all bilateral constraints, and the row where it is attained */
-double mbs_constraint_violation(const mbsModel *m, const double *q, int *worst_row);
+/* max norm of g(q, t) over all bilateral constraints, and the row where it is attained */
+double mbs_constraint_violation(const mbsModel *m, const double *q, double t, int *worst_row);
 
 /* a short description of constraint row r ("joint 'hinge' row 2", "rigidity of 'link1'") */
 void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n);

@@ -221,7 +221,7 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
       fail |= pl_add(&l, 3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
     }
   }
-  for (int r = 0; r < m->ncon; r++) {
+  for (int r = 0; r < m->nrow; r++) {
     const mbsConRow *row = &m->con[r];
     for (int k = 0; k < row->nnode; k++) {
       for (int c = 0; c < 3; c++) {
@@ -236,9 +236,15 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
     }
   }
   for (int e = 0; e < m->nelem; e++) {
-    for (int i = 0; i < m->elem[e].nq; i++) {
-      for (int j = 0; j < m->elem[e].nq; j++) {
-        fail |= pl_add(&l, m->elem[e].qidx[i], m->elem[e].qidx[j]);
+    const mbsElem *el = &m->elem[e];
+    for (int i = 0; i < el->nq; i++) {
+      for (int j = 0; j < el->nq; j++) {
+        fail |= pl_add(&l, el->qidx[i], el->qidx[j]);
+      }
+      /* a constraint element's G and G^T */
+      for (int r = 0; r < el->ncon; r++) {
+        fail |= pl_add(&l, nq + el->con0 + r, el->qidx[i]);
+        fail |= pl_add(&l, el->qidx[i], nq + el->con0 + r);
       }
     }
   }
@@ -258,12 +264,14 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
   m->jac_colptr = calloc((size_t)m->nsys + 1, sizeof(int));
   m->jac_rowind = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
   m->mass_map = malloc((size_t)(m->nmass > 0 ? m->nmass : 1) * 6 * sizeof(int));
-  m->con_gmap = malloc((size_t)(m->ncon > 0 ? m->ncon : 1) * MBS_CON_MAXNODE * 6 * sizeof(int));
-  m->con_hstart = calloc((size_t)m->ncon + 1, sizeof(int));
+  m->con_gmap = malloc((size_t)(m->nrow > 0 ? m->nrow : 1) * MBS_CON_MAXNODE * 6 * sizeof(int));
+  m->con_hstart = calloc((size_t)m->nrow + 1, sizeof(int));
+  m->elem_gmap = malloc((size_t)(m->nelem > 0 ? m->nelem : 1) * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ *
+                        2 * sizeof(int));
   m->elem_jmap =
       malloc((size_t)(m->nelem > 0 ? m->nelem : 1) * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ * sizeof(int));
   if (!m->jac_colptr || !m->jac_rowind || !m->mass_map || !m->con_gmap || !m->con_hstart ||
-      !m->elem_jmap) {
+      !m->elem_gmap || !m->elem_jmap) {
     free(l.p);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
   }
@@ -285,7 +293,7 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
     }
   }
   int npair = 0;
-  for (int r = 0; r < m->ncon; r++) {
+  for (int r = 0; r < m->nrow; r++) {
     const mbsConRow *row = &m->con[r];
     for (int k = 0; k < MBS_CON_MAXNODE; k++) {
       for (int c = 0; c < 3; c++) {
@@ -309,7 +317,7 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
   }
   int p = 0;
-  for (int r = 0; r < m->ncon; r++) {
+  for (int r = 0; r < m->nrow; r++) {
     const mbsConRow *row = &m->con[r];
     m->con_hstart[r] = p;
     for (int k = 0; k < row->nnode; k++) {
@@ -328,7 +336,7 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
       }
     }
   }
-  m->con_hstart[m->ncon] = p;
+  m->con_hstart[m->nrow] = p;
   for (int e = 0; e < m->nelem; e++) {
     int *map = m->elem_jmap + e * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
     for (int i = 0; i < MBS_ELEM_MAXQ * MBS_ELEM_MAXQ; i++) {
@@ -337,6 +345,15 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
     for (int i = 0; i < m->elem[e].nq; i++) {
       for (int j = 0; j < m->elem[e].nq; j++) {
         map[i * m->elem[e].nq + j] = slot(m, m->elem[e].qidx[i], m->elem[e].qidx[j]);
+      }
+    }
+    int *gm = m->elem_gmap + e * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+    const mbsElem *el = &m->elem[e];
+    for (int r = 0; r < MBS_ELEM_MAXCON; r++) {
+      for (int i = 0; i < MBS_ELEM_MAXQ; i++) {
+        int ok = r < el->ncon && i < el->nq;
+        gm[(r * MBS_ELEM_MAXQ + i) * 2] = ok ? slot(m, nq + el->con0 + r, el->qidx[i]) : -1;
+        gm[(r * MBS_ELEM_MAXQ + i) * 2 + 1] = ok ? slot(m, el->qidx[i], nq + el->con0 + r) : -1;
       }
     }
   }
@@ -366,7 +383,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->mass_a = calloc((size_t)nb * 10, sizeof(int));
   m->mass_b = calloc((size_t)nb * 10, sizeof(int));
   m->mass_val = calloc((size_t)nb * 10, sizeof(double));
-  m->con = calloc((size_t)(m->ncon > 0 ? m->ncon : 1), sizeof(mbsConRow));
+  m->con = calloc((size_t)(m->nrow > 0 ? m->nrow : 1), sizeof(mbsConRow));
   m->joint_name = calloc((size_t)nj, MBS_NAME_MAX);
   m->joint_type = calloc((size_t)nj, sizeof(mbsJointType));
   m->joint_con = calloc((size_t)nj, sizeof(int));
@@ -656,6 +673,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
       mbsElem *el = &m->elem[ne++];
       el->kind = MBS_ELEM_GRAVITY;
       el->load = -1;
+      el->joint = -1;
       body_qidx(m, b, el);
       vcopy(el->param, deck->gravity);
       el->param[3] = m->body_mass[b];
@@ -675,6 +693,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     }
     mbsElem *el = &m->elem[ne++];
     el->load = l;
+    el->joint = -1;
     body_qidx(m, b, el);
     vcopy(el->param, dl->value);
     el->iparam[0] = dl->frame;
@@ -774,14 +793,12 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     }
     int rigid = deck->bodies[b].type == MBS_BODY_RIGID;
     m->nnode += rigid ? 4 : 1;
-    m->ncon += rigid ? 6 : 0;
+    m->nrow += rigid ? 6 : 0;
   }
   for (int j = 0; j < deck->njoint; j++) {
-    m->ncon += joint_rows(deck->joints[j].type);
+    m->nrow += joint_rows(deck->joints[j].type);
   }
-  m->nq = 3 * m->nnode;
-  m->ndof = m->nq - m->ncon;
-  m->nsys = m->nq + m->ncon;
+  m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
   snprintf(m->deck_path, sizeof(m->deck_path), "%s", deck->path);
   snprintf(m->title, sizeof(m->title), "%s", deck->title);
@@ -810,14 +827,22 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (compile_joints(m, deck, row0, err) != MBS_OK) {
     goto fail;
   }
+  if (compile_elements(m, deck, err) != MBS_OK) {
+    goto fail;
+  }
+  /* constraint elements' rows follow the quadratic rows */
+  m->ncon = m->nrow;
+  for (int e = 0; e < m->nelem; e++) {
+    m->elem[e].con0 = m->ncon;
+    m->ncon += m->elem[e].ncon;
+  }
+  m->ndof = m->nq - m->ncon;
+  m->nsys = m->nq + m->ncon;
   if (m->ndof < 0) {
     mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
                   "the joints impose %d constraints on %d coordinates: the model is "
                   "over-constrained",
                   m->ncon, m->nq);
-    goto fail;
-  }
-  if (compile_elements(m, deck, err) != MBS_OK) {
     goto fail;
   }
   if (check_initial_velocities(m, err) != MBS_OK) {

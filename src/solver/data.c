@@ -25,14 +25,15 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->vm = calloc(nq, sizeof(double));
   d->qlam = calloc(nq, sizeof(double));
   d->rscale = calloc(nq, sizeof(double));
+  d->ework = calloc(4 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ, sizeof(double));
   d->body_pos = calloc(3 * nb, sizeof(double));
   d->body_rot = calloc(9 * nb, sizeof(double));
   d->body_vel = calloc(3 * nb, sizeof(double));
   d->body_omega = calloc(3 * nb, sizeof(double));
   d->joint_reaction = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
-      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->body_pos || !d->body_rot || !d->body_vel ||
-      !d->body_omega || !d->joint_reaction) {
+      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->body_pos || !d->body_rot ||
+      !d->body_vel || !d->body_omega || !d->joint_reaction) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     mbs_data_destroy(d);
     return NULL;

@@ -8,7 +8,7 @@
 /* resultant of -lambda_r grad g_r on the nodes of body b: force F and torque about the
  * point p = phi + c^i d_i (c in director coordinates), M = d_i x f^i + (phi - p) x F
  * (seed 000 eq. 33); q is where the step evaluated the constraint forces */
-static void body_resultant(const mbsModel *m, const mbsData *d, int j, int b, const double *q,
+static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const double *q,
                            const double *p_world, double F[3], double M[3]) {
   double grad[3 * MBS_CON_MAXNODE], gen[4][3];
   memset(gen, 0, sizeof(gen));
@@ -22,6 +22,26 @@ static void body_resultant(const mbsModel *m, const mbsData *d, int j, int b, co
       int li = row->node[k] - n0;
       if (li >= 0 && li < 4 && (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
         vaxpy(gen[li], -lambda, grad + 3 * k);
+      }
+    }
+  }
+  /* rows of constraint elements the joint owns (drives, augmentation) */
+  double ge[MBS_ELEM_MAXCON], *Ge = d->ework;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (el->joint != j || !kind->constraint) {
+      continue;
+    }
+    kind->constraint(m, el, q, d->t - 0.5 * d->last_dt, ge, Ge);
+    for (int c = 0; c < el->ncon; c++) {
+      double lambda = d->mu[el->con0 + c] / dt2;
+      for (int i = 0; i < el->nq; i++) {
+        int qi = el->qidx[i], li = qi / 3 - n0;
+        if (qi < 3 * m->nnode && li >= 0 && li < 4 &&
+            (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
+          gen[li][qi % 3] -= lambda * Ge[c * el->nq + i];
+        }
       }
     }
   }
@@ -108,7 +128,7 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   }
   o->external_work = d->external_work;
   o->dissipated = d->dissipated;
-  o->violation = mbs_constraint_violation(m, q, NULL);
+  o->violation = mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
   /* bodies: centre x_c = phi - r^i d_i, v_c = v_phi - r^i v_i, omega = 1/2 d_i x v_i */
   for (int b = 0; b < m->nbody; b++) {

@@ -53,6 +53,58 @@ static void jac_add(double *jac, int slot, double val) {
   }
 }
 
+/* a constraint element: Gbar^T mu (discrete gradient for em, else G(q*)^T mu) into r_q, its
+ * Hessian term into the Newton matrix, g(q1, t1) into r_g with G(q1, t1); returns the
+ * largest constraint force term */
+static double elem_constraint(const mbsModel *m, mbsData *d, const Scheme *s, const mbsElem *el,
+                              int k, const double *q0, const double *q1, double tm, double t1,
+                              int with_jac, double *g, double *H, double *Ge) {
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+  const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+  const double *mu = d->mu + el->con0;
+  double *r = d->res, *jac = d->jac, scale = 0.0;
+  int n = el->nq, nc = el->ncon;
+  memset(H, 0, (size_t)(n * n) * sizeof(double));
+  double hfac = s->alpha;
+  if (s->discrete && kind->constraint_discrete_gradient) {
+    kind->constraint_discrete_gradient(m, el, q0, q1, tm, mu, Ge, with_jac ? H : NULL);
+    hfac = 1.0;
+  } else {
+    kind->constraint(m, el, d->qm, tm, g, Ge);
+    if (with_jac && kind->constraint_hessian) {
+      kind->constraint_hessian(m, el, d->qm, tm, mu, H);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    double f = 0.0;
+    for (int c = 0; c < nc; c++) {
+      f += Ge[c * n + i] * mu[c];
+      if (with_jac) {
+        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * n + i]);
+      }
+    }
+    r[el->qidx[i]] += f;
+    scale = fmax(scale, fabs(f));
+  }
+  if (with_jac) {
+    for (int i = 0; i < n * n; i++) {
+      jac_add(jac, map[i], hfac * H[i]);
+    }
+  }
+  /* g(q1, t1) and G(q1, t1) */
+  kind->constraint(m, el, q1, t1, g, with_jac ? Ge : NULL);
+  for (int c = 0; c < nc; c++) {
+    r[m->nq + el->con0 + c] = g[c];
+    if (with_jac) {
+      for (int i = 0; i < n; i++) {
+        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * n + i]);
+      }
+    }
+  }
+  return scale;
+}
+
 /* residual (and Newton matrix if with_jac) at the iterate d->q, d->mu; returns the
  * magnitude of the largest term of r_q (for the relative convergence test) */
 static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt, double t0,
@@ -90,8 +142,10 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
   }
   scale = norm_inf(r, nq);
   /* elements: potential and non-potential forces */
-  double g[MBS_ELEM_MAXQ], H[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
-  double Fq[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Fv[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double g[MBS_ELEM_MAXQ];
+  double *H = d->ework, *Fq = d->ework + MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+  double *Fv = d->ework + 2 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+  double *Ge = d->ework + 3 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
@@ -130,10 +184,13 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
         }
       }
     }
+    if (kind->constraint) {
+      scale = fmax(scale, elem_constraint(m, d, s, el, k, q0, q1, tm, t0 + dt, with_jac, g, H, Ge));
+    }
   }
-  /* constraints: G(q*)^T mu into r_q, g(q1) into r_g */
+  /* quadratic constraint rows: G(q*)^T mu into r_q, g(q1) into r_g */
   double grad[3 * MBS_CON_MAXNODE];
-  for (int row = 0; row < m->ncon; row++) {
+  for (int row = 0; row < m->nrow; row++) {
     const mbsConRow *c = &m->con[row];
     const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
     double mu = d->mu[row];
@@ -166,14 +223,29 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
   return scale;
 }
 
-double mbs_constraint_violation(const mbsModel *m, const double *q, int *worst_row) {
+double mbs_constraint_violation(const mbsModel *m, const double *q, double t, int *worst_row) {
   double worst = 0.0;
   int wr = -1;
-  for (int r = 0; r < m->ncon; r++) {
+  for (int r = 0; r < m->nrow; r++) {
     double g = fabs(mbs_con_eval(&m->con[r], q, NULL));
     if (!(g <= worst)) {
       worst = g;
       wr = r;
+    }
+  }
+  double ge[MBS_ELEM_MAXCON];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint) {
+      continue;
+    }
+    kind->constraint(m, el, q, t, ge, NULL);
+    for (int c = 0; c < el->ncon; c++) {
+      if (!(fabs(ge[c]) <= worst)) {
+        worst = fabs(ge[c]);
+        wr = el->con0 + c;
+      }
     }
   }
   if (worst_row) {
@@ -186,6 +258,21 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
   if (r < 0 || r >= m->ncon) {
     snprintf(buf, (size_t)n, "none");
     return;
+  }
+  if (r >= m->nrow) {
+    for (int k = 0; k < m->nelem; k++) {
+      const mbsElem *el = &m->elem[k];
+      if (r >= el->con0 && r < el->con0 + el->ncon) {
+        if (el->joint >= 0) {
+          snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[el->joint],
+                   mbs_element_kind(el->kind)->name, r - el->con0 + 1);
+        } else {
+          snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name,
+                   r - el->con0 + 1);
+        }
+        return;
+      }
+    }
   }
   const mbsConRow *c = &m->con[r];
   if (c->joint >= 0) {
@@ -263,7 +350,7 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
   d->newton_total += it;
   if (st != MBS_OK) {
     int wr;
-    double viol = mbs_constraint_violation(m, d->q, &wr);
+    double viol = mbs_constraint_violation(m, d->q, t0 + dt, &wr);
     char wdesc[256];
     mbs_constraint_describe(m, wr, wdesc, sizeof(wdesc));
     mbs_error_set(err, st, NULL, 0, 0,
@@ -285,13 +372,19 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
       continue;
     }
     kind->force(m, el, d->qm, d->vm, t0 + s.alpha * dt, f, NULL, NULL);
+    double work = 0.0;
     for (int i = 0; i < el->nq; i++) {
-      d->external_work += f[i] * (d->q[el->qidx[i]] - d->q_prev[el->qidx[i]]);
+      work += f[i] * (d->q[el->qidx[i]] - d->q_prev[el->qidx[i]]);
+    }
+    if (kind->dissipative) {
+      d->dissipated -= work;
+    } else {
+      d->external_work += work;
     }
   }
   d->t = t0 + dt;
   d->last_dt = dt;
   d->step++;
-  d->max_violation = fmax(d->max_violation, mbs_constraint_violation(m, d->q, NULL));
+  d->max_violation = fmax(d->max_violation, mbs_constraint_violation(m, d->q, d->t, NULL));
   return MBS_OK;
 }
