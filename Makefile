@@ -26,8 +26,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
 
-.PHONY: all deps run test test-unit test-integration test-asan bench install clean \
-        check-layering format-check
+.PHONY: all deps run test test-unit test-integration test-tools test-asan test-valgrind fuzz bench \
+        install clean check-layering format-check
 
 all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
 
@@ -70,6 +70,13 @@ test-unit: $(BUILD)/test_runner
 test-integration: $(BUILD)/mbsim-run
 	MBSIM=$(abspath $(BUILD)/mbsim-run) PYTHON=$(PYTHON) bash tests/run-integration
 
+# the post-processing and cluster tools against the real programs: ParaView (pvpython), the
+# Python scripts, sweeps through GNU parallel and a single-node Slurm started on this machine
+test-tools:
+	bash scripts/install-deps --tools
+	$(MAKE) all
+	MBSIM=$(abspath $(BUILD)/mbsim-run) PYTHON=$(PYTHON) bash tests/run-tools
+
 # AddressSanitizer + UndefinedBehaviorSanitizer build in its own directory
 test-asan: deps
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
@@ -77,6 +84,29 @@ test-asan: deps
 	  build-asan/mbsim-run build-asan/test_runner
 	cd build-asan && CK_FORK=no ./test_runner
 	MBSIM=$(abspath build-asan/mbsim-run) PYTHON=$(PYTHON) QUICK=1 bash tests/run-integration
+
+# libFuzzer harness for the deck reader and compiler (clang: scripts/install-deps --fuzz):
+# builds build-fuzz/fuzz_deck with ASan + UBSan and runs it for FUZZ_SECONDS on one core over
+# tests/fuzz/corpus, seeded with the shipped decks, the bad decks and tests/fuzz/seeds.
+# Crashes land in build-fuzz/ (crash-*, leak-*, timeout-*); keep each as a regression case
+# in tests/fuzz/regressions/ (test_fuzz_regressions.c loads them all).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS ?=
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+	  build-fuzz/fuzz_deck
+	mkdir -p tests/fuzz/corpus
+	for f in decks/*.yaml tests/bad/*.yaml tests/fuzz/seeds/*; do \
+	  cp -n "$$f" "tests/fuzz/corpus/seed-$$(basename "$$f")"; done
+	build-fuzz/fuzz_deck -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -max_len=16384 -dict=tests/fuzz/deck.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 \
+	  $(FUZZ_FLAGS) tests/fuzz/corpus
+
+$(BUILD)/tests/fuzz/fuzz_deck.o $(BUILD)/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_input.h
+
+$(BUILD)/fuzz_deck: $(BUILD)/tests/fuzz/fuzz_deck.o $(BUILD)/libmbsim.a
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $(LDFLAGS) $< $(BUILD)/libmbsim.a $(LDLIBS_ALL) -o $@
 
 bench: deps
 	$(MAKE) all
@@ -99,4 +129,4 @@ format-check:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) include/mbsim/*.h
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -98,7 +98,8 @@ START_TEST(test_keywords) {
   ck_assert_str_eq(mbs_integrator_word(MBS_INTEGRATOR_MIDPOINT), "midpoint");
   ck_assert_int_eq(mbs_integrator_from_word("em"), MBS_INTEGRATOR_EM);
   ck_assert_int_eq(mbs_integrator_from_word("auto"), MBS_INTEGRATOR_AUTO);
-  ck_assert_int_eq(mbs_integrator_from_word("genalpha"), -1);
+  ck_assert_int_eq(mbs_integrator_from_word("genalpha"), MBS_INTEGRATOR_GENALPHA);
+  ck_assert_int_eq(mbs_integrator_from_word("moreau"), -1);
   ck_assert_int_eq(mbs_integrator_from_word(NULL), -1);
   for (int i = 0; i < MBS_INTEGRATOR_COUNT; i++) {
     ck_assert_int_eq(mbs_integrator_from_word(mbs_integrator_word((mbsIntegrator)i)), i);
@@ -857,17 +858,19 @@ START_TEST(test_bad_values) {
            "{name: t, type: force, body: a, value: [1, 0, 0], method: contravariant}");
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 55, "a force takes no 'method'");
   snprintf(buf, sizeof(buf), "%s%s\n", loads,
-           "{name: t, type: torque, body: a, value: [1, 0, 0], method: naive}");
-  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 64, "torque method 'naive' is not supported");
+           "{name: t, type: torque, body: a, value: [1, 0, 0], method: augmented}");
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 64, "method 'augmented' adds a joint angle coordinate");
   snprintf(buf, sizeof(buf), "%s%s\n", loads,
-           "{name: t, type: force, body: a, value: [1, 0, 0], profile: {ramp: [0, 1]}}");
-  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 64, "profile: expected one of constant, got a mapping");
+           "{name: t, type: force, body: a, value: [1, 0, 0], profile: {ramp: [1, 0]}}");
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 71, "profile.ramp: t1 = 0 must be greater than t0 = 1");
   snprintf(buf, sizeof(buf), "%s%s\n", loads,
            "{name: t, type: force, body: ground, "
            "value: [1, 0, 0]}");
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 34, "a load cannot act on 'ground'");
+  snprintf(buf, sizeof(buf), "%s%s\n", loads, "{name: t, type: damper, body: a}");
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 21, "load type 'damper' is not supported");
   snprintf(buf, sizeof(buf), "%s%s\n", loads, "{name: t, type: spring, body: a}");
-  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 21, "load type 'spring' is not supported");
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 6, 29, "a spring takes no 'body'");
   snprintf(buf, sizeof(buf), "%s%s\n", loads,
            "{name: t, type: force, body: a, value: [1, 0, 0], "
            "point: [0, 1, 0]}");
@@ -882,8 +885,10 @@ START_TEST(test_bad_values) {
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 35, "newton.max_iterations must be >= 1 (got 0)");
   snprintf(buf, sizeof(buf), "%ssolver: {newton: {tol: 1}}\n", one);
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 19, "unknown key 'tol' in solver.newton");
-  snprintf(buf, sizeof(buf), "%ssolver: {genalpha: {rho_inf: 0.8}}\n", one);
-  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 10, "unsupported key 'genalpha' in solver");
+  snprintf(buf, sizeof(buf), "%ssolver: {genalpha: {rho_inf: 1.5}}\n", one);
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 30, "genalpha.rho_inf must be in [0, 1] (got 1.5)");
+  snprintf(buf, sizeof(buf), "%ssolver: {moreau: {theta: 0.5}}\n", one);
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 10, "unsupported key 'moreau' in solver");
   snprintf(buf, sizeof(buf), "%ssolver: {t_end: -1}\n", one);
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 17, "solver: t_end must be > 0 (got -1)");
   snprintf(buf, sizeof(buf), "%soutput: {every: 0}\n", one);

@@ -51,7 +51,13 @@ START_TEST(test_shipped_decks_compile) {
                                 "free_body.yaml",
                                 "free_body_plate.yaml",
                                 "double_spherical_pendulum.yaml",
-                                "double_spherical_pendulum_offset.yaml"};
+                                "double_spherical_pendulum_offset.yaml",
+                                "spacecraft.yaml",
+                                "revolute_pair.yaml",
+                                "free_body_torque.yaml",
+                                "free_body_torque_window.yaml",
+                                "slider_crank.yaml",
+                                "cardan_shaft.yaml"};
   for (size_t i = 0; i < sizeof(decks) / sizeof(decks[0]); i++) {
     mbsDeck deck;
     mbsModel *m = load(decks[i], &deck);

@@ -94,7 +94,14 @@ static mbsDeck *joint_deck(void) {
                        .has_point = 1,
                        .point = {1.3, 0.2, -0.1}};
   l[3] = (mbsDeckLoad){.name = "fw", .type = MBS_LOAD_FORCE, .body = 3, .value = {0, 0, 1}};
-  d->solver = (mbsDeckSolver){MBS_INTEGRATOR_EM, 1e-2, 1.0, 1e-10, 25};
+  d->solver = (mbsDeckSolver){.integrator = MBS_INTEGRATOR_EM,
+                              .dt = 1e-2,
+                              .t_end = 1.0,
+                              .newton_tolerance = 1e-10,
+                              .newton_max_iterations = 25,
+                              .newton_reuse = 1,
+                              .rho_inf = 0.8,
+                              .max_halvings = 10};
   d->output.every = 1;
   return d;
 }

@@ -16,6 +16,7 @@
 #define NQ 4
 #define NB 2
 #define NJ 1
+#define NC 3
 
 /* ---------- fixture: a scratch directory and a record with known values ---------- */
 
@@ -60,7 +61,7 @@ static mbsOutputInfo make_info(int nq, int nb, int nj, int xdmf) {
       .dt = 1e-3,
       .t_end = 2.5,
       .n_coordinates = nq,
-      .n_constraints = 3,
+      .n_constraints = NC,
       .n_dof = 5,
       .coordinate_names = nq > 0 ? coord_names : NULL,
       .nbody = nb,
@@ -94,11 +95,18 @@ static double val_angvel(long k, int b, int i) {
 static double val_reaction(long k, int j, int i) {
   return (double)k + 10 * j + i;
 }
+static double val_mu(long k, int r) {
+  return -3.0 * k + 0.25 * r;
+}
+static double val_jpos(long k, int j, int i) {
+  return 0.5 * k - j + 0.01 * i;
+}
 
 typedef struct {
   double q[NQ], v[NQ];
   double pos[NB * 3], rot[NB * 9], vel[NB * 3], angvel[NB * 3];
   double reaction[NJ * 6];
+  double mu[NC], jpos[NJ * 3];
   mbsRecord rec;
 } recordBuf;
 
@@ -121,6 +129,12 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
     for (int i = 0; i < 6; i++) {
       rb->reaction[j * 6 + i] = val_reaction(k, j, i);
     }
+    for (int i = 0; i < 3; i++) {
+      rb->jpos[j * 3 + i] = val_jpos(k, j, i);
+    }
+  }
+  for (int r = 0; r < NC; r++) {
+    rb->mu[r] = val_mu(k, r);
   }
   mbsRecord r = {
       .time = 0.01 * k,
@@ -132,6 +146,7 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
       .angular_momentum = {-k, -k - 0.1, -k - 0.2},
       .violation = 1e-12 * k,
       .iterations = (int)(k % 7),
+      .step_size = 1e-3 * (double)(k % 3 + 1),
       .q = rb->q,
       .v = rb->v,
       .body_position = rb->pos,
@@ -139,6 +154,8 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
       .body_velocity = rb->vel,
       .body_angular_velocity = rb->angvel,
       .joint_reaction = rb->reaction,
+      .joint_position = rb->jpos,
+      .multipliers = rb->mu,
   };
   rb->rec = r;
   return &rb->rec;
@@ -390,7 +407,7 @@ static long count_substr(const char *s, const char *sub) {
 static long xmf_grids(const char *xmf_path) {
   char *s = slurp(xmf_path);
   ck_assert_msg(s != NULL, "no XDMF file %s", xmf_path);
-  long n = count_substr(s, "GridType=\"Uniform\"");
+  long n = count_substr(s, "<Grid Name=\"record ");
   free(s);
   return n;
 }
@@ -461,8 +478,30 @@ START_TEST(test_roundtrip) {
   ck_assert_uint_eq(dims[1], NJ);
   ck_assert_uint_eq(dims[2], 6);
 
+  ck_assert_int_eq(dset_dims(f, "/state/multipliers", dims), 2);
+  ck_assert_uint_eq(dims[0], 1000);
+  ck_assert_uint_eq(dims[1], NC);
+  ck_assert_int_eq(dset_dims(f, "/joints/position", dims), 3);
+  ck_assert_uint_eq(dims[0], 1000);
+  ck_assert_uint_eq(dims[1], NJ);
+  ck_assert_uint_eq(dims[2], 3);
+
   /* values, labels */
   check_records(f, 1000, NQ, NB, NJ);
+  double *mu = read_doubles(f, "/state/multipliers", 1000 * NC);
+  double *jpos = read_doubles(f, "/joints/position", 1000 * NJ * 3);
+  for (long k = 0; k < 1000; k++) {
+    for (int r = 0; r < NC; r++) {
+      ck_assert_double_eq(mu[k * NC + r], val_mu(k, r));
+    }
+    for (int j = 0; j < NJ; j++) {
+      for (int i = 0; i < 3; i++) {
+        ck_assert_double_eq(jpos[(k * NJ + j) * 3 + i], val_jpos(k, j, i));
+      }
+    }
+  }
+  free(mu);
+  free(jpos);
   check_names_attr(f, "/state/q", coord_names, NQ);
   check_names_attr(f, "/state/v", coord_names, NQ);
   check_names_dset(f, "/bodies/names", body_names, NB);
@@ -738,8 +777,18 @@ START_TEST(test_xdmf) {
   char *s = slurp(xmf);
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_nonnull(strstr(s, "<Xdmf Version=\"2.0\">"));
-  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\" CollectionType=\"Temporal\""), 1);
-  ck_assert_int_eq(count_substr(s, "<Time Value="), 37);
+  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\" CollectionType=\"Temporal\""), 2);
+  /* the joints: a second temporal collection, points from /joints/position with the
+   * reaction force and torque (components 0-2 and 3-5 of /joints/reaction) */
+  ck_assert_ptr_nonnull(strstr(s, "<Grid Name=\"joints\" GridType=\"Collection\""));
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"joints "), 37);
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/joints/position<"), 37);
+  ck_assert_int_eq(count_substr(s, ">pendulum.h5:/joints/reaction<"), 2 * 37);
+  ck_assert_ptr_nonnull(strstr(s, ">36 0 3 1 1 1 1 1 3<"));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 1 6\""));
+  ck_assert_ptr_nonnull(
+      strstr(s, "<Attribute Name=\"torque\" AttributeType=\"Vector\" Center=\"Node\">"));
+  ck_assert_int_eq(count_substr(s, "<Time Value="), 2 * 37);
   const char *last = strstr(s, "\"record 36\"");
   ck_assert_ptr_nonnull(last);
   last = strstr(last, "<Time Value=\"");
@@ -820,8 +869,101 @@ START_TEST(test_zero_sizes) {
   check_names_attr(f, "/state/q", NULL, 0);
   check_names_dset(f, "/bodies/names", NULL, 0);
   ck_assert_int_eq(read_int_attr(f, "n_coordinates"), 0);
+  /* multipliers not given: NaN rows */
+  double *mu = read_doubles(f, "/state/multipliers", 5 * NC);
+  for (int i = 0; i < 5 * NC; i++) {
+    ck_assert(isnan(mu[i]));
+  }
+  free(mu);
   H5Fclose(f);
+  char *xs = slurp(xmf);
+  ck_assert_ptr_nonnull(xs);
+  ck_assert_ptr_null(strstr(xs, "joints"));
+  free(xs);
   ck_assert_int_eq(xmf_grids(xmf), 5);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* the last record read back for a restart */
+START_TEST(test_read_last) {
+  char path[256];
+  path_in(path, sizeof(path), "last.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  recordBuf rb;
+  for (long k = 0; k < 700; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=6.99", &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+  mbsLastRecord last;
+  ck_assert_msg(mbs_output_read_last(path, &last, &err) == MBS_OK, "read: %s", err.msg);
+  ck_assert_int_eq(last.nrecord, 700);
+  ck_assert_str_eq(last.status, "interrupted at t=6.99");
+  ck_assert_double_eq(last.dt, 1e-3);
+  ck_assert_int_eq(last.n_coordinates, NQ);
+  ck_assert_int_eq(last.n_constraints, NC);
+  ck_assert_int_eq(last.njoint, NJ);
+  ck_assert_double_eq(last.time, 0.01 * 699);
+  ck_assert_double_eq(last.external_work, 0.25 * 699);
+  ck_assert_double_eq(last.dissipated, 0.125 * 699);
+  ck_assert_int_eq(last.iterations, 699 % 7);
+  ck_assert_double_eq(last.step_size, 1e-3 * (699 % 3 + 1));
+  for (int i = 0; i < NQ; i++) {
+    ck_assert_str_eq(last.coordinate_names[i], coord_names[i]);
+    ck_assert_double_eq(last.q[i], val_q(699, i));
+    ck_assert_double_eq(last.v[i], val_v(699, i));
+  }
+  ck_assert_ptr_nonnull(last.multipliers);
+  for (int r = 0; r < NC; r++) {
+    ck_assert_double_eq(last.multipliers[r], val_mu(699, r));
+  }
+  for (int i = 0; i < 6; i++) {
+    ck_assert_double_eq(last.joint_reaction[i], val_reaction(699, 0, i));
+  }
+  mbs_output_last_free(&last);
+  mbs_output_last_free(&last);
+  mbs_output_last_free(NULL);
+
+  /* a file whose multipliers were not given reads back without them */
+  w = mbs_output_create(path, &info, &err);
+  ck_assert_ptr_nonnull(w);
+  mbsRecord r = *make_record(&rb, 3);
+  r.multipliers = NULL;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_OK);
+  ck_assert_ptr_null(last.multipliers);
+  ck_assert_double_eq(last.q[1], val_q(3, 1));
+  mbs_output_last_free(&last);
+
+  /* no record, no file, not HDF5, not ours */
+  w = mbs_output_create(path, &info, &err);
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_ERR_OUTPUT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "no record"));
+  char missing[256], text[256], foreign[256];
+  path_in(missing, sizeof(missing), "missing.h5");
+  ck_assert_int_eq(mbs_output_read_last(missing, &last, &err), MBS_ERR_IO);
+  ck_assert_ptr_nonnull(strstr(err.msg, "missing.h5"));
+  path_in(text, sizeof(text), "text.h5");
+  FILE *fp = fopen(text, "w");
+  ck_assert_ptr_nonnull(fp);
+  fputs("not an HDF5 file\n", fp);
+  fclose(fp);
+  ck_assert_int_eq(mbs_output_read_last(text, &last, &err), MBS_ERR_IO);
+  path_in(foreign, sizeof(foreign), "foreign.h5");
+  hid_t f = H5Fcreate(foreign, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  H5Fclose(f);
+  ck_assert_int_eq(mbs_output_read_last(foreign, &last, &err), MBS_ERR_OUTPUT);
+  ck_assert_ptr_nonnull(strstr(err.msg, "not an mbsim-run result"));
+  ck_assert_ptr_null(last.q);
   ck_assert_int_eq(open_ids(), 0);
 }
 END_TEST
@@ -839,6 +981,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_bad_record);
   tcase_add_test(tc, test_xdmf);
   tcase_add_test(tc, test_zero_sizes);
+  tcase_add_test(tc, test_read_last);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -8,6 +8,8 @@
 #ifndef MBSIM_DECK_H
 #define MBSIM_DECK_H
 
+#include <stddef.h>
+
 #include "mbsim/error.h"
 
 #define MBS_NAME_MAX 64
@@ -27,26 +29,53 @@ typedef struct {
   X(MBS_JOINT_SPHERICAL, "spherical")                                                              \
   X(MBS_JOINT_REVOLUTE, "revolute")                                                                \
   X(MBS_JOINT_FIXED, "fixed")                                                                      \
-  X(MBS_JOINT_DISTANCE, "distance")
+  X(MBS_JOINT_DISTANCE, "distance")                                                                \
+  X(MBS_JOINT_CYLINDRICAL, "cylindrical")                                                          \
+  X(MBS_JOINT_PRISMATIC, "prismatic")                                                              \
+  X(MBS_JOINT_UNIVERSAL, "universal")                                                              \
+  X(MBS_JOINT_PLANAR, "planar")
 
 #define MBS_LOAD_TYPE_LIST(X)                                                                      \
   X(MBS_LOAD_FORCE, "force")                                                                       \
-  X(MBS_LOAD_TORQUE, "torque")
+  X(MBS_LOAD_TORQUE, "torque")                                                                     \
+  X(MBS_LOAD_JOINT_TORQUE, "joint_torque")                                                         \
+  X(MBS_LOAD_JOINT_FORCE, "joint_force")                                                           \
+  X(MBS_LOAD_SPRING, "spring")                                                                     \
+  X(MBS_LOAD_ROTATIONAL_SPRING, "rotational_spring")
 
 #define MBS_FRAME_LIST(X)                                                                          \
   X(MBS_FRAME_WORLD, "world")                                                                      \
   X(MBS_FRAME_BODY, "body")
 
-#define MBS_TORQUE_METHOD_LIST(X) X(MBS_TORQUE_CONTRAVARIANT, "contravariant")
+/* torque methods: contravariant directors (seed 000 eq. 61, the default), the covariant
+ * midpoint directors (eq. 70, wrong: kept for comparison), coordinate augmentation (seed 004
+ * sec. 5, joint torques only) */
+#define MBS_TORQUE_METHOD_LIST(X)                                                                  \
+  X(MBS_TORQUE_CONTRAVARIANT, "contravariant")                                                     \
+  X(MBS_TORQUE_NAIVE, "naive")                                                                     \
+  X(MBS_TORQUE_AUGMENTED, "augmented")
 
-#define MBS_PROFILE_LIST(X) X(MBS_PROFILE_CONSTANT, "constant")
+/* augmentation constraints (seed 004 eq. 21-23): variable a = cos gamma_n, b = sin gamma_n
+ * (eq. 23, the default) or classical a = b = 1 (eq. 21) */
+#define MBS_AUGMENTATION_LIST(X)                                                                   \
+  X(MBS_AUGMENTATION_VARIABLE, "variable")                                                         \
+  X(MBS_AUGMENTATION_CLASSICAL, "classical")
+
+/* time profiles f(t) (DECK.md "Profiles"; src/util/profile.c) */
+#define MBS_PROFILE_LIST(X)                                                                        \
+  X(MBS_PROFILE_CONSTANT, "constant")                                                              \
+  X(MBS_PROFILE_WINDOW, "window")                                                                  \
+  X(MBS_PROFILE_RAMP, "ramp")                                                                      \
+  X(MBS_PROFILE_SINE, "sine")                                                                      \
+  X(MBS_PROFILE_TABLE, "table")
 
 /* integrators; "auto" resolves at compile time (model.h) */
 #define MBS_INTEGRATOR_LIST(X)                                                                     \
   X(MBS_INTEGRATOR_AUTO, "auto")                                                                   \
   X(MBS_INTEGRATOR_EM, "em")                                                                       \
   X(MBS_INTEGRATOR_MIDPOINT, "midpoint")                                                           \
-  X(MBS_INTEGRATOR_EULER, "euler")
+  X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
+  X(MBS_INTEGRATOR_GENALPHA, "genalpha")
 
 #define MBS_ENUM_ENTRY(name, word) name,
 typedef enum { MBS_BODY_TYPE_LIST(MBS_ENUM_ENTRY) MBS_BODY_TYPE_COUNT } mbsBodyType;
@@ -54,6 +83,7 @@ typedef enum { MBS_JOINT_TYPE_LIST(MBS_ENUM_ENTRY) MBS_JOINT_TYPE_COUNT } mbsJoi
 typedef enum { MBS_LOAD_TYPE_LIST(MBS_ENUM_ENTRY) MBS_LOAD_TYPE_COUNT } mbsLoadType;
 typedef enum { MBS_FRAME_LIST(MBS_ENUM_ENTRY) MBS_FRAME_COUNT } mbsFrame;
 typedef enum { MBS_TORQUE_METHOD_LIST(MBS_ENUM_ENTRY) MBS_TORQUE_METHOD_COUNT } mbsTorqueMethod;
+typedef enum { MBS_AUGMENTATION_LIST(MBS_ENUM_ENTRY) MBS_AUGMENTATION_COUNT } mbsAugmentation;
 typedef enum { MBS_PROFILE_LIST(MBS_ENUM_ENTRY) MBS_PROFILE_COUNT } mbsProfileKind;
 typedef enum { MBS_INTEGRATOR_LIST(MBS_ENUM_ENTRY) MBS_INTEGRATOR_COUNT } mbsIntegrator;
 #undef MBS_ENUM_ENTRY
@@ -90,6 +120,15 @@ typedef struct {
   double shape_size[3];       /* box: a b c; sphere: r; cylinder: radius length */
 } mbsDeckBody;
 
+/* a time profile f(t) (DECK.md "Profiles"), validated: t0 < t1, table strictly increasing
+ * in t */
+typedef struct {
+  mbsProfileKind kind;
+  double p[3];   /* window, ramp: t0, t1 [s]; sine: amplitude, frequency [Hz], phase [rad] */
+  int ntab;      /* table: number of points (>= 1) */
+  double *table; /* table: (ntab x 2) points (t, f), owned by the deck; NULL otherwise */
+} mbsDeckProfile;
+
 /* a joint between two bodies; body index -1 is ground */
 typedef struct {
   char name[MBS_NAME_MAX];
@@ -97,28 +136,44 @@ typedef struct {
   mbsJointType type;
   int body[2];         /* indices into mbsDeck.bodies, -1 = ground */
   double point[3];     /* [m] world, t = 0 (all but distance) */
-  double axis[3];      /* unit vector, world, t = 0 (revolute); zero if not given */
+  double axis[3];      /* unit vector, world, t = 0 (revolute, cylindrical, prismatic: the
+                          axis; planar: the plane normal); zero if not given */
+  double axes[2][3];   /* universal: unit axes, world, t = 0, the first fixed to body 1, the
+                          second to body 2; perpendicular */
   int has_points;      /* distance: 1 if `points` was given */
   double points[2][3]; /* distance: attachment points, world, t = 0 (default: the
                           bodies' centres of mass; ground requires `points`) */
+  int has_motion;      /* revolute, prismatic: 1 if `motion` prescribes the joint */
+  double motion_value; /* [rad] or [m]: the angle or displacement is value x profile(t),
+                          relative to t = 0 (value x profile(0) = 0) */
+  mbsDeckProfile motion_profile;
+  mbsMark motion_mark; /* the `motion` entry */
 } mbsDeckJoint;
 
-typedef struct {
-  mbsProfileKind kind;
-} mbsDeckProfile;
-
-/* an applied load */
+/* an applied load, a spring or a damper */
 typedef struct {
   char name[MBS_NAME_MAX];
   mbsMark mark;
   mbsLoadType type;
-  int body;        /* index into mbsDeck.bodies (not ground, not fixed) */
-  double value[3]; /* [N] or [N m] */
+  int body;        /* force, torque: index into mbsDeck.bodies (not ground, not fixed); else -1 */
+  int joint;       /* joint_torque, joint_force, rotational_spring: index into mbsDeck.joints,
+                      else -1 */
+  double value[3]; /* force, torque: [N] or [N m]; joint_torque, joint_force: value[0] [N m]
+                      or [N], acting on the joint's second body (the first gets minus it) */
   mbsFrame frame;  /* components in world or in the body's director frame */
   int has_point;
-  double point[3];        /* force: application point, world at t = 0 (default: centre) */
-  mbsTorqueMethod method; /* torque only */
+  double point[3];              /* force: application point, world at t = 0 (default: centre) */
+  mbsTorqueMethod method;       /* torque, joint_torque */
+  mbsAugmentation augmentation; /* joint_torque with method augmented */
   mbsDeckProfile profile;
+  /* spring: the two bodies (-1 = ground) and attachment points, world at t = 0 (default:
+   * the bodies' centres of mass; ground requires `points`) */
+  int bodies[2];
+  double points[2][3];
+  double stiffness;   /* spring [N/m], rotational_spring [N m/rad], >= 0 */
+  double damping;     /* spring [N s/m], rotational_spring [N m s/rad], >= 0, default 0 */
+  double rest_length; /* spring [m] >= 0, default the distance at t = 0 (must not vanish) */
+  double rest_angle;  /* rotational_spring [rad], default 0 (the angle at t = 0) */
 } mbsDeckLoad;
 
 typedef struct {
@@ -127,6 +182,10 @@ typedef struct {
   double t_end;              /* [s] > 0, default 1.0 */
   double newton_tolerance;   /* default 1e-10 */
   int newton_max_iterations; /* default 25 */
+  int newton_reuse;          /* 1: modified Newton, reuse the factorization while Newton
+                                converges fast (default 1) */
+  double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
+  int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
 } mbsDeckSolver;
 
 typedef struct {
@@ -165,6 +224,14 @@ typedef struct {
  * MBS_ERR_ARGS (an override path that names nothing) or MBS_ERR_NOMEM. */
 mbsStatus mbs_deck_load(mbsDeck *deck, const char *path, const mbsOverride *overrides,
                         int noverride, mbsError *err);
+
+/* Read and validate a deck held in memory, exactly as mbs_deck_load() reads a file.
+ *  name:       the deck's file name, used in messages and for the default output name
+ *  text, len:  the YAML text (len bytes, need not be NUL-terminated; copied)
+ * Other arguments and the result as for mbs_deck_load(); MBS_ERR_IO when len exceeds the
+ * size limit of deck files. */
+mbsStatus mbs_deck_load_text(mbsDeck *deck, const char *name, const char *text, size_t len,
+                             const mbsOverride *overrides, int noverride, mbsError *err);
 
 /* release everything a deck owns (accepts a zeroed or partly filled deck) */
 void mbs_deck_free(mbsDeck *deck);

@@ -51,6 +51,10 @@ const mbsElementKindTable *mbs_element_kind(mbsElemKind kind);
 /* gather the element's coordinates from a global vector into loc (e->nq) */
 void mbs_elem_gather(const mbsElem *e, const double *x, double *loc);
 
+/* f(t) of the model's profile ip (1 for ip = -1: constant) and, if rate is not NULL, its
+ * right derivative df/dt */
+double mbs_elem_profile(const mbsModel *m, int ip, double t, double *rate);
+
 /* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */
 double mbs_contravariant_directors(double dcon[9], const double d[9]);

@@ -46,13 +46,28 @@ typedef struct {
 #define MBS_ELEM_KIND_LIST(X)                                                                      \
   X(MBS_ELEM_GRAVITY, "gravity")                                                                   \
   X(MBS_ELEM_FORCE, "force")                                                                       \
-  X(MBS_ELEM_TORQUE, "torque")
+  X(MBS_ELEM_TORQUE, "torque")                                                                     \
+  X(MBS_ELEM_JOINT_TORQUE, "joint_torque")                                                         \
+  X(MBS_ELEM_JOINT_FORCE, "joint_force")                                                           \
+  X(MBS_ELEM_AUGMENTED_TORQUE, "augmented_torque")                                                 \
+  X(MBS_ELEM_DRIVE, "drive")                                                                       \
+  X(MBS_ELEM_SPRING, "spring")                                                                     \
+  X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")
 
 #define MBS_ENUM_ENTRY(name, word) name,
 typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
 #undef MBS_ENUM_ENTRY
 
 #define MBS_ELEM_NPARAM 32
+
+/* a time profile f(t) that scales a load or a prescribed motion (DECK.md "Profiles";
+ * evaluated by src/util/profile.c) */
+typedef struct {
+  mbsProfileKind kind;
+  double p[3]; /* window, ramp: t0, t1 [s]; sine: amplitude, frequency [Hz], phase [rad] */
+  int ntab;    /* table: number of points */
+  int tab0;    /* table: first point in mbsModel.profile_table */
+} mbsProfile;
 
 /* one element instance */
 typedef struct {
@@ -116,9 +131,15 @@ typedef struct mbsModel {
   double *joint_point;      /* (njoint x 3) the joint point on the second body in its
                                director frame relative to phi (world point if static) */
 
-  /* elements (gravity, loads) */
+  /* elements (gravity, loads, springs, drives of joints with a motion) */
   mbsElem *elem; /* (nelem) */
   char (*load_name)[MBS_NAME_MAX];
+
+  /* time profiles of loads and motions; elements refer to them by index (-1: constant 1) */
+  int nprofile;
+  int nprofile_points;   /* table points of all profiles */
+  mbsProfile *profile;   /* (nprofile) */
+  double *profile_table; /* (sum of ntab x 2) table points (t, f) */
 
   /* problem data */
   double gravity[3]; /* [m/s^2] */
@@ -129,6 +150,9 @@ typedef struct mbsModel {
   double dt, t_end; /* [s] */
   double newton_tolerance;
   int newton_max_iterations;
+  int newton_reuse; /* modified Newton: reuse factorizations while convergence is fast */
+  double rho_inf;   /* genalpha spectral radius at infinity */
+  int max_halvings; /* step control: max halvings of dt within one step */
   int output_every;
   int output_xdmf;
   char output_file[1024];

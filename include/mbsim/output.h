@@ -32,6 +32,8 @@ typedef struct {
   int njoint;                          /* nj (0 when there are no joints: /joints datasets are
                                           then written with a zero second dimension) */
   const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
+  const char *restart_from;            /* root attribute `restart_from` ("RUN.h5 at t=5"): the
+                                          run continues an earlier one; NULL: a run from t = 0 */
 } mbsOutputInfo;
 
 /* one output record: all quantities at the end of a step, SI, world components */
@@ -45,6 +47,8 @@ typedef struct {
   double angular_momentum[3];          /* [kg m^2/s] about the world origin */
   double violation;                    /* [m or 1] max norm of g(q) */
   int iterations;                      /* Newton iterations of the step that ended here */
+  double step_size;                    /* [s] size of the last (sub)step that ended here, the dt
+                                          of lambda = mu / dt^2 (/solver/step_size); 0 at t = 0 */
   const double *q;                     /* (n) */
   const double *v;                     /* (n) */
   const double *body_position;         /* (nb x 3) centre of mass */
@@ -53,6 +57,13 @@ typedef struct {
   const double *body_angular_velocity; /* (nb x 3) */
   const double *joint_reaction;        /* (nj x 6) force (3) and torque (3) that each joint exerts
                                           on its second body, world, about the joint point */
+  const double *joint_position;        /* (nj x 3) [m] world position of each joint point, fixed
+                                          to the joint's second body (/joints/position); NULL:
+                                          written as NaN */
+  const double *multipliers;           /* (n_constraints) Lagrange multipliers lambda of the step
+                                          that ended here, in the units of each constraint row
+                                          (/state/multipliers; a restart's predictor starts from
+                                          them); NULL: written as NaN */
 } mbsRecord;
 
 /* Create (truncate) the file at path, write the root attributes with status "running"
@@ -81,5 +92,35 @@ mbsStatus mbs_output_close(mbsWriter *w, mbsError *err);
  * append; INFINITY: only on request). A positive interval is stretched to ten times the
  * duration of the last flush, so that rewriting a long sidecar never dominates a run. */
 void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
+
+/* the last record of a result file, read back to continue the run (mbsim-run --restart) */
+typedef struct {
+  long nrecord;            /* records in the file (the last one is index nrecord - 1) */
+  char *status;            /* root attribute `status` */
+  double dt;               /* [s] root attribute `dt` */
+  int n_coordinates;       /* root attribute, also the length of q, v and coordinate_names */
+  int n_constraints;       /* root attribute, also the length of multipliers */
+  int njoint;              /* length of /joints/names */
+  char **coordinate_names; /* (n_coordinates) attribute `names` of /state/q */
+  double time;             /* [s] /time */
+  double external_work;    /* [J] /energy/external_work */
+  double dissipated;       /* [J] /energy/dissipated */
+  int iterations;          /* /solver/iterations */
+  double step_size;        /* [s] /solver/step_size; 0 when the file has none */
+  double *q, *v;           /* (n_coordinates) /state/q and /state/v */
+  double *multipliers;     /* (n_constraints) /state/multipliers; NULL when the file has none
+                              (older files) or they are not finite */
+  double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
+} mbsLastRecord;
+
+/* Read the last record of the result file at path into rec (caller-owned; release with
+ * mbs_output_last_free). The file must be in the "mbsim-run/1" format with at least one
+ * record; when the datasets hold different numbers of rows (a run killed while writing),
+ * the last row they all have is taken. Returns MBS_ERR_IO or MBS_ERR_OUTPUT with err filled
+ * (naming the path and the dataset) on failure, rec then holds nothing to free. */
+mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *err);
+
+/* release what mbs_output_read_last allocated (accepts NULL and a zeroed rec) */
+void mbs_output_last_free(mbsLastRecord *rec);
 
 #endif

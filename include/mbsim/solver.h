@@ -17,9 +17,19 @@ typedef struct mbsData {
   double *mu;              /* (ncon) scaled multipliers dt^2 lambda of the last step */
   double *q_prev, *v_prev; /* (nq) state at the start of the current step */
 
+  double *mu_prev;              /* (ncon) multipliers at the start of the step */
+  double *acc, *aacc;           /* (nq) genalpha: accelerations and pseudo-accelerations */
+  int acc_valid;                /* genalpha: acc/aacc hold consistent values */
+  double *dq;                   /* (nq) the Newton unknown q1 - q0 of the current step */
+  double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme (step.c) */
+  int factor_valid;             /* the linear solver holds a usable factorization */
+  double factor_dt;             /* [s] step size it was made for */
+
   /* statistics */
   int iterations;       /* Newton iterations of the last step */
   long newton_total;    /* all Newton iterations */
+  long solves;          /* linear solves */
+  long rejected;        /* steps rejected and retried with dt/2 */
   long factorizations;  /* numeric factorizations */
   double max_violation; /* max over steps of |g(q)| */
   double external_work; /* [J] work of non-potential loads since t = 0 */
@@ -34,7 +44,7 @@ typedef struct mbsData {
   double *qm, *vm; /* (nq) evaluation state of forces (midpoint or end) */
   double *qlam;    /* (nq) where constraint gradients multiply mu */
   double *rscale;  /* (nq) magnitudes of residual terms (convergence test) */
-  double *ework; /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks */
+  double *ework;   /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
   mbsLinsolve *ls;
@@ -58,6 +68,13 @@ void mbs_data_destroy(mbsData *d);
  * of the step. On failure the state is left at the start of the step and err says when,
  * which iteration, the residual and the worst constraint. */
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err);
+
+/* Advance from d->t to t_target with step control: a step whose Newton iteration fails is
+ * retried with half the step, up to m->max_halvings times, and the step grows back by
+ * doubling after two successes. d->iterations holds the Newton iterations of the whole
+ * advance. On failure at the smallest step the state is that of the last success and err
+ * says when and why. */
+mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbsError *err);
 
 /* energies, momenta, constraint violation and body kinematics of the current state */
 void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
 #include "mbsim/output.h"
@@ -30,8 +31,8 @@ static void on_signal(int sig) {
 
 static const char *usage_text =
     "usage: mbsim-run DECK.yaml [-o OUT.h5] [--set KEY=VALUE ...] [--dt S] [--t-end S]\n"
-    "                 [--integrator NAME] [--quiet] [--progress] [--check] [--version] "
-    "[--help]\n";
+    "                 [--integrator NAME] [--restart RUN.h5] [--quiet] [--progress] [--check]\n"
+    "                 [--version] [--help]\n";
 
 static void print_help(void) {
   printf("%s", usage_text);
@@ -49,6 +50,8 @@ static void print_help(void) {
       "  --dt S                same as --set solver.dt=S\n"
       "  --t-end S             same as --set solver.t_end=S\n"
       "  --integrator NAME     same as --set solver.integrator=NAME (auto, em, midpoint, euler)\n"
+      "  --restart RUN.h5      continue from the last record of the earlier run RUN.h5 of the\n"
+      "                        same model (to t_end, e.g. with --t-end), into a new output file\n"
       "  --check               read and compile the deck, print the model summary, write "
       "nothing\n"
       "  --quiet               no progress line and no summary (errors are still printed)\n"
@@ -80,6 +83,7 @@ typedef struct {
   char **ov_text; /* owned "key=value" copies split in place */
   int nov;
   int quiet, progress, check;
+  const char *restart; /* --restart RUN.h5, or NULL */
 } Args;
 
 static int add_override(Args *a, const char *key, const char *value, const char *whole) {
@@ -150,7 +154,8 @@ static int parse_args(Args *a, int argc, char **argv) {
     } else if (!strcmp(s, "--check")) {
       a->check = 1;
     } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--set") ||
-               !strcmp(s, "--dt") || !strcmp(s, "--t-end") || !strcmp(s, "--integrator")) {
+               !strcmp(s, "--dt") || !strcmp(s, "--t-end") || !strcmp(s, "--integrator") ||
+               !strcmp(s, "--restart")) {
       if (!next) {
         fprintf(stderr, "mbsim-run: error: %s needs a value\n%s", s, usage_text);
         return 1;
@@ -164,6 +169,8 @@ static int parse_args(Args *a, int argc, char **argv) {
         rc = add_override(a, "solver.dt", next, NULL);
       } else if (!strcmp(s, "--t-end")) {
         rc = add_override(a, "solver.t_end", next, NULL);
+      } else if (!strcmp(s, "--restart")) {
+        a->restart = next;
       } else {
         rc = add_override(a, "solver.integrator", next, NULL);
       }
@@ -216,7 +223,7 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
 
 /* the record of the current state */
 static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
-                              mbsError *err) {
+                              double *extra, mbsError *err) {
   mbsRecord rec;
   memset(&rec, 0, sizeof(rec));
   rec.time = d->t;
@@ -228,6 +235,7 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   memcpy(rec.angular_momentum, o->angular_momentum, sizeof(rec.angular_momentum));
   rec.violation = o->violation;
   rec.iterations = d->iterations;
+  rec.step_size = d->step > 0 ? d->last_dt : 0.0;
   rec.q = d->q;
   rec.v = d->v;
   rec.body_position = d->body_pos;
@@ -235,7 +243,10 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   rec.body_velocity = d->body_vel;
   rec.body_angular_velocity = d->body_omega;
   rec.joint_reaction = d->joint_reaction;
-  (void)m;
+  /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
+  cli_record_extras(m, d, extra, extra + m->ncon);
+  rec.multipliers = extra;
+  rec.joint_position = extra + m->ncon;
   return mbs_output_append(w, &rec, err);
 }
 
@@ -255,6 +266,9 @@ int main(int argc, char **argv) {
   mbsData *d = NULL;
   mbsWriter *w = NULL;
   const char **names = NULL, **bnames = NULL, **jnames = NULL;
+  double *extra = NULL;
+  cliRestart restart;
+  memset(&restart, 0, sizeof(restart));
   double t_wall0 = now_seconds();
 
   /* deck -> model */
@@ -280,10 +294,14 @@ int main(int argc, char **argv) {
 
   /* output */
   const char *out = args.out_path ? args.out_path : m->output_file;
+  if (args.restart && cli_restart_load(&restart, args.restart, out, m, d) != 0) {
+    goto done;
+  }
   names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
   bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
   jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  if (!names || !bnames || !jnames) {
+  extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
+  if (!names || !bnames || !jnames || !extra) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
   }
@@ -313,6 +331,7 @@ int main(int argc, char **argv) {
       .write_xdmf = m->output_xdmf,
       .njoint = m->njoint,
       .joint_names = m->njoint > 0 ? jnames : NULL,
+      .restart_from = restart.from,
   };
   w = mbs_output_create(out, &info, &err);
   if (!w) {
@@ -342,15 +361,17 @@ int main(int argc, char **argv) {
   double t_last_progress = now_seconds();
   mbsObservables o;
   mbs_observe(m, d, &o);
+  cli_restart_first_record(&restart, m, d);
   double E0 = o.kinetic + o.potential, Tmax = o.kinetic, dEmax = 0.0;
   double vmax = o.violation;
-  mbsStatus st = write_record(w, m, d, &o, &err);
+  mbsStatus st = write_record(w, m, d, &o, extra, &err);
   long written_step = 0;
   char status[1400];
   exit_code = EXIT_DONE;
-  for (long n = 1; n <= nsteps && st == MBS_OK; n++) {
+  long n_first = restart.active ? restart.n_first : 1;
+  for (long n = n_first; n <= nsteps && st == MBS_OK; n++) {
     double t_next = (n == nsteps) ? m->t_end : (double)n * m->dt;
-    st = mbs_solver_step(m, d, t_next - d->t, &err);
+    st = mbs_solver_advance(m, d, t_next, &err);
     if (st != MBS_OK) {
       char msg[1200];
       mbs_error_format(&err, msg, sizeof(msg));
@@ -366,7 +387,7 @@ int main(int argc, char **argv) {
     Tmax = fmax(Tmax, o.kinetic);
     vmax = fmax(vmax, o.violation);
     if (n % m->output_every == 0 || n == nsteps) {
-      st = write_record(w, m, d, &o, &err);
+      st = write_record(w, m, d, &o, extra, &err);
       written_step = n;
       if (st != MBS_OK) {
         print_error(&err);
@@ -377,7 +398,7 @@ int main(int argc, char **argv) {
     }
     if (g_signal) {
       if (written_step != n) {
-        write_record(w, m, d, &o, &err);
+        write_record(w, m, d, &o, extra, &err);
       }
       snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
       fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
@@ -387,7 +408,7 @@ int main(int argc, char **argv) {
     }
     if (show_progress && now_seconds() - t_last_progress > 0.5) {
       double el = now_seconds() - t_wall0;
-      double rate = (double)n / el;
+      double rate = (double)(n - n_first + 1) / el;
       fprintf(stderr, "\r  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s   ", d->t,
               m->t_end, n, rate, (double)(nsteps - n) / rate);
       t_last_progress = now_seconds();
@@ -416,8 +437,10 @@ int main(int argc, char **argv) {
     double denom = fmax(fabs(E0), Tmax);
     printf("status:       %s\n", status);
     printf("steps:        %ld to t = %.6g s (dt = %g s)\n", d->step, d->t, m->dt);
-    printf("newton:       %ld iterations (%.2f per step), %ld factorizations\n", d->newton_total,
-           d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0, d->factorizations);
+    printf("newton:       %ld iterations (%.2f per step), %ld factorizations, %ld solves\n",
+           d->newton_total, d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0,
+           d->factorizations, d->solves);
+    printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
     printf("constraints:  max violation %.3e\n", vmax);
     if (denom > 0.0) {
       printf("energy:       relative error %.3e (max |E - E0 - W_ext + D| / max(|E0|, max T))\n",
@@ -434,6 +457,8 @@ done:
   free(names);
   free(bnames);
   free(jnames);
+  free(extra);
+  cli_restart_free(&restart);
   mbs_data_destroy(d);
   mbs_model_destroy(m);
   mbs_deck_free(&deck);

@@ -137,7 +137,10 @@ static mbsStatus check_inertia(DeckReader *r, const yaml_node_t *at, int from_eu
   if (e[1] <= tol) {
     return deck_fail(r, at,
                      "inertia is degenerate: a rigid body needs at least two nonzero "
-                     "Euler-tensor eigenvalues (got %g, %g, %g)",
+                     "Euler-tensor eigenvalues (got %g, %g, %g); zero inertia about an axis "
+                     "means all mass lies on that axis (a thin rod), whose spin about it is "
+                     "undefined: give the rod a small inertia about its axis, or model it as "
+                     "point masses with a distance joint",
                      e[0], e[1], e[2]);
   }
   return MBS_OK;

@@ -20,6 +20,20 @@
 #define DECK_MAX_DEPTH 64
 /* largest deck file we read [bytes] */
 #define DECK_MAX_BYTES (64L * 1024 * 1024)
+/* most YAML nodes (scalars, lists, mappings) a deck may have, counting every alias as the
+ * whole subtree it repeats: bounds the work of every later pass and the memory of the
+ * parser (about 200 bytes a node) against huge lists and alias bombs ("billion laughs") */
+#define DECK_MAX_NODES 1000000L
+/* most anchors (&name) a deck may define: libyaml resolves each alias by a linear search
+ * of the anchors, so their number times the number of aliases is bounded */
+#define DECK_MAX_ANCHORS 1000L
+/* most steps a run may take (t_end / dt), so that step counts fit any integer type */
+#define DECK_MAX_STEPS 1e12
+/* bounds of solver.newton: every step ends after at most DECK_MAX_NEWTON iterations */
+#define DECK_MAX_NEWTON 1000
+#define DECK_MIN_TOLERANCE 1e-15
+/* mappings with more keys than this look keys up through a hash index */
+#define DECK_MAP_INDEX_MIN 16
 /* start_mark.index of a node created by --set; start_mark.column holds the override index */
 #define DECK_SET_MARK ((size_t)-1)
 
@@ -36,6 +50,9 @@ typedef struct {
   yaml_node_t *node;
   DeckKeyValue *kv;
   int n, cap;
+  int *index; /* (icap) open-addressing table of kv positions + 1 (0 = empty); NULL while the
+                 map is small, so that lookups stay linear in the keys of big ones */
+  int icap;
 } DeckMap;
 
 /* a named number from `parameters:` */
@@ -65,7 +82,11 @@ typedef struct {
   int noverride;
   DeckParam *params;
   int nparam;
+  DeckNames param_names; /* parameter name -> index into params */
   DeckNames body_names;
+  unsigned *visit; /* (nvisit) per node id: the flatten pass that last reached it */
+  int nvisit;
+  unsigned pass;
   char ctx[192];
 } DeckReader;
 

@@ -240,11 +240,10 @@ static int nonfinite_word(const char *s) {
 /* value of $name */
 static mbsStatus param_lookup(DeckReader *r, const yaml_node_t *n, const char *field,
                               const char *name, double *out) {
-  for (int i = 0; i < r->nparam; i++) {
-    if (strcmp(r->params[i].name, name) == 0) {
-      *out = r->params[i].value;
-      return MBS_OK;
-    }
+  int found = deck_names_get(&r->param_names, name);
+  if (found >= 0) {
+    *out = r->params[found].value;
+    return MBS_OK;
   }
 
   /* unknown: suggest the nearest defined name */
@@ -288,9 +287,15 @@ mbsStatus deck_number(DeckReader *r, const yaml_node_t *n, const char *field, do
     }
     return deck_fail(r, n, "%s: expected a number (got '%.64s')", field, s);
   }
+  errno = 0;
   double v = strtod(s, NULL);
   if (!isfinite(v)) {
     return deck_fail(r, n, "%s: number out of range (got '%.64s')", field, s);
+  }
+
+  /* a nonzero literal that underflows to zero (1e-999) would silently become 0 */
+  if (v == 0.0 && errno == ERANGE) {
+    return deck_fail(r, n, "%s: number out of range, too close to zero (got '%.64s')", field, s);
   }
   *out = v;
   return MBS_OK;
@@ -537,7 +542,7 @@ mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n) {
   }
   if (m.n > 0) {
     r->params = calloc((size_t)m.n, sizeof(*r->params));
-    if (!r->params) {
+    if (!r->params || !deck_names_init(&r->param_names, m.n)) {
       st = deck_nomem(r);
       goto fail;
     }
@@ -572,6 +577,7 @@ mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n) {
     }
     r->params[i].name = name;
     r->nparam = i + 1;
+    deck_names_put(&r->param_names, name, i);
   }
 
 fail:

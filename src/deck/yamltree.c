@@ -85,9 +85,17 @@ static mbsStatus yaml_failure(DeckReader *r, const yaml_parser_t *p, const char 
 
   /* reader errors (bad encoding) only know the byte offset */
   if (p->error == YAML_READER_ERROR) {
+    /* a bad trailing octet is reported at itself: point at the character's first byte */
+    size_t at = p->problem_offset;
+    if (strstr(problem, "trailing") && at > 0 && at <= len) {
+      at--;
+      while (at > 0 && ((unsigned char)text[at] & 0xC0) == 0x80) {
+        at--;
+      }
+    }
     line = 1;
     col = 1;
-    for (size_t k = 0; k < p->problem_offset && k < len; k++) {
+    for (size_t k = 0; k < at && k < len; k++) {
       if (text[k] == '\n') {
         line++;
         col = 1;
@@ -95,12 +103,30 @@ static mbsStatus yaml_failure(DeckReader *r, const yaml_parser_t *p, const char 
         col++;
       }
     }
-    if (p->problem_value >= 0) {
-      return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
-                           "YAML syntax error: %s (byte 0x%02x)", problem, p->problem_value);
+    /* the byte at fault: libyaml gives it for some problems, the text has it for all */
+    int byte = at < len ? (unsigned char)text[at] : p->problem_value;
+    if (p->problem_value > 0xff) {
+      byte = p->problem_value;
     }
-    return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col, "YAML syntax error: %s",
-                         problem);
+    if (byte > 0xff) {
+      return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
+                           "YAML syntax error: %s (U+%04X); a deck must be UTF-8 text", problem,
+                           (unsigned)byte);
+    }
+    if (byte >= 0) {
+      return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
+                           "YAML syntax error: %s (byte 0x%02x); a deck must be UTF-8 text",
+                           problem, byte);
+    }
+    return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
+                         "YAML syntax error: %s; a deck must be UTF-8 text", problem);
+  }
+
+  /* composer errors (anchors and aliases) name the first place as context */
+  if (p->error == YAML_COMPOSER_ERROR && p->context) {
+    return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
+                         "YAML syntax error: %s at %d:%d, %s here", p->context,
+                         (int)p->context_mark.line + 1, (int)p->context_mark.column + 1, problem);
   }
   if (p->context) {
     return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, line, col,
@@ -111,12 +137,38 @@ static mbsStatus yaml_failure(DeckReader *r, const yaml_parser_t *p, const char 
                        problem);
 }
 
-/* event pass: syntax, exactly one document, nesting depth; the loader itself recurses once
- * per level, so it must only ever see a bounded document */
+/* the anchor of a node event, or NULL */
+static const yaml_char_t *event_anchor(const yaml_event_t *ev) {
+  switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+      return ev->data.scalar.anchor;
+    case YAML_SEQUENCE_START_EVENT:
+      return ev->data.sequence_start.anchor;
+    case YAML_MAPPING_START_EVENT:
+      return ev->data.mapping_start.anchor;
+    default:
+      return NULL;
+  }
+}
+
+/* event pass: syntax, exactly one document, nesting depth, number of nodes and anchors.
+ * It runs in constant memory; the loader recurses once per level, allocates every node and
+ * searches the anchors linearly for each alias, so it must only ever see a bounded
+ * document */
 static mbsStatus prescan(DeckReader *r, const char *text, size_t len) {
   yaml_parser_t p;
   int depth = 0, ndoc = 0, done = 0;
+  long nnode = 0, nanchor = 0;
   mbsStatus st = MBS_OK;
+
+  /* libyaml also reads UTF-16 with a byte order mark, but the deck text is kept and written
+   * out as UTF-8 */
+  const unsigned char *u = (const unsigned char *)text;
+  if (len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff))) {
+    return mbs_error_set(r->err, MBS_ERR_SYNTAX, r->file, 1, 1,
+                         "the deck is UTF-16 text (it starts with a UTF-16 byte order mark); a "
+                         "deck must be UTF-8 text");
+  }
 
   if (!yaml_parser_initialize(&p)) {
     return deck_nomem(r);
@@ -152,6 +204,23 @@ static mbsStatus prescan(DeckReader *r, const char *text, size_t len) {
         break;
       default:
         break;
+    }
+
+    /* an alias counts as a node here; what it repeats is counted by deck_check_depth */
+    if (st == MBS_OK && (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT ||
+                         ev.type == YAML_SEQUENCE_START_EVENT ||
+                         ev.type == YAML_MAPPING_START_EVENT)) {
+      if (++nnode > DECK_MAX_NODES) {
+        st = mbs_error_set(r->err, MBS_ERR_DECK, r->file, line, col,
+                           "the deck has more than %ld YAML nodes (values, lists and "
+                           "mappings); this is the limit of a deck",
+                           DECK_MAX_NODES);
+      } else if (event_anchor(&ev) && ++nanchor > DECK_MAX_ANCHORS) {
+        st = mbs_error_set(r->err, MBS_ERR_DECK, r->file, line, col,
+                           "the deck defines more than %ld anchors (&name); this is the limit "
+                           "of a deck",
+                           DECK_MAX_ANCHORS);
+      }
     }
     yaml_event_delete(&ev);
   }
@@ -195,111 +264,159 @@ static int node_count(const yaml_document_t *doc) {
   return (int)(doc->nodes.top - doc->nodes.start);
 }
 
-/* collection depth of the subtree at node id (0 for a scalar), memoised so that shared
- * nodes are walked once; -1 when it exceeds DECK_MAX_DEPTH or an alias refers back to an
- * enclosing node (*where: the node, *cycle: which of the two) */
-static int subtree_depth(yaml_document_t *doc, int id, unsigned char *state, int *memo, int level,
-                         int *where, int *cycle) {
-  yaml_node_t *n = yaml_document_get_node(doc, id);
-  int d = 0;
+/* what the walk below found wrong */
+typedef enum { WALK_DEPTH, WALK_CYCLE, WALK_EXPANSION } WalkProblem;
 
+typedef struct {
+  yaml_document_t *doc;
+  unsigned char *state; /* (nn + 1) 0 unseen, 1 on the current path, 2 done */
+  int *depth;           /* (nn + 1) collection depth of a done node */
+  long *size;           /* (nn + 1) nodes of a done node's subtree, aliases expanded */
+  int where;            /* the node at fault */
+  WalkProblem problem;
+} Walk;
+
+/* collection depth of the subtree at node id (0 for a scalar) and, in *size, its number of
+ * nodes with every alias expanded (saturating just above DECK_MAX_NODES). Shared nodes are
+ * walked once (memoised), so this is linear in the document even for an alias bomb.
+ * Returns -1 when the depth exceeds DECK_MAX_DEPTH, an alias refers back to an enclosing
+ * node or the expansion exceeds DECK_MAX_NODES (w->where, w->problem say which). */
+static int subtree_walk(Walk *w, int id, int level, long *size) {
+  yaml_node_t *n = yaml_document_get_node(w->doc, id);
+  int d = 0;
+  long total = 1;
+
+  *size = 1;
   if (n->type == YAML_SCALAR_NODE) {
     return 0;
   }
-  if (state[id] == 2) {
-    if (level - 1 + memo[id] > DECK_MAX_DEPTH) {
-      *where = id;
+  if (w->state[id] == 2) {
+    if (level - 1 + w->depth[id] > DECK_MAX_DEPTH) {
+      w->where = id;
+      w->problem = WALK_DEPTH;
       return -1;
     }
-    return memo[id];
+    *size = w->size[id];
+    return w->depth[id];
   }
-  if (state[id] == 1) {
-    *where = id;
-    *cycle = 1;
+  if (w->state[id] == 1) {
+    w->where = id;
+    w->problem = WALK_CYCLE;
     return -1;
   }
   if (level > DECK_MAX_DEPTH) {
-    *where = id;
+    w->where = id;
+    w->problem = WALK_DEPTH;
     return -1;
   }
 
-  /* children: list items, mapping keys and values */
-  state[id] = 1;
+  /* children: list items, then mapping keys and values */
+  w->state[id] = 1;
+  int nitem = 0, npair = 0;
   if (n->type == YAML_SEQUENCE_NODE) {
-    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-         it++) {
-      int c = subtree_depth(doc, *it, state, memo, level + 1, where, cycle);
-      if (c < 0) {
-        return -1;
-      }
-      d = c > d ? c : d;
-    }
+    nitem = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
   } else if (n->type == YAML_MAPPING_NODE) {
-    for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
-      int ck = subtree_depth(doc, pr->key, state, memo, level + 1, where, cycle);
-      if (ck < 0) {
-        return -1;
-      }
-      int cv = subtree_depth(doc, pr->value, state, memo, level + 1, where, cycle);
-      if (cv < 0) {
-        return -1;
-      }
-      d = ck > d ? ck : d;
-      d = cv > d ? cv : d;
+    npair = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+  }
+  for (int k = 0; k < nitem + 2 * npair; k++) {
+    int cid;
+    if (k < nitem) {
+      cid = n->data.sequence.items.start[k];
+    } else {
+      const yaml_node_pair_t *pr = &n->data.mapping.pairs.start[(k - nitem) / 2];
+      cid = (k - nitem) % 2 ? pr->value : pr->key;
+    }
+    long cs;
+    int c = subtree_walk(w, cid, level + 1, &cs);
+    if (c < 0) {
+      return -1;
+    }
+    d = c > d ? c : d;
+    total += cs;
+    if (total > DECK_MAX_NODES) {
+      w->where = id;
+      w->problem = WALK_EXPANSION;
+      return -1;
     }
   }
-  state[id] = 2;
-  memo[id] = d + 1;
+  w->state[id] = 2;
+  w->depth[id] = d + 1;
+  w->size[id] = total;
+  *size = total;
   return d + 1;
 }
 
 mbsStatus deck_check_depth(DeckReader *r) {
-  int nn = node_count(r->doc), where = 0, cycle = 0;
+  int nn = node_count(r->doc);
+  long size;
   mbsStatus st = MBS_OK;
-  unsigned char *state = calloc((size_t)nn + 1, 1);
-  int *memo = calloc((size_t)nn + 1, sizeof(int));
+  Walk w;
 
-  if (!state || !memo) {
+  memset(&w, 0, sizeof(w));
+  w.doc = r->doc;
+  w.state = calloc((size_t)nn + 1, 1);
+  w.depth = calloc((size_t)nn + 1, sizeof(int));
+  w.size = calloc((size_t)nn + 1, sizeof(long));
+  if (!w.state || !w.depth || !w.size) {
     st = deck_nomem(r);
     goto fail;
   }
-  if (nn > 0 && subtree_depth(r->doc, 1, state, memo, 1, &where, &cycle) < 0) {
-    const yaml_node_t *n = yaml_document_get_node(r->doc, where);
-    if (cycle) {
+  if (nn > 0 && subtree_walk(&w, 1, 1, &size) < 0) {
+    const yaml_node_t *n = yaml_document_get_node(r->doc, w.where);
+    if (w.problem == WALK_CYCLE) {
       st = deck_fail_bare(r, n, "recursive alias: this node contains itself");
+    } else if (w.problem == WALK_EXPANSION) {
+      st = deck_fail_bare(r, n,
+                          "aliases expand the deck to more than %ld YAML nodes here (an alias "
+                          "bomb?); this is the limit of a deck",
+                          DECK_MAX_NODES);
     } else {
       st = deck_fail_bare(r, n, "the deck is nested deeper than %d levels", DECK_MAX_DEPTH);
     }
   }
 
 fail:
-  free(memo);
-  free(state);
+  free(w.size);
+  free(w.depth);
+  free(w.state);
   return st;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* merge keys */
 
-typedef struct {
-  const yaml_node_t **v;
-  int n, cap;
-} Visited;
-
 static int is_merge_key(const yaml_node_t *k) {
   return k->type == YAML_SCALAR_NODE && k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
          k->data.scalar.length == 2 && memcmp(k->data.scalar.value, "<<", 2) == 0;
 }
 
-static int same_text(const yaml_node_t *a, const yaml_node_t *b) {
-  return a->data.scalar.length == b->data.scalar.length &&
-         memcmp(a->data.scalar.value, b->data.scalar.value, a->data.scalar.length) == 0;
+/* FNV-1a over the key's bytes */
+static unsigned key_hash(const void *key, size_t len) {
+  const unsigned char *s = key;
+  unsigned h = 2166136261u;
+  for (size_t i = 0; i < len; i++) {
+    h = (h ^ s[i]) * 16777619u;
+  }
+  return h;
+}
+
+static int key_is(const yaml_node_t *k, const char *key, size_t len) {
+  return k->data.scalar.length == len && memcmp(k->data.scalar.value, key, len) == 0;
 }
 
 static const DeckKeyValue *find_n(const DeckMap *m, const char *key, size_t len) {
+  if (m->index) {
+    unsigned mask = (unsigned)m->icap - 1;
+    for (unsigned k = key_hash(key, len) & mask; m->index[k]; k = (k + 1) & mask) {
+      const DeckKeyValue *kv = &m->kv[m->index[k] - 1];
+      if (key_is(kv->key, key, len)) {
+        return kv;
+      }
+    }
+    return NULL;
+  }
   for (int i = 0; i < m->n; i++) {
-    const yaml_node_t *k = m->kv[i].key;
-    if (k->data.scalar.length == len && memcmp(k->data.scalar.value, key, len) == 0) {
+    if (key_is(m->kv[i].key, key, len)) {
       return &m->kv[i];
     }
   }
@@ -317,7 +434,37 @@ yaml_node_t *deck_map_get(const DeckMap *m, const char *key) {
 
 void deck_map_free(DeckMap *m) {
   free(m->kv);
+  free(m->index);
   memset(m, 0, sizeof(*m));
+}
+
+static void index_put(DeckMap *m, int pos) {
+  const yaml_node_t *key = m->kv[pos].key;
+  unsigned mask = (unsigned)m->icap - 1;
+  unsigned k = key_hash(key->data.scalar.value, key->data.scalar.length) & mask;
+  while (m->index[k]) {
+    k = (k + 1) & mask;
+  }
+  m->index[k] = pos + 1;
+}
+
+/* (re)build the hash index for at least 4 slots per key (a power of two) */
+static mbsStatus index_build(DeckReader *r, DeckMap *m) {
+  int cap = 64;
+  while (cap < 4 * m->n) {
+    cap *= 2;
+  }
+  int *index = calloc((size_t)cap, sizeof(int));
+  if (!index) {
+    return deck_nomem(r);
+  }
+  free(m->index);
+  m->index = index;
+  m->icap = cap;
+  for (int i = 0; i < m->n; i++) {
+    index_put(m, i);
+  }
+  return MBS_OK;
 }
 
 static mbsStatus kv_push(DeckReader *r, DeckMap *m, yaml_node_t *key, yaml_node_t *value,
@@ -335,49 +482,125 @@ static mbsStatus kv_push(DeckReader *r, DeckMap *m, yaml_node_t *key, yaml_node_
   m->kv[m->n].value = value;
   m->kv[m->n].pair = pair;
   m->n++;
+
+  /* big maps get an index at most half full */
+  if (m->n > DECK_MAP_INDEX_MIN && (!m->index || 2 * m->n > m->icap)) {
+    return index_build(r, m);
+  }
+  if (m->index) {
+    index_put(m, m->n - 1);
+  }
+  return MBS_OK;
+}
+
+/* a key's text for sorting */
+typedef struct {
+  const unsigned char *text;
+  size_t len;
+  int pair;
+} KeyRef;
+
+static int keyref_cmp(const void *a, const void *b) {
+  const KeyRef *x = a, *y = b;
+  if (x->len != y->len) {
+    return x->len < y->len ? -1 : 1;
+  }
+  int c = x->len ? memcmp(x->text, y->text, x->len) : 0;
+  if (c) {
+    return c;
+  }
+  return (x->pair > y->pair) - (x->pair < y->pair);
+}
+
+/* the first of the first n pairs (all scalar keys) whose key repeats an earlier one:
+ * *dup is its index, *first the index of the earlier one; *dup = -1 if none. Small
+ * mappings compare every pair, big ones sort the keys (n log n). */
+static mbsStatus first_duplicate(DeckReader *r, const yaml_node_pair_t *pairs, int n, int *first,
+                                 int *dup) {
+  *dup = -1;
+  if (n <= DECK_MAP_INDEX_MIN) {
+    for (int p = 1; p < n && *dup < 0; p++) {
+      const yaml_node_t *key = yaml_document_get_node(r->doc, pairs[p].key);
+      for (int q = 0; q < p; q++) {
+        const yaml_node_t *prev = yaml_document_get_node(r->doc, pairs[q].key);
+        if (key_is(prev, (const char *)key->data.scalar.value, key->data.scalar.length)) {
+          *first = q;
+          *dup = p;
+          break;
+        }
+      }
+    }
+    return MBS_OK;
+  }
+
+  /* equal keys sort next to each other, in document order: the duplicate met first is the
+   * second entry of the group whose second entry comes earliest */
+  KeyRef *ref = malloc((size_t)n * sizeof(*ref));
+  if (!ref) {
+    return deck_nomem(r);
+  }
+  for (int p = 0; p < n; p++) {
+    const yaml_node_t *key = yaml_document_get_node(r->doc, pairs[p].key);
+    ref[p].text = key->data.scalar.value;
+    ref[p].len = key->data.scalar.length;
+    ref[p].pair = p;
+  }
+  qsort(ref, (size_t)n, sizeof(*ref), keyref_cmp);
+  for (int g = 0; g < n;) {
+    int h = g + 1;
+    while (h < n && ref[h].len == ref[g].len &&
+           (ref[g].len == 0 || memcmp(ref[h].text, ref[g].text, ref[g].len) == 0)) {
+      h++;
+    }
+    if (h - g >= 2 && (*dup < 0 || ref[g + 1].pair < *dup)) {
+      *first = ref[g].pair;
+      *dup = ref[g + 1].pair;
+    }
+    g = h;
+  }
+  free(ref);
   return MBS_OK;
 }
 
 /* add the keys of mapping `node` that m does not have yet: its own keys, then those of its
  * merge sources in order. A source reached twice adds nothing new the second time, so each
- * mapping is visited once (this bounds the work of merge chains); the recursion is bounded
- * by the depth check. */
-static mbsStatus collect(DeckReader *r, yaml_node_t *node, DeckMap *m, int own, Visited *vis) {
+ * mapping is visited once per flatten (marked with the pass number in r->visit); this
+ * bounds the work of merge chains, and the recursion is bounded by the depth check. */
+static mbsStatus collect(DeckReader *r, yaml_node_t *node, DeckMap *m, int own) {
   yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
   int np = (int)(node->data.mapping.pairs.top - pairs);
+  int id = (int)(node - r->doc->nodes.start) + 1;
   mbsStatus st;
 
-  for (int i = 0; i < vis->n; i++) {
-    if (vis->v[i] == node) {
-      return MBS_OK;
-    }
+  if (r->visit[id] == r->pass) {
+    return MBS_OK;
   }
-  if (vis->n == vis->cap) {
-    int cap = vis->cap ? 2 * vis->cap : 8;
-    const yaml_node_t **v = realloc(vis->v, (size_t)cap * sizeof(*v));
-    if (!v) {
-      return deck_nomem(r);
-    }
-    vis->v = v;
-    vis->cap = cap;
-  }
-  vis->v[vis->n++] = node;
+  r->visit[id] = r->pass;
 
-  /* own keys: scalars, each at most once */
+  /* own keys: scalars, each at most once; a key that is not a scalar is reported where
+   * the pairwise check would have met it */
+  int nscalar = 0;
+  while (nscalar < np &&
+         yaml_document_get_node(r->doc, pairs[nscalar].key)->type == YAML_SCALAR_NODE) {
+    nscalar++;
+  }
+  int first, dup;
+  if ((st = first_duplicate(r, pairs, nscalar, &first, &dup)) != MBS_OK) {
+    return st;
+  }
+  if (dup >= 0) {
+    yaml_node_t *key = yaml_document_get_node(r->doc, pairs[dup].key);
+    int line, col;
+    deck_node_pos(yaml_document_get_node(r->doc, pairs[first].key), &line, &col);
+    return deck_fail(r, key, "duplicate key '%.64s' (first at %d:%d)",
+                     (const char *)key->data.scalar.value, line, col);
+  }
+  if (nscalar < np) {
+    yaml_node_t *key = yaml_document_get_node(r->doc, pairs[nscalar].key);
+    return deck_fail(r, key, "mapping keys must be scalars, got %s", deck_kind(key));
+  }
   for (int p = 0; p < np; p++) {
     yaml_node_t *key = yaml_document_get_node(r->doc, pairs[p].key);
-    if (key->type != YAML_SCALAR_NODE) {
-      return deck_fail(r, key, "mapping keys must be scalars, got %s", deck_kind(key));
-    }
-    for (int q = 0; q < p; q++) {
-      const yaml_node_t *prev = yaml_document_get_node(r->doc, pairs[q].key);
-      if (same_text(prev, key)) {
-        int line, col;
-        deck_node_pos(prev, &line, &col);
-        return deck_fail(r, key, "duplicate key '%.64s' (first at %d:%d)",
-                         (const char *)key->data.scalar.value, line, col);
-      }
-    }
     if (is_merge_key(key)) {
       continue;
     }
@@ -397,7 +620,7 @@ static mbsStatus collect(DeckReader *r, yaml_node_t *node, DeckMap *m, int own, 
     }
     yaml_node_t *src = yaml_document_get_node(r->doc, pairs[p].value);
     if (src->type == YAML_MAPPING_NODE) {
-      st = collect(r, src, m, 0, vis);
+      st = collect(r, src, m, 0);
       if (st != MBS_OK) {
         return st;
       }
@@ -414,7 +637,7 @@ static mbsStatus collect(DeckReader *r, yaml_node_t *node, DeckMap *m, int own, 
         return deck_fail(r, s, "'<<' (merge key) takes a mapping or a list of mappings, got %s",
                          deck_kind(s));
       }
-      st = collect(r, s, m, 0, vis);
+      st = collect(r, s, m, 0);
       if (st != MBS_OK) {
         return st;
       }
@@ -423,12 +646,34 @@ static mbsStatus collect(DeckReader *r, yaml_node_t *node, DeckMap *m, int own, 
   return MBS_OK;
 }
 
+/* a new pass number for collect(), with r->visit covering every node of the document */
+static mbsStatus next_pass(DeckReader *r) {
+  int nn = node_count(r->doc);
+  if (r->nvisit < nn + 1) {
+    int cap = nn + 1 > 2 * r->nvisit ? nn + 1 : 2 * r->nvisit;
+    unsigned *v = realloc(r->visit, (size_t)cap * sizeof(*v));
+    if (!v) {
+      return deck_nomem(r);
+    }
+    memset(v + r->nvisit, 0, (size_t)(cap - r->nvisit) * sizeof(*v));
+    r->visit = v;
+    r->nvisit = cap;
+  }
+  if (++r->pass == 0) {
+    /* the counter wrapped: forget every old mark */
+    memset(r->visit, 0, (size_t)r->nvisit * sizeof(*r->visit));
+    r->pass = 1;
+  }
+  return MBS_OK;
+}
+
 mbsStatus deck_map_flatten(DeckReader *r, yaml_node_t *node, DeckMap *m) {
-  Visited vis = {0};
   memset(m, 0, sizeof(*m));
   m->node = node;
-  mbsStatus st = collect(r, node, m, 1, &vis);
-  free(vis.v);
+  mbsStatus st = next_pass(r);
+  if (st == MBS_OK) {
+    st = collect(r, node, m, 1);
+  }
   if (st != MBS_OK) {
     deck_map_free(m);
   }

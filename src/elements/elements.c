@@ -3,11 +3,18 @@
 
 #include <stddef.h>
 
+#include "util/profile.h"
 #include "util/vec3.h"
 
 extern const mbsElementKindTable mbs_elem_gravity;
 extern const mbsElementKindTable mbs_elem_force;
 extern const mbsElementKindTable mbs_elem_torque;
+extern const mbsElementKindTable mbs_elem_joint_torque;
+extern const mbsElementKindTable mbs_elem_joint_force;
+extern const mbsElementKindTable mbs_elem_augmented_torque;
+extern const mbsElementKindTable mbs_elem_drive;
+extern const mbsElementKindTable mbs_elem_spring;
+extern const mbsElementKindTable mbs_elem_rotational_spring;
 
 const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
   switch (kind) {
@@ -17,6 +24,18 @@ const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
       return &mbs_elem_force;
     case MBS_ELEM_TORQUE:
       return &mbs_elem_torque;
+    case MBS_ELEM_JOINT_TORQUE:
+      return &mbs_elem_joint_torque;
+    case MBS_ELEM_JOINT_FORCE:
+      return &mbs_elem_joint_force;
+    case MBS_ELEM_AUGMENTED_TORQUE:
+      return &mbs_elem_augmented_torque;
+    case MBS_ELEM_DRIVE:
+      return &mbs_elem_drive;
+    case MBS_ELEM_SPRING:
+      return &mbs_elem_spring;
+    case MBS_ELEM_ROTATIONAL_SPRING:
+      return &mbs_elem_rotational_spring;
     case MBS_ELEM_KIND_COUNT:
       break;
   }
@@ -40,4 +59,15 @@ double mbs_contravariant_directors(double dcon[9], const double d[9]) {
     dcon[i] = a[i] / vol;
   }
   return vol;
+}
+
+double mbs_elem_profile(const mbsModel *m, int ip, double t, double *rate) {
+  if (ip < 0 || ip >= m->nprofile) {
+    if (rate) {
+      *rate = 0.0;
+    }
+    return 1.0;
+  }
+  const mbsProfile *p = &m->profile[ip];
+  return mbs_profile_eval(p->kind, p->p, m->profile_table + 2 * p->tab0, p->ntab, t, rate);
 }

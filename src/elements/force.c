@@ -2,20 +2,18 @@
  * With the point at convected coordinates Theta^i relative to phi, the work conjugate
  * forces are f_phi = f and director forces f^i = Theta^i f (eq. 18-19).
  * param[0..2] = value, param[3..5] = Theta, iparam[0] = frame (world | body: f = value^k d_k,
- * a follower force), param[6] = profile factor (constant profile: 1). */
+ * a follower force), iparam[1] = profile (-1: constant 1). */
 #include "mbsim/elements.h"
 
 #include <string.h>
 
 static void force(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
                   double *f, double *Fq, double *Fv) {
-  (void)m;
   (void)v;
-  (void)t;
   (void)Fv;
   const double *val = e->param;
   const double *theta = e->param + 3;
-  double scale = e->param[6];
+  double scale = mbs_elem_profile(m, e->iparam[1], t, NULL);
   double fw[3];
   /* world components of the force */
   if (e->iparam[0] == MBS_FRAME_BODY && e->nq == 12) {

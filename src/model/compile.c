@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elements/elem_internal.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "util/vec3.h"
@@ -70,6 +71,9 @@ static Vx vx_dir(const Side *s, const double z[3]) {
   if (s->node0 < 0) {
     vcopy(v.c, z);
     return v;
+  }
+  if (!s->rigid) {
+    return v; /* a point mass has no directors (joints that need them reject it) */
   }
   for (int i = 0; i < 3; i++) {
     v.node[v.n] = s->node0 + 1 + i;
@@ -391,13 +395,17 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_mark = calloc((size_t)nj, sizeof(mbsMark));
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
-  m->elem = calloc((size_t)(nb + nl), sizeof(mbsElem));
+  m->elem = calloc((size_t)(nb + nl + nj), sizeof(mbsElem));
+  m->profile = calloc((size_t)(nl + nj), sizeof(mbsProfile));
+  m->profile_table =
+      calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->mass_a || !m->mass_b || !m->mass_val ||
       !m->con || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
-      !m->joint_mark || !m->joint_body || !m->joint_point || !m->elem || !m->load_name) {
+      !m->joint_mark || !m->joint_body || !m->joint_point || !m->elem || !m->load_name ||
+      !m->profile || !m->profile_table) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -527,6 +535,35 @@ static Side make_side(const mbsModel *m, const mbsDeck *deck, int b) {
   return s;
 }
 
+/* the joint frame Z = [z1, z2, z3] (columns, world, t = 0) that both bodies' frames d'_a
+ * coincide with at t = 0 (seed 004 eq. 6): d'_1 along the axis (revolute, cylindrical,
+ * prismatic) or the plane normal (planar); universal: d'_1 the first axis (fixed to body 1),
+ * d'_2 the second (fixed to body 2); fixed, spherical, distance: the world axes */
+static void joint_frame(const mbsDeckJoint *dj, double Z[9]) {
+  memset(Z, 0, 9 * sizeof(double));
+  switch (dj->type) {
+    case MBS_JOINT_REVOLUTE:
+    case MBS_JOINT_CYLINDRICAL:
+    case MBS_JOINT_PRISMATIC:
+    case MBS_JOINT_PLANAR:
+      frame_from_axis(Z, dj->axis);
+      return;
+    case MBS_JOINT_UNIVERSAL: {
+      double c[3];
+      vcross(c, dj->axes[0], dj->axes[1]);
+      for (int r = 0; r < 3; r++) {
+        Z[3 * r + 0] = dj->axes[0][r];
+        Z[3 * r + 1] = dj->axes[1][r];
+        Z[3 * r + 2] = c[r];
+      }
+      return;
+    }
+    default:
+      Z[0] = Z[4] = Z[8] = 1.0;
+      return;
+  }
+}
+
 /* joints (seed 004 eq. 4-7; seed 000 sec. 4) */
 static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsError *err) {
   static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
@@ -550,7 +587,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
       if (s->body < 0 || s->rigid) {
         continue;
       }
-      if (dj->type == MBS_JOINT_REVOLUTE || dj->type == MBS_JOINT_FIXED) {
+      if (dj->type != MBS_JOINT_SPHERICAL && dj->type != MBS_JOINT_DISTANCE) {
         return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
                              "joint '%s': body '%s' is a point mass, which has no orientation "
                              "for a %s joint; use a rigid body or a spherical joint",
@@ -582,38 +619,61 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
         }
       }
     }
-    double Z[9];
+    double Z[9], z[3][3];
+    joint_frame(dj, Z);
+    for (int i = 0; i < 3; i++) {
+      col(z[i], Z, i);
+    }
+    /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6) */
+    Vx p1 = vx_point(&s1, dj->point), p2 = vx_point(&s2, dj->point), none = {0};
+    Vx dI[3], dII[3];
+    for (int a = 0; a < 3; a++) {
+      dI[a] = vx_dir(&s1, z[a]);
+      dII[a] = vx_dir(&s2, z[a]);
+    }
+    Vx rel = vx_sub(&p2, &p1);
     switch (dj->type) {
       case MBS_JOINT_SPHERICAL:
       case MBS_JOINT_REVOLUTE:
-      case MBS_JOINT_FIXED: {
+      case MBS_JOINT_FIXED:
+      case MBS_JOINT_UNIVERSAL: {
         /* phi'_I - phi'_II = 0 (seed 004 eq. 7, first rows) */
-        Vx p1 = vx_point(&s1, dj->point), p2 = vx_point(&s2, dj->point);
-        Vx A = vx_sub(&p1, &p2), none = {0};
+        Vx A = vx_sub(&p1, &p2);
         for (int c = 0; c < 3; c++) {
           make_row(&m->con[row++], &A, &none, 0.0, ex[c], 0.0, j, -1);
         }
-        if (dj->type == MBS_JOINT_SPHERICAL) {
-          break;
-        }
-        /* joint frame Z at t = 0: d'_1 along the axis (seed 004 eq. 6) */
-        if (dj->type == MBS_JOINT_REVOLUTE) {
-          frame_from_axis(Z, dj->axis);
-        } else {
-          memset(Z, 0, sizeof(Z));
-          Z[0] = Z[4] = Z[8] = 1.0;
-        }
-        double z[3][3];
-        for (int i = 0; i < 3; i++) {
-          col(z[i], Z, i);
-        }
-        /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7);
-         * fixed adds d'_2(I) . d'_3(II) */
+        /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7); fixed adds
+         * d'_2(I) . d'_3(II); universal (the cross of a Cardan joint): the first axis d'_1 on
+         * body I stays perpendicular to the second axis d'_2 on body II */
         static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-        int np = dj->type == MBS_JOINT_REVOLUTE ? 2 : 3;
+        int np = dj->type == MBS_JOINT_REVOLUTE    ? 2
+                 : dj->type == MBS_JOINT_FIXED     ? 3
+                 : dj->type == MBS_JOINT_UNIVERSAL ? 1
+                                                   : 0;
         for (int p = 0; p < np; p++) {
-          Vx a = vx_dir(&s1, z[pairs[p][0]]), b2 = vx_dir(&s2, z[pairs[p][1]]);
-          make_row(&m->con[row++], &a, &b2, 1.0, NULL, 0.0, j, -1);
+          make_row(&m->con[row++], &dI[pairs[p][0]], &dII[pairs[p][1]], 1.0, NULL, 0.0, j, -1);
+        }
+        break;
+      }
+      case MBS_JOINT_CYLINDRICAL:
+      case MBS_JOINT_PRISMATIC:
+      case MBS_JOINT_PLANAR: {
+        /* cylindrical (seed 000 eq. 48-49 with the axis d'_1): the second joint point stays
+         * on the axis, d'_2(I) . (p'_II - p'_I) = d'_3(I) . (p'_II - p'_I) = 0, and the axes
+         * stay parallel, d'_1(I) . d'_2(II) = d'_1(I) . d'_3(II) = 0; prismatic adds
+         * d'_2(I) . d'_3(II) = 0 (no rotation about the axis); planar (normal d'_1): the
+         * point stays in the plane, d'_1(I) . (p'_II - p'_I) = 0, and the normals stay
+         * parallel */
+        if (dj->type == MBS_JOINT_PLANAR) {
+          make_row(&m->con[row++], &dI[0], &rel, 1.0, NULL, 0.0, j, -1);
+        } else {
+          make_row(&m->con[row++], &dI[1], &rel, 1.0, NULL, 0.0, j, -1);
+          make_row(&m->con[row++], &dI[2], &rel, 1.0, NULL, 0.0, j, -1);
+        }
+        make_row(&m->con[row++], &dI[0], &dII[1], 1.0, NULL, 0.0, j, -1);
+        make_row(&m->con[row++], &dI[0], &dII[2], 1.0, NULL, 0.0, j, -1);
+        if (dj->type == MBS_JOINT_PRISMATIC) {
+          make_row(&m->con[row++], &dI[1], &dII[2], 1.0, NULL, 0.0, j, -1);
         }
         break;
       }
@@ -624,8 +684,8 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
         vcopy(P2, dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position);
         vsub(dl, P2, P1);
         double L2 = vdot(dl, dl);
-        Vx p1 = vx_point(&s1, P1), p2 = vx_point(&s2, P2);
-        Vx A = vx_sub(&p2, &p1);
+        Vx q1 = vx_point(&s1, P1), q2 = vx_point(&s2, P2);
+        Vx A = vx_sub(&q2, &q1);
         make_row(&m->con[row++], &A, &A, 0.5, NULL, -0.5 * L2, j, -1);
         break;
       }
@@ -647,6 +707,14 @@ static int joint_rows(mbsJointType t) {
       return 6;
     case MBS_JOINT_DISTANCE:
       return 1;
+    case MBS_JOINT_CYLINDRICAL:
+      return 4;
+    case MBS_JOINT_PRISMATIC:
+      return 5;
+    case MBS_JOINT_UNIVERSAL:
+      return 4;
+    case MBS_JOINT_PLANAR:
+      return 3;
     case MBS_JOINT_TYPE_COUNT:
       break;
   }
@@ -662,9 +730,182 @@ static void body_qidx(const mbsModel *m, int b, mbsElem *el) {
   }
 }
 
-/* gravity and loads */
+/* a deck profile into the model's profile list; its index, -1 for the constant profile */
+static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
+  if (p->kind == MBS_PROFILE_CONSTANT) {
+    return -1;
+  }
+  int tab0 = 0;
+  for (int i = 0; i < m->nprofile; i++) {
+    tab0 += m->profile[i].ntab;
+  }
+  mbsProfile *mp = &m->profile[m->nprofile];
+  mp->kind = p->kind;
+  memcpy(mp->p, p->p, sizeof(mp->p));
+  mp->ntab = p->kind == MBS_PROFILE_TABLE ? p->ntab : 0;
+  mp->tab0 = tab0;
+  if (mp->ntab > 0) {
+    memcpy(m->profile_table + 2 * tab0, p->table, (size_t)mp->ntab * 2 * sizeof(double));
+  }
+  return m->nprofile++;
+}
+
+/* side s of a two-sided element (src/elements/elem_internal.h): the coordinates of body b
+ * (none if static), the frame Z (columns z_a, world, t = 0) and the point P (world, t = 0) as
+ * body-fixed quantities, seed 004 eq. 5: C = R0^T Z, c = R0^T (P - phi0) */
+static void elem_side(const mbsModel *m, const mbsDeck *deck, mbsElem *el, int s, int b,
+                      const double Z[9], const double P[3]) {
+  Side sd = make_side(m, deck, b);
+  double *par = el->param + 12 * s;
+  int nb = sd.node0 < 0 ? 0 : (sd.rigid ? 4 : 1);
+  el->iparam[s] = nb;
+  for (int k = 0; k < 3 * nb; k++) {
+    el->qidx[el->nq++] = 3 * sd.node0 + k;
+  }
+  double rel[3];
+  vsub(rel, P, sd.phi0);
+  for (int i = 0; i < 3; i++) {
+    for (int a = 0; a < 3; a++) {
+      double za[3];
+      col(za, Z, a);
+      par[3 * a + i] = nb == 4   ? sd.R0[i] * za[0] + sd.R0[3 + i] * za[1] + sd.R0[6 + i] * za[2]
+                       : nb == 0 ? za[i]
+                                 : 0.0;
+    }
+    par[9 + i] = nb == 4   ? sd.R0[i] * rel[0] + sd.R0[3 + i] * rel[1] + sd.R0[6 + i] * rel[2]
+                 : nb == 0 ? P[i]
+                           : 0.0;
+  }
+}
+
+/* force, torque on one body */
+static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
+                           mbsError *err) {
+  int b = dl->body;
+  if (b < 0 || m->body_node[b] < 0) {
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                         "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
+                         dl->name, side_name(deck, b));
+  }
+  body_qidx(m, b, el);
+  vcopy(el->param, dl->value);
+  el->iparam[0] = dl->frame;
+  el->iparam[1] = add_profile(m, &dl->profile);
+  if (dl->type == MBS_LOAD_TORQUE) {
+    if (m->body_type[b] != MBS_BODY_RIGID) {
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                           "load '%s': a torque needs a rigid body, '%s' is a point mass", dl->name,
+                           deck->bodies[b].name);
+    }
+    el->kind = MBS_ELEM_TORQUE;
+    el->iparam[2] = dl->method;
+    return MBS_OK;
+  }
+  el->kind = MBS_ELEM_FORCE;
+  if (dl->has_point) {
+    /* Theta^i = d_i(0) . (P - phi0) (seed 000 eq. 19) */
+    double rel[3];
+    vsub(rel, dl->point, m->q0 + 3 * m->body_node[b]);
+    if (m->body_type[b] == MBS_BODY_RIGID) {
+      const double *R = m->body_R0 + 9 * b;
+      for (int i = 0; i < 3; i++) {
+        el->param[3 + i] = R[i] * rel[0] + R[3 + i] * rel[1] + R[6 + i] * rel[2];
+      }
+    } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                           "load '%s': body '%s' is a point mass, so the force acts at its "
+                           "position; remove `point`",
+                           dl->name, deck->bodies[b].name);
+    }
+  }
+  if (dl->frame == MBS_FRAME_BODY && m->body_type[b] != MBS_BODY_RIGID) {
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                         "load '%s': a point mass has no body frame; use frame: world", dl->name);
+  }
+  return MBS_OK;
+}
+
+/* joint_torque, joint_force, rotational_spring: both sides of the joint with its frame */
+static void joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
+                       int *nscalar) {
+  const mbsDeckJoint *dj = &deck->joints[dl->joint];
+  double Z[9];
+  joint_frame(dj, Z);
+  el->nq = 0;
+  el->body = dj->body[1];
+  elem_side(m, deck, el, 0, dj->body[0], Z, dj->point);
+  elem_side(m, deck, el, 1, dj->body[1], Z, dj->point);
+  el->iparam[2] = add_profile(m, &dl->profile);
+  switch (dl->type) {
+    case MBS_LOAD_JOINT_TORQUE:
+      el->param[ELEM_P] = dl->value[0];
+      if (dl->method == MBS_TORQUE_AUGMENTED) {
+        /* the joint angle gamma: a scalar coordinate after the vector nodes (seed 004 sec. 5) */
+        int qg = 3 * m->nnode + (*nscalar)++;
+        el->kind = MBS_ELEM_AUGMENTED_TORQUE;
+        el->ncon = 1;
+        el->iparam[3] = dl->augmentation;
+        el->qidx[el->nq++] = qg;
+        snprintf(m->coord_names + (size_t)qg * NAME_LEN, NAME_LEN, "%s.gamma", dj->name);
+      } else {
+        el->kind = MBS_ELEM_JOINT_TORQUE;
+        el->iparam[3] = dl->method;
+      }
+      break;
+    case MBS_LOAD_JOINT_FORCE:
+      el->kind = MBS_ELEM_JOINT_FORCE;
+      el->param[ELEM_P] = dl->value[0];
+      break;
+    default:
+      el->kind = MBS_ELEM_ROTATIONAL_SPRING;
+      el->iparam[2] = -1;
+      el->param[ELEM_P] = dl->stiffness;
+      el->param[ELEM_P + 1] = dl->damping;
+      el->param[ELEM_P + 2] = dl->rest_angle;
+      break;
+  }
+}
+
+/* a spring between two body points */
+static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
+                             mbsError *err) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  int moving = 0;
+  for (int k = 0; k < 2; k++) {
+    int b = dl->bodies[k];
+    moving += b >= 0 && m->body_node[b] >= 0;
+    if (b >= 0 && deck->bodies[b].type == MBS_BODY_POINT) {
+      double dx[3];
+      vsub(dx, dl->points[k], deck->bodies[b].position);
+      if (vnorm(dx) > 1e-9 * (1.0 + vnorm(deck->bodies[b].position))) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                             "spring '%s': body '%s' is a point mass, so the spring point must "
+                             "be at its position",
+                             dl->name, deck->bodies[b].name);
+      }
+    }
+  }
+  if (moving == 0) {
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                         "spring '%s' connects '%s' and '%s', which are both fixed; remove it",
+                         dl->name, side_name(deck, dl->bodies[0]), side_name(deck, dl->bodies[1]));
+  }
+  el->kind = MBS_ELEM_SPRING;
+  el->nq = 0;
+  el->body = dl->bodies[1];
+  elem_side(m, deck, el, 0, dl->bodies[0], I3, dl->points[0]);
+  elem_side(m, deck, el, 1, dl->bodies[1], I3, dl->points[1]);
+  el->iparam[2] = -1;
+  el->param[ELEM_P] = dl->stiffness;
+  el->param[ELEM_P + 1] = dl->damping;
+  el->param[ELEM_P + 2] = dl->rest_length;
+  return MBS_OK;
+}
+
+/* gravity, loads, springs and the drives of joints with a motion */
 static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *err) {
-  int ne = 0;
+  int ne = 0, nscalar = 0;
+  mbsStatus st;
   if (vnorm(deck->gravity) > 0.0) {
     for (int b = 0; b < deck->nbody; b++) {
       if (m->body_node[b] < 0) {
@@ -685,53 +926,81 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     snprintf(m->load_name[l], MBS_NAME_MAX, "%s", dl->name);
-    int b = dl->body;
-    if (b < 0 || m->body_node[b] < 0) {
-      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
-                           "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
-                           dl->name, side_name(deck, b));
-    }
     mbsElem *el = &m->elem[ne++];
     el->load = l;
     el->joint = -1;
-    body_qidx(m, b, el);
-    vcopy(el->param, dl->value);
-    el->iparam[0] = dl->frame;
-    el->param[6] = 1.0; /* constant profile */
-    if (dl->type == MBS_LOAD_TORQUE) {
-      if (m->body_type[b] != MBS_BODY_RIGID) {
-        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
-                             "load '%s': a torque needs a rigid body, '%s' is a point mass",
-                             dl->name, deck->bodies[b].name);
-      }
-      el->kind = MBS_ELEM_TORQUE;
-    } else {
-      el->kind = MBS_ELEM_FORCE;
-      if (dl->has_point) {
-        /* Theta^i = d_i(0) . (P - phi0) (seed 000 eq. 19) */
-        double rel[3];
-        vsub(rel, dl->point, m->q0 + 3 * m->body_node[b]);
-        if (m->body_type[b] == MBS_BODY_RIGID) {
-          const double *R = m->body_R0 + 9 * b;
-          for (int i = 0; i < 3; i++) {
-            el->param[3 + i] = R[i] * rel[0] + R[3 + i] * rel[1] + R[6 + i] * rel[2];
-          }
-        } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
-          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
-                               "load '%s': body '%s' is a point mass, so the force acts at its "
-                               "position; remove `point`",
-                               dl->name, deck->bodies[b].name);
+    switch (dl->type) {
+      case MBS_LOAD_FORCE:
+      case MBS_LOAD_TORQUE:
+        if ((st = body_load(m, deck, dl, el, err)) != MBS_OK) {
+          return st;
         }
-      }
-      if (dl->frame == MBS_FRAME_BODY && m->body_type[b] != MBS_BODY_RIGID) {
-        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
-                             "load '%s': a point mass has no body frame; use frame: world",
-                             dl->name);
-      }
+        break;
+      case MBS_LOAD_JOINT_TORQUE:
+      case MBS_LOAD_JOINT_FORCE:
+      case MBS_LOAD_ROTATIONAL_SPRING:
+        /* one gamma per joint: a second augmented torque would duplicate "<joint>.gamma" */
+        for (int k = 0; k < l && dl->method == MBS_TORQUE_AUGMENTED; k++) {
+          const mbsDeckLoad *o = &deck->loads[k];
+          if (o->type == MBS_LOAD_JOINT_TORQUE && o->method == MBS_TORQUE_AUGMENTED &&
+              dl->type == MBS_LOAD_JOINT_TORQUE && o->joint == dl->joint) {
+            return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                                 "load '%s': joint '%s' already has the augmented torque '%s'; "
+                                 "add their values in one load",
+                                 dl->name, deck->joints[dl->joint].name, o->name);
+          }
+        }
+        joint_load(m, deck, dl, el, &nscalar);
+        break;
+      case MBS_LOAD_SPRING:
+        if ((st = spring_load(m, deck, dl, el, err)) != MBS_OK) {
+          return st;
+        }
+        break;
+      case MBS_LOAD_TYPE_COUNT:
+        break;
     }
+  }
+
+  /* prescribed motions: a rheonomic constraint element owned by the joint */
+  for (int j = 0; j < deck->njoint; j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    if (!dj->has_motion) {
+      continue;
+    }
+    double Z[9];
+    joint_frame(dj, Z);
+    mbsElem *el = &m->elem[ne++];
+    el->kind = MBS_ELEM_DRIVE;
+    el->load = -1;
+    el->joint = j;
+    el->ncon = 1;
+    el->body = dj->body[1];
+    elem_side(m, deck, el, 0, dj->body[0], Z, dj->point);
+    elem_side(m, deck, el, 1, dj->body[1], Z, dj->point);
+    el->param[ELEM_P] = dj->motion_value;
+    el->iparam[2] = add_profile(m, &dj->motion_profile);
+    el->iparam[3] = dj->type == MBS_JOINT_PRISMATIC;
   }
   m->nelem = ne;
   return MBS_OK;
+}
+
+/* the initial rate of the joint angles gamma of augmented torques: G(q0) v0 = 0 */
+static void augmented_velocities(mbsModel *m) {
+  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_ELEM_MAXQ];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_AUGMENTED_TORQUE) {
+      continue;
+    }
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
+    double gv = 0.0;
+    for (int i = 0; i < el->nq - 1; i++) {
+      gv += G[i] * m->v0[el->qidx[i]];
+    }
+    m->v0[el->qidx[el->nq - 1]] = -gv / G[el->nq - 1];
+  }
 }
 
 /* the joints' velocity constraints G(q0) v0 = 0 must hold at t = 0 */
@@ -761,17 +1030,62 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
                            m->joint_name[j], worst);
     }
   }
+
+  /* a prescribed motion: the joint's rate at t = 0 must be the motion's (G v0 + g_t = 0);
+   * at t = 0 the drive rows give G v0 = -thetadot (revolute), +xdot (prismatic) */
+  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_ELEM_MAXQ];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_DRIVE) {
+      continue;
+    }
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
+    double gv = 0.0, rate;
+    for (int i = 0; i < el->nq; i++) {
+      gv += G[i] * m->v0[el->qidx[i]];
+    }
+    double want = el->param[ELEM_P] * (mbs_elem_profile(m, el->iparam[2], 0.0, &rate), rate);
+    double have = el->iparam[3] ? gv : -gv;
+    if (fabs(have - want) > 1e-9 * vscale) {
+      int j = el->joint;
+      const char *unit = el->iparam[3] ? "m/s" : "rad/s";
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
+                           m->joint_mark[j].col,
+                           "joint '%s': the initial velocities do not follow its motion: the "
+                           "motion's rate at t = 0 is %.9g %s, the bodies' velocities give %.9g "
+                           "%s; give the bodies velocities that match (or a profile that starts "
+                           "with zero slope)",
+                           m->joint_name[j], want, unit, have + 0.0, unit);
+    }
+  }
   return MBS_OK;
 }
 
-/* integrator: auto -> rule of DESIGN.md; only conservative smooth systems exist so far */
+/* integrator: auto -> the rule of DESIGN.md: set-valued contacts -> moreau (not built
+ * yet); dampers or flexible parts -> genalpha; otherwise (conservative) -> em */
 static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
   m->integrator = deck->solver.integrator;
   if (m->integrator == MBS_INTEGRATOR_AUTO) {
-    m->integrator = MBS_INTEGRATOR_EM;
-    snprintf(m->integrator_reason, sizeof(m->integrator_reason),
-             "auto: no contacts, dampers or flexible parts, so the energy-momentum scheme "
-             "(em) conserves energy and momenta");
+    const char *damper = NULL;
+    for (int l = 0; l < deck->nload && !damper; l++) {
+      const mbsDeckLoad *dl = &deck->loads[l];
+      if ((dl->type == MBS_LOAD_SPRING || dl->type == MBS_LOAD_ROTATIONAL_SPRING) &&
+          dl->damping > 0.0) {
+        damper = dl->name;
+      }
+    }
+    if (damper) {
+      m->integrator = MBS_INTEGRATOR_GENALPHA;
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: '%s' is a damper, so the system dissipates: generalized-alpha "
+               "(rho_inf = %g) with numerical damping of unresolved high frequencies",
+               damper, m->rho_inf);
+    } else {
+      m->integrator = MBS_INTEGRATOR_EM;
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: no contacts, dampers or flexible parts, so the energy-momentum scheme "
+               "(em) conserves energy and momenta");
+    }
   } else {
     snprintf(m->integrator_reason, sizeof(m->integrator_reason), "chosen in the deck");
   }
@@ -797,6 +1111,13 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   }
   for (int j = 0; j < deck->njoint; j++) {
     m->nrow += joint_rows(deck->joints[j].type);
+    m->nprofile_points += deck->joints[j].motion_profile.ntab;
+  }
+  /* one scalar coordinate (the joint angle) per augmented joint torque */
+  for (int l = 0; l < deck->nload; l++) {
+    const mbsDeckLoad *dl = &deck->loads[l];
+    m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
+    m->nprofile_points += dl->profile.ntab;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
@@ -807,6 +1128,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->t_end = deck->solver.t_end;
   m->newton_tolerance = deck->solver.newton_tolerance;
   m->newton_max_iterations = deck->solver.newton_max_iterations;
+  m->newton_reuse = deck->solver.newton_reuse;
+  m->rho_inf = deck->solver.rho_inf;
+  m->max_halvings = deck->solver.max_halvings;
   m->output_every = deck->output.every;
   m->output_xdmf = deck->output.xdmf;
   choose_integrator(m, deck);
@@ -830,6 +1154,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (compile_elements(m, deck, err) != MBS_OK) {
     goto fail;
   }
+  augmented_velocities(m);
   /* constraint elements' rows follow the quadratic rows */
   m->ncon = m->nrow;
   for (int e = 0; e < m->nelem; e++) {
@@ -868,7 +1193,7 @@ void mbs_model_destroy(mbsModel *m) {
                   m->joint_con,   m->joint_ncon, m->joint_mark, m->joint_body,    m->joint_point,
                   m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
                   m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
-                  m->con_hmap,    m->elem_jmap};
+                  m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

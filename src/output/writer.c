@@ -40,6 +40,8 @@ typedef enum {
   SHAPE_BODY_VEC3,    /* [N,nb,3] */
   SHAPE_BODY_MAT3,    /* [N,nb,3,3] */
   SHAPE_JOINT_WRENCH, /* [N,nj,6] */
+  SHAPE_CONSTRAINT,   /* [N,ncon] */
+  SHAPE_JOINT_VEC3,   /* [N,nj,3] */
 } rowShape;
 
 /* X-macro list of the time series: id, dataset path, row shape */
@@ -54,13 +56,16 @@ typedef enum {
   X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3)                                                    \
   X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR)                                           \
   X(S_ITERATIONS, "/solver/iterations", SHAPE_INT)                                                 \
+  X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR)                                                \
   X(S_Q, "/state/q", SHAPE_COORD)                                                                  \
   X(S_V, "/state/v", SHAPE_COORD)                                                                  \
   X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3)                                               \
   X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3)                                         \
   X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3)                                               \
   X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3)                               \
-  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)
+  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)                                            \
+  X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT)                                         \
+  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3)
 
 typedef enum {
 #define SERIES_ENUM(id, path, shape) id,
@@ -103,7 +108,8 @@ struct mbsWriter {
   const char *h5_name; /* basename of path (points into path) */
   hid_t file;
   series s[S_COUNT];
-  int nq; /* n_coordinates */
+  int nq;   /* n_coordinates */
+  int ncon; /* n_constraints */
   int nbody;
   int njoint;
   long count;   /* records appended */
@@ -317,7 +323,7 @@ done:
 }
 
 /* row shape, memory type and chunking of series id; allocates its buffer */
-static int series_init(series *s, rowShape shape, int nq, int nbody, int njoint) {
+static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, int njoint) {
   s->dset = H5I_INVALID_HID;
   s->mem_type = H5T_NATIVE_DOUBLE;
   size_t elem = sizeof(double);
@@ -354,6 +360,15 @@ static int series_init(series *s, rowShape shape, int nq, int nbody, int njoint)
       s->rank = 3;
       s->dims[1] = (hsize_t)njoint;
       s->dims[2] = 6;
+      break;
+    case SHAPE_CONSTRAINT:
+      s->rank = 2;
+      s->dims[1] = (hsize_t)ncon;
+      break;
+    case SHAPE_JOINT_VEC3:
+      s->rank = 3;
+      s->dims[1] = (hsize_t)njoint;
+      s->dims[2] = 3;
       break;
   }
 
@@ -525,6 +540,12 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no file path or no run information");
     return NULL;
   }
+  if (info->n_constraints < 0) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                  "output file '%s': negative number of constraints (%d)", path,
+                  info->n_constraints);
+    return NULL;
+  }
   if (check_names(info->coordinate_names, info->n_coordinates, "coordinates", path, err) ||
       check_names(info->body_names, info->nbody, "bodies", path, err) ||
       check_names(info->joint_names, info->njoint, "joints", path, err)) {
@@ -544,6 +565,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     w->s[i].dset = H5I_INVALID_HID;
   }
   w->nq = info->n_coordinates;
+  w->ncon = info->n_constraints;
   w->nbody = info->nbody;
   w->njoint = info->njoint;
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
@@ -566,7 +588,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
   for (int i = 0; i < S_COUNT; i++) {
-    if (series_init(&w->s[i], series_shape[i], w->nq, w->nbody, w->njoint) < 0) {
+    if (series_init(&w->s[i], series_shape[i], w->nq, w->ncon, w->nbody, w->njoint) < 0) {
       goto nomem;
     }
   }
@@ -600,6 +622,10 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
       h5_fail(err, path, "write root attribute", text[i].name);
       goto fail;
     }
+  }
+  if (info->restart_from && attr_string(w->file, "restart_from", info->restart_from) < 0) {
+    h5_fail(err, path, "write root attribute", "restart_from");
+    goto fail;
   }
   if (attr_double(w->file, "dt", info->dt) < 0) {
     h5_fail(err, path, "write root attribute", "dt");
@@ -722,6 +748,9 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
     case S_ITERATIONS:
       src = &rec->iterations;
       break;
+    case S_STEP_SIZE:
+      src = &rec->step_size;
+      break;
     case S_Q:
       src = rec->q;
       break;
@@ -743,10 +772,25 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
     case S_REACTION:
       src = rec->joint_reaction;
       break;
+    case S_MULTIPLIERS:
+      src = rec->multipliers;
+      break;
+    case S_JOINT_POSITION:
+      src = rec->joint_position;
+      break;
     case S_COUNT:
       break;
   }
-  memcpy(s->buf + (size_t)s->nbuf * s->row_bytes, src, s->row_bytes);
+  unsigned char *row = s->buf + (size_t)s->nbuf * s->row_bytes;
+  if (src) {
+    memcpy(row, src, s->row_bytes);
+  } else {
+    /* an optional array the caller did not give (only float64 series are optional) */
+    const double nan = NAN;
+    for (size_t i = 0; i + sizeof(double) <= s->row_bytes; i += sizeof(double)) {
+      memcpy(row + i, &nan, sizeof(double));
+    }
+  }
   s->nbuf++;
 }
 
@@ -842,7 +886,7 @@ mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
 
   /* the sidecar lists exactly the records now in the file */
   if (w->xmf_path) {
-    st = mbs_xdmf_write(w->xmf_path, w->h5_name, w->nbody, w->count, w->time, err);
+    st = mbs_xdmf_write(w->xmf_path, w->h5_name, w->nbody, w->njoint, w->count, w->time, err);
   }
 
 done:

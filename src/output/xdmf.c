@@ -3,8 +3,11 @@
  * ParaView's "XDMF Reader" (Xdmf2) reads a temporal collection of Uniform grids; each
  * grid is the set of body centres of mass at one record (Polyvertex topology with the
  * default connectivity 0 .. nb-1) carrying velocity, angular velocity and the three
- * directors as node vectors. All arrays are HyperSlabs of the time-major datasets
- * /bodies/position [N,nb,3] and /bodies/orientation [N,nb,3,3], so nothing is copied. */
+ * directors as node vectors. A second temporal collection holds the joint points
+ * (/joints/position) with the reaction force and torque; the reader shows the two as the
+ * blocks "bodies" and "joints" of one multiblock data set. All arrays are HyperSlabs of
+ * the time-major datasets (/bodies/position [N,nb,3], /bodies/orientation [N,nb,3,3],
+ * /joints/position [N,nj,3], /joints/reaction [N,nj,6]), so nothing is copied. */
 #include "output/xdmf.h"
 
 #include <errno.h>
@@ -52,16 +55,23 @@ static char *xml_escape(const char *s) {
   return out;
 }
 
-/* a node vector (nb x 3) of record k taken from the [N,nb,3] dataset at dset */
-static void slab_vec3(FILE *f, const char *h5, const char *dset, long k, long n, int nb) {
+/* a node vector (rows x 3) of record k: components off .. off+2 of the last dimension of
+ * the [N,rows,width] dataset at dset */
+static void slab_vec(FILE *f, const char *h5, const char *dset, long k, long n, int rows, int width,
+                     int off) {
   fprintf(f,
           "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
-          "            <DataItem Dimensions=\"3 3\" Format=\"XML\">%ld 0 0 1 1 1 1 %d 3"
+          "            <DataItem Dimensions=\"3 3\" Format=\"XML\">%ld 0 %d 1 1 1 1 %d 3"
           "</DataItem>\n"
-          "            <DataItem Dimensions=\"%ld %d 3\" NumberType=\"Float\" Precision=\"8\" "
+          "            <DataItem Dimensions=\"%ld %d %d\" NumberType=\"Float\" Precision=\"8\" "
           "Format=\"HDF\">%s:%s</DataItem>\n"
           "          </DataItem>\n",
-          nb, k, nb, n, nb, h5, dset);
+          rows, k, off, rows, n, rows, width, h5, dset);
+}
+
+/* a node vector (nb x 3) of record k taken from the [N,nb,3] dataset at dset */
+static void slab_vec3(FILE *f, const char *h5, const char *dset, long k, long n, int nb) {
+  slab_vec(f, h5, dset, k, n, nb, 3, 0);
 }
 
 /* director d_(col+1) of record k: column col of the row-major rotation matrices */
@@ -124,8 +134,31 @@ static void write_grid(FILE *f, const char *h5, long k, long n, int nb, double t
   fputs("      </Grid>\n", f);
 }
 
-mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, long nrecord,
-                         const double *time, mbsError *err) {
+/* one Uniform grid: the joint points at record k, with force and torque on body 2 */
+static void write_joint_grid(FILE *f, const char *h5, long k, long n, int nj, double t) {
+  char time[32];
+  format_time(time, sizeof(time), t);
+  fprintf(f,
+          "      <Grid Name=\"joints %ld\" GridType=\"Uniform\">\n"
+          "        <Time Value=\"%s\"/>\n"
+          "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
+          "NodesPerElement=\"1\"/>\n"
+          "        <Geometry GeometryType=\"XYZ\">\n",
+          k, time, nj);
+  slab_vec(f, h5, "/joints/position", k, n, nj, 3, 0);
+  fputs("        </Geometry>\n", f);
+  static const char *const name[2] = {"force", "torque"};
+  for (int i = 0; i < 2; i++) {
+    fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
+            name[i]);
+    slab_vec(f, h5, "/joints/reaction", k, n, nj, 6, 3 * i);
+    fputs("        </Attribute>\n", f);
+  }
+  fputs("      </Grid>\n", f);
+}
+
+mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, int njoint,
+                         long nrecord, const double *time, mbsError *err) {
   mbsStatus st = MBS_OK;
   char *tmp = NULL;
   char *h5 = NULL;
@@ -158,8 +191,17 @@ mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, l
   for (long k = 0; k < nrecord; k++) {
     write_grid(f, h5, k, nrecord, nbody, time[k]);
   }
-  fputs("    </Grid>\n"
-        "  </Domain>\n"
+  fputs("    </Grid>\n", f);
+
+  /* the joints, when there are any, as a second temporal collection */
+  if (njoint > 0) {
+    fputs("    <Grid Name=\"joints\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", f);
+    for (long k = 0; k < nrecord; k++) {
+      write_joint_grid(f, h5, k, nrecord, njoint, time[k]);
+    }
+    fputs("    </Grid>\n", f);
+  }
+  fputs("  </Domain>\n"
         "</Xdmf>\n",
         f);
 

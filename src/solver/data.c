@@ -25,6 +25,13 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->vm = calloc(nq, sizeof(double));
   d->qlam = calloc(nq, sizeof(double));
   d->rscale = calloc(nq, sizeof(double));
+  d->mu_prev = calloc(nc, sizeof(double));
+  d->acc = calloc(nq, sizeof(double));
+  d->aacc = calloc(nq, sizeof(double));
+  d->qhat = calloc(nq, sizeof(double));
+  d->dq = calloc(nq, sizeof(double));
+  d->qbase = calloc(nq, sizeof(double));
+  d->vbase = calloc(nq, sizeof(double));
   d->ework = calloc(4 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ, sizeof(double));
   d->body_pos = calloc(3 * nb, sizeof(double));
   d->body_rot = calloc(9 * nb, sizeof(double));
@@ -32,7 +39,8 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->body_omega = calloc(3 * nb, sizeof(double));
   d->joint_reaction = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
-      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->body_pos || !d->body_rot ||
+      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->mu_prev || !d->acc ||
+      !d->aacc || !d->qhat || !d->dq || !d->qbase || !d->vbase || !d->body_pos || !d->body_rot ||
       !d->body_vel || !d->body_omega || !d->joint_reaction) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     mbs_data_destroy(d);
@@ -53,8 +61,10 @@ void mbs_data_destroy(mbsData *d) {
     return;
   }
   mbs_linsolve_destroy(d->ls);
-  void *ptrs[] = {d->q,        d->v,        d->mu,       d->q_prev,     d->v_prev,        d->res,
-                  d->dx,       d->jac,      d->qm,       d->vm,         d->qlam,          d->rscale,
+  void *ptrs[] = {d->q,        d->v,        d->mu,       d->q_prev,     d->v_prev,
+                  d->res,      d->dx,       d->jac,      d->qm,         d->vm,
+                  d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,
+                  d->aacc,     d->qhat,     d->dq,       d->qbase,      d->vbase,
                   d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);

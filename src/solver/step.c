@@ -1,16 +1,23 @@
-/* step.c: one Newton driver for the implicit one-step schemes em, midpoint and euler.
+/* step.c: one Newton driver for the implicit one-step schemes em, midpoint, euler, genalpha.
  *
- * With v eliminated through q_{n+1} - q_n = dt/2 (v_n + v_{n+1}) (seed 000 eq. 57_1; euler:
- * q_{n+1} - q_n = dt v_{n+1}), the unknowns are q1 = q_{n+1} and mu = dt^2 lambda:
- *     r_q = cM M (q1 - q0 - dt v0) + dt^2 (P - F) + G(q*)^T mu = 0
- *     r_g = g(q1) = 0
- * with cM = 2, q* = (q0 + q1)/2 for the midpoint schemes and cM = 1, q* = q1 for euler.
+ * With v eliminated through the scheme's update (em/midpoint: q_{n+1} - q_n = dt/2 (v_n +
+ * v_{n+1}), seed 000 eq. 57_1; euler: q_{n+1} - q_n = dt v_{n+1}; genalpha: Newmark), the
+ * unknowns are q1 = q_{n+1} and mu = dt^2 lambda:
+ *     r_q = cM M (q1 - qhat) + dt^2 (P - F) + G(q*)^T mu = 0
+ *     r_g = g(q1, t1) = 0
+ * em/midpoint: cM = 2, qhat = q0 + dt v0, q* = (q0 + q1)/2; euler: cM = 1, q* = q1;
+ * genalpha (Arnold & Bruls 2007, index 3): cM = (1 - am)/(beta (1 - af)), q* = q1, qhat from
+ * the Newmark predictor and the previous accelerations.
  * P is the discrete gradient of V for em (seed 000 eq. 57_2), the gradient at q* otherwise;
- * F the non-potential force at (q*, (q1 - q0)/dt, t*) (eq. 61 for torques). Multiplying
- * the momentum balance by dt^2 and solving for dt^2 lambda is the row/column scaling that
- * removes the O(dt^-3) ill-conditioning of the index-3 iteration matrix. All constraints
- * are at most quadratic, so G((q0 + q1)/2) is their exact discrete gradient:
- * G(q*) (q1 - q0) = g(q1) - g(q0), and constraint forces do no work over a step. */
+ * F the non-potential force at (q*, v*, t*) (eq. 61 for torques) with v* linear in q1.
+ * Multiplying the momentum balance by dt^2 and solving for dt^2 lambda is the row/column
+ * scaling that removes the O(dt^-3) ill-conditioning of the index-3 iteration matrix. The
+ * generic constraint rows are at most quadratic, so G((q0 + q1)/2) is their exact discrete
+ * gradient: G(q*) (q1 - q0) = g(q1) - g(q0), and constraint forces do no work over a step.
+ *
+ * Newton's method either refactors at every iteration or (newton.reuse, modified Newton)
+ * keeps the last factorization across iterations and steps while it contracts fast, and
+ * refactors when the contraction slows, dt changes, or a step fails with a stale one. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,16 +32,37 @@
 typedef struct {
   double cM;    /* mass factor */
   double alpha; /* q* = q0 + alpha (q1 - q0) */
+  double cv;    /* v* = vbase + cv (q1 - qbase) */
+  double c1;    /* end velocity v1 = c1 (q1 - q0)/dt - (c1 - 1) v0 (not genalpha) */
   int discrete; /* use discrete gradients */
+  int genalpha;
+  double am, af, gamma, beta; /* generalized-alpha parameters */
 } Scheme;
 
-static Scheme scheme_of(mbsIntegrator integ) {
-  Scheme s = {2.0, 0.5, 0};
-  if (integ == MBS_INTEGRATOR_EM) {
+/* the scheme's constants for a step of size dt; genalpha from rho_inf (Chung & Hulbert) */
+static Scheme scheme_of(const mbsModel *m, double dt) {
+  Scheme s;
+  memset(&s, 0, sizeof(s));
+  s.cM = 2.0;
+  s.alpha = 0.5;
+  s.cv = 1.0 / dt;
+  s.c1 = 2.0;
+  if (m->integrator == MBS_INTEGRATOR_EM) {
     s.discrete = 1;
-  } else if (integ == MBS_INTEGRATOR_EULER) {
+  } else if (m->integrator == MBS_INTEGRATOR_EULER) {
     s.cM = 1.0;
     s.alpha = 1.0;
+    s.c1 = 1.0;
+  } else if (m->integrator == MBS_INTEGRATOR_GENALPHA) {
+    double rho = m->rho_inf;
+    s.genalpha = 1;
+    s.am = (2.0 * rho - 1.0) / (rho + 1.0);
+    s.af = rho / (rho + 1.0);
+    s.gamma = 0.5 + s.af - s.am;
+    s.beta = 0.25 * (s.gamma + 0.5) * (s.gamma + 0.5);
+    s.cM = (1.0 - s.am) / (s.beta * (1.0 - s.af));
+    s.alpha = 1.0;
+    s.cv = s.gamma / (s.beta * dt);
   }
   return s;
 }
@@ -119,19 +147,23 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
     memset(jac, 0, (size_t)m->jac_nnz * sizeof(double));
   }
   /* evaluation state of forces and constraint gradients */
+  /* increments from q0 (d->dq, d->qhat, d->qbase) keep the O(dt^2) inertia residual free of
+   * the cancellation of O(1) coordinates, so it can be driven to round-off */
+  const double *dhat = d->qhat, *dbase = d->qbase, *vbase = d->vbase, *dq = d->dq;
   for (int i = 0; i < nq; i++) {
-    d->qm[i] = q0[i] + s->alpha * (q1[i] - q0[i]);
-    d->vm[i] = (q1[i] - q0[i]) / dt;
+    d->qm[i] = q0[i] + s->alpha * dq[i];
+    d->vm[i] = vbase[i] + s->cv * (dq[i] - dbase[i]);
   }
-  /* inertia: cM M (q1 - q0 - dt v0) */
+  (void)v0;
+  /* inertia: cM M (q1 - qhat) */
   for (int e = 0; e < m->nmass; e++) {
     int a = m->mass_a[e], b = m->mass_b[e];
     double w = s->cM * m->mass_val[e];
     for (int c = 0; c < 3; c++) {
-      double db = q1[3 * b + c] - q0[3 * b + c] - dt * v0[3 * b + c];
+      double db = dq[3 * b + c] - dhat[3 * b + c];
       r[3 * a + c] += w * db;
       if (a != b) {
-        double da = q1[3 * a + c] - q0[3 * a + c] - dt * v0[3 * a + c];
+        double da = dq[3 * a + c] - dhat[3 * a + c];
         r[3 * b + c] += w * da;
       }
       if (with_jac) {
@@ -180,7 +212,7 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
       }
       if (with_jac) {
         for (int i = 0; i < n * n; i++) {
-          jac_add(jac, map[i], -dt2 * (s->alpha * Fq[i] + Fv[i] / dt));
+          jac_add(jac, map[i], -dt2 * (s->alpha * Fq[i] + s->cv * Fv[i]));
         }
       }
     }
@@ -283,43 +315,197 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
   }
 }
 
+/* the per-step vectors of the scheme as increments from q0: qhat - q0, and the base of
+ * v* = vbase + cv (q1 - qbase) */
+static void prepare(const mbsModel *m, mbsData *d, const Scheme *s, double dt) {
+  const double *q0 = d->q_prev, *v0 = d->v_prev;
+  for (int i = 0; i < m->nq; i++) {
+    if (s->genalpha) {
+      /* Newmark predictor with the pseudo-acceleration a_n, and the alpha terms folded in:
+       * dt^2 M qddot_{n+1} = cM M (q1 - qhat) */
+      double pred = q0[i] + dt * v0[i] + dt * dt * (0.5 - s->beta) * d->aacc[i];
+      d->qbase[i] = pred - q0[i];
+      d->vbase[i] = v0[i] + dt * (1.0 - s->gamma) * d->aacc[i];
+      double extra = dt * dt * (s->am * d->aacc[i] - s->af * d->acc[i]) / (1.0 - s->af);
+      d->qhat[i] = pred - q0[i] - extra / s->cM;
+    } else {
+      d->qhat[i] = dt * v0[i];
+      d->qbase[i] = 0.0;
+      d->vbase[i] = 0.0;
+    }
+  }
+}
+
+/* consistent initial accelerations for genalpha: [M G^T; G 0] [a; lambda] = [F - grad V;
+ * -curvature], with the curvature of g along (v, 1) by finite differences in time for
+ * constraint elements; returns non-OK if the system cannot be solved */
+static mbsStatus initial_acceleration(const mbsModel *m, mbsData *d, mbsError *err) {
+  int nq = m->nq;
+  double *r = d->res, *jac = d->jac;
+  memset(r, 0, (size_t)m->nsys * sizeof(double));
+  memset(jac, 0, (size_t)m->jac_nnz * sizeof(double));
+  for (int e = 0; e < m->nmass; e++) {
+    for (int c = 0; c < 3; c++) {
+      jac_add(jac, m->mass_map[6 * e + c], m->mass_val[e]);
+      jac_add(jac, m->mass_map[6 * e + 3 + c], m->mass_val[e]);
+    }
+  }
+  double g[MBS_ELEM_MAXQ], *Ge = d->ework, gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
+  double *qp = d->qm, *qn = d->vm;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (kind->gradient) {
+      kind->gradient(m, el, d->q, g, NULL);
+      for (int i = 0; i < el->nq; i++) {
+        r[el->qidx[i]] -= g[i];
+      }
+    }
+    if (kind->force) {
+      kind->force(m, el, d->q, d->v, d->t, g, NULL, NULL);
+      for (int i = 0; i < el->nq; i++) {
+        r[el->qidx[i]] += g[i];
+      }
+    }
+    if (kind->constraint) {
+      const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+      kind->constraint(m, el, d->q, d->t, gp, Ge);
+      for (int c = 0; c < el->ncon; c++) {
+        for (int i = 0; i < el->nq; i++) {
+          jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * el->nq + i]);
+          jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * el->nq + i]);
+        }
+      }
+      /* d2/ds2 g(q + s v, t + s) by central differences */
+      double h = 1e-4;
+      for (int i = 0; i < nq; i++) {
+        qp[i] = d->q[i] + h * d->v[i];
+        qn[i] = d->q[i] - h * d->v[i];
+      }
+      double g0[MBS_ELEM_MAXCON];
+      kind->constraint(m, el, d->q, d->t, g0, NULL);
+      kind->constraint(m, el, qp, d->t + h, gp, NULL);
+      kind->constraint(m, el, qn, d->t - h, gm, NULL);
+      for (int c = 0; c < el->ncon; c++) {
+        r[nq + el->con0 + c] = -(gp[c] - 2.0 * g0[c] + gm[c]) / (h * h);
+      }
+    }
+  }
+  double grad[3 * MBS_CON_MAXNODE];
+  for (int row = 0; row < m->nrow; row++) {
+    const mbsConRow *c = &m->con[row];
+    const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
+    mbs_con_eval(c, d->q, grad);
+    for (int k = 0; k < c->nnode; k++) {
+      for (int j = 0; j < 3; j++) {
+        jac_add(jac, gmap[6 * k + j], grad[3 * k + j]);
+        jac_add(jac, gmap[6 * k + 3 + j], grad[3 * k + j]);
+      }
+    }
+    /* g'' = G a + v^T H v with the constant Hessian blocks coef I3 */
+    double curv = 0.0;
+    for (int p = m->con_hstart[row]; p < m->con_hstart[row + 1]; p++) {
+      curv += m->con_hcoef[p] *
+              vdot(d->v + 3 * c->node[m->con_hk[p]], d->v + 3 * c->node[m->con_hl[p]]);
+    }
+    r[nq + row] = -curv;
+  }
+  mbsStatus st = mbs_linsolve_factor(d->ls, jac, err);
+  d->factorizations++;
+  d->factor_valid = 0;
+  if (st == MBS_OK) {
+    st = mbs_linsolve_solve(d->ls, jac, r, d->dx, err);
+  }
+  if (st != MBS_OK) {
+    return st;
+  }
+  memcpy(d->acc, d->dx, (size_t)nq * sizeof(double));
+  memcpy(d->aacc, d->dx, (size_t)nq * sizeof(double));
+  for (int i = 0; i < m->ncon; i++) {
+    d->mu[i] = d->dx[nq + i] * m->dt * m->dt;
+  }
+  d->acc_valid = 1;
+  return MBS_OK;
+}
+
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
-  Scheme s = scheme_of(m->integrator);
+  Scheme s = scheme_of(m, dt);
   int nq = m->nq;
   double tol = m->newton_tolerance;
   double t0 = d->t;
+  if (s.genalpha && !d->acc_valid) {
+    mbsError aerr;
+    if (initial_acceleration(m, d, &aerr) != MBS_OK) {
+      /* singular index-1 system: start from rest accelerations (first order start) */
+      memset(d->acc, 0, (size_t)nq * sizeof(double));
+      memset(d->aacc, 0, (size_t)nq * sizeof(double));
+      d->acc_valid = 1;
+    }
+  }
   memcpy(d->q_prev, d->q, (size_t)nq * sizeof(double));
   memcpy(d->v_prev, d->v, (size_t)nq * sizeof(double));
-  /* predictor: constant velocity; multipliers of the last step */
+  memcpy(d->mu_prev, d->mu, (size_t)m->ncon * sizeof(double));
+  prepare(m, d, &s, dt);
+  /* predictor: constant velocity (genalpha: Newmark); multipliers of the last step */
   for (int i = 0; i < nq; i++) {
-    d->q[i] = d->q_prev[i] + dt * d->v_prev[i];
+    d->dq[i] = s.genalpha ? d->qbase[i] : dt * d->v_prev[i];
+    d->q[i] = d->q_prev[i] + d->dq[i];
   }
   double mmax = 0.0;
   for (int e = 0; e < m->nmass; e++) {
     mmax = fmax(mmax, fabs(m->mass_val[e]));
   }
-  double last_dq = INFINITY;
-  int it = 0;
+  /* a stored factorization is usable if it was made for this dt and integrator */
+  int reuse = m->newton_reuse && d->factor_valid && fabs(d->factor_dt - dt) <= 1e-9 * dt;
+  int fresh_only = !m->newton_reuse;
+  double last_dq = INFINITY, prev_dq = INFINITY;
+  int it = 0, stale = 0, since_factor = 0, restarted = 0;
   mbsStatus st = MBS_OK;
   char why[1200] = "";
   for (;;) {
-    double scale = assemble(m, d, &s, dt, t0, 1);
+    int refactor = fresh_only || !reuse;
+    double scale = assemble(m, d, &s, dt, t0, refactor);
     double qn = norm_inf(d->q, nq);
     double rq = norm_inf(d->res, nq), rg = norm_inf(d->res + nq, m->ncon);
     d->last_residual = fmax(rq, rg);
     if (!isfinite(rq) || !isfinite(rg)) {
-      snprintf(why, sizeof(why), "the residual is not finite");
+      snprintf(why, sizeof(why), "the residual is not finite (the motion blew up)");
       st = MBS_ERR_SOLVER;
       break;
     }
-    /* converged: residual small relative to its terms (floored at round-off) and the
-     * last increment small, so quadratic convergence put the error far below tol */
-    double rq_tol = fmax(tol * scale, 64.0 * DBL_EPSILON * s.cM * mmax * (1.0 + qn));
-    double rg_tol = fmax(tol, 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn));
-    if (it > 0 && rq <= rq_tol && rg <= rg_tol && last_dq <= tol * (1.0 + qn)) {
+    /* converged after a fresh factorization: residual small relative to its terms
+     * (floored at round-off) and the last increment small; Newton converges
+     * quadratically, so the error left is far below the increment. With a stale
+     * factorization the contraction is only linear: then the residual itself must reach
+     * round-off (em's energy balance holds only as well as the equations are solved). */
+    double rq_floor = 64.0 * DBL_EPSILON * fmax(scale, s.cM * mmax * norm_inf(d->dq, nq));
+    double rg_floor = 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn);
+    int converged;
+    if (stale) {
+      converged = rq <= rq_floor && rg <= rg_floor && last_dq <= tol * (1.0 + qn);
+    } else {
+      converged = rq <= fmax(tol * scale, rq_floor) && rg <= fmax(tol, rg_floor) &&
+                  last_dq <= tol * (1.0 + qn);
+    }
+    if (it > 0 && converged) {
       break;
     }
     if (it >= m->newton_max_iterations) {
+      if (!fresh_only && !restarted) {
+        /* a stale factorization may be what failed: redo the step with full Newton */
+        restarted = 1;
+        fresh_only = 1;
+        memcpy(d->q, d->q_prev, (size_t)nq * sizeof(double));
+        memcpy(d->mu, d->mu_prev, (size_t)m->ncon * sizeof(double));
+        for (int i = 0; i < nq; i++) {
+          d->dq[i] = s.genalpha ? d->qbase[i] : dt * d->v_prev[i];
+          d->q[i] = d->q_prev[i] + d->dq[i];
+        }
+        d->newton_total += it;
+        it = 0;
+        last_dq = prev_dq = INFINITY;
+        continue;
+      }
       snprintf(why, sizeof(why),
                "Newton did not converge in %d iterations (residual %.3e, constraint "
                "residual %.3e)",
@@ -328,23 +514,41 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
       break;
     }
     /* Newton update */
-    st = mbs_linsolve_factor(d->ls, d->jac, err);
-    d->factorizations++;
-    if (st == MBS_OK) {
-      st = mbs_linsolve_solve(d->ls, d->jac, d->res, d->dx, err);
+    if (refactor) {
+      st = mbs_linsolve_factor(d->ls, d->jac, err);
+      d->factorizations++;
+      d->factor_valid = (st == MBS_OK);
+      d->factor_dt = dt;
+      since_factor = 0;
+      if (st != MBS_OK) {
+        snprintf(why, sizeof(why), "%s", err ? err->msg : "linear solver failure");
+        break;
+      }
     }
+    st = mbs_linsolve_solve(d->ls, d->jac, d->res, d->dx, err);
+    d->solves++;
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "%s", err ? err->msg : "linear solver failure");
       break;
     }
     for (int i = 0; i < nq; i++) {
-      d->q[i] -= d->dx[i];
+      d->dq[i] -= d->dx[i];
+      d->q[i] = d->q_prev[i] + d->dq[i];
     }
     for (int i = 0; i < m->ncon; i++) {
       d->mu[i] -= d->dx[nq + i];
     }
+    prev_dq = it > 0 ? last_dq : INFINITY;
     last_dq = norm_inf(d->dx, nq);
+    stale = !refactor || since_factor > 0;
+    since_factor++;
     it++;
+    /* modified Newton: keep the factorization while it contracts by at least 4 */
+    {
+      double floor = 64.0 * DBL_EPSILON * (1.0 + norm_inf(d->q, nq));
+      int slow = prev_dq < INFINITY && last_dq > 0.25 * prev_dq && last_dq > floor;
+      reuse = !fresh_only && d->factor_valid && !slow && since_factor < 12;
+    }
   }
   d->iterations = it;
   d->newton_total += it;
@@ -358,12 +562,25 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
                   why, t0, d->step + 1, dt, mbs_integrator_word(m->integrator), wdesc, viol);
     memcpy(d->q, d->q_prev, (size_t)nq * sizeof(double));
     memcpy(d->v, d->v_prev, (size_t)nq * sizeof(double));
+    memcpy(d->mu, d->mu_prev, (size_t)m->ncon * sizeof(double));
+    d->factor_valid = 0;
     return st;
   }
-  /* velocities at the end of the step, and the work of non-potential forces F* . dq */
-  for (int i = 0; i < nq; i++) {
-    d->v[i] = s.cM * (d->q[i] - d->q_prev[i]) / dt - (s.cM - 1.0) * d->v_prev[i];
+  /* velocities (and genalpha accelerations) at the end of the step */
+  if (s.genalpha) {
+    for (int i = 0; i < nq; i++) {
+      double anew = (d->dq[i] - d->qbase[i]) / (s.beta * dt * dt);
+      double qdd = ((1.0 - s.am) * anew + s.am * d->aacc[i] - s.af * d->acc[i]) / (1.0 - s.af);
+      d->v[i] = d->vbase[i] + dt * s.gamma * anew;
+      d->aacc[i] = anew;
+      d->acc[i] = qdd;
+    }
+  } else {
+    for (int i = 0; i < nq; i++) {
+      d->v[i] = s.c1 * d->dq[i] / dt - (s.c1 - 1.0) * d->v_prev[i];
+    }
   }
+  /* the work of non-potential forces F* . (q1 - q0), external or dissipated */
   double f[MBS_ELEM_MAXQ];
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
@@ -380,6 +597,29 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
       d->dissipated -= work;
     } else {
       d->external_work += work;
+    }
+  }
+  /* the work of constraint elements' forces -G^T lambda over the step: zero for
+   * scleronomic rows (G dq = g(q1) - g(q0) = 0), the work of the drive for rheonomic ones */
+  double ge[MBS_ELEM_MAXCON], *Ge = d->ework;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint) {
+      continue;
+    }
+    double tm = t0 + s.alpha * dt;
+    if (s.discrete && kind->constraint_discrete_gradient) {
+      kind->constraint_discrete_gradient(m, el, d->q_prev, d->q, tm, d->mu + el->con0, Ge, NULL);
+    } else {
+      kind->constraint(m, el, d->qm, tm, ge, Ge);
+    }
+    for (int c = 0; c < el->ncon; c++) {
+      double lambda = d->mu[el->con0 + c] / (dt * dt), gdq = 0.0;
+      for (int i = 0; i < el->nq; i++) {
+        gdq += Ge[c * el->nq + i] * d->dq[el->qidx[i]];
+      }
+      d->external_work -= lambda * gdq;
     }
   }
   d->t = t0 + dt;

@@ -1,0 +1,67 @@
+/* profile.c: evaluation of the time profiles of DECK.md */
+#include "util/profile.h"
+
+#include <math.h>
+
+/* piecewise linear through (t_k, f_k), constant outside; right derivative */
+static double table_eval(const double *tab, int n, double t, double *rate) {
+  *rate = 0.0;
+  if (n <= 0) {
+    return 1.0;
+  }
+  if (t < tab[0]) {
+    return tab[1];
+  }
+  if (t >= tab[2 * (n - 1)]) {
+    return tab[2 * (n - 1) + 1];
+  }
+  /* bisection for the segment [t_k, t_k+1) that holds t */
+  int lo = 0, hi = n - 1;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (tab[2 * mid] <= t) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  double t0 = tab[2 * lo], f0 = tab[2 * lo + 1], t1 = tab[2 * hi], f1 = tab[2 * hi + 1];
+  *rate = (f1 - f0) / (t1 - t0);
+  return f0 + *rate * (t - t0);
+}
+
+double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
+                        double t, double *rate) {
+  double f = 1.0, r = 0.0;
+  switch (kind) {
+    case MBS_PROFILE_CONSTANT:
+    case MBS_PROFILE_COUNT:
+      break;
+    case MBS_PROFILE_WINDOW:
+      f = (t >= p[0] && t < p[1]) ? 1.0 : 0.0;
+      break;
+    case MBS_PROFILE_RAMP:
+      if (t < p[0]) {
+        f = 0.0;
+      } else if (t >= p[1]) {
+        f = 1.0;
+      } else {
+        r = 1.0 / (p[1] - p[0]);
+        f = (t - p[0]) * r;
+      }
+      break;
+    case MBS_PROFILE_SINE: {
+      double w = 2.0 * 3.14159265358979323846 * p[1];
+      f = p[0] * sin(w * t + p[2]);
+      r = p[0] * w * cos(w * t + p[2]);
+      break;
+    }
+    case MBS_PROFILE_TABLE:
+      f = table_eval(table, ntab, t, &r);
+      break;
+  }
+  if (rate) {
+    *rate = r;
+  }
+  return f;
+}

@@ -1,0 +1,18 @@
+/* profile.h: time profiles f(t) that scale loads and prescribed motions (DECK.md
+ * "Profiles"): constant 1; window [t0, t1): 1 inside, 0 outside (the rectangular load of
+ * seed 003 sec. 4.1); ramp: 0 before t0, linear to 1 at t1, 1 after; sine a sin(2 pi f t + p);
+ * table: piecewise linear through (t_k, f_k), held constant outside. The deck reader
+ * validates the parameters (t0 < t1, tables strictly increasing in t). */
+#ifndef MBS_UTIL_PROFILE_H
+#define MBS_UTIL_PROFILE_H
+
+#include "mbsim/deck.h"
+
+/* f(t) of a profile of the given kind with parameters p (window, ramp: t0, t1; sine:
+ * amplitude, frequency [Hz], phase [rad]) and, for tables, ntab points (t, f) in table;
+ * the right derivative df/dt at t into *rate when rate is not NULL (0 at the jumps of a
+ * window) */
+double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
+                        double t, double *rate);
+
+#endif

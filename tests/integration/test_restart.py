@@ -1,0 +1,120 @@
+"""--restart: a run of [0, 10] equals a run of [0, 5] restarted to 10; the restarted file
+starts with the restart record and continues the time grid and the output records; a
+restart from another model, onto its own file or past t_end is refused."""
+import os
+import subprocess
+
+import h5py
+import numpy as np
+
+from common import MBSIM, QUICK, TMP, check, deck, done, load, run
+
+T_END = 2.0 if QUICK else 10.0
+T_HALF = T_END / 2
+
+# full Newton (no reused factorization): the restarted run takes exactly the steps of the
+# uninterrupted one (builds without modified Newton know no newton.reuse and need nothing)
+DP = deck("double_pendulum.yaml")
+FULL = ("--set", "solver.newton.reuse=false")
+if subprocess.run([MBSIM, DP, "--check"] + list(FULL), capture_output=True).returncode != 0:
+    FULL = ()
+_, _, _, full = run(DP, "--t-end", str(T_END), *FULL)
+_, _, _, half = run(DP, "--t-end", str(T_HALF), *FULL)
+rest = os.path.join(TMP, "restarted.h5")
+p = subprocess.run([MBSIM, DP, "--restart", half, "--t-end", str(T_END), "-o", rest] +
+                   list(FULL), capture_output=True, text=True, timeout=600)
+check(p.returncode == 0, "restart runs (exit %d: %s)" % (p.returncode, p.stderr.strip()))
+check("mbsim-run" in p.stdout and "status:       completed" in p.stdout,
+      "the restarted run prints its summary")
+a, b, h = load(full), load(rest), load(half)
+check(b["attrs"]["status"] == "completed", "restarted file: status completed")
+src, _, t_src = b["attrs"]["restart_from"].partition(" at t=")
+check(src == half and float(t_src) == h["time"][-1],
+      "restarted file names where it came from: %s" % b["attrs"]["restart_from"])
+check(abs(b["time"][-1] - T_END) < 1e-12 and abs(b["time"][0] - T_HALF) < 1e-12,
+      "restarted file spans [%g, %g]" % (b["time"][0], b["time"][-1]))
+
+# the final record equals the uninterrupted run's
+for name in ("state/q", "state/v", "state/multipliers", "energy/total", "energy/kinetic",
+             "momentum/angular", "bodies/position", "bodies/velocity", "joints/position",
+             "joints/reaction"):
+    diff = np.max(np.abs(a[name][-1] - b[name][-1]))
+    check(diff <= 1e-10, "final %s equal to the uninterrupted run (max diff %.1e)" % (name, diff))
+
+# every record after the restart: same times (the same grid and output steps), same state
+i0 = int(np.searchsorted(a["time"], b["time"][0]))
+check(np.array_equal(a["time"][i0:], b["time"]), "records at the same times as the full run")
+check(np.max(np.abs(a["state/q"][i0:] - b["state/q"])) <= 1e-10,
+      "every record of q equal to the full run")
+
+# the first record repeats the restart record
+for name in ("state/q", "state/v", "energy/total", "energy/external_work", "energy/dissipated",
+             "bodies/position", "joints/reaction", "solver/iterations"):
+    check(np.array_equal(h[name][-1], b[name][0]), "first record: %s of the restart record" % name)
+check(np.allclose(h["state/multipliers"][-1], b["state/multipliers"][0], rtol=1e-14, atol=0),
+      "first record: the multipliers of the restart record")
+
+# the multipliers are lambda: the distance rod's tension balances gravity on the bob at
+# rest (t = 0 has none); the joint points follow their second body
+lam = a["state/multipliers"]
+check(lam.shape == (len(a["time"]), 2) and np.all(lam[0] == 0) and np.all(np.isfinite(lam)),
+      "/state/multipliers [N, n_constraints], zero at t = 0")
+check(np.allclose(a["joints/position"][:, 0, :], a["bodies/position"][:, 0, :], atol=1e-12) and
+      np.allclose(a["joints/position"][:, 1, :], a["bodies/position"][:, 1, :], atol=1e-12),
+      "/joints/position: the point on each joint's second body")
+
+# with the default modified Newton the restart starts from a fresh factorization, so it
+# agrees to the solver tolerance accumulated over the steps, not to the last bit
+_, _, _, full_d = run(DP, "--t-end", str(T_END))
+_, _, _, half_d = run(DP, "--t-end", str(T_HALF))
+rest_d = os.path.join(TMP, "restarted_default.h5")
+p = subprocess.run([MBSIM, DP, "--restart", half_d, "--t-end", str(T_END), "-o", rest_d,
+                    "--quiet"], capture_output=True, text=True, timeout=600)
+check(p.returncode == 0, "restart with the default Newton runs")
+with h5py.File(full_d, "r") as f, h5py.File(rest_d, "r") as g:
+    diff = np.max(np.abs(f["state/q"][-1] - g["state/q"][-1]))
+check(diff < 1e-6, "default Newton: final q within 1e-6 of the uninterrupted run (%.1e)" % diff)
+
+# a restart of a rigid-body model with spherical joints (quickstart) to 1e-10
+QS = deck("quickstart.yaml")
+tq = 1.0 if QUICK else 2.0
+_, _, _, qfull = run(QS, "--t-end", str(tq), *FULL)
+_, _, _, qhalf = run(QS, "--t-end", str(tq / 2), *FULL)
+qrest = os.path.join(TMP, "quick_restarted.h5")
+p = subprocess.run([MBSIM, QS, "--restart", qhalf, "-o", qrest, "--quiet", "--t-end", str(tq)] +
+                   list(FULL), capture_output=True, text=True, timeout=600)
+with h5py.File(qfull, "r") as f, h5py.File(qrest, "r") as g:
+    diff = max(np.max(np.abs(f[k][-1] - g[k][-1])) for k in ("state/q", "state/v"))
+check(p.returncode == 0 and diff <= 1e-10, "quickstart restarted: final state equal (%.1e)" % diff)
+
+
+# refusals: exit 1, a clear message, nothing written
+def refused(args, want, what):
+    out = os.path.join(TMP, "refused.h5")
+    if os.path.exists(out):
+        os.remove(out)
+    r = subprocess.run([MBSIM, "-o", out] + args,
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and want in r.stderr and not os.path.exists(out),
+          "%s: exit 1, '%s' (got %d: %s)" % (what, want, r.returncode, r.stderr.strip()))
+
+
+refused([deck("free_body.yaml"), "--restart", half], "belongs to another model",
+        "restart of another model")
+renamed = os.path.join(TMP, "renamed.yaml")
+with open(DP) as f, open(renamed, "w") as g:
+    g.write(f.read().replace("bob2", "mass2"))
+refused([renamed, "--restart", half], "in the file and 'mass2.",
+        "same sizes, other coordinate names")
+refused([DP, "--restart", half, "--t-end", str(T_HALF)], "not before t_end",
+        "t_end at the restart time")
+refused([DP, "--restart", os.path.join(TMP, "missing.h5")], "missing.h5", "missing restart file")
+refused([DP, "--restart"], "needs a value", "--restart without a file")
+before = os.path.getmtime(half), os.path.getsize(half)
+r = subprocess.run([MBSIM, DP, "--restart", half, "-o", half, "--t-end", str(T_END)],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 1 and "restart file itself" in r.stderr and
+      (os.path.getmtime(half), os.path.getsize(half)) == before,
+      "output onto the restart file is refused and leaves it untouched")
+
+done()

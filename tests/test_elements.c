@@ -1,0 +1,660 @@
+/* test_elements.c: the joint library and the actuation elements (issue 3) against finite
+ * differences and their exact discrete properties: every new joint row (gradient, Hessian),
+ * constraint element (drives, augmentation: G, the Hessian term, the discrete gradient
+ * Gbar (qb - qa) = g(qb) - g(qa) and its derivative), potential (springs, rotational springs:
+ * gradient, Hessian, discrete gradient V(qb) - V(qa) = dgV . (qb - qa) and its derivative,
+ * momentum of the discrete forces), force (joint torques and forces, dampers, naive torques:
+ * Fq, Fv), the profiles, and deck errors of the new keys. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/deck.h"
+#include "mbsim/elements.h"
+#include "mbsim/model.h"
+#include "mbsim/solver.h"
+
+/* every new joint type, a fixed body, ground and a point mass; motions; every new load */
+static const char *const DECK =
+    "mbsim: 1\n"
+    "gravity: [0, 0, -9.81]\n"
+    "bodies:\n"
+    "  - {name: a, mass: 1.5, inertia: [0.1, 0.2, 0.25], position: [0, 0, 0],\n"
+    "     orientation: {axis: [1, 2, 3], angle: 0.4}}\n"
+    "  - {name: b, mass: 1.0, inertia: [0.05, 0.1, 0.12], position: [1, 0.2, 0],\n"
+    "     reference_point: [-0.1, 0, 0.05], orientation: {axis: [0, 1, 1], angle: -0.7}}\n"
+    "  - {name: c, mass: 2.0, inertia: [0.3, 0.3, 0.2], position: [0, 1.5, 0.3]}\n"
+    "  - {name: d, mass: 0.8, inertia: [0.1, 0.1, 0.1], position: [-1, 0, 0.5],\n"
+    "     orientation: {axis: [1, 0, 0], angle: 0.3}}\n"
+    "  - {name: base, mass: 1, inertia: [1, 1, 1], position: [0, 0, -2], fixed: true}\n"
+    "  - {name: bob, type: point, mass: 0.7, position: [2, 0, 0]}\n"
+    "joints:\n"
+    "  - {name: cyl, type: cylindrical, bodies: [a, b], point: [0.5, 0.1, 0],\n"
+    "     axis: [0.3, 0.6, 0.8]}\n"
+    "  - {name: pri, type: prismatic, bodies: [ground, c], point: [0, 1.5, 0.3],\n"
+    "     axis: [1, 1, 0], motion: {value: 0.5, profile: {window: [1, 2]}}}\n"
+    "  - {name: uni, type: universal, bodies: [a, c], point: [0, 0.8, 0.1],\n"
+    "     axes: [[1, 0, 0], [0, 0.6, 0.8]]}\n"
+    "  - {name: pla, type: planar, bodies: [b, d], point: [0, 0, 0.3], axis: [0, 0.2, 1]}\n"
+    "  - {name: rev, type: revolute, bodies: [base, a], point: [0, 0, -1], axis: [0, 0, 1],\n"
+    "     motion: {value: 1.0, profile: {table: [[0, 0], [1, 0], [2, 1]]}}}\n"
+    "loads:\n"
+    "  - {name: tq, type: joint_torque, joint: cyl, value: 2.0}\n"
+    "  - {name: tqn, type: joint_torque, joint: rev, value: -1.5, method: naive,\n"
+    "     profile: {sine: {amplitude: 2, frequency: 0.3, phase: 0.1}}}\n"
+    "  - {name: tqa, type: joint_torque, joint: cyl, value: 0.7, method: augmented}\n"
+    "  - {name: tqc, type: joint_torque, joint: rev, value: 0.4, method: augmented,\n"
+    "     augmentation: classical}\n"
+    "  - {name: fj, type: joint_force, joint: pri, value: 3.0, profile: {table: [[0, 1], [1, "
+    "2]]}}\n"
+    "  - {name: fjc, type: joint_force, joint: cyl, value: -1.0}\n"
+    "  - {name: sp, type: spring, bodies: [a, bob], points: [[0.2, 0.1, 0.3], [2, 0, 0]],\n"
+    "     stiffness: 50, damping: 2, rest_length: 1.2}\n"
+    "  - {name: sg, type: spring, bodies: [ground, b], points: [[0, 0, 2], [1.1, 0.3, 0.1]],\n"
+    "     stiffness: 10, damping: 0.5}\n"
+    "  - {name: sbc, type: spring, bodies: [b, c], stiffness: 7}\n"
+    "  - {name: rs, type: rotational_spring, joint: cyl, stiffness: 3, damping: 0.2,\n"
+    "     rest_angle: 0.3}\n"
+    "  - {name: rsb, type: rotational_spring, joint: rev, stiffness: 5}\n"
+    "  - {name: tn, type: torque, body: d, value: [1, -2, 0.5], method: naive, frame: body}\n"
+    "  - {name: fw, type: force, body: b, value: [0, 1, 0], point: [1.2, 0.2, 0.1],\n"
+    "     profile: {ramp: [0, 1]}}\n"
+    "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
+
+static mbsModel *compile_text(const char *text, mbsDeck *deck) {
+  mbsError err;
+  ck_assert_msg(mbs_deck_load_text(deck, "elements.yaml", text, strlen(text), NULL, 0, &err) ==
+                    MBS_OK,
+                "%d:%d: %s", err.line, err.col, err.msg);
+  mbsModel *m = mbs_model_compile(deck, &err);
+  ck_assert_msg(m != NULL, "%s", err.msg);
+  return m;
+}
+
+/* a perturbed configuration (off the constraint manifold, triads not orthonormal) */
+static void perturb(double *q, const double *q0, int n, double eps, unsigned seed) {
+  srand(seed);
+  for (int i = 0; i < n; i++) {
+    q[i] = q0[i] + eps * (2.0 * rand() / (double)RAND_MAX - 1.0);
+  }
+}
+
+static int count_kind(const mbsModel *m, mbsElemKind k) {
+  int n = 0;
+  for (int e = 0; e < m->nelem; e++) {
+    n += m->elem[e].kind == k;
+  }
+  return n;
+}
+
+#define H_FD 1e-6
+#define TOL_FD 2e-7
+#define NMAX MBS_ELEM_MAXQ
+
+START_TEST(test_model_layout) {
+  mbsDeck deck;
+  mbsModel *m = compile_text(DECK, &deck);
+  /* 4 rigid bodies and a point mass, two joint angles */
+  ck_assert_int_eq(m->nnode, 17);
+  ck_assert_int_eq(m->nscalar, 2);
+  ck_assert_int_eq(m->nq, 3 * 17 + 2);
+  ck_assert_str_eq(mbs_model_coord_name(m, 51), "cyl.gamma");
+  ck_assert_str_eq(mbs_model_coord_name(m, 52), "rev.gamma");
+  /* rows: rigidity 24, cylindrical 4, prismatic 5, universal 4, planar 3, revolute 5; then
+   * one row per augmentation and per drive */
+  ck_assert_int_eq(m->nrow, 24 + 4 + 5 + 4 + 3 + 5);
+  ck_assert_int_eq(m->ncon, m->nrow + 2 + 2);
+  ck_assert_int_eq(m->joint_ncon[0], 4);
+  ck_assert_int_eq(m->joint_ncon[1], 5);
+  ck_assert_int_eq(m->joint_ncon[2], 4);
+  ck_assert_int_eq(m->joint_ncon[3], 3);
+  ck_assert_int_eq(m->joint_ncon[4], 5);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_DRIVE), 2);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_AUGMENTED_TORQUE), 2);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_JOINT_TORQUE), 2);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_JOINT_FORCE), 2);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_SPRING), 3);
+  ck_assert_int_eq(count_kind(m, MBS_ELEM_ROTATIONAL_SPRING), 2);
+  for (int e = 0; e < m->nelem; e++) {
+    /* drives belong to their joint (reactions), nothing else does */
+    ck_assert_int_eq(m->elem[e].joint >= 0, m->elem[e].kind == MBS_ELEM_DRIVE);
+  }
+  /* every constraint, drives and augmentation included, holds at t = 0 */
+  ck_assert_double_le(mbs_constraint_violation(m, m->q0, 0.0, NULL), 1e-14);
+  /* the default rest length of 'sbc' is the distance of the centres at t = 0 */
+  ck_assert_double_eq_tol(deck.loads[8].rest_length, sqrt(1.0 + 1.3 * 1.3 + 0.09), 1e-14);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+START_TEST(test_joint_rows) {
+  /* gradient and Hessian of every quadratic row by central differences */
+  mbsDeck deck;
+  mbsModel *m = compile_text(DECK, &deck);
+  double *q = malloc((size_t)m->nq * sizeof(double));
+  perturb(q, m->q0, m->nq, 0.1, 7);
+  double grad[3 * MBS_CON_MAXNODE], gp[3 * MBS_CON_MAXNODE], gm[3 * MBS_CON_MAXNODE];
+  for (int r = 24; r < m->nrow; r++) {
+    const mbsConRow *row = &m->con[r];
+    mbs_con_eval(row, q, grad);
+    for (int k = 0; k < row->nnode; k++) {
+      for (int c = 0; c < 3; c++) {
+        int i = 3 * row->node[k] + c;
+        double save = q[i];
+        q[i] = save + H_FD;
+        double fp = mbs_con_eval(row, q, gp);
+        q[i] = save - H_FD;
+        double fm = mbs_con_eval(row, q, gm);
+        q[i] = save;
+        ck_assert_double_eq_tol(grad[3 * k + c], (fp - fm) / (2 * H_FD), 1e-8);
+        for (int l = 0; l < row->nnode; l++) {
+          for (int cc = 0; cc < 3; cc++) {
+            double fd = (gp[3 * l + cc] - gm[3 * l + cc]) / (2 * H_FD), an = 0.0;
+            for (int p = m->con_hstart[r]; p < m->con_hstart[r + 1]; p++) {
+              if (m->con_hk[p] == l && m->con_hl[p] == k && cc == c) {
+                an += m->con_hcoef[p];
+              }
+            }
+            ck_assert_double_eq_tol(an, fd, 1e-7);
+          }
+        }
+      }
+    }
+  }
+  free(q);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+/* the frozen (eq. 23) augmentation constraint of a variable element at q with a = cos(ga),
+ * b = sin(ga): u and w come from the element's own g(q) = u cos gamma + w sin gamma with
+ * gamma replaced by 0 and pi/2 */
+static double frozen_aug(const mbsModel *m, const mbsElem *el, double *q, double ga) {
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  int ig = el->qidx[el->nq - 1];
+  double save = q[ig], u, w, g;
+  q[ig] = 0.0;
+  kind->constraint(m, el, q, 0.0, &u, NULL);
+  q[ig] = 2.0 * atan(1.0);
+  kind->constraint(m, el, q, 0.0, &w, NULL);
+  q[ig] = save;
+  g = cos(ga) * (u + sin(save)) + sin(ga) * (w - cos(save));
+  return g;
+}
+
+START_TEST(test_constraint_elements) {
+  /* drives and augmentation constraints: G, sum mu Hessian, the discrete gradient property
+   * and its derivative, at a perturbed state and a time inside the motions */
+  mbsDeck deck;
+  mbsModel *m = compile_text(DECK, &deck);
+  int n = m->nq, nchecked = 0, ndiscrete = 0;
+  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  perturb(q, m->q0, n, 0.1, 11);
+  perturb(qb, m->q0, n, 0.1, 13);
+  double t = 1.3, mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2, 1.1};
+  double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
+  double G[MBS_ELEM_MAXCON * NMAX], Gp[MBS_ELEM_MAXCON * NMAX], Gm[MBS_ELEM_MAXCON * NMAX];
+  double H[NMAX * NMAX], Gbar[MBS_ELEM_MAXCON * NMAX], Gbp[MBS_ELEM_MAXCON * NMAX],
+      Gbm[MBS_ELEM_MAXCON * NMAX];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint) {
+      continue;
+    }
+    nchecked++;
+    int ne = el->nq, nc = el->ncon;
+    kind->constraint(m, el, q, t, g, G);
+    memset(H, 0, sizeof(H));
+    ck_assert(kind->constraint_hessian != NULL);
+    kind->constraint_hessian(m, el, q, t, mu, H);
+    for (int j = 0; j < ne; j++) {
+      int i = el->qidx[j];
+      double save = q[i];
+      q[i] = save + H_FD;
+      kind->constraint(m, el, q, t, gp, Gp);
+      q[i] = save - H_FD;
+      kind->constraint(m, el, q, t, gm, Gm);
+      q[i] = save;
+      for (int c = 0; c < nc; c++) {
+        ck_assert_double_eq_tol(G[c * ne + j], (gp[c] - gm[c]) / (2 * H_FD), TOL_FD);
+      }
+      for (int r = 0; r < ne; r++) {
+        double fd = 0.0;
+        for (int c = 0; c < nc; c++) {
+          fd += mu[c] * (Gp[c * ne + r] - Gm[c * ne + r]) / (2 * H_FD);
+        }
+        ck_assert_double_eq_tol(H[r * ne + j], fd, TOL_FD);
+      }
+    }
+    if (!kind->constraint_discrete_gradient) {
+      continue;
+    }
+    /* Gbar (qb - qa) = g(qb) - g(qa): the constraint itself for the classical form, the
+     * frozen form a (u + sin) + b (w - cos), a = cos(ga), b = sin(ga), for the variable one
+     * (whose g(q) equals the frozen form at qa) */
+    ndiscrete++;
+    memset(H, 0, sizeof(H));
+    kind->constraint_discrete_gradient(m, el, q, qb, t, mu, Gbar, H);
+    double ga = q[el->qidx[ne - 1]], dg, lin = 0.0;
+    if (el->iparam[3] == MBS_AUGMENTATION_CLASSICAL) {
+      kind->constraint(m, el, qb, t, gp, NULL);
+      kind->constraint(m, el, q, t, gm, NULL);
+      dg = gp[0] - gm[0];
+    } else {
+      kind->constraint(m, el, q, t, gm, NULL);
+      ck_assert_double_eq_tol(frozen_aug(m, el, q, ga), gm[0], 1e-14);
+      dg = frozen_aug(m, el, qb, ga) - gm[0];
+    }
+    for (int j = 0; j < ne; j++) {
+      lin += Gbar[j] * (qb[el->qidx[j]] - q[el->qidx[j]]);
+    }
+    ck_assert_double_eq_tol(dg, lin, 1e-13 * fmax(1.0, fabs(dg)));
+    /* d(Gbar^T mu)/dqb */
+    for (int j = 0; j < ne; j++) {
+      int i = el->qidx[j];
+      double save = qb[i];
+      qb[i] = save + H_FD;
+      kind->constraint_discrete_gradient(m, el, q, qb, t, mu, Gbp, NULL);
+      qb[i] = save - H_FD;
+      kind->constraint_discrete_gradient(m, el, q, qb, t, mu, Gbm, NULL);
+      qb[i] = save;
+      for (int r = 0; r < ne; r++) {
+        ck_assert_double_eq_tol(H[r * ne + j], mu[0] * (Gbp[r] - Gbm[r]) / (2 * H_FD), TOL_FD);
+      }
+    }
+    /* a tiny step in gamma: the sinc form has no cancellation */
+    memcpy(qb, q, (size_t)n * sizeof(double));
+    qb[el->qidx[ne - 1]] += 1e-9;
+    kind->constraint_discrete_gradient(m, el, q, qb, t, mu, Gbar, NULL);
+    kind->constraint(m, el, q, t, G, Gp);
+    if (el->iparam[3] == MBS_AUGMENTATION_CLASSICAL) {
+      ck_assert_double_eq_tol(Gbar[ne - 1], Gp[ne - 1], 1e-8);
+    }
+    perturb(qb, m->q0, n, 0.1, 13);
+  }
+  ck_assert_int_eq(nchecked, 4);
+  ck_assert_int_eq(ndiscrete, 2);
+  free(q);
+  free(qb);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+/* sum over the element's vector nodes of q_a x g_a, and of g_a over position nodes */
+static void momenta(const mbsModel *m, const mbsElem *el, const double *q, const double *g,
+                    double J[3], double L[3]) {
+  memset(J, 0, 3 * sizeof(double));
+  memset(L, 0, 3 * sizeof(double));
+  for (int b = 0; 3 * b + 2 < el->nq; b++) {
+    int i0 = el->qidx[3 * b];
+    if (i0 >= 3 * m->nnode) {
+      break;
+    }
+    const double *x = q + i0, *f = g + 3 * b;
+    J[0] += x[1] * f[2] - x[2] * f[1];
+    J[1] += x[2] * f[0] - x[0] * f[2];
+    J[2] += x[0] * f[1] - x[1] * f[0];
+    if (m->node_position[i0 / 3]) {
+      for (int c = 0; c < 3; c++) {
+        L[c] += f[c];
+      }
+    }
+  }
+}
+
+START_TEST(test_potentials) {
+  /* springs and rotational springs: gradient and Hessian by central differences, the
+   * discrete gradient property to 1e-12 relative, its derivative, and the momentum of the
+   * discrete forces (zero net force and torque: energy AND momentum conserving) */
+  mbsDeck deck;
+  mbsModel *m = compile_text(DECK, &deck);
+  int n = m->nq, nspring = 0;
+  double *qa = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  double *qm = malloc((size_t)n * sizeof(double));
+  double g[NMAX], gp[NMAX], gm[NMAX], H[NMAX * NMAX], Hb[NMAX * NMAX], J[3], L[3];
+  for (int trial = 0; trial < 3; trial++) {
+    perturb(qa, m->q0, n, 0.2, 17 + trial);
+    perturb(qb, m->q0, n, trial == 2 ? 1e-7 : 0.2, 19 + trial);
+    if (trial == 2) {
+      memcpy(qb, qa, (size_t)n * sizeof(double));
+      for (int i = 0; i < n; i++) {
+        qb[i] += 1e-7 * sin(3.0 * i);
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      qm[i] = 0.5 * (qa[i] + qb[i]);
+    }
+    for (int k = 0; k < m->nelem; k++) {
+      const mbsElem *el = &m->elem[k];
+      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+      if (el->kind != MBS_ELEM_SPRING && el->kind != MBS_ELEM_ROTATIONAL_SPRING) {
+        continue;
+      }
+      nspring += trial == 0;
+      int ne = el->nq;
+      /* gradient and Hessian */
+      memset(H, 0, sizeof(H));
+      kind->gradient(m, el, qa, g, H);
+      for (int j = 0; j < ne; j++) {
+        int i = el->qidx[j];
+        double save = qa[i];
+        qa[i] = save + H_FD;
+        double vp = kind->potential(m, el, qa);
+        kind->gradient(m, el, qa, gp, NULL);
+        qa[i] = save - H_FD;
+        double vm = kind->potential(m, el, qa);
+        kind->gradient(m, el, qa, gm, NULL);
+        qa[i] = save;
+        ck_assert_double_eq_tol(g[j], (vp - vm) / (2 * H_FD), TOL_FD * fmax(1.0, fabs(g[j])));
+        for (int r = 0; r < ne; r++) {
+          ck_assert_double_eq_tol(H[r * ne + j], (gp[r] - gm[r]) / (2 * H_FD),
+                                  TOL_FD * fmax(1.0, fabs(H[r * ne + j])));
+        }
+      }
+      /* V(qb) - V(qa) = dgV . (qb - qa) */
+      memset(Hb, 0, sizeof(Hb));
+      kind->discrete_gradient(m, el, qa, qb, g, Hb);
+      double Va = kind->potential(m, el, qa), Vb = kind->potential(m, el, qb), lin = 0.0;
+      for (int j = 0; j < ne; j++) {
+        lin += g[j] * (qb[el->qidx[j]] - qa[el->qidx[j]]);
+      }
+      ck_assert_msg(fabs((Vb - Va) - lin) <= 1e-12 * fmax(fabs(Va), fabs(Vb)),
+                    "%s: V(qb) - V(qa) = %.17g, dgV . dq = %.17g", kind->name, Vb - Va, lin);
+      /* no net force or torque at the midpoint (if both sides move: a static side takes a
+       * reaction that is not in the element) */
+      momenta(m, el, qm, g, J, L);
+      if (el->iparam[0] == 0 || el->iparam[1] == 0) {
+        memset(J, 0, sizeof(J));
+        memset(L, 0, sizeof(L));
+      }
+      double scale = 0.0;
+      for (int j = 0; j < ne; j++) {
+        scale = fmax(scale, fabs(g[j]));
+      }
+      for (int c = 0; c < 3; c++) {
+        ck_assert_double_le(fabs(J[c]), 1e-13 * fmax(scale, 1.0));
+        ck_assert_double_le(fabs(L[c]), 1e-13 * fmax(scale, 1.0));
+      }
+      /* d dgV / d qb (away from the tiny step, where differences lose digits) */
+      if (trial == 2) {
+        continue;
+      }
+      for (int j = 0; j < ne; j++) {
+        int i = el->qidx[j];
+        double save = qb[i];
+        qb[i] = save + H_FD;
+        kind->discrete_gradient(m, el, qa, qb, gp, NULL);
+        qb[i] = save - H_FD;
+        kind->discrete_gradient(m, el, qa, qb, gm, NULL);
+        qb[i] = save;
+        for (int r = 0; r < ne; r++) {
+          ck_assert_double_eq_tol(Hb[r * ne + j], (gp[r] - gm[r]) / (2 * H_FD),
+                                  TOL_FD * fmax(1.0, fabs(Hb[r * ne + j])));
+        }
+      }
+    }
+  }
+  ck_assert_int_eq(nspring, 5);
+  free(qa);
+  free(qb);
+  free(qm);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+START_TEST(test_rotational_spring_wrap) {
+  /* a hinge about z between ground and a body; the body's angle crosses rest + pi within
+   * one step: the discrete gradient stays exact */
+  static const char *text = "mbsim: 1\n"
+                            "bodies:\n"
+                            "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n"
+                            "joints:\n"
+                            "  - {name: h, type: revolute, bodies: [ground, a], point: [0, 0, "
+                            "0], axis: [0, 0, 1]}\n"
+                            "loads:\n"
+                            "  - {name: k, type: rotational_spring, joint: h, stiffness: 4, "
+                            "rest_angle: 0.5}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  const mbsElem *el = &m->elem[0];
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  double qa[12], qb[12], g[12];
+  double pi = 4.0 * atan(1.0);
+  struct {
+    double ta, tb;
+  } cases[] = {{0.5 + pi - 0.1, 0.5 + pi + 0.2}, {0.1, 0.3}, {0.4, 0.4 + 1e-12}, {2.0, -1.0}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    double th[2] = {cases[c].ta, cases[c].tb};
+    double *qs[2] = {qa, qb};
+    for (int s = 0; s < 2; s++) {
+      double *q = qs[s];
+      memset(q, 0, 12 * sizeof(double));
+      q[3] = cos(th[s]);
+      q[4] = sin(th[s]);
+      q[6] = -sin(th[s]);
+      q[7] = cos(th[s]);
+      q[11] = 1.0;
+    }
+    /* the potential is k/2 wrap(theta - rest)^2 */
+    double da = remainder(th[0] - 0.5, 2 * pi);
+    ck_assert_double_eq_tol(kind->potential(m, el, qa), 2.0 * da * da, 1e-12);
+    kind->discrete_gradient(m, el, qa, qb, g, NULL);
+    double Va = kind->potential(m, el, qa), Vb = kind->potential(m, el, qb), lin = 0.0;
+    for (int j = 0; j < 12; j++) {
+      lin += g[j] * (qb[j] - qa[j]);
+    }
+    ck_assert_double_eq_tol(Vb - Va, lin, 1e-12 * fmax(fabs(Va), fabs(Vb)));
+  }
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+START_TEST(test_forces) {
+  /* dF/dq and dF/dv of every force element by central differences at a perturbed state with
+   * velocities; joint torques and joint forces exert no net force or torque on the pair
+   * (contravariant: for any triad), the naive joint torque does */
+  mbsDeck deck;
+  mbsModel *m = compile_text(DECK, &deck);
+  int n = m->nq, nforce = 0;
+  double *q = malloc((size_t)n * sizeof(double)), *v = malloc((size_t)n * sizeof(double));
+  perturb(q, m->q0, n, 0.2, 23);
+  perturb(v, m->v0, n, 1.0, 29);
+  double f[NMAX], fp[NMAX], fm[NMAX], Fq[NMAX * NMAX], Fv[NMAX * NMAX], J[3], L[3];
+  double t = 0.45;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->force) {
+      continue;
+    }
+    nforce++;
+    int ne = el->nq;
+    memset(Fq, 0, sizeof(Fq));
+    memset(Fv, 0, sizeof(Fv));
+    kind->force(m, el, q, v, t, f, Fq, Fv);
+    for (int j = 0; j < ne; j++) {
+      int i = el->qidx[j];
+      for (int pass = 0; pass < 2; pass++) {
+        double *x = pass ? v : q, save = x[i];
+        x[i] = save + H_FD;
+        kind->force(m, el, q, v, t, fp, NULL, NULL);
+        x[i] = save - H_FD;
+        kind->force(m, el, q, v, t, fm, NULL, NULL);
+        x[i] = save;
+        const double *A = pass ? Fv : Fq;
+        for (int r = 0; r < ne; r++) {
+          ck_assert_msg(fabs(A[r * ne + j] - (fp[r] - fm[r]) / (2 * H_FD)) <=
+                            TOL_FD * fmax(1.0, fabs(A[r * ne + j])),
+                        "%s: d f_%d / d %s_%d = %.10g, differences %.10g", kind->name, r,
+                        pass ? "v" : "q", j, A[r * ne + j], (fp[r] - fm[r]) / (2 * H_FD));
+        }
+      }
+    }
+    /* internal loads: no net force and torque (both sides move for 'tq' and 'fjc') */
+    if ((el->kind == MBS_ELEM_JOINT_TORQUE || el->kind == MBS_ELEM_JOINT_FORCE) &&
+        el->iparam[0] == 4 && el->iparam[1] == 4) {
+      momenta(m, el, q, f, J, L);
+      double Jn = sqrt(J[0] * J[0] + J[1] * J[1] + J[2] * J[2]);
+      if (el->iparam[3] == MBS_TORQUE_NAIVE && el->kind == MBS_ELEM_JOINT_TORQUE) {
+        ck_assert_double_gt(Jn, 1e-3);
+      } else {
+        ck_assert_double_le(Jn, 1e-13);
+      }
+      for (int c = 0; c < 3; c++) {
+        ck_assert_double_le(fabs(L[c]), 1e-13);
+      }
+    }
+  }
+  /* tq, tqn, tqa, tqc, fj, fjc, sp, sg, sbc, rs, rsb, tn, fw */
+  ck_assert_int_eq(nforce, 13);
+  free(q);
+  free(v);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+START_TEST(test_profiles) {
+  static const char *text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n"
+      "loads:\n"
+      "  - {name: w, type: force, body: a, value: [1, 0, 0], profile: {window: [0.5, 1.5]}}\n"
+      "  - {name: r, type: force, body: a, value: [1, 0, 0], profile: {ramp: [1, 3]}}\n"
+      "  - {name: s, type: force, body: a, value: [1, 0, 0],\n"
+      "     profile: {sine: {amplitude: 2, frequency: 0.25, phase: 0.5}}}\n"
+      "  - {name: t, type: force, body: a, value: [1, 0, 0],\n"
+      "     profile: {table: [[0, 1], [1, 3], [2, 2]]}}\n"
+      "  - {name: c, type: force, body: a, value: [1, 0, 0], profile: constant}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  ck_assert_int_eq(m->nprofile, 4);
+  double rate, pi = 4.0 * atan(1.0);
+  int w = m->elem[0].iparam[1], r = m->elem[1].iparam[1], s = m->elem[2].iparam[1],
+      tb = m->elem[3].iparam[1];
+  ck_assert_int_eq(m->elem[4].iparam[1], -1);
+  ck_assert_double_eq(mbs_elem_profile(m, w, 0.49, NULL), 0.0);
+  ck_assert_double_eq(mbs_elem_profile(m, w, 0.5, NULL), 1.0);
+  ck_assert_double_eq(mbs_elem_profile(m, w, 1.4999, NULL), 1.0);
+  ck_assert_double_eq(mbs_elem_profile(m, w, 1.5, NULL), 0.0);
+  ck_assert_double_eq(mbs_elem_profile(m, r, 0.5, &rate), 0.0);
+  ck_assert_double_eq_tol(mbs_elem_profile(m, r, 2.0, &rate), 0.5, 1e-15);
+  ck_assert_double_eq_tol(rate, 0.5, 1e-15);
+  ck_assert_double_eq(mbs_elem_profile(m, r, 3.5, &rate), 1.0);
+  ck_assert_double_eq_tol(mbs_elem_profile(m, s, 0.7, &rate), 2 * sin(2 * pi * 0.25 * 0.7 + 0.5),
+                          1e-15);
+  ck_assert_double_eq_tol(rate, 2 * 2 * pi * 0.25 * cos(2 * pi * 0.25 * 0.7 + 0.5), 1e-14);
+  ck_assert_double_eq(mbs_elem_profile(m, tb, -1.0, &rate), 1.0);
+  ck_assert_double_eq_tol(mbs_elem_profile(m, tb, 0.25, &rate), 1.5, 1e-15);
+  ck_assert_double_eq_tol(rate, 2.0, 1e-15);
+  ck_assert_double_eq_tol(mbs_elem_profile(m, tb, 1.5, &rate), 2.5, 1e-15);
+  ck_assert_double_eq(mbs_elem_profile(m, tb, 7.0, &rate), 2.0);
+  ck_assert_double_eq(mbs_elem_profile(m, -1, 7.0, &rate), 1.0);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+/* a deck that must fail to load (or to compile) with a message containing want */
+static void bad(const char *text, const char *want) {
+  mbsDeck deck;
+  mbsError err;
+  char msg[2048];
+  mbsStatus st = mbs_deck_load_text(&deck, "bad.yaml", text, strlen(text), NULL, 0, &err);
+  if (st == MBS_OK) {
+    mbsModel *m = mbs_model_compile(&deck, &err);
+    ck_assert_msg(m == NULL, "'%s' was accepted", want);
+    st = err.status;
+  }
+  mbs_deck_free(&deck);
+  ck_assert_int_ne(st, MBS_OK);
+  mbs_error_format(&err, msg, sizeof(msg));
+  ck_assert_msg(strstr(msg, want) != NULL, "got '%s', want '%s'", msg, want);
+}
+
+#define TWO_BODIES                                                                                 \
+  "mbsim: 1\n"                                                                                     \
+  "bodies:\n"                                                                                      \
+  "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n"                              \
+  "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+
+START_TEST(test_bad_keys) {
+  bad(TWO_BODIES "joints:\n  - {name: u, type: universal, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axes: [[1, 0, 0], [1, 1, 0]]}\n",
+      "bad.yaml:7:12: joints[0] 'u': axes: the two axes of a universal joint must be "
+      "perpendicular (they are at 45 degrees)");
+  bad(TWO_BODIES "joints:\n  - {name: u, type: universal, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0]}\n",
+      "a universal joint takes no 'axis' (use 'axes')");
+  bad(TWO_BODIES "joints:\n  - {name: p, type: prismatic, bodies: [a, b], point: [0, 0, 0]}\n",
+      "missing required key 'axis' (a prismatic joint needs it)");
+  bad(TWO_BODIES "joints:\n  - {name: h, type: revolute, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0], motion: {value: 1}}\n",
+      "value x profile(0) = 1");
+  bad(TWO_BODIES "joints:\n  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0], motion: {value: 1, profile: {ramp: [0, 2]}}}\n",
+      "joint 'h': the initial velocities do not follow its motion: the motion's rate at t = 0 "
+      "is 0.5 rad/s, the bodies' velocities give 0 rad/s");
+  bad(TWO_BODIES "loads:\n  - {name: t, type: torque, body: a, value: [0, 0, 1], method: "
+                 "augmented}\n",
+      "method 'augmented' adds a joint angle coordinate and needs a joint axis");
+  bad(TWO_BODIES "loads:\n  - {name: t, type: torque, body: a, value: [0, 0, 1], stiffness: 1}\n",
+      "bad.yaml:6:56: loads[0] 't': a torque takes no 'stiffness'");
+  bad(TWO_BODIES "joints:\n  - {name: h, type: revolute, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0]}\n"
+                 "loads:\n  - {name: t, type: joint_torque, joint: h, value: 1, augmentation: "
+                 "classical}\n",
+      "'augmentation' only applies to method: augmented");
+  bad(TWO_BODIES "joints:\n  - {name: h, type: revolute, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0]}\n"
+                 "loads:\n  - {name: t, type: joint_force, joint: h, value: 1}\n",
+      "joint 'h' is a revolute joint, which has no translation axis; a joint_force needs a "
+      "prismatic or cylindrical joint");
+  bad(TWO_BODIES "joints:\n  - {name: h, type: revolute, bodies: [a, b], point: [0, 0, 0],\n"
+                 "     axis: [1, 0, 0]}\n"
+                 "loads:\n  - {name: t, type: joint_torque, joint: h, value: 1, method: "
+                 "augmented}\n  - {name: t2, type: joint_torque, joint: h, value: 1, method: "
+                 "augmented}\n",
+      "joint 'h' already has the augmented torque 't'");
+  bad(TWO_BODIES "loads:\n  - {name: s, type: spring, bodies: [a, b], stiffness: -1}\n",
+      "stiffness must be >= 0 (got -1)");
+  bad(TWO_BODIES "loads:\n  - {name: s, type: spring, bodies: [ground, b], stiffness: 1}\n",
+      "a spring to ground needs 'points'");
+  bad(TWO_BODIES "loads:\n  - {name: f, type: force, body: a, value: [1, 0, 0],\n"
+                 "     profile: {sine: {amplitude: 1}}}\n",
+      "profile.sine: missing required key 'frequency'");
+  bad(TWO_BODIES "loads:\n  - {name: f, type: force, body: a, value: [1, 0, 0], profile: "
+                 "ramp}\n",
+      "profile: the ramp profile needs parameters");
+  bad(TWO_BODIES "loads:\n  - {name: f, type: force, body: a, value: [1, 0, 0],\n"
+                 "     profile: {ramp: [0, 1], window: [0, 1]}}\n",
+      "expected one profile (a mapping with one key");
+  bad(TWO_BODIES "loads:\n  - {name: f, type: force, body: a, value: [1, 0, 0],\n"
+                 "     profile: {table: []}}\n",
+      "profile.table: expected a list of points [[t, f], ...], got an empty list");
+}
+END_TEST
+
+Suite *elements_suite(void) {
+  Suite *s = suite_create("elements");
+  TCase *tc = tcase_create("joints_and_actuation");
+  tcase_add_test(tc, test_model_layout);
+  tcase_add_test(tc, test_joint_rows);
+  tcase_add_test(tc, test_constraint_elements);
+  tcase_add_test(tc, test_potentials);
+  tcase_add_test(tc, test_rotational_spring_wrap);
+  tcase_add_test(tc, test_forces);
+  tcase_add_test(tc, test_profiles);
+  tcase_add_test(tc, test_bad_keys);
+  suite_add_tcase(s, tc);
+  return s;
+}

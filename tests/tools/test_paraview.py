@@ -1,0 +1,164 @@
+"""ParaView 5.11 (Debian's pvpython) opens the XDMF sidecar of a shipped deck with its "XDMF
+Reader": the time steps are the records, the bodies and joints are points whose positions
+and vector attributes equal the HDF5 datasets at the last and at a middle record, and it
+renders offscreen; scripts/paraview/view.py draws the run as PNG (one shot and frames)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import matplotlib.image as mpimg
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+from common import ROOT, TMP, check, deck, done, run  # noqa: E402
+
+PVPYTHON = shutil.which("pvpython")
+VIEW = os.path.join(ROOT, "scripts", "paraview", "view.py")
+
+
+def pvpython(*args, timeout=300):
+    """pvpython offscreen; Debian's ParaView renders through X, so without a display the
+    command runs under xvfb-run. Retried once: Xvfb start-up can race."""
+    cmd = [PVPYTHON, "--force-offscreen-rendering"] + list(args)
+    if not os.environ.get("DISPLAY"):
+        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1200x24"] + cmd
+    for attempt in range(2):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if p.returncode == 0:
+            break
+    return p
+
+
+def is_picture(path, min_colours=20):
+    """A PNG that shows something: more than a few distinct colours."""
+    if not os.path.isfile(path) or os.path.getsize(path) < 1000:
+        return False
+    img = mpimg.imread(path)
+    flat = (img[:, :, :3] * 255).astype(np.uint8).reshape(-1, 3)
+    return len(np.unique(flat, axis=0)) >= min_colours
+
+
+check(PVPYTHON is not None, "pvpython installed (scripts/install-deps --tools)")
+
+# a shipped deck: the spherical double pendulum of two rigid links, 2 joints
+_, _, _, h5 = run(deck("quickstart.yaml"), "--t-end", "1.0")
+xmf = h5[:-3] + ".xmf"
+with h5py.File(h5, "r") as f:
+    t = f["time"][()]
+    pos = f["bodies/position"][()]
+    rot = f["bodies/orientation"][()]
+    vel = f["bodies/velocity"][()]
+    omega = f["bodies/angular_velocity"][()]
+    jpos = f["joints/position"][()]
+    reac = f["joints/reaction"][()]
+N, nb, nj = len(t), pos.shape[1], jpos.shape[1]
+mid = N // 2
+
+probe = os.path.join(TMP, "probe.py")
+shot = os.path.join(TMP, "probe.png")
+with open(probe, "w") as f:
+    f.write(r'''
+import json, sys
+import numpy as np
+from paraview import simple as pv
+from paraview import servermanager as sm
+from vtkmodules.numpy_interface import dataset_adapter as dsa
+xmf, shot, mid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+r = pv.XDMFReader(FileNames=[xmf])
+r.UpdatePipelineInformation()
+times = list(r.TimestepValues)
+out = {"times": times, "class": None, "at": {}}
+for label, k in (("last", len(times) - 1), ("mid", mid)):
+    r.UpdatePipeline(times[k])
+    data = sm.Fetch(r)
+    out["class"] = data.GetClassName()
+    blocks = {}
+    for b in range(data.GetNumberOfBlocks()):
+        w = dsa.WrapDataObject(data.GetBlock(b))
+        blocks[data.GetMetaData(b).Get(data.NAME())] = {
+            "npoints": data.GetBlock(b).GetNumberOfPoints(),
+            "points": np.asarray(w.Points).tolist(),
+            "arrays": {n: np.asarray(w.PointData[n]).tolist() for n in w.PointData.keys()}}
+    out["at"][label] = blocks
+# render offscreen: points as spheres
+view = pv.CreateView("RenderView")
+view.ViewSize = [640, 480]
+d = pv.Show(r, view)
+d.SetRepresentationType("Points")
+d.RenderPointsAsSpheres = 1
+d.PointSize = 20
+view.ViewTime = times[-1]
+pv.ResetCamera(view)
+pv.Render(view)
+pv.SaveScreenshot(shot, view, ImageResolution=[640, 480])
+print("JSON" + json.dumps(out))
+sys.stdout.flush()
+import os
+os._exit(0)
+''')
+p = pvpython(probe, xmf, shot, str(mid))
+check(p.returncode == 0, "pvpython loads the sidecar (exit %d: %s)" % (p.returncode,
+                                                                       p.stderr.strip()[-300:]))
+line = [ln for ln in p.stdout.splitlines() if ln.startswith("JSON")]
+res = json.loads(line[0][4:]) if line else {"times": [], "at": {}, "class": None}
+check(len(res["times"]) == N and np.allclose(res["times"], t, rtol=0, atol=1e-15),
+      "time steps: the %d records of the HDF5 file" % N)
+check(res["class"] == "vtkMultiBlockDataSet", "two blocks: bodies and joints")
+for label, k in (("last", N - 1), ("mid", mid)):
+    at = res["at"].get(label, {})
+    bodies, joints = at.get("bodies"), at.get("joints")
+    check(bodies is not None and bodies["npoints"] == nb and joints is not None and
+          joints["npoints"] == nj, "%s record: %d body points and %d joint points" %
+          (label, nb, nj))
+    if bodies is None or joints is None:
+        continue
+    check(np.array_equal(np.array(bodies["points"]), pos[k]),
+          "%s record (t = %g): body positions equal /bodies/position" % (label, t[k]))
+    check(np.allclose(np.array(bodies["points"])[1], pos[k, 1], rtol=0, atol=1e-15),
+          "%s record: position of link2 = %s" % (label, np.round(pos[k, 1], 6)))
+    a = bodies["arrays"]
+    check(all(np.array_equal(np.array(a["d%d" % (i + 1)]), rot[k, :, :, i]) for i in range(3)),
+          "%s record: d1, d2, d3 equal the columns of /bodies/orientation" % label)
+    check(np.array_equal(np.array(a["velocity"]), vel[k]) and
+          np.array_equal(np.array(a["angular_velocity"]), omega[k]),
+          "%s record: velocity and angular_velocity" % label)
+    check(np.array_equal(np.array(joints["points"]), jpos[k]) and
+          np.array_equal(np.array(joints["arrays"]["force"]), reac[k, :, :3]) and
+          np.array_equal(np.array(joints["arrays"]["torque"]), reac[k, :, 3:]),
+          "%s record: joint points, force and torque equal /joints/position and reaction" % label)
+check(is_picture(shot, 3), "rendered a PNG offscreen")
+
+# view.py: one screenshot with shapes, and frames
+png = os.path.join(TMP, "view.png")
+p = pvpython(VIEW, h5, "-o", png, "--time", "0.5", "--size", "800", "600", "--no-trails")
+check(p.returncode == 0 and is_picture(png), "view.py writes a screenshot (%s)" %
+      p.stderr.strip()[-300:])
+if os.path.isfile(png):
+    img = mpimg.imread(png)
+    check(img.shape[:2] == (600, 800), "screenshot of the requested size")
+    # without trails, what is not background is the two links (boxes), the joints and the
+    # orientation axes in the corner: the boxes alone cover far more than the axes
+    rgb = (img[:, :, :3] * 255).astype(int)
+    background = np.all(np.abs(rgb - rgb[5, 400]) <= 3, axis=2)
+    body = np.count_nonzero(~background[:, 200:])
+    check(body > 1500, "the body shapes are drawn (%d pixels off the background)" % body)
+frames = os.path.join(TMP, "frames")
+p = pvpython(VIEW, h5, "--frames", frames, "--every", "25", "--no-trails")
+got = sorted(os.listdir(frames)) if os.path.isdir(frames) else []
+want = len(range(0, N, 25))
+check(p.returncode == 0 and len(got) == want and all(is_picture(os.path.join(frames, g), 3)
+                                                     for g in got),
+      "view.py --frames writes %d frames (got %d)" % (want, len(got)))
+
+# a deck without joints (one grid, arrows for a body without shape), and a missing sidecar
+_, _, _, fb = run(deck("free_body.yaml"), "--t-end", "0.5")
+png = os.path.join(TMP, "free_body.png")
+p = pvpython(VIEW, fb, "-o", png)
+check(p.returncode == 0 and is_picture(png), "view.py draws a run without joints")
+_, _, _, nox = run(deck("free_body.yaml"), "--t-end", "0.1", "--set", "output.xdmf=false")
+p = pvpython(VIEW, nox)
+check(p.returncode == 2 and "XDMF sidecar" in p.stderr, "view.py without a sidecar: exit 2")
+done()
