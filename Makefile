@@ -85,9 +85,26 @@ test-asan: deps
 	cd build-asan && CK_FORK=no ./test_runner
 	MBSIM=$(abspath build-asan/mbsim-run) PYTHON=$(PYTHON) QUICK=1 bash tests/run-integration
 
+# valgrind (memcheck, full leak check) over every shipped deck, each cut to three steps;
+# any error or definite/possible leak fails the target
+VALGRIND ?= valgrind --error-exitcode=1 --leak-check=full --quiet
+test-valgrind: deps
+	$(MAKE) all
+	@command -v valgrind >/dev/null || { echo "test-valgrind: valgrind is not installed"; false; }
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; n=0; \
+	for d in decks/*.yaml; do \
+	  t=$$(./$(BUILD)/mbsim-run $$d --check | \
+	       awk '/^time:/ { dt = $$4; te = $$8; print (3 * dt < te ? 3 * dt : te) }'); \
+	  echo "valgrind $$d (--t-end $$t)"; \
+	  $(VALGRIND) ./$(BUILD)/mbsim-run $$d -o $$out/run.h5 --quiet --t-end $$t --overwrite \
+	    || { echo "test-valgrind: $$d failed"; exit 1; }; \
+	  n=$$((n + 1)); \
+	done; echo "test-valgrind: $$n decks clean"
+
 # libFuzzer harness for the deck reader and compiler (clang: scripts/install-deps --fuzz):
 # builds build-fuzz/fuzz_deck with ASan + UBSan and runs it for FUZZ_SECONDS on one core over
-# tests/fuzz/corpus, seeded with the shipped decks, the bad decks and tests/fuzz/seeds.
+# tests/fuzz/corpus, seeded with the shipped decks, the bad and hazard decks and
+# tests/fuzz/seeds.
 # Crashes land in build-fuzz/ (crash-*, leak-*, timeout-*); keep each as a regression case
 # in tests/fuzz/regressions/ (test_fuzz_regressions.c loads them all).
 FUZZ_SECONDS ?= 60
@@ -97,7 +114,7 @@ fuzz:
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
 	  build-fuzz/fuzz_deck
 	mkdir -p tests/fuzz/corpus
-	for f in decks/*.yaml tests/bad/*.yaml tests/fuzz/seeds/*; do \
+	for f in decks/*.yaml tests/bad/*.yaml tests/hazards/*.yaml tests/fuzz/seeds/*; do \
 	  cp -n "$$f" "tests/fuzz/corpus/seed-$$(basename "$$f")"; done
 	build-fuzz/fuzz_deck -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=16384 -dict=tests/fuzz/deck.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 \

@@ -38,7 +38,7 @@ static const char *const DECK =
     "  - {name: uni, type: universal, bodies: [a, c], point: [0, 0.8, 0.1],\n"
     "     axes: [[1, 0, 0], [0, 0.6, 0.8]]}\n"
     "  - {name: pla, type: planar, bodies: [b, d], point: [0, 0, 0.3], axis: [0, 0.2, 1]}\n"
-    "  - {name: rev, type: revolute, bodies: [base, a], point: [0, 0, -1], axis: [0, 0, 1],\n"
+    "  - {name: rev, type: revolute, bodies: [base, d], point: [0, 0, -1], axis: [0, 0, 1],\n"
     "     motion: {value: 1.0, profile: {table: [[0, 0], [1, 0], [2, 1]]}}}\n"
     "loads:\n"
     "  - {name: tq, type: joint_torque, joint: cyl, value: 2.0}\n"

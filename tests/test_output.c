@@ -518,7 +518,7 @@ START_TEST(test_roundtrip) {
   ck_assert_int_eq(H5Pget_layout(dcpl), H5D_CHUNKED);
   hsize_t chunk[2];
   ck_assert_int_eq(H5Pget_chunk(dcpl, 2, chunk), 2);
-  ck_assert_uint_eq(chunk[0], 65536 / (NQ * 8));
+  ck_assert_uint_eq(chunk[0], 16384 / (NQ * 8));
   ck_assert_uint_eq(chunk[1], NQ);
   unsigned flags;
   size_t nelmts = 1;
@@ -550,14 +550,18 @@ START_TEST(test_running_after_flush) {
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, INFINITY);
 
-  /* right after create: no records, status running */
-  copy_file(path, copy);
+  /* right after create: no records, status running, under the temporary name (the file
+   * takes its own name, and the sidecar appears, with the first record) */
+  char tmp[256];
+  snprintf(tmp, sizeof(tmp), "%s/.live.h5.tmp-%ld", tmpdir, (long)getpid());
+  ck_assert_int_ne(access(path, F_OK), 0);
+  ck_assert_int_ne(access(xmf, F_OK), 0);
+  copy_file(tmp, copy);
   hid_t f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
   check_string_attr(f, "status", "running");
   check_records(f, 0, NQ, NB, NJ);
   H5Fclose(f);
-  ck_assert_int_eq(xmf_grids(xmf), 0);
 
   /* 10 records, flush */
   recordBuf rb;
@@ -644,7 +648,10 @@ START_TEST(test_status_rewrite) {
   mbsError err;
   mbsWriter *w = mbs_output_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
+  recordBuf rb;
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
   ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=1.5", &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK); /* the end-of-file gap reaches disk */
   long size = file_size(path);
   for (int i = 0; i < 1000; i++) {
     ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=1.5", &err), MBS_OK);
@@ -815,13 +822,15 @@ START_TEST(test_xdmf) {
   path_in(other_xmf, sizeof(other_xmf), "run.hdf5.xmf");
   w = mbs_output_create(other, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
-  ck_assert_int_eq(xmf_grids(other_xmf), 0);
+  ck_assert_int_eq(xmf_grids(other_xmf), 1);
   info.write_xdmf = 0;
   path_in(other, sizeof(other), "plain.h5");
   path_in(other_xmf, sizeof(other_xmf), "plain.xmf");
   w = mbs_output_create(other, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
   ck_assert_int_ne(access(other_xmf, F_OK), 0);
   ck_assert_int_eq(open_ids(), 0);
@@ -941,12 +950,15 @@ START_TEST(test_read_last) {
   ck_assert_double_eq(last.q[1], val_q(3, 1));
   mbs_output_last_free(&last);
 
-  /* no record, no file, not HDF5, not ours */
+  /* a writer closed without records leaves the earlier result as it was */
   w = mbs_output_create(path, &info, &err);
   ck_assert_ptr_nonnull(w);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_ERR_OUTPUT);
-  ck_assert_ptr_nonnull(strstr(err.msg, "no record"));
+  ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_OK);
+  ck_assert_double_eq(last.q[1], val_q(3, 1));
+  mbs_output_last_free(&last);
+
+  /* no file, not HDF5, not ours */
   char missing[256], text[256], foreign[256];
   path_in(missing, sizeof(missing), "missing.h5");
   ck_assert_int_eq(mbs_output_read_last(missing, &last, &err), MBS_ERR_IO);
@@ -968,6 +980,181 @@ START_TEST(test_read_last) {
 }
 END_TEST
 
+/* the records in a closed result file (-1 if it does not open as HDF5) */
+static long records_in(const char *path) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) {
+    return -1;
+  }
+  hid_t d = H5Dopen2(f, "/time", H5P_DEFAULT);
+  ck_assert_int_ge(d, 0);
+  hid_t sp = H5Dget_space(d);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(sp, &n, NULL);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(f);
+  return (long)n;
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  ck_assert_ptr_nonnull(fp);
+  fputs(text, fp);
+  ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* what is at the output path: an earlier result is replaced only once the new file has a
+ * record; anything else is refused (naming it) unless overwrite is set; a directory or a
+ * device never; a symbolic link is followed */
+START_TEST(test_output_path_safety) {
+  char path[256], xmf[256], text[256], foreign[256], link[256];
+  path_in(path, sizeof(path), "result.h5");
+  path_in(xmf, sizeof(xmf), "result.xmf");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  recordBuf rb;
+
+  /* an earlier result of 5 records */
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  for (long k = 0; k < 5; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(records_in(path), 5);
+  ck_assert_int_eq(xmf_grids(xmf), 5);
+
+  /* a new run at the same path: the earlier result and its sidecar stay until the first
+   * record is on disk, then both are replaced */
+  w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create over a result: %s", err.msg);
+  mbs_output_set_flush_interval(w, INFINITY);
+  ck_assert_int_eq(records_in(path), 5);
+  ck_assert_int_eq(xmf_grids(xmf), 5);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(xmf_grids(xmf), 1);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 1), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(records_in(path), 2);
+  char *s = slurp(xmf);
+  ck_assert_ptr_nonnull(strstr(s, ">result.h5:/bodies/position<"));
+  ck_assert_ptr_null(strstr(s, ".tmp-"));
+  free(s);
+
+  /* a text file is refused, named, and left as it was */
+  path_in(text, sizeof(text), "notes.h5");
+  write_text(text, "my notes\n");
+  ck_assert_ptr_null(mbs_output_create(text, &info, &err));
+  ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
+  ck_assert_msg(strstr(err.msg, text) && strstr(err.msg, "not an mbsim-run result") &&
+                    strstr(err.msg, "not an HDF5 file") && strstr(err.msg, "--overwrite"),
+                "message: %s", err.msg);
+  char *kept = slurp(text);
+  ck_assert_str_eq(kept, "my notes\n");
+  free(kept);
+
+  /* an HDF5 file of someone else: refused too */
+  path_in(foreign, sizeof(foreign), "foreign.h5");
+  hid_t f = H5Fcreate(foreign, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  H5Fclose(f);
+  ck_assert_ptr_null(mbs_output_create(foreign, &info, &err));
+  ck_assert_msg(strstr(err.msg, "HDF5 file without the root attribute format"), "message: %s",
+                err.msg);
+  f = H5Fopen(foreign, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  ck_assert_int_eq(H5Aexists(f, "format"), 0);
+  H5Fclose(f);
+
+  /* with overwrite both are replaced, once the first record is written */
+  info.overwrite = 1;
+  w = mbs_output_create(text, &info, &err);
+  ck_assert_msg(w != NULL, "overwrite: %s", err.msg);
+  kept = slurp(text);
+  ck_assert_str_eq(kept, "my notes\n");
+  free(kept);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(records_in(text), 1);
+
+  /* a device is never replaced, even with overwrite */
+  ck_assert_ptr_null(mbs_output_create("/dev/null", &info, &err));
+  ck_assert_msg(strstr(err.msg, "not a regular file"), "message: %s", err.msg);
+  struct stat st;
+  ck_assert_int_eq(stat("/dev/null", &st), 0);
+  ck_assert(S_ISCHR(st.st_mode));
+  info.overwrite = 0;
+
+  /* a symbolic link: the file it points to is replaced, the link stays */
+  path_in(link, sizeof(link), "link.h5");
+  ck_assert_int_eq(symlink(path, link), 0);
+  w = mbs_output_create(link, &info, &err);
+  ck_assert_msg(w != NULL, "create through a link: %s", err.msg);
+  for (long k = 0; k < 3; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(lstat(link, &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  ck_assert_int_eq(records_in(path), 3);
+  remove(link);
+
+  /* no temporary file is left behind */
+  DIR *dir = opendir(tmpdir);
+  ck_assert_ptr_nonnull(dir);
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    ck_assert_msg(strstr(e->d_name, ".tmp-") == NULL, "left behind: %s", e->d_name);
+  }
+  closedir(dir);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* a record holding NaN or infinity is refused as a blown-up solution: nothing of it is
+ * written and the writer goes on with finite records */
+START_TEST(test_nonfinite_record) {
+  char path[256];
+  path_in(path, sizeof(path), "blowup.h5");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  recordBuf rb;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+
+  /* NaN in a coordinate, infinity in an energy, overflow of the total energy */
+  mbsRecord r = *make_record(&rb, 1);
+  rb.q[2] = NAN;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_msg(strstr(err.msg, "/state/q") && strstr(err.msg, "blown up") &&
+                    strstr(err.msg, "t = 0.01"),
+                "message: %s", err.msg);
+  r = *make_record(&rb, 1);
+  r.kinetic = INFINITY;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/energy/kinetic"));
+  r = *make_record(&rb, 1);
+  r.kinetic = 1.5e308;
+  r.potential = 1.5e308;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/energy/total"));
+  ck_assert_int_eq(mbs_output_count(w), 1);
+
+  /* optional arrays left out are written as NaN on purpose and are not refused */
+  r = *make_record(&rb, 1);
+  r.multipliers = NULL;
+  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  check_records(f, 2, NQ, NB, NJ);
+  H5Fclose(f);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
 Suite *output_suite(void) {
   Suite *s = suite_create("output");
   TCase *tc = tcase_create("writer");
@@ -982,6 +1169,8 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_xdmf);
   tcase_add_test(tc, test_zero_sizes);
   tcase_add_test(tc, test_read_last);
+  tcase_add_test(tc, test_output_path_safety);
+  tcase_add_test(tc, test_nonfinite_record);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -188,6 +188,14 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 /* release a model (accepts NULL) */
 void mbs_model_destroy(mbsModel *m);
 
+/* Redundant joint constraints at the configuration q, time t: joints that close a loop
+ * with more equations than independent ones (a planar four-bar of revolute joints in 3D),
+ * which make the Newton matrix singular. MBS_OK if there are none; else MBS_ERR_MODEL with
+ * err naming the joints of the loop, how many equations repeat and what to change (at the
+ * deck position of the first of them). Loops whose dense block would exceed 1e6 entries are
+ * not analysed. Called by mbs_model_compile at q0; MBS_ERR_NOMEM when out of memory. */
+mbsStatus mbs_model_check_redundancy(const mbsModel *m, const double *q, double t, mbsError *err);
+
 /* label of coordinate i (points into m->coord_names) */
 const char *mbs_model_coord_name(const mbsModel *m, int i);
 

@@ -32,26 +32,31 @@ typedef struct {
   int njoint;                          /* nj (0 when there are no joints: /joints datasets are
                                           then written with a zero second dimension) */
   const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
+  int overwrite;                       /* 1: replace whatever regular file is at the path; 0:
+                                          only an earlier mbsim-run result (see
+                                          mbs_output_create) */
   const char *restart_from;            /* root attribute `restart_from` ("RUN.h5 at t=5"): the
                                           run continues an earlier one; NULL: a run from t = 0 */
 } mbsOutputInfo;
 
 /* one output record: all quantities at the end of a step, SI, world components */
 typedef struct {
-  double time;                         /* [s] */
-  double kinetic;                      /* [J] */
-  double potential;                    /* [J] */
-  double external_work;                /* [J] since t = 0 */
-  double dissipated;                   /* [J] since t = 0 */
-  double linear_momentum[3];           /* [kg m/s] */
-  double angular_momentum[3];          /* [kg m^2/s] about the world origin */
-  double violation;                    /* [m or 1] max norm of g(q) */
-  int iterations;                      /* Newton iterations of the step that ended here */
-  double step_size;                    /* [s] size of the last (sub)step that ended here, the dt
-                                          of lambda = mu / dt^2 (/solver/step_size); 0 at t = 0 */
-  const double *q;                     /* (n) */
-  const double *v;                     /* (n) */
-  const double *body_position;         /* (nb x 3) centre of mass */
+  double time;                 /* [s] */
+  double kinetic;              /* [J] */
+  double potential;            /* [J] */
+  double external_work;        /* [J] since t = 0 */
+  double dissipated;           /* [J] since t = 0 */
+  double linear_momentum[3];   /* [kg m/s] */
+  double angular_momentum[3];  /* [kg m^2/s] about the world origin */
+  double violation;            /* [m or 1] max norm of g(q) */
+  int iterations;              /* Newton iterations of the step that ended here */
+  int factorizations;          /* numeric factorizations since the previous record (/solver/...) */
+  int solves;                  /* linear solves since the previous record (/solver/solves) */
+  double step_size;            /* [s] size of the last (sub)step that ended here, the dt
+                                  of lambda = mu / dt^2 (/solver/step_size); 0 at t = 0 */
+  const double *q;             /* (n) */
+  const double *v;             /* (n) */
+  const double *body_position; /* (nb x 3) centre of mass */
   const double *body_orientation;      /* (nb x 3 x 3) row-major rotation matrix, column i = d_i */
   const double *body_velocity;         /* (nb x 3) */
   const double *body_angular_velocity; /* (nb x 3) */
@@ -66,9 +71,16 @@ typedef struct {
                                           them); NULL: written as NaN */
 } mbsRecord;
 
-/* Create (truncate) the file at path, write the root attributes with status "running"
- * and create the empty datasets. Returns NULL and fills err on failure (the message
- * names the path and the reason). */
+/* Create the result file for path, write the root attributes with status "running" and
+ * create the empty datasets. Returns NULL and fills err on failure (the message names the
+ * path and the reason).
+ * What is at path is kept until the new file has its first record on disk: the file is
+ * written as "<dir>/.<name>.tmp-<pid>" and renamed to path by the flush that follows the
+ * first mbs_output_append (the sidecar <path>.xmf appears then and names the final file);
+ * closing a writer without records removes the temporary file. A regular file at path
+ * that is not an mbsim-run result (not HDF5, or without the root attribute
+ * format = "mbsim-run/1") is refused unless info->overwrite is set; a directory, device or
+ * other non-regular file is always refused; a symbolic link is followed. */
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err);
 
 /* append one record; flushes the file (and rewrites the XDMF) when at least
@@ -85,7 +97,11 @@ mbsStatus mbs_output_set_status(mbsWriter *w, const char *status, mbsError *err)
 /* number of records appended so far */
 long mbs_output_count(const mbsWriter *w);
 
-/* flush and close; accepts NULL; returns the first error met while closing */
+/* flush and close; accepts NULL; returns the first error met while closing.
+ * After a failed write to the file (a full disk, an I/O error) the writer stops writing:
+ * append, flush and set_status return MBS_ERR_OUTPUT at once, the file keeps what its last
+ * successful flush wrote (status "running"), and close releases the writer without
+ * flushing (HDF5's ids for that file stay open until the process ends) and returns MBS_OK. */
 mbsStatus mbs_output_close(mbsWriter *w, mbsError *err);
 
 /* seconds of wall time between automatic flushes (default 2.0; 0 or less: at every

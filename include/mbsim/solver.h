@@ -23,7 +23,10 @@ typedef struct mbsData {
   double *dq;                   /* (nq) the Newton unknown q1 - q0 of the current step */
   double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme (step.c) */
   int factor_valid;             /* the linear solver holds a usable factorization */
-  double factor_dt;             /* [s] step size it was made for */
+  int refactor_next; /* set by the caller: the next step starts with a fresh factorization
+                        (the CLI sets it after each output record, so that a restart from a
+                        record repeats the uninterrupted run bit for bit) */
+  double factor_dt;  /* [s] step size it was made for */
 
   /* statistics */
   int iterations;       /* Newton iterations of the last step */

@@ -31,8 +31,8 @@ static void on_signal(int sig) {
 
 static const char *usage_text =
     "usage: mbsim-run DECK.yaml [-o OUT.h5] [--set KEY=VALUE ...] [--dt S] [--t-end S]\n"
-    "                 [--integrator NAME] [--restart RUN.h5] [--quiet] [--progress] [--check]\n"
-    "                 [--version] [--help]\n";
+    "                 [--integrator NAME] [--restart RUN.h5] [--overwrite] [--quiet]\n"
+    "                 [--progress] [--check] [--version] [--help]\n";
 
 static void print_help(void) {
   printf("%s", usage_text);
@@ -52,6 +52,9 @@ static void print_help(void) {
       "  --integrator NAME     same as --set solver.integrator=NAME (auto, em, midpoint, euler)\n"
       "  --restart RUN.h5      continue from the last record of the earlier run RUN.h5 of the\n"
       "                        same model (to t_end, e.g. with --t-end), into a new output file\n"
+      "  --overwrite           replace any regular file at the output path; without it only an\n"
+      "                        earlier mbsim-run result is replaced (once the new run has\n"
+      "                        written its first record) and anything else is refused\n"
       "  --check               read and compile the deck, print the model summary, write "
       "nothing\n"
       "  --quiet               no progress line and no summary (errors are still printed)\n"
@@ -83,6 +86,7 @@ typedef struct {
   char **ov_text; /* owned "key=value" copies split in place */
   int nov;
   int quiet, progress, check;
+  int overwrite;       /* --overwrite */
   const char *restart; /* --restart RUN.h5, or NULL */
 } Args;
 
@@ -153,6 +157,8 @@ static int parse_args(Args *a, int argc, char **argv) {
       a->progress = 1;
     } else if (!strcmp(s, "--check")) {
       a->check = 1;
+    } else if (!strcmp(s, "--overwrite")) {
+      a->overwrite = 1;
     } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--set") ||
                !strcmp(s, "--dt") || !strcmp(s, "--t-end") || !strcmp(s, "--integrator") ||
                !strcmp(s, "--restart")) {
@@ -235,6 +241,12 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   memcpy(rec.angular_momentum, o->angular_momentum, sizeof(rec.angular_momentum));
   rec.violation = o->violation;
   rec.iterations = d->iterations;
+  /* factorizations and solves since the previous record */
+  static long fact_seen = 0, solves_seen = 0;
+  rec.factorizations = (int)(d->factorizations - fact_seen);
+  rec.solves = (int)(d->solves - solves_seen);
+  fact_seen = d->factorizations;
+  solves_seen = d->solves;
   rec.step_size = d->step > 0 ? d->last_dt : 0.0;
   rec.q = d->q;
   rec.v = d->v;
@@ -247,6 +259,9 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   cli_record_extras(m, d, extra, extra + m->ncon);
   rec.multipliers = extra;
   rec.joint_position = extra + m->ncon;
+  /* the step after a record starts with a fresh factorization, as a restart from this
+   * record does: both runs then take identical steps */
+  d->refactor_next = 1;
   return mbs_output_append(w, &rec, err);
 }
 
@@ -332,6 +347,7 @@ int main(int argc, char **argv) {
       .njoint = m->njoint,
       .joint_names = m->njoint > 0 ? jnames : NULL,
       .restart_from = restart.from,
+      .overwrite = args.overwrite,
   };
   w = mbs_output_create(out, &info, &err);
   if (!w) {
@@ -368,6 +384,12 @@ int main(int argc, char **argv) {
   long written_step = 0;
   char status[1400];
   exit_code = EXIT_DONE;
+  if (st != MBS_OK) {
+    /* not even the initial state could be written (e.g. it is not finite) */
+    print_error(&err);
+    snprintf(status, sizeof(status), "failed: %s", err.msg);
+    exit_code = EXIT_SOLVER;
+  }
   long n_first = restart.active ? restart.n_first : 1;
   for (long n = n_first; n <= nsteps && st == MBS_OK; n++) {
     double t_next = (n == nsteps) ? m->t_end : (double)n * m->dt;

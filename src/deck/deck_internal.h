@@ -26,7 +26,7 @@
 #define DECK_MAX_NODES 1000000L
 /* most anchors (&name) a deck may define: libyaml resolves each alias by a linear search
  * of the anchors, so their number times the number of aliases is bounded */
-#define DECK_MAX_ANCHORS 1000L
+#define DECK_MAX_ANCHORS 256L
 /* most steps a run may take (t_end / dt), so that step counts fit any integer type */
 #define DECK_MAX_STEPS 1e12
 /* bounds of solver.newton: every step ends after at most DECK_MAX_NEWTON iterations */

@@ -34,19 +34,21 @@ mbsStatus deck_read_file(const char *path, char **text, size_t *len, mbsError *e
 
   /* read in growing chunks (works for pipes too), keeping room for the NUL */
   for (;;) {
+    if (n > (size_t)DECK_MAX_BYTES) {
+      st = mbs_error_set(err, MBS_ERR_IO, path, 0, 0, "cannot read '%s': larger than %ld bytes",
+                         path, DECK_MAX_BYTES);
+      goto fail;
+    }
     if (n + 1 == cap) {
-      if (cap > (size_t)DECK_MAX_BYTES) {
-        st = mbs_error_set(err, MBS_ERR_IO, path, 0, 0, "cannot read '%s': larger than %ld bytes",
-                           path, DECK_MAX_BYTES);
-        goto fail;
-      }
-      char *grown = realloc(buf, 2 * cap);
+      /* at most one byte more than the limit (and the NUL): enough to see it is exceeded */
+      size_t grow = 2 * cap > (size_t)DECK_MAX_BYTES + 2 ? (size_t)DECK_MAX_BYTES + 2 : 2 * cap;
+      char *grown = realloc(buf, grow);
       if (!grown) {
         st = mbs_error_set(err, MBS_ERR_NOMEM, path, 0, 0, "out of memory");
         goto fail;
       }
       buf = grown;
-      cap *= 2;
+      cap = grow;
     }
     errno = 0;
     size_t got = fread(buf + n, 1, cap - 1 - n, f);
@@ -207,9 +209,9 @@ static mbsStatus prescan(DeckReader *r, const char *text, size_t len) {
     }
 
     /* an alias counts as a node here; what it repeats is counted by deck_check_depth */
-    if (st == MBS_OK && (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT ||
-                         ev.type == YAML_SEQUENCE_START_EVENT ||
-                         ev.type == YAML_MAPPING_START_EVENT)) {
+    if (st == MBS_OK &&
+        (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT ||
+         ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)) {
       if (++nnode > DECK_MAX_NODES) {
         st = mbs_error_set(r->err, MBS_ERR_DECK, r->file, line, col,
                            "the deck has more than %ld YAML nodes (values, lists and "

@@ -1163,6 +1163,10 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   }
   m->ndof = m->nq - m->ncon;
   m->nsys = m->nq + m->ncon;
+  /* redundant loops first: they also explain most over-constrained models */
+  if (mbs_model_check_redundancy(m, m->q0, 0.0, err) != MBS_OK) {
+    goto fail;
+  }
   if (m->ndof < 0) {
     mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
                   "the joints impose %d constraints on %d coordinates: the model is "

@@ -9,8 +9,28 @@
  * sidecar is rewritten, so that a run killed after a flush leaves a file that opens
  * with every record up to that flush.
  *
- * The file keeps the default (earliest) format: superblock versions 0-2 carry no
- * "open for writing" flag, so a copy or a crashed file opens without h5clear. */
+ * That needs one more thing than H5Fflush: a chunk flushed while partly filled is written
+ * again (longer) when more rows arrive, and HDF5 frees its old place in the file. With the
+ * default file space strategy that place is reused at once, for any chunk that fits, so a
+ * run killed before the next flush left a file whose last flushed chunks held other data
+ * or did not inflate. The file is therefore created with H5F_FSPACE_STRATEGY_NONE (freed
+ * space is never reused: the same rule SWMR writers follow for chunks) and each flush that
+ * wrote something moves the end of the file past everything written, so no freed block
+ * lies at the end either. What the last flush wrote is never overwritten until the next
+ * flush has made it obsolete. The price is the space of superseded partial chunks, kept
+ * small by chunks of about 16 KiB.
+ *
+ * The file keeps the default (earliest) format otherwise: superblock versions 0-2 carry no
+ * "open for writing" flag, so a copy or a crashed file opens without h5clear (SWMR would
+ * need the latest format, whose crashed files only open with h5clear or in SWMR mode).
+ *
+ * A file is written under a temporary name in the same directory and renamed to its own
+ * name once its first record is on disk, so an earlier result of that name survives every
+ * failure before that; a path holding anything but an mbsim-run result is refused unless
+ * the caller asks to overwrite it (mbsOutputInfo.overwrite). */
+/* realpath() is an XSI function */
+#define _XOPEN_SOURCE 700
+
 #include "mbsim/output.h"
 
 #include <errno.h>
@@ -19,16 +39,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "output/xdmf.h"
 
 #define FORMAT_NAME "mbsim-run/1"
-#define CHUNK_TARGET_BYTES 65536
+#define CHUNK_TARGET_BYTES 16384
 #define DEFLATE_LEVEL 4
 #define DEFAULT_FLUSH_SECONDS 2.0
 #define FLUSH_COST_FACTOR 10.0
+/* free space a flush must find on the file system: new index nodes and object header
+ * blocks of ~20 datasets, with a wide margin */
+#define FLUSH_SPACE_BYTES (256.0 * 1024.0)
 #define H5_REASON_MAX 256
 
 /* row shapes after the time dimension */
@@ -56,6 +80,8 @@ typedef enum {
   X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3)                                                    \
   X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR)                                           \
   X(S_ITERATIONS, "/solver/iterations", SHAPE_INT)                                                 \
+  X(S_FACTORIZATIONS, "/solver/factorizations", SHAPE_INT)                                         \
+  X(S_SOLVES, "/solver/solves", SHAPE_INT)                                                         \
   X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR)                                                \
   X(S_Q, "/state/q", SHAPE_COORD)                                                                  \
   X(S_V, "/state/v", SHAPE_COORD)                                                                  \
@@ -103,9 +129,14 @@ typedef struct {
 } series;
 
 struct mbsWriter {
-  char *path;          /* HDF5 file path as given */
+  char *path;          /* HDF5 file path as given (the final name) */
+  char *target;        /* the file path names (where a symbolic link at path points) */
+  char *tmp_path;      /* the name it is written under until its first record is on disk */
+  int committed;       /* 1 once tmp_path was renamed to path */
+  int dirty;           /* something was written since the last flush */
+  int broken;          /* a write to the file failed: it is left as the last flush made it */
   char *xmf_path;      /* sidecar path, NULL when no sidecar */
-  const char *h5_name; /* basename of path (points into path) */
+  const char *h5_name; /* basename of path (points into path): the sidecar refers to it */
   hid_t file;
   series s[S_COUNT];
   int nq;   /* n_coordinates */
@@ -135,14 +166,31 @@ static herr_t walk_first(unsigned n, const H5E_error2_t *e, void *data) {
 static void h5_reason(char *reason) {
   snprintf(reason, H5_REASON_MAX, "no details from HDF5");
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, reason);
+
+  /* a failed system call: HDF5's description ends in "errno = 28, error message = 'No
+   * space left on device', buf = ..."; the system's message is what a user can act on */
+  const char *msg = strstr(reason, "error message = '");
+  if (msg) {
+    char sys[H5_REASON_MAX];
+    msg += strlen("error message = '");
+    size_t n = strcspn(msg, "'");
+    snprintf(sys, sizeof(sys), "%.*s", (int)n, msg);
+    snprintf(reason, H5_REASON_MAX, "%s", sys);
+  }
 }
 
-/* MBS_ERR_OUTPUT naming the file, what failed and HDF5's reason */
+/* MBS_ERR_OUTPUT naming the file, what failed and why */
+static mbsStatus h5_fail_reason(mbsError *err, const char *path, const char *what,
+                                const char *object, const char *reason) {
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "output file '%s': cannot %s '%s' (%s)",
+                       path, what, object, reason);
+}
+
+/* the same with the reason on HDF5's error stack now */
 static mbsStatus h5_fail(mbsError *err, const char *path, const char *what, const char *object) {
   char reason[H5_REASON_MAX];
   h5_reason(reason);
-  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "output file '%s': cannot %s '%s' (%s)",
-                       path, what, object, reason);
+  return h5_fail_reason(err, path, what, object, reason);
 }
 
 /* why the file could not be created, from the file system's point of view */
@@ -402,6 +450,7 @@ static herr_t series_create(hid_t file, const char *path, series *s) {
   herr_t rc = -1;
   hid_t space = H5I_INVALID_HID;
   hid_t dcpl = H5I_INVALID_HID;
+  hid_t dapl = H5I_INVALID_HID;
   hsize_t maxdims[4];
   hsize_t chunk[4];
 
@@ -413,7 +462,14 @@ static herr_t series_create(hid_t file, const char *path, series *s) {
   }
   space = H5Screate_simple(s->rank, s->dims, maxdims);
   dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (space < 0 || dcpl < 0) {
+  dapl = H5Pcreate(H5P_DATASET_ACCESS);
+  if (space < 0 || dcpl < 0 || dapl < 0) {
+    goto done;
+  }
+
+  /* no chunk cache: blocks are written whole, and a chunk reaches the disk (or fails to)
+   * inside H5Dwrite, before any metadata that points at it is flushed */
+  if (H5Pset_chunk_cache(dapl, 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT) < 0) {
     goto done;
   }
 
@@ -424,13 +480,16 @@ static herr_t series_create(hid_t file, const char *path, series *s) {
     goto done;
   }
   hid_t file_type = s->mem_type == H5T_NATIVE_INT ? H5T_STD_I32LE : H5T_IEEE_F64LE;
-  s->dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  s->dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, dapl);
   if (s->dset < 0) {
     goto done;
   }
   rc = 0;
 
 done:
+  if (dapl >= 0 && H5Pclose(dapl) < 0) {
+    rc = -1;
+  }
   if (dcpl >= 0 && H5Pclose(dcpl) < 0) {
     rc = -1;
   }
@@ -440,9 +499,10 @@ done:
   return rc;
 }
 
-/* append the buffered rows of s to its dataset as one block; returns < 0 on failure.
- * On failure the rows stay buffered and a later call writes them to the same place. */
-static herr_t series_write(series *s) {
+/* append the buffered rows of s to its dataset as one block; returns < 0 on failure, with
+ * HDF5's reason in reason (H5_REASON_MAX). On failure the rows stay buffered and a later
+ * call writes them to the same place. */
+static herr_t series_write(series *s, char *reason) {
   if (s->nbuf == 0) {
     return 0;
   }
@@ -475,6 +535,10 @@ static herr_t series_write(series *s) {
   rc = 0;
 
 done:
+  /* HDF5's reason, taken before the calls below clear its error stack */
+  if (rc < 0) {
+    h5_reason(reason);
+  }
   if (mspace >= 0 && H5Sclose(mspace) < 0) {
     rc = -1;
   }
@@ -492,21 +556,26 @@ static double elapsed_since(const struct timespec *t0) {
   return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
 }
 
-/* close every HDF5 id and free the writer; returns < 0 if a close failed */
+/* close every HDF5 id and free the writer; returns < 0 if a close failed. A broken file
+ * is not closed: closing flushes, and after a failed write (a full disk) a flush writes
+ * metadata that points at data that never reached the disk, spoiling what the last good
+ * flush left. Its ids stay open until the process ends. */
 static herr_t writer_free(mbsWriter *w) {
   herr_t rc = 0;
   for (int i = 0; i < S_COUNT; i++) {
-    if (w->s[i].dset >= 0 && H5Dclose(w->s[i].dset) < 0) {
+    if (!w->broken && w->s[i].dset >= 0 && H5Dclose(w->s[i].dset) < 0) {
       rc = -1;
     }
     free(w->s[i].buf);
   }
-  if (w->file >= 0 && H5Fclose(w->file) < 0) {
+  if (!w->broken && w->file >= 0 && H5Fclose(w->file) < 0) {
     rc = -1;
   }
   free(w->time);
   free(w->status);
   free(w->xmf_path);
+  free(w->tmp_path);
+  free(w->target);
   free(w->path);
   free(w);
   return rc;
@@ -532,8 +601,218 @@ static mbsStatus check_names(const char *const *names, int n, const char *what, 
   return MBS_OK;
 }
 
+/* ---------- the file's place: an earlier result, a temporary name ---------- */
+
+/* the temporary name beside target: "<dir>/.<name>.tmp-<pid>"; malloc'd, NULL if no memory */
+static char *temp_path(const char *target) {
+  const char *slash = strrchr(target, '/');
+  int dlen = slash ? (int)(slash - target) + 1 : 0;
+  const char *base = slash ? slash + 1 : target;
+  size_t n = strlen(target) + 48;
+  char *t = malloc(n);
+  if (t) {
+    snprintf(t, n, "%.*s.%s.tmp-%ld", dlen, target, base, (long)getpid());
+  }
+  return t;
+}
+
+/* the root attribute `format` of an open file into buf ("" if it has none or it is not a
+ * single string) */
+static void read_format(hid_t file, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (H5Aexists(file, "format") <= 0) {
+    return;
+  }
+  hid_t a = H5Aopen(file, "format", H5P_DEFAULT);
+  hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t space = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+  if (t >= 0 && space >= 0 && H5Tget_class(t) == H5T_STRING &&
+      H5Sget_simple_extent_npoints(space) == 1) {
+    /* same character set as stored: HDF5 does not convert between ASCII and UTF-8 */
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    if (mt >= 0 && H5Tset_cset(mt, H5Tget_cset(t)) < 0) {
+      H5Tclose(mt);
+      mt = H5I_INVALID_HID;
+    }
+    if (H5Tis_variable_str(t) > 0) {
+      char *val = NULL;
+      if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &val) >= 0 && val) {
+        snprintf(buf, n, "%s", val);
+        H5free_memory(val);
+      }
+    } else {
+      size_t size = H5Tget_size(t);
+      if (mt >= 0 && size > 0 && size < n && H5Tset_size(mt, size) >= 0 &&
+          H5Aread(a, mt, buf) >= 0) {
+        buf[size] = '\0';
+      } else {
+        buf[0] = '\0';
+      }
+    }
+    if (mt >= 0) {
+      H5Tclose(mt);
+    }
+  }
+  if (space >= 0) {
+    H5Sclose(space);
+  }
+  if (t >= 0) {
+    H5Tclose(t);
+  }
+  if (a >= 0) {
+    H5Aclose(a);
+  }
+}
+
+/* 1 if the regular file at path is an mbsim-run result; else 0 and why says what it is */
+static int is_result(const char *path, char *why, size_t n) {
+  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8];
+  int hdf5 = 0;
+
+  /* the HDF5 signature: at offset 0, 512, 1024, 2048, ... (where the library looks) */
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(why, n, "it cannot be read: %s", strerror(errno));
+    return 0;
+  }
+  for (long off = 0; !hdf5 && off <= (1L << 24); off = off ? 2 * off : 512) {
+    if (fseek(f, off, SEEK_SET) != 0 || fread(head, 1, sizeof(head), f) != sizeof(head)) {
+      break;
+    }
+    hdf5 = memcmp(head, signature, sizeof(head)) == 0;
+  }
+  fclose(f);
+  if (!hdf5) {
+    snprintf(why, n, "it is not an HDF5 file");
+    return 0;
+  }
+
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) {
+    char reason[H5_REASON_MAX];
+    h5_reason(reason);
+    snprintf(why, n, "it is an HDF5 file that does not open (%s; is another program writing it?)",
+             reason);
+    return 0;
+  }
+  char format[256];
+  read_format(file, format, sizeof(format));
+  H5Fclose(file);
+  if (strcmp(format, FORMAT_NAME) == 0) {
+    return 1;
+  }
+  if (format[0]) {
+    snprintf(why, n, "it is an HDF5 file of format '%.64s'", format);
+  } else {
+    snprintf(why, n, "it is an HDF5 file without the root attribute format = \"%s\"", FORMAT_NAME);
+  }
+  return 0;
+}
+
+/* May a new result be written to path? Nothing there, or an earlier mbsim-run result (or
+ * anything regular when overwrite is set). *target is the file that the new result will
+ * replace: path, or where path points when it is a symbolic link (malloc'd). */
+static mbsStatus check_target(const char *path, int overwrite, char **target, mbsError *err) {
+  struct stat st;
+  char why[512];
+
+  *target = NULL;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    *target = realpath(path, NULL);
+  }
+  if (!*target) {
+    *target = malloc(strlen(path) + 1);
+    if (!*target) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory creating output file '%s'", path);
+    }
+    strcpy(*target, path);
+  }
+  if (stat(*target, &st) != 0) {
+    /* nothing there (or not reachable: creating the file will say why) */
+    return MBS_OK;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot create output file '%s': it is a directory", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot create output file '%s': it exists and is not a regular file "
+                         "(a device, pipe or socket), which a result never replaces",
+                         path);
+  }
+  if (access(*target, W_OK) != 0) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot create output file '%s': no permission to overwrite it", path);
+  }
+  if (overwrite || is_result(*target, why, sizeof(why))) {
+    return MBS_OK;
+  }
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                       "output file '%s' exists and is not an mbsim-run result (%s); refusing to "
+                       "replace it: remove it, choose another output file, or allow overwriting "
+                       "it (mbsim-run --overwrite)",
+                       path, why);
+}
+
+/* The first record is on disk: the file takes its name, replacing an earlier result */
+static mbsStatus commit(mbsWriter *w, mbsError *err) {
+  if (rename(w->tmp_path, w->target) != 0) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "output file '%s': cannot rename the temporary file '%s' to it: %s",
+                         w->path, w->tmp_path, strerror(errno));
+  }
+  w->committed = 1;
+  return MBS_OK;
+}
+
+/* the first non-finite value of a record (in *bad) and the dataset it would go to; NULL
+ * when all are finite. Optional arrays that are NULL are skipped (written as NaN on
+ * purpose: "not available"). */
+static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *bad) {
+  double total = rec->kinetic + rec->potential;
+  long nb = w->nbody, nj = w->njoint;
+  struct {
+    const double *x;
+    long n;
+    const char *name;
+  } f[] = {
+      {&rec->time, 1, "/time"},
+      {&rec->kinetic, 1, "/energy/kinetic"},
+      {&rec->potential, 1, "/energy/potential"},
+      {&total, 1, "/energy/total"},
+      {&rec->external_work, 1, "/energy/external_work"},
+      {&rec->dissipated, 1, "/energy/dissipated"},
+      {rec->linear_momentum, 3, "/momentum/linear"},
+      {rec->angular_momentum, 3, "/momentum/angular"},
+      {&rec->violation, 1, "/constraints/violation"},
+      {&rec->step_size, 1, "/solver/step_size"},
+      {rec->q, w->nq, "/state/q"},
+      {rec->v, w->nq, "/state/v"},
+      {rec->body_position, 3 * nb, "/bodies/position"},
+      {rec->body_orientation, 9 * nb, "/bodies/orientation"},
+      {rec->body_velocity, 3 * nb, "/bodies/velocity"},
+      {rec->body_angular_velocity, 3 * nb, "/bodies/angular_velocity"},
+      {rec->joint_reaction, 6 * nj, "/joints/reaction"},
+      {rec->joint_position, 3 * nj, "/joints/position"},
+      {rec->multipliers, w->ncon, "/state/multipliers"},
+  };
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+    for (long k = 0; f[i].x && k < f[i].n; k++) {
+      if (!isfinite(f[i].x[k])) {
+        *bad = f[i].x[k];
+        return f[i].name;
+      }
+    }
+  }
+  return NULL;
+}
+
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err) {
   mbsWriter *w = NULL;
+  hid_t fcpl = H5I_INVALID_HID;
   int created = 0;
 
   if (!path || !path[0] || !info) {
@@ -552,12 +831,26 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     return NULL;
   }
 
+  /* HDF5's exit handler closes what is still open, and crashes on a file whose close
+   * already failed (a full disk): the writer closes its files itself, so it goes off
+   * (effective when this is the first HDF5 call of the process) */
+  H5dont_atexit();
+
   /* the library never prints: HDF5's automatic error stack printing goes off */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 
   /* the writer and its buffers */
   w = calloc(1, sizeof(*w));
   if (!w) {
+    goto nomem;
+  }
+
+  /* what is at path now: nothing, an earlier result, or something to leave alone */
+  if (check_target(path, info->overwrite, &w->target, err) != MBS_OK) {
+    goto fail;
+  }
+  w->tmp_path = temp_path(w->target);
+  if (!w->tmp_path) {
     goto nomem;
   }
   w->file = H5I_INVALID_HID;
@@ -593,8 +886,15 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
 
-  /* the file; H5F_ACC_TRUNC replaces an older result of the same name */
-  w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  /* the file, under its temporary name; freed file space is never reused (see the top) */
+  fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (fcpl < 0 || H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0) {
+    h5_fail(err, path, "set the file space strategy of", path);
+    goto fail;
+  }
+  w->file = H5Fcreate(w->tmp_path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  H5Pclose(fcpl);
+  fcpl = H5I_INVALID_HID;
   if (w->file < 0) {
     char reason[1024];
     create_reason(path, reason, sizeof(reason));
@@ -700,11 +1000,20 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
 nomem:
   mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory creating output file '%s'", path);
 fail:
-  if (w) {
-    writer_free(w);
+  if (fcpl >= 0) {
+    H5Pclose(fcpl);
   }
-  if (created) {
-    remove(path);
+  if (w) {
+    /* the temporary file goes; an earlier result at path was never touched */
+    char *tmp = created ? w->tmp_path : NULL;
+    if (tmp) {
+      w->tmp_path = NULL;
+    }
+    writer_free(w);
+    if (tmp) {
+      remove(tmp);
+      free(tmp);
+    }
   }
   return NULL;
 }
@@ -747,6 +1056,12 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
       break;
     case S_ITERATIONS:
       src = &rec->iterations;
+      break;
+    case S_FACTORIZATIONS:
+      src = &rec->factorizations;
+      break;
+    case S_SOLVES:
+      src = &rec->solves;
       break;
     case S_STEP_SIZE:
       src = &rec->step_size;
@@ -794,9 +1109,20 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
   s->nbuf++;
 }
 
+/* the error of every call on a writer whose file broke */
+static mbsStatus abandoned(const mbsWriter *w, mbsError *err) {
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                       "output file '%s' is no longer written after the write error above: it "
+                       "keeps the records of its last flush, with status 'running'",
+                       w->path);
+}
+
 mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
   if (!w || !rec) {
     return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer or no record");
+  }
+  if (w->broken) {
+    return abandoned(w, err);
   }
 
   /* every array the sizes call for must be there */
@@ -821,6 +1147,18 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
     }
   }
 
+  char reason[H5_REASON_MAX];
+
+  /* a record that is not finite is a solution that blew up, never a result */
+  double bad = 0.0;
+  const char *where = nonfinite(w, rec, &bad);
+  if (where) {
+    return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                         "the record at t = %.9g holds a non-finite value (%g) in %s: the "
+                         "solution has blown up; the record was not written to '%s'",
+                         rec->time, bad, where, w->path);
+  }
+
   /* room for the record everywhere before anything changes, so that a failure leaves
    * all series with the same number of rows (a full buffer means an earlier write failed) */
   if (w->count == w->time_cap) {
@@ -833,8 +1171,9 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
     w->time_cap = cap;
   }
   for (int i = 0; i < S_COUNT; i++) {
-    if (w->s[i].nbuf == w->s[i].chunk_rows && series_write(&w->s[i]) < 0) {
-      return h5_fail(err, w->path, "write dataset", series_path[i]);
+    if (w->s[i].nbuf == w->s[i].chunk_rows && series_write(&w->s[i], reason) < 0) {
+      w->broken = 1;
+      return h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
     }
   }
 
@@ -843,10 +1182,12 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
     series_push(&w->s[i], (seriesId)i, rec);
   }
   w->time[w->count++] = rec->time;
+  w->dirty = 1;
   for (int i = 0; i < S_COUNT; i++) {
     series *s = &w->s[i];
-    if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s) < 0) {
-      return h5_fail(err, w->path, "write dataset", series_path[i]);
+    if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s, reason) < 0) {
+      w->broken = 1;
+      return h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
     }
   }
 
@@ -858,7 +1199,8 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
   if (wait > 0.0 && wait < FLUSH_COST_FACTOR * w->flush_cost) {
     wait = FLUSH_COST_FACTOR * w->flush_cost;
   }
-  if (elapsed_since(&w->last_flush) >= wait) {
+  /* the first record is flushed at once: then the file replaces an earlier result */
+  if (!w->committed || elapsed_since(&w->last_flush) >= wait) {
     return mbs_output_flush(w, err);
   }
   return MBS_OK;
@@ -868,24 +1210,61 @@ mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
   if (!w) {
     return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer");
   }
+  if (w->broken) {
+    return abandoned(w, err);
+  }
   mbsStatus st = MBS_OK;
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
 
-  /* every buffered row, then data and metadata to the operating system */
+  /* every buffered row, then data and metadata to the operating system; a failure breaks
+   * the file (writer_free says why) */
   for (int i = 0; i < S_COUNT; i++) {
-    if (series_write(&w->s[i]) < 0) {
-      st = h5_fail(err, w->path, "write dataset", series_path[i]);
+    char reason[H5_REASON_MAX];
+    if (series_write(&w->s[i], reason) < 0) {
+      w->broken = 1;
+      st = h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
       goto done;
     }
   }
+  /* the metadata that H5Fflush writes partly in place, partly at the end of the file: on a
+   * file system too full for the new part, the flush would fail half way and leave a file
+   * whose metadata points at nothing. So it is not started without room to spare (on file
+   * systems that report their size). */
+  struct statvfs fs;
+  if (statvfs(w->tmp_path && !w->committed ? w->tmp_path : w->target, &fs) == 0 &&
+      fs.f_blocks > 0 && (double)fs.f_bavail * (double)fs.f_frsize < FLUSH_SPACE_BYTES) {
+    w->broken = 1;
+    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                       "output file '%s': cannot flush: the file system is full (%.0f kB "
+                       "free; a flush needs up to %.0f kB)",
+                       w->path, (double)fs.f_bavail * (double)fs.f_frsize / 1024.0,
+                       FLUSH_SPACE_BYTES / 1024.0);
+    goto done;
+  }
   if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
+    w->broken = 1;
     st = h5_fail(err, w->path, "flush", w->path);
     goto done;
   }
 
-  /* the sidecar lists exactly the records now in the file */
-  if (w->xmf_path) {
+  /* the next allocation starts past everything written so far, so that no block this
+   * flush made part of the file lies at its end, where freeing would hand it out again */
+  if (w->dirty && H5Fincrement_filesize(w->file, 1) < 0) {
+    w->broken = 1;
+    st = h5_fail(err, w->path, "extend", w->path);
+    goto done;
+  }
+  w->dirty = 0;
+
+  /* the first record is on disk: the file takes its name */
+  if (!w->committed && w->count > 0 && (st = commit(w, err)) != MBS_OK) {
+    goto done;
+  }
+
+  /* the sidecar lists exactly the records now in the file (and names the file by its
+   * final name, so it waits for the commit) */
+  if (w->xmf_path && w->committed) {
     st = mbs_xdmf_write(w->xmf_path, w->h5_name, w->nbody, w->njoint, w->count, w->time, err);
   }
 
@@ -900,6 +1279,9 @@ mbsStatus mbs_output_set_status(mbsWriter *w, const char *status, mbsError *err)
   if (!w || !status) {
     return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer or no status");
   }
+  if (w->broken) {
+    return abandoned(w, err);
+  }
 
   /* HDF5 1.10 never frees the old string of a rewritten variable-length attribute
    * (about its length + 20 bytes stay in the file), so an unchanged status is not
@@ -913,10 +1295,12 @@ mbsStatus mbs_output_set_status(mbsWriter *w, const char *status, mbsError *err)
     memcpy(copy, status, len + 1);
     if (attr_string(w->file, "status", copy) < 0) {
       free(copy);
+      w->broken = 1;
       return h5_fail(err, w->path, "write root attribute", "status");
     }
     free(w->status);
     w->status = copy;
+    w->dirty = 1;
   }
   return mbs_output_flush(w, err);
 }
@@ -930,12 +1314,24 @@ mbsStatus mbs_output_close(mbsWriter *w, mbsError *err) {
     return MBS_OK;
   }
 
-  /* the first error wins; everything is released in any case */
-  mbsStatus st = mbs_output_flush(w, err);
+  /* the first error wins; everything is released in any case. A broken file already
+   * returned its error to the call that broke it. */
+  mbsStatus st = w->broken ? MBS_OK : mbs_output_flush(w, err);
   char path[MBS_ERROR_MSG_MAX];
   snprintf(path, sizeof(path), "%s", w->path);
+
+  /* a file without records never took its name: it goes, an earlier result stays */
+  char *drop = NULL;
+  if (!w->committed && w->count == 0) {
+    drop = w->tmp_path;
+    w->tmp_path = NULL;
+  }
   if (writer_free(w) < 0 && st == MBS_OK) {
     st = h5_fail(err, path, "close", path);
+  }
+  if (drop) {
+    remove(drop);
+    free(drop);
   }
   return st;
 }

@@ -36,7 +36,10 @@ mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbs
     }
     if (level >= m->max_halvings) {
       d->iterations = iterations;
-      mbs_error_set(err, st, NULL, 0, 0, "%s; gave up at dt = %.3g after halving the step %d times",
+      mbs_error_set(err, st, NULL, 0, 0,
+                    "%s; gave up at dt = %.3g after halving the step %d times. Try a smaller "
+                    "dt (--dt) or more halvings (solver.max_halvings); a motion that blew up "
+                    "points to loads or initial velocities far too large",
                     step_err.msg, hs, level);
       return st;
     }

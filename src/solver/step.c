@@ -67,9 +67,14 @@ static Scheme scheme_of(const mbsModel *m, double dt) {
   return s;
 }
 
+/* max |x_i|, NaN if any x_i is NaN (fmax alone would skip it, and a NaN residual would
+ * pass the convergence test) */
 static double norm_inf(const double *x, int n) {
   double r = 0.0;
   for (int i = 0; i < n; i++) {
+    if (isnan(x[i])) {
+      return x[i];
+    }
     r = fmax(r, fabs(x[i]));
   }
   return r;
@@ -456,7 +461,9 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
     mmax = fmax(mmax, fabs(m->mass_val[e]));
   }
   /* a stored factorization is usable if it was made for this dt and integrator */
-  int reuse = m->newton_reuse && d->factor_valid && fabs(d->factor_dt - dt) <= 1e-9 * dt;
+  int reuse = m->newton_reuse && d->factor_valid && !d->refactor_next &&
+              fabs(d->factor_dt - dt) <= 1e-9 * dt;
+  d->refactor_next = 0;
   int fresh_only = !m->newton_reuse;
   double last_dq = INFINITY, prev_dq = INFINITY;
   int it = 0, stale = 0, since_factor = 0, restarted = 0;

@@ -31,7 +31,8 @@ typedef struct {
 
 /* an error must say something */
 static int fuzz_error_ok(mbsStatus st, const mbsError *e) {
-  return st == MBS_OK || (e->status == st && e->msg[0] != '\0' && memchr(e->msg, '\0', sizeof(e->msg)));
+  return st == MBS_OK ||
+         (e->status == st && e->msg[0] != '\0' && memchr(e->msg, '\0', sizeof(e->msg)));
 }
 
 static FuzzResult fuzz_one(const unsigned char *data, size_t size) {
@@ -83,7 +84,12 @@ static FuzzResult fuzz_one(const unsigned char *data, size_t size) {
            deck.joints[j].body[0] != deck.joints[j].body[1];
     }
     for (int l = 0; ok && l < deck.nload; l++) {
-      ok = deck.loads[l].body >= 0 && deck.loads[l].body < deck.nbody;
+      /* each load names a body, a joint or two bodies (by type); unused ones are -1 */
+      const mbsDeckLoad *ld = &deck.loads[l];
+      ok = ld->body >= -1 && ld->body < deck.nbody && ld->joint >= -1 && ld->joint < deck.njoint &&
+           ld->bodies[0] >= -1 && ld->bodies[0] < deck.nbody && ld->bodies[1] >= -1 &&
+           ld->bodies[1] < deck.nbody &&
+           (ld->body >= 0 || ld->joint >= 0 || ld->bodies[0] >= 0 || ld->bodies[1] >= 0);
     }
     if (!ok) {
       res.bad = "a loaded deck breaks the reader's promises";

@@ -69,6 +69,22 @@ with h5py.File(out, "r") as f:
     check(f.attrs["integrator"] == "em" and "conserves" in f.attrs["integrator_reason"],
           "auto picks em and records why")
 
+# factorizations and solves: in the summary and, per record, in /solver/*
+out = os.path.join(TMP, "counts.h5")
+p = subprocess.run([MBSIM, deck("quickstart.yaml"), "-o", out, "--t-end", "1"],
+                   capture_output=True, text=True)
+line = [l for l in p.stdout.splitlines() if l.startswith("newton:")][0].split()
+nfact, nsolve = int(line[6]), int(line[8])
+with h5py.File(out, "r") as f:
+    fact, solves = f["solver/factorizations"][()], f["solver/solves"][()]
+check(fact.sum() == nfact and solves.sum() == nsolve and nfact < nsolve,
+      "summary and /solver/factorizations, /solver/solves agree (%d factorizations, %d solves: "
+      "the factorization is reused)" % (nfact, nsolve))
+_, _, _, out = run(deck("quickstart.yaml"), "--t-end", "1", "--set", "solver.newton.reuse=false")
+with h5py.File(out, "r") as f:
+    check(np.array_equal(f["solver/factorizations"][()], f["solver/solves"][()]),
+          "newton.reuse: false refactors at every iteration")
+
 # a damper makes auto pick genalpha, and say why
 damped = os.path.join(TMP, "damped.yaml")
 with open(damped, "w") as f:

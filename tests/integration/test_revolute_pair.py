@@ -71,8 +71,13 @@ print("classical augmentation jumps to a spurious root of eq. 21 at t = %.2f (ga
       "%.2f): T %.3f -> %.3f at t = %.2f (reference %.3f), then max T = %.1f (reference %.1f)"
       % (t[k0], r["state/q"][k0 - 1, -1], r["state/q"][k0, -1], T[k0 - 1], T[k1 - 1],
          t[k1 - 1], Tr[k1 - 1], np.max(T), np.max(T_ref)))
-check(np.all(np.diff(Tr[k0 - 1:k1]) > 0) and np.min(np.diff(T[k0 - 1:k1])) < 0,
-      "classical augmentation: spurious decay of T while the reference grows")
-check(dev > 1.0, "classical augmentation: spurious growth, max |T - T_ref| = %.1f x max T_ref"
-      % dev)
+# after the jump the energy is unphysical: it changes by far more in one step than the
+# motor's power allows (the reference's largest change per step), up or down
+jump = np.max(np.abs(np.diff(T[k0 - 1:])))
+ref_jump = np.max(np.abs(np.diff(Tr)))
+check(jump > 10 * ref_jump,
+      "classical augmentation: spurious energy jump of %.1f in one step (reference at most %.2f)"
+      % (jump, ref_jump))
+check(dev > 0.1, "classical augmentation: T departs from the reference by %.0f%% of max T_ref"
+      % (100 * dev))
 done()

@@ -1,0 +1,108 @@
+"""Physics hazards (tests/hazards/): redundant constraints, initial conditions that violate a
+joint, a step far too large, loads that blow the system up and energies that are not finite.
+Each fails clearly: exit 1 for a model that cannot run (nothing written), exit 2 for a run
+that fails (status "failed: ..." naming time, step, residual and worst constraint), and no
+NaN or infinity is ever written as a result."""
+import os
+import subprocess
+
+import h5py
+import numpy as np
+
+from common import MBSIM, ROOT, TMP, check, done
+
+HAZ = os.path.join(ROOT, "tests", "hazards")
+
+
+def run(name, *extra):
+    out = os.path.join(TMP, name + ".h5")
+    p = subprocess.run([MBSIM, os.path.join(HAZ, name + ".yaml"), "-o", out, "--quiet"] +
+                       list(extra), capture_output=True, text=True, timeout=600)
+    return p, out
+
+
+def all_finite(path):
+    """every float value of every time series in the file is finite"""
+    bad = []
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f" and \
+                    name not in ("state/multipliers", "joints/position"):
+                if not np.all(np.isfinite(obj[()])):
+                    bad.append(name)
+        f.visititems(visit)
+    return bad
+
+
+# redundant constraints: a planar four-bar of four revolute joints in 3D
+for name, where in (("four_bar_revolute", "13:5"), ("four_bar_with_free_body", "16:5")):
+    p, out = run(name)
+    err = p.stderr
+    check(p.returncode == 1 and not os.path.exists(out), "%s: exit 1, nothing written" % name)
+    check("redundant" in err and all("'%s' (revolute)" % j in err for j in "ABCD"),
+          "%s: the message says the constraints are redundant and names the loop's joints" % name)
+    check("3 of the 20 joint equations" in err and "spherical" in err and "cylindrical" in err,
+          "%s: it counts the repeated equations and says what to change" % name)
+    check("%s.yaml:%s: the constraints are redundant" % (name, where) in err,
+          "%s: the message points at the loop's first joint (%s)" % (name, where))
+p, out = run("four_bar_spherical_cylindrical")
+check(p.returncode == 0, "the four-bar with the suggested joints runs (%s)" % p.stderr.strip())
+with h5py.File(out, "r") as f:
+    check(f.attrs["n_dof"] == 1 and np.max(f["constraints/violation"][()]) < 1e-9,
+          "... with one degree of freedom and its constraints held")
+
+# a joint violated at t = 0 (a point mass away from its joint point), and initial velocities
+# that violate a joint (tests/bad/velocity_violates_joint.yaml)
+p, out = run("point_joint_offset")
+check(p.returncode == 1 and "joint 'pin'" in p.stderr and "must be at its position" in p.stderr
+      and "point_joint_offset.yaml:10:5" in p.stderr, "a joint violated at t = 0 is refused")
+bad_v = os.path.join(ROOT, "tests", "bad", "velocity_violates_joint.yaml")
+q = subprocess.run([MBSIM, bad_v, "-o", os.path.join(TMP, "v.h5"), "--quiet"],
+                   capture_output=True, text=True)
+check(q.returncode == 1 and "the initial velocities violate the joint" in q.stderr,
+      "initial velocities that violate a joint are refused")
+
+# a step far too large, without step control: exit 2 and a status that says where and why
+p, out = run("dt_too_large")
+with h5py.File(out, "r") as f:
+    status = f.attrs["status"]
+    t = f["time"][()]
+check(p.returncode == 2, "dt far too large: exit 2 (got %d)" % p.returncode)
+check(status.startswith("failed: Newton did not converge") and "at t = 12" in status and
+      "step 7" in status and "residual" in status and "worst constraint: joint 'rod" in status and
+      "smaller dt" in status, "dt far too large: status names time, step, residual, worst "
+      "constraint and the remedy ('%s...')" % status[:80])
+check(len(t) == 7 and abs(t[-1] - 12.0) < 1e-12 and all_finite(out) == [],
+      "dt far too large: the records before the failure are kept, all finite")
+p, out = run("dt_too_large", "--set", "solver.max_halvings=10", "--t-end", "20")
+with h5py.File(out, "r") as f:
+    check(p.returncode == 0 and f.attrs["status"] == "completed" and
+          np.min(f["solver/step_size"][1:]) < 2.0,
+          "with step control the same deck completes on halved steps")
+
+# a load that blows a pendulum up (from t = 0.5): exit 2, status failed, only finite records
+p, out = run("blowup_pendulum")
+with h5py.File(out, "r") as f:
+    status = f.attrs["status"]
+    t = f["time"][()]
+check(p.returncode == 2 and status.startswith("failed: the residual is not finite") and
+      "at t = 0.5" in status and "worst constraint: joint 'rod'" in status,
+      "a runaway load: exit 2, status '%s...'" % status[:70])
+check(abs(t[-1] - 0.5) < 1e-12 and all_finite(out) == [],
+      "a runaway load: records up to t = 0.5 kept, no NaN or infinity written (%s)" %
+      all_finite(out))
+
+# a free mass pushed by 1e300 N: the kinetic energy overflows after one step
+p, out = run("blowup_load")
+with h5py.File(out, "r") as f:
+    status = f.attrs["status"]
+    n = f["time"].shape[0]
+check(p.returncode == 2 and "non-finite value" in status and "/energy/kinetic" in status and
+      "t = 0.001" in status, "an overflowing energy: exit 2, status '%s...'" % status[:70])
+check(n == 1 and all_finite(out) == [], "an overflowing energy is never written")
+
+# initial energy not finite: not even the initial state is written
+p, out = run("infinite_energy")
+check(p.returncode == 2 and "non-finite value" in p.stderr and not os.path.exists(out),
+      "an infinite initial energy: exit 2, nothing written")
+done()
