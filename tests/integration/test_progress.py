@@ -11,7 +11,7 @@ import time
 from common import MBSIM, QUICK, TMP, check, deck, done
 
 # long enough for several progress updates (every 0.5 s of wall time)
-T_END = "10" if QUICK else "80"
+T_END = "40" if QUICK else "80"
 LINE = re.compile(r"t = ([0-9.e+-]+) / ([0-9.e+-]+) s +(\d+) steps +(\d+) steps/s +ETA ([0-9.]+) s")
 
 
