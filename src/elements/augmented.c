@@ -34,16 +34,7 @@
 /* u, w with gradients (local) and, if Hu/Hw are not NULL, Hessians (zeroed here) */
 static void uw(const mbsElem *e, const double *q, double *u, double *w, double *gu, double *gw,
                double *Hu, double *Hw) {
-  int n = e->nq;
-  ElemVx a2 = elem_dir(e, 0, 1), a3 = elem_dir(e, 0, 2), b3 = elem_dir(e, 1, 2);
-  memset(gu, 0, (size_t)n * sizeof(double));
-  memset(gw, 0, (size_t)n * sizeof(double));
-  if (Hu) {
-    memset(Hu, 0, (size_t)(n * n) * sizeof(double));
-    memset(Hw, 0, (size_t)(n * n) * sizeof(double));
-  }
-  *u = elem_dot(e, &a2, &b3, q, 1.0, gu, Hu);
-  *w = elem_dot(e, &a3, &b3, q, 1.0, gw, Hw);
+  elem_dir_dots(e, q, 1, 2, 2, u, w, gu, gw, Hu, Hw);
 }
 
 static void force(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,

@@ -234,3 +234,17 @@ double elem_sinc(double x, double *dsinc) {
   }
   return s;
 }
+
+void elem_dir_dots(const mbsElem *e, const double *q, int ia, int ib, int jc, double *x, double *y,
+                   double *gx, double *gy, double *Hx, double *Hy) {
+  int n = e->nq;
+  ElemVx a = elem_dir(e, 0, ia), b = elem_dir(e, 0, ib), c = elem_dir(e, 1, jc);
+  memset(gx, 0, (size_t)n * sizeof(double));
+  memset(gy, 0, (size_t)n * sizeof(double));
+  if (Hx) {
+    memset(Hx, 0, (size_t)(n * n) * sizeof(double));
+    memset(Hy, 0, (size_t)(n * n) * sizeof(double));
+  }
+  *x = elem_dot(e, &a, &c, q, 1.0, gx, Hx);
+  *y = elem_dot(e, &b, &c, q, 1.0, gy, Hy);
+}

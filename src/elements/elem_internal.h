@@ -47,6 +47,12 @@ void elem_vx_eval(const mbsElem *e, const ElemVx *v, const double *q, double out
 double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double *q, double s,
                 double *g, double *H);
 
+/* the two joint invariants x = d'_ia(I) . d'_jc(II) and y = d'_ib(I) . d'_jc(II) of a
+ * revolute-type element, with gradients gx, gy (nq, zeroed here) and, if Hx/Hy are not
+ * NULL, Hessians (nq x nq, zeroed here); directors counted from 0 */
+void elem_dir_dots(const mbsElem *e, const double *q, int ia, int ib, int jc, double *x, double *y,
+                   double *gx, double *gy, double *Hx, double *Hy);
+
 /* local index of the first coordinate of side s (0 or the blocks of side 0 times 3) */
 int elem_side_offset(const mbsElem *e, int s);
 

@@ -35,16 +35,7 @@ static double wrap(double x) {
 /* c, s with gradients (zeroed here) and Hessians (zeroed here if not NULL) */
 static void cs(const mbsElem *e, const double *q, double *c, double *s, double *gc, double *gs,
                double *Hc, double *Hs) {
-  int n = e->nq;
-  ElemVx a2 = elem_dir(e, 0, 1), a3 = elem_dir(e, 0, 2), b2 = elem_dir(e, 1, 1);
-  memset(gc, 0, (size_t)n * sizeof(double));
-  memset(gs, 0, (size_t)n * sizeof(double));
-  if (Hc) {
-    memset(Hc, 0, (size_t)(n * n) * sizeof(double));
-    memset(Hs, 0, (size_t)(n * n) * sizeof(double));
-  }
-  *c = elem_dot(e, &a2, &b2, q, 1.0, gc, Hc);
-  *s = elem_dot(e, &a3, &b2, q, 1.0, gs, Hs);
+  elem_dir_dots(e, q, 1, 2, 1, c, s, gc, gs, Hc, Hs);
 }
 
 /* theta = atan2(s, c), its gradient and (if H is not NULL) Hessian */
