@@ -765,6 +765,14 @@ static mbsStatus commit(mbsWriter *w, mbsError *err) {
                          w->path, w->tmp_path, strerror(errno));
   }
   w->committed = 1;
+  /* without a sidecar of its own, the run removes the one of the result it replaced */
+  if (!w->xmf_path) {
+    char *old = mbs_xdmf_path(w->path);
+    if (old) {
+      mbs_xdmf_remove_stale(old, w->h5_name);
+      free(old);
+    }
+  }
   return MBS_OK;
 }
 

@@ -157,6 +157,34 @@ static void write_joint_grid(FILE *f, const char *h5, long k, long n, int nj, do
   fputs("      </Grid>\n", f);
 }
 
+void mbs_xdmf_remove_stale(const char *xmf_path, const char *h5_name) {
+  FILE *f = fopen(xmf_path, "r");
+  if (!f) {
+    return;
+  }
+  /* the header and the first grid's first DataItem fit in the first 2 kB */
+  char head[2048];
+  size_t n = fread(head, 1, sizeof(head) - 1, f);
+  fclose(f);
+  head[n] = '\0';
+  char *h5 = xml_escape(h5_name);
+  if (!h5) {
+    return;
+  }
+  size_t len = strlen(h5);
+  char *ref = malloc(len + sizeof(":/bodies/position<"));
+  if (ref) {
+    memcpy(ref, h5, len);
+    memcpy(ref + len, ":/bodies/position<", sizeof(":/bodies/position<"));
+    if (strncmp(head, "<?xml", 5) == 0 && strstr(head, "<Xdmf Version=\"2.0\">") &&
+        strstr(head, ref)) {
+      remove(xmf_path);
+    }
+  }
+  free(ref);
+  free(h5);
+}
+
 mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, int njoint,
                          long nrecord, const double *time, mbsError *err) {
   mbsStatus st = MBS_OK;

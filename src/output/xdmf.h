@@ -20,4 +20,9 @@ char *mbs_xdmf_path(const char *h5_path);
 mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, int njoint,
                          long nrecord, const double *time, mbsError *err);
 
+/* remove the file at xmf_path when it is a sidecar this writer made for h5_name (an XDMF
+ * file whose first HyperSlab points into h5_name): a run that writes no sidecar must not
+ * leave one describing the result it replaced. Anything else there is left alone. */
+void mbs_xdmf_remove_stale(const char *xmf_path, const char *h5_name);
+
 #endif

@@ -188,6 +188,18 @@ with h5py.File(good, "r") as f:
 xmf = open(os.path.join(d, "result.xmf")).read()
 check(">result.h5:/bodies/position<" in xmf and ".tmp-" not in xmf,
       "the sidecar names the final file, not the temporary one")
+# a new result without a sidecar takes the old result's sidecar with it (it would describe
+# records the new file does not have); an .xmf that is not ours stays
+p = run(good, "--t-end", "0.1", "--set", "output.xdmf=false")
+check(p.returncode == 0 and not os.path.exists(os.path.join(d, "result.xmf")),
+      "a run with output.xdmf=false removes the sidecar of the result it replaced")
+mine = os.path.join(d, "result.xmf")
+with open(mine, "w") as f:
+    f.write("<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\"><Domain/></Xdmf>\n")
+p = run(good, "--t-end", "0.1", "--set", "output.xdmf=false")
+check(p.returncode == 0 and os.path.exists(mine),
+      "an .xmf that does not point into the result is left alone")
+os.remove(mine)
 
 # while a long run is under way, the earlier result is gone only after its first record
 slow = os.path.join(d, "slow.h5")
