@@ -16,7 +16,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \
             -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(SAN) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lopenblas -lm $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
                              src/solver/*.c src/output/*.c))
@@ -85,7 +85,8 @@ test-asan: deps
 	cd build-asan && CK_FORK=no ./test_runner
 	MBSIM=$(abspath build-asan/mbsim-run) PYTHON=$(PYTHON) QUICK=1 bash tests/run-integration
 
-# valgrind (memcheck, full leak check) over every shipped deck, each cut to three steps;
+# valgrind (memcheck, full leak check) over every shipped deck, each cut to three steps, with
+# both linear solvers;
 # any error or definite/possible leak fails the target
 VALGRIND ?= valgrind --error-exitcode=1 --leak-check=full --quiet
 test-valgrind: deps
@@ -95,11 +96,13 @@ test-valgrind: deps
 	for d in decks/*.yaml; do \
 	  t=$$(./$(BUILD)/mbsim-run $$d --check | \
 	       awk '/^time:/ { dt = $$4; te = $$8; print (3 * dt < te ? 3 * dt : te) }'); \
-	  echo "valgrind $$d (--t-end $$t)"; \
-	  $(VALGRIND) ./$(BUILD)/mbsim-run $$d -o $$out/run.h5 --quiet --t-end $$t --overwrite \
-	    || { echo "test-valgrind: $$d failed"; exit 1; }; \
+	  for ls in umfpack klu; do \
+	    echo "valgrind $$d (--t-end $$t, $$ls)"; \
+	    $(VALGRIND) ./$(BUILD)/mbsim-run $$d -o $$out/run.h5 --quiet --t-end $$t --overwrite \
+	      --set solver.linear_solver=$$ls || { echo "test-valgrind: $$d ($$ls) failed"; exit 1; }; \
+	  done; \
 	  n=$$((n + 1)); \
-	done; echo "test-valgrind: $$n decks clean"
+	done; echo "test-valgrind: $$n decks clean with umfpack and klu"
 
 # libFuzzer harness for the deck reader and compiler (clang: scripts/install-deps --fuzz):
 # builds build-fuzz/fuzz_deck with ASan + UBSan and runs it for FUZZ_SECONDS on one core over
@@ -135,11 +138,12 @@ install: all
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
 
-# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h
+# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h
 check-layering:
 	@! grep -rln '<yaml.h>' src include | grep -v '^src/deck/' || (echo "yaml.h outside src/deck"; false)
 	@! grep -rln '<hdf5.h>' src include | grep -v '^src/output/' || (echo "hdf5.h outside src/output"; false)
 	@! grep -rln '<umfpack.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "umfpack.h outside linsolve.c"; false)
+	@! grep -rln '<klu.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "klu.h outside linsolve.c"; false)
 	@echo "layering ok"
 
 format-check:

@@ -77,6 +77,11 @@ typedef struct {
   X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
   X(MBS_INTEGRATOR_GENALPHA, "genalpha")
 
+/* sparse LU of the Newton matrix (src/solver/linsolve.c) */
+#define MBS_LINEAR_SOLVER_LIST(X)                                                                  \
+  X(MBS_LINEAR_UMFPACK, "umfpack")                                                                 \
+  X(MBS_LINEAR_KLU, "klu")
+
 #define MBS_ENUM_ENTRY(name, word) name,
 typedef enum { MBS_BODY_TYPE_LIST(MBS_ENUM_ENTRY) MBS_BODY_TYPE_COUNT } mbsBodyType;
 typedef enum { MBS_JOINT_TYPE_LIST(MBS_ENUM_ENTRY) MBS_JOINT_TYPE_COUNT } mbsJointType;
@@ -86,6 +91,7 @@ typedef enum { MBS_TORQUE_METHOD_LIST(MBS_ENUM_ENTRY) MBS_TORQUE_METHOD_COUNT } 
 typedef enum { MBS_AUGMENTATION_LIST(MBS_ENUM_ENTRY) MBS_AUGMENTATION_COUNT } mbsAugmentation;
 typedef enum { MBS_PROFILE_LIST(MBS_ENUM_ENTRY) MBS_PROFILE_COUNT } mbsProfileKind;
 typedef enum { MBS_INTEGRATOR_LIST(MBS_ENUM_ENTRY) MBS_INTEGRATOR_COUNT } mbsIntegrator;
+typedef enum { MBS_LINEAR_SOLVER_LIST(MBS_ENUM_ENTRY) MBS_LINEAR_SOLVER_COUNT } mbsLinearSolver;
 #undef MBS_ENUM_ENTRY
 
 /* deck word of an enum value (static string) */
@@ -93,6 +99,7 @@ const char *mbs_body_type_word(mbsBodyType t);
 const char *mbs_joint_type_word(mbsJointType t);
 const char *mbs_load_type_word(mbsLoadType t);
 const char *mbs_integrator_word(mbsIntegrator t);
+const char *mbs_linear_solver_word(mbsLinearSolver t);
 /* enum value of a deck word, or -1 */
 int mbs_integrator_from_word(const char *word);
 
@@ -186,6 +193,7 @@ typedef struct {
                                 converges fast (default 1) */
   double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
   int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
+  mbsLinearSolver linear_solver; /* default umfpack */
 } mbsDeckSolver;
 
 typedef struct {

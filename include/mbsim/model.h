@@ -151,6 +151,7 @@ typedef struct mbsModel {
   double newton_tolerance;
   int newton_max_iterations;
   int newton_reuse; /* modified Newton: reuse factorizations while convergence is fast */
+  mbsLinearSolver linear_solver;
   double rho_inf;   /* genalpha spectral radius at infinity */
   int max_halvings; /* step control: max halvings of dt within one step */
   int output_every;

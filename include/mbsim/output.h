@@ -19,6 +19,7 @@ typedef struct {
   const char *deck_text;               /* root attribute `deck` */
   const char *integrator;              /* root attribute `integrator` (after auto was resolved) */
   const char *integrator_reason;       /* root attribute `integrator_reason` (why it was picked) */
+  const char *linear_solver;           /* root attribute `linear_solver` (NULL: written empty) */
   double dt;                           /* [s] root attribute `dt` */
   double t_end;                        /* [s] root attribute `t_end` */
   int n_coordinates;                   /* n: root attribute and second dimension of /state/q */

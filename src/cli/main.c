@@ -224,6 +224,8 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "constraints:  %d\n", m->ncon);
   fprintf(f, "dof:          %d\n", m->ndof);
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+  fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
+          mbs_linear_solver_word(m->linear_solver));
   fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
 }
 
@@ -259,9 +261,17 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   cli_record_extras(m, d, extra, extra + m->ncon);
   rec.multipliers = extra;
   rec.joint_position = extra + m->ncon;
-  /* the step after a record starts with a fresh factorization, as a restart from this
-   * record does: both runs then take identical steps */
+  /* the step after a record starts with a fresh factorization and with the multipliers
+   * mu = dt^2 lambda rebuilt from the lambda just written, as a restart from this record
+   * does (mu / dt^2 * dt^2 may differ from mu in the last bit): both runs then take
+   * identical steps */
   d->refactor_next = 1;
+  double dt2 = d->last_dt * d->last_dt;
+  if (dt2 > 0.0) {
+    for (int r = 0; r < m->ncon; r++) {
+      d->mu[r] = extra[r] * dt2;
+    }
+  }
   return mbs_output_append(w, &rec, err);
 }
 
@@ -335,6 +345,7 @@ int main(int argc, char **argv) {
       .deck_text = deck.text ? deck.text : "",
       .integrator = mbs_integrator_word(m->integrator),
       .integrator_reason = m->integrator_reason,
+      .linear_solver = mbs_linear_solver_word(m->linear_solver),
       .dt = m->dt,
       .t_end = m->t_end,
       .n_coordinates = m->nq,
@@ -462,6 +473,8 @@ int main(int argc, char **argv) {
     printf("newton:       %ld iterations (%.2f per step), %ld factorizations, %ld solves\n",
            d->newton_total, d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0,
            d->factorizations, d->solves);
+    printf("linear:       %s sparse LU (solver.linear_solver)\n",
+           mbs_linear_solver_word(m->linear_solver));
     printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
     printf("constraints:  max violation %.3e\n", vmax);
     if (denom > 0.0) {

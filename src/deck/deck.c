@@ -23,6 +23,7 @@ static const char *const method_words[] = {MBS_TORQUE_METHOD_LIST(WORD)};
 static const char *const augmentation_words[] = {MBS_AUGMENTATION_LIST(WORD)};
 static const char *const profile_words[] = {MBS_PROFILE_LIST(WORD)};
 static const char *const integrator_words[] = {MBS_INTEGRATOR_LIST(WORD)};
+static const char *const linear_solver_words[] = {MBS_LINEAR_SOLVER_LIST(WORD)};
 #undef WORD
 
 const char *mbs_body_type_word(mbsBodyType t) {
@@ -35,6 +36,10 @@ const char *mbs_joint_type_word(mbsJointType t) {
 
 const char *mbs_load_type_word(mbsLoadType t) {
   return (unsigned)t < MBS_LOAD_TYPE_COUNT ? load_type_words[t] : "unknown";
+}
+
+const char *mbs_linear_solver_word(mbsLinearSolver t) {
+  return (unsigned)t < MBS_LINEAR_SOLVER_COUNT ? linear_solver_words[t] : "unknown";
 }
 
 const char *mbs_integrator_word(mbsIntegrator t) {
@@ -64,8 +69,8 @@ static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
     "stiffness", "damping", "rest_length", "rest_angle",   NULL};
-static const char *const solver_keys[] = {"integrator", "dt",           "t_end", "newton",
-                                          "genalpha",   "max_halvings", NULL};
+static const char *const solver_keys[] = {"integrator", "dt",           "t_end",         "newton",
+                                          "genalpha",   "max_halvings", "linear_solver", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
@@ -935,6 +940,13 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
     s->integrator = (mbsIntegrator)t;
   }
+  if ((v = deck_map_get(&m, "linear_solver"))) {
+    if ((st = deck_word(r, v, "linear_solver", "linear solver", linear_solver_words,
+                        MBS_LINEAR_SOLVER_COUNT, &t)) != MBS_OK) {
+      goto fail;
+    }
+    s->linear_solver = (mbsLinearSolver)t;
+  }
   if (((dtn = deck_map_get(&m, "dt")) && (st = deck_positive(r, dtn, "dt", &s->dt)) != MBS_OK) ||
       ((ten = deck_map_get(&m, "t_end")) &&
        (st = deck_positive(r, ten, "t_end", &s->t_end)) != MBS_OK)) {
@@ -1112,6 +1124,7 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
 
   /* defaults */
   deck->solver.integrator = MBS_INTEGRATOR_AUTO;
+  deck->solver.linear_solver = MBS_LINEAR_UMFPACK;
   deck->solver.dt = 1e-3;
   deck->solver.t_end = 1.0;
   deck->solver.newton_tolerance = 1e-10;

@@ -1129,6 +1129,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->newton_tolerance = deck->solver.newton_tolerance;
   m->newton_max_iterations = deck->solver.newton_max_iterations;
   m->newton_reuse = deck->solver.newton_reuse;
+  m->linear_solver = deck->solver.linear_solver;
   m->rho_inf = deck->solver.rho_inf;
   m->max_halvings = deck->solver.max_halvings;
   m->output_every = deck->output.every;

@@ -923,6 +923,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
       {"deck", info->deck_text},
       {"integrator", info->integrator},
       {"integrator_reason", info->integrator_reason},
+      {"linear_solver", info->linear_solver},
       {"status", w->status},
   };
   for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {

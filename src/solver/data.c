@@ -46,7 +46,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
     mbs_data_destroy(d);
     return NULL;
   }
-  d->ls = mbs_linsolve_create(m->nsys, m->jac_colptr, m->jac_rowind, err);
+  d->ls = mbs_linsolve_create(m->linear_solver, m->nsys, m->jac_colptr, m->jac_rowind, err);
   if (!d->ls) {
     mbs_data_destroy(d);
     return NULL;

@@ -1,22 +1,49 @@
-/* linsolve.c: the only file that includes umfpack.h */
+/* linsolve.c: the only file that includes umfpack.h and klu.h.
+ *
+ * Both are SuiteSparse's sparse LU codes, analysed once for the fixed pattern of the Newton
+ * matrix. UMFPACK (the default, DESIGN.md) refactors with fresh pivoting at every call.
+ * KLU (`solver.linear_solver: klu`) refactors on the pivot order of its last full
+ * factorization (klu_refactor), which for our small, banded KKT matrices costs a fraction
+ * of UMFPACK's multifrontal setup; the reused order is kept only while KLU's reciprocal
+ * condition estimate stays within REPIVOT_RCOND of the fresh one, else it pivots afresh.
+ * `make bench` compares the two. */
 #include "solver/linsolve.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <klu.h>
 #include <umfpack.h>
 
+/* a reused KLU pivot order is dropped once the crude reciprocal condition estimate
+ * min|u_kk| / max|u_kk| falls this far below the one of the last fresh pivoting */
+#define REPIVOT_RCOND 1e-3
+
 struct mbsLinsolve {
+  mbsLinearSolver kind;
   int n;
   const int *colptr, *rowind;
+  /* umfpack */
   void *symbolic, *numeric;
   double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
+  /* klu */
+  klu_common common;
+  klu_symbolic *ksym;
+  klu_numeric *knum;
+  double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
 };
 
-mbsLinsolve *mbs_linsolve_create(int n, const int *colptr, const int *rowind, mbsError *err) {
+static const char *const singular_reason =
+    "the Newton matrix is singular (redundant or conflicting constraints, or a coordinate "
+    "without mass and stiffness)";
+
+mbsLinsolve *mbs_linsolve_create(mbsLinearSolver kind, int n, const int *colptr, const int *rowind,
+                                 mbsError *err) {
   mbsLinsolve *ls = calloc(1, sizeof(mbsLinsolve));
   if (!ls) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (linear solver)");
     return NULL;
   }
+  ls->kind = kind;
   ls->n = n;
   ls->colptr = colptr;
   ls->rowind = rowind;
@@ -25,14 +52,22 @@ mbsLinsolve *mbs_linsolve_create(int n, const int *colptr, const int *rowind, mb
   /* no iterative refinement: Newton's method refines the solution itself, and a
    * refinement step costs a matrix-vector product and a solve (10x a plain solve) */
   ls->control[UMFPACK_IRSTEP] = 0;
+  if (!klu_defaults(&ls->common)) {
+    free(ls);
+    mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: cannot set defaults");
+    return NULL;
+  }
+  /* partial pivoting that prefers the diagonal only within a factor 10 (KLU's default,
+   * 1000, lets our saddle-point matrices grow their factors: residuals of 1e-11 where
+   * 0.1 keeps round-off, at no measurable cost) */
+  ls->common.tol = 0.1;
   return ls;
 }
 
 static const char *umf_reason(int status) {
   switch (status) {
     case UMFPACK_WARNING_singular_matrix:
-      return "the Newton matrix is singular (redundant or conflicting constraints, or a "
-             "coordinate without mass and stiffness)";
+      return singular_reason;
     case UMFPACK_ERROR_out_of_memory:
       return "out of memory";
     case UMFPACK_ERROR_invalid_matrix:
@@ -42,7 +77,22 @@ static const char *umf_reason(int status) {
   }
 }
 
-mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, mbsError *err) {
+static const char *klu_reason(int status) {
+  switch (status) {
+    case KLU_SINGULAR:
+      return singular_reason;
+    case KLU_OUT_OF_MEMORY:
+      return "out of memory";
+    case KLU_INVALID:
+      return "invalid matrix pattern";
+    case KLU_TOO_LARGE:
+      return "matrix too large for 32-bit indices";
+    default:
+      return "KLU error";
+  }
+}
+
+static mbsStatus umf_factor(mbsLinsolve *ls, const double *values, mbsError *err) {
   int status;
   if (!ls->symbolic) {
     status = umfpack_di_symbolic(ls->n, ls->n, ls->colptr, ls->rowind, values, &ls->symbolic,
@@ -65,8 +115,62 @@ mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, mbsError *e
   return MBS_OK;
 }
 
+static mbsStatus klu_fail(mbsLinsolve *ls, const char *what, mbsError *err) {
+  return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "%s%s (KLU status %d)", what,
+                       klu_reason(ls->common.status), ls->common.status);
+}
+
+static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int repivot,
+                                   mbsError *err) {
+  /* KLU's prototypes take non-const arrays that they only read */
+  int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
+  double *ax = (double *)values;
+  if (!ls->ksym) {
+    ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
+    if (!ls->ksym) {
+      return klu_fail(ls, "symbolic factorization failed: ", err);
+    }
+  }
+  /* the last pivot order, while it stays about as well conditioned as fresh pivoting */
+  if (ls->knum && !repivot && klu_refactor(ap, ai, ax, ls->ksym, ls->knum, &ls->common) &&
+      ls->common.status == KLU_OK && klu_rcond(ls->ksym, ls->knum, &ls->common) &&
+      ls->common.rcond >= REPIVOT_RCOND * ls->rcond_fresh) {
+    return MBS_OK;
+  }
+  if (ls->knum) {
+    klu_free_numeric(&ls->knum, &ls->common);
+  }
+  ls->knum = klu_factor(ap, ai, ax, ls->ksym, &ls->common);
+  if (!ls->knum || ls->common.status != KLU_OK) {
+    if (ls->knum) {
+      klu_free_numeric(&ls->knum, &ls->common);
+    }
+    return klu_fail(ls, "", err);
+  }
+  if (!klu_rcond(ls->ksym, ls->knum, &ls->common)) {
+    return klu_fail(ls, "condition estimate failed: ", err);
+  }
+  ls->rcond_fresh = ls->common.rcond;
+  return MBS_OK;
+}
+
+mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot, mbsError *err) {
+  return ls->kind == MBS_LINEAR_KLU ? klu_factor_values(ls, values, repivot, err)
+                                    : umf_factor(ls, values, err);
+}
+
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err) {
+  if (ls->kind == MBS_LINEAR_KLU) {
+    if (!ls->knum) {
+      return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: solve before factorization");
+    }
+    memcpy(x, b, (size_t)ls->n * sizeof(double));
+    if (!klu_solve(ls->ksym, ls->knum, ls->n, 1, x, &ls->common)) {
+      return klu_fail(ls, "solve failed: ", err);
+    }
+    return MBS_OK;
+  }
   int status = umfpack_di_solve(UMFPACK_A, ls->colptr, ls->rowind, values, x, b, ls->numeric,
                                 ls->control, ls->info);
   if (status != UMFPACK_OK) {
@@ -85,6 +189,12 @@ void mbs_linsolve_destroy(mbsLinsolve *ls) {
   }
   if (ls->symbolic) {
     umfpack_di_free_symbolic(&ls->symbolic);
+  }
+  if (ls->knum) {
+    klu_free_numeric(&ls->knum, &ls->common);
+  }
+  if (ls->ksym) {
+    klu_free_symbolic(&ls->ksym, &ls->common);
   }
   free(ls);
 }

@@ -1,17 +1,20 @@
-/* linsolve.h: sparse LU of the Newton matrix (UMFPACK): the symbolic analysis is done once
- * for the fixed pattern, the numeric factorization at every call of factor(). */
+/* linsolve.h: sparse LU of the Newton matrix (UMFPACK or KLU): the symbolic analysis is done
+ * once for the fixed pattern, the numeric factorization at every call of factor(). */
 #ifndef MBS_SOLVER_LINSOLVE_H
 #define MBS_SOLVER_LINSOLVE_H
 
+#include "mbsim/deck.h"
 #include "mbsim/error.h"
 
 typedef struct mbsLinsolve mbsLinsolve;
 
 /* pattern arrays are referenced, not copied: they must outlive the solver */
-mbsLinsolve *mbs_linsolve_create(int n, const int *colptr, const int *rowind, mbsError *err);
+mbsLinsolve *mbs_linsolve_create(mbsLinearSolver kind, int n, const int *colptr, const int *rowind,
+                                 mbsError *err);
 /* numeric factorization of the matrix with these values (symbolic on the first call);
- * a singular matrix is MBS_ERR_LINSOLVE */
-mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, mbsError *err);
+ * repivot = 1 asks for fresh pivoting (KLU otherwise may reuse its last pivot order;
+ * UMFPACK always pivots afresh); a singular matrix is MBS_ERR_LINSOLVE */
+mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot, mbsError *err);
 /* solve A x = b with the last factorization */
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err);

@@ -415,7 +415,7 @@ static mbsStatus initial_acceleration(const mbsModel *m, mbsData *d, mbsError *e
     }
     r[nq + row] = -curv;
   }
-  mbsStatus st = mbs_linsolve_factor(d->ls, jac, err);
+  mbsStatus st = mbs_linsolve_factor(d->ls, jac, 1, err);
   d->factorizations++;
   d->factor_valid = 0;
   if (st == MBS_OK) {
@@ -463,6 +463,9 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
   /* a stored factorization is usable if it was made for this dt and integrator */
   int reuse = m->newton_reuse && d->factor_valid && !d->refactor_next &&
               fabs(d->factor_dt - dt) <= 1e-9 * dt;
+  /* after a record, also fresh pivots: the factorization then depends on this step alone,
+   * not on the history of pivot orders (KLU), so a restart from the record is bit-exact */
+  int repivot = d->refactor_next;
   d->refactor_next = 0;
   int fresh_only = !m->newton_reuse;
   double last_dq = INFINITY, prev_dq = INFINITY;
@@ -522,7 +525,8 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
     }
     /* Newton update */
     if (refactor) {
-      st = mbs_linsolve_factor(d->ls, d->jac, err);
+      st = mbs_linsolve_factor(d->ls, d->jac, repivot, err);
+      repivot = 0;
       d->factorizations++;
       d->factor_valid = (st == MBS_OK);
       d->factor_dt = dt;

@@ -1,0 +1,171 @@
+/* test_linsolve.c: the sparse LU wrapper (src/solver/linsolve.c) with both back ends.
+ * UMFPACK and KLU solve saddle-point systems shaped like our Newton matrices to round-off
+ * (checked through the residual, which neither solver computes for us); KLU's reuse of
+ * a pivot order falls back to fresh pivoting when the new values make that order break
+ * down; a singular matrix is a clear MBS_ERR_LINSOLVE from both. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "solver/linsolve.h"
+
+#define NQ 30
+#define NC 10
+#define N (NQ + NC)
+
+/* a fixed pseudo-random sequence in [-1, 1) (no libc rand: same numbers everywhere) */
+static double next_value(unsigned *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return (double)(*state >> 8) / (double)(1u << 23) - 1.0;
+}
+
+/* a KKT matrix [[M, G^T], [G, 0]] with a banded SPD M and constraint rows G that each
+ * couple a few neighbouring coordinates; dense column-major a[j * N + i] */
+static void kkt(double *a, unsigned seed) {
+  unsigned s = seed;
+  memset(a, 0, sizeof(double) * N * N);
+  for (int i = 0; i < NQ; i++) {
+    a[i * N + i] = 4.0 + next_value(&s);
+    if (i + 1 < NQ) {
+      double c = 0.5 * next_value(&s);
+      a[(i + 1) * N + i] = c;
+      a[i * N + i + 1] = c;
+    }
+  }
+  for (int r = 0; r < NC; r++) {
+    for (int k = 0; k < 4; k++) {
+      int j = 3 * r + k;
+      double g = next_value(&s) + (k == 0 ? 2.0 : 0.0);
+      a[j * N + NQ + r] = g;
+      a[(NQ + r) * N + j] = g;
+    }
+  }
+}
+
+/* the pattern of kkt() (the same for every seed) in CSC */
+static int pattern(const double *a, int *colptr, int *rowind) {
+  int nz = 0;
+  for (int j = 0; j < N; j++) {
+    colptr[j] = nz;
+    for (int i = 0; i < N; i++) {
+      if (a[j * N + i] != 0.0) {
+        rowind[nz++] = i;
+      }
+    }
+  }
+  colptr[N] = nz;
+  return nz;
+}
+
+static void values(const double *a, const int *colptr, const int *rowind, double *x) {
+  for (int j = 0; j < N; j++) {
+    for (int p = colptr[j]; p < colptr[j + 1]; p++) {
+      x[p] = a[j * N + rowind[p]];
+    }
+  }
+}
+
+/* max |A x - b| / max |b| */
+static double residual(const double *a, const double *x, const double *b) {
+  double r = 0.0, bn = 0.0;
+  for (int i = 0; i < N; i++) {
+    double s = -b[i];
+    for (int j = 0; j < N; j++) {
+      s += a[j * N + i] * x[j];
+    }
+    r = fmax(r, fabs(s));
+    bn = fmax(bn, fabs(b[i]));
+  }
+  return r / bn;
+}
+
+START_TEST(test_solvers_agree) {
+  static double a[N * N];
+  static int colptr[N + 1], rowind[N * N];
+  static double ax[N * N];
+  double b[N], x[2][N];
+  unsigned s = 7;
+  for (int i = 0; i < N; i++) {
+    b[i] = next_value(&s);
+  }
+  kkt(a, 1);
+  pattern(a, colptr, rowind);
+  /* several value sets on one pattern: the second and later factorizations of KLU reuse
+   * the pivot order of the first */
+  mbsLinsolve *ls[2];
+  mbsError err;
+  for (int k = 0; k < 2; k++) {
+    ls[k] =
+        mbs_linsolve_create(k == 0 ? MBS_LINEAR_UMFPACK : MBS_LINEAR_KLU, N, colptr, rowind, &err);
+    ck_assert_ptr_nonnull(ls[k]);
+  }
+  for (unsigned seed = 1; seed <= 5; seed++) {
+    kkt(a, seed);
+    values(a, colptr, rowind, ax);
+    for (int k = 0; k < 2; k++) {
+      ck_assert_msg(mbs_linsolve_factor(ls[k], ax, seed == 1, &err) == MBS_OK, "%s", err.msg);
+      ck_assert_msg(mbs_linsolve_solve(ls[k], ax, b, x[k], &err) == MBS_OK, "%s", err.msg);
+      double r = residual(a, x[k], b);
+      ck_assert_msg(r <= 1e-10, "solver %d, values %u: residual %.3e", k, seed, r);
+    }
+    for (int i = 0; i < N; i++) {
+      ck_assert_double_eq_tol(x[0][i], x[1][i], 1e-9 * (1.0 + fabs(x[0][i])));
+    }
+  }
+  mbs_linsolve_destroy(ls[0]);
+  mbs_linsolve_destroy(ls[1]);
+}
+END_TEST
+
+START_TEST(test_klu_repivots) {
+  /* 2x2, full pattern. The first values pivot on a11 = 1; the next make a11 zero, then
+   * 1e-15: the old order breaks down or is ill-conditioned, and KLU must pivot afresh */
+  static const int colptr[3] = {0, 2, 4}, rowind[4] = {0, 1, 0, 1};
+  const double first[4] = {1.0, 1.0, 1.0, 0.0};
+  const double later[2][4] = {{0.0, 1.0, 1.0, 1.0}, {1e-15, 1.0, 1.0, 1.0}};
+  const double b[2] = {1.0, 2.0};
+  double x[2];
+  mbsError err;
+  mbsLinsolve *ls = mbs_linsolve_create(MBS_LINEAR_KLU, 2, colptr, rowind, &err);
+  ck_assert_ptr_nonnull(ls);
+  ck_assert_msg(mbs_linsolve_factor(ls, first, 1, &err) == MBS_OK, "%s", err.msg);
+  ck_assert_int_eq(mbs_linsolve_solve(ls, first, b, x, &err), MBS_OK);
+  /* [[1, 1], [1, 0]] x = (1, 2): x = (2, -1) */
+  ck_assert_double_eq_tol(x[0], 2.0, 1e-15);
+  ck_assert_double_eq_tol(x[1], -1.0, 1e-15);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_msg(mbs_linsolve_factor(ls, later[k], 0, &err) == MBS_OK, "%s", err.msg);
+    ck_assert_int_eq(mbs_linsolve_solve(ls, later[k], b, x, &err), MBS_OK);
+    /* [[e, 1], [1, 1]] x = (1, 2): x = (1, 1 - e) / (1 - e) -> (1, 1) */
+    double e = later[k][0];
+    ck_assert_double_eq_tol(x[0], 1.0 / (1.0 - e), 1e-14);
+    ck_assert_double_eq_tol(x[1], (1.0 - 2.0 * e) / (1.0 - e), 1e-14);
+  }
+  mbs_linsolve_destroy(ls);
+}
+END_TEST
+
+START_TEST(test_singular) {
+  static const int colptr[3] = {0, 2, 4}, rowind[4] = {0, 1, 0, 1};
+  const double ones[4] = {1.0, 1.0, 1.0, 1.0};
+  for (int k = 0; k < 2; k++) {
+    mbsError err;
+    mbsLinsolve *ls =
+        mbs_linsolve_create(k == 0 ? MBS_LINEAR_UMFPACK : MBS_LINEAR_KLU, 2, colptr, rowind, &err);
+    ck_assert_ptr_nonnull(ls);
+    ck_assert_int_eq(mbs_linsolve_factor(ls, ones, 1, &err), MBS_ERR_LINSOLVE);
+    ck_assert_msg(strstr(err.msg, "singular") != NULL, "message: %s", err.msg);
+    mbs_linsolve_destroy(ls);
+  }
+}
+END_TEST
+
+Suite *linsolve_suite(void) {
+  Suite *s = suite_create("linsolve");
+  TCase *tc = tcase_create("umfpack_klu");
+  tcase_add_test(tc, test_solvers_agree);
+  tcase_add_test(tc, test_klu_repivots);
+  tcase_add_test(tc, test_singular);
+  suite_add_tcase(s, tc);
+  return s;
+}
