@@ -38,6 +38,8 @@ typedef struct {
                                           mbs_output_create) */
   const char *restart_from;            /* root attribute `restart_from` ("RUN.h5 at t=5"): the
                                           run continues an earlier one; NULL: a run from t = 0 */
+  int write_acceleration;              /* 1 (genalpha): also the datasets /state/acceleration
+                                          and /state/algorithmic_acceleration [N,n] */
 } mbsOutputInfo;
 
 /* one output record: all quantities at the end of a step, SI, world components */
@@ -70,6 +72,10 @@ typedef struct {
                                           that ended here, in the units of each constraint row
                                           (/state/multipliers; a restart's predictor starts from
                                           them); NULL: written as NaN */
+  const double *acceleration;          /* (n) genalpha: the accelerations qdd of the step that
+                                          ended here (/state/acceleration); NULL: NaN */
+  const double *algorithmic_acceleration; /* (n) genalpha: the algorithmic accelerations a
+                                          (/state/algorithmic_acceleration); NULL: NaN */
 } mbsRecord;
 
 /* Create the result file for path, write the root attributes with status "running" and
@@ -128,6 +134,9 @@ typedef struct {
   double *multipliers;     /* (n_constraints) /state/multipliers; NULL when the file has none
                               (older files) or they are not finite */
   double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
+  double *acceleration;    /* (n_coordinates) /state/acceleration and */
+  double *algorithmic_acceleration; /* /state/algorithmic_acceleration of a genalpha run; NULL
+                                       when the file has none or they are not finite */
 } mbsLastRecord;
 
 /* Read the last record of the result file at path into rec (caller-owned; release with

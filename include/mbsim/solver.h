@@ -66,6 +66,11 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err);
 /* release (accepts NULL) */
 void mbs_data_destroy(mbsData *d);
 
+/* genalpha: the consistent accelerations of the current state (index-1 system), which the
+ * first step would otherwise compute; nothing for the other integrators or when d holds
+ * them already. Accelerations of a singular index-1 system start at zero. */
+void mbs_solver_start(const mbsModel *m, mbsData *d);
+
 /* Advance from d->t by dt with the model's integrator (em, midpoint or euler: seed 000
  * eq. 57 with the Newton driver of DESIGN.md). On success d->t, q, v, mu are at the end
  * of the step. On failure the state is left at the start of the step and err says when,

@@ -261,6 +261,11 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   cli_record_extras(m, d, extra, extra + m->ncon);
   rec.multipliers = extra;
   rec.joint_position = extra + m->ncon;
+  /* genalpha carries its accelerations from step to step: a restart needs them */
+  if (m->integrator == MBS_INTEGRATOR_GENALPHA && d->acc_valid) {
+    rec.acceleration = d->acc;
+    rec.algorithmic_acceleration = d->aacc;
+  }
   /* the step after a record starts with a fresh factorization and with the multipliers
    * mu = dt^2 lambda rebuilt from the lambda just written, as a restart from this record
    * does (mu / dt^2 * dt^2 may differ from mu in the last bit): both runs then take
@@ -358,6 +363,7 @@ int main(int argc, char **argv) {
       .njoint = m->njoint,
       .joint_names = m->njoint > 0 ? jnames : NULL,
       .restart_from = restart.from,
+      .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
       .overwrite = args.overwrite,
   };
   w = mbs_output_create(out, &info, &err);
@@ -389,6 +395,10 @@ int main(int argc, char **argv) {
   mbsObservables o;
   mbs_observe(m, d, &o);
   cli_restart_first_record(&restart, m, d);
+  /* genalpha: the accelerations of the first record (a restart has them from its file) */
+  if (!restart.active) {
+    mbs_solver_start(m, d);
+  }
   double E0 = o.kinetic + o.potential, Tmax = o.kinetic, dEmax = 0.0;
   double vmax = o.violation;
   mbsStatus st = write_record(w, m, d, &o, extra, &err);

@@ -118,6 +118,19 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
             "from zero multipliers\n",
             path);
   }
+  /* genalpha goes on with the accelerations of the record; without them (a file of another
+   * integrator or an older version, or the record at t = 0) it starts from consistent
+   * accelerations, as a run from t = 0 does */
+  if (m->integrator == MBS_INTEGRATOR_GENALPHA && last.acceleration) {
+    memcpy(d->acc, last.acceleration, nq * sizeof(double));
+    memcpy(d->aacc, last.algorithmic_acceleration, nq * sizeof(double));
+    d->acc_valid = 1;
+  } else if (m->integrator == MBS_INTEGRATOR_GENALPHA && t > 0.0) {
+    fprintf(stderr,
+            "mbsim-run: note: '%s' has no genalpha accelerations at t = %g; the restart starts "
+            "from consistent accelerations and does not repeat the earlier run exactly\n",
+            path, t);
+  }
 
   /* what the first record and the root attribute restart_from need */
   rs->n_first = n_first;

@@ -296,6 +296,8 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
   rec->njoint = (int)dims[0];
   int has_mu = dataset_dims(file, "/state/multipliers", dims) == 2;
   int has_dt = dataset_dims(file, "/solver/step_size", dims) == 1;
+  int has_acc = dataset_dims(file, "/state/acceleration", dims) == 2 &&
+                dataset_dims(file, "/state/algorithmic_acceleration", dims) == 2;
   struct {
     const char *path;
     hsize_t width; /* elements after the time dimension */
@@ -310,6 +312,8 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
       {"/state/multipliers", (hsize_t)nc, has_mu},
       {"/joints/reaction", 6 * (hsize_t)rec->njoint, 1},
       {"/solver/step_size", 1, has_dt},
+      {"/state/acceleration", (hsize_t)nq, has_acc},
+      {"/state/algorithmic_acceleration", (hsize_t)nq, has_acc},
   };
   hsize_t nrow = 0;
   for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
@@ -346,8 +350,11 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
   rec->v = malloc(nqa * sizeof(double));
   rec->multipliers = has_mu ? malloc(nca * sizeof(double)) : NULL;
   rec->joint_reaction = rec->njoint > 0 ? malloc((size_t)rec->njoint * 6 * sizeof(double)) : NULL;
+  rec->acceleration = has_acc ? malloc(nqa * sizeof(double)) : NULL;
+  rec->algorithmic_acceleration = has_acc ? malloc(nqa * sizeof(double)) : NULL;
   if (!rec->q || !rec->v || (has_mu && !rec->multipliers) ||
-      (rec->njoint > 0 && !rec->joint_reaction)) {
+      (rec->njoint > 0 && !rec->joint_reaction) ||
+      (has_acc && (!rec->acceleration || !rec->algorithmic_acceleration))) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory reading '%s'", path);
     goto fail;
   }
@@ -366,6 +373,8 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
       {"/state/multipliers", H5T_NATIVE_DOUBLE, rec->multipliers},
       {"/joints/reaction", H5T_NATIVE_DOUBLE, rec->joint_reaction},
       {"/solver/step_size", H5T_NATIVE_DOUBLE, has_dt ? &rec->step_size : NULL},
+      {"/state/acceleration", H5T_NATIVE_DOUBLE, rec->acceleration},
+      {"/state/algorithmic_acceleration", H5T_NATIVE_DOUBLE, rec->algorithmic_acceleration},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     if (rows[i].out && read_row(file, rows[i].path, last, rows[i].type, rows[i].out) < 0) {
@@ -374,11 +383,19 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
     }
   }
 
-  /* multipliers written as NaN (a writer that was not given them) are no multipliers */
+  /* multipliers or accelerations written as NaN (a writer that was not given them) are
+   * none */
   for (int i = 0; rec->multipliers && i < nc; i++) {
     if (isnan(rec->multipliers[i])) {
       free(rec->multipliers);
       rec->multipliers = NULL;
+    }
+  }
+  for (int i = 0; rec->acceleration && i < nq; i++) {
+    if (isnan(rec->acceleration[i]) || isnan(rec->algorithmic_acceleration[i])) {
+      free(rec->acceleration);
+      free(rec->algorithmic_acceleration);
+      rec->acceleration = rec->algorithmic_acceleration = NULL;
     }
   }
 
@@ -419,5 +436,7 @@ void mbs_output_last_free(mbsLastRecord *rec) {
   free(rec->v);
   free(rec->multipliers);
   free(rec->joint_reaction);
+  free(rec->acceleration);
+  free(rec->algorithmic_acceleration);
   memset(rec, 0, sizeof(*rec));
 }

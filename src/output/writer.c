@@ -91,7 +91,9 @@ typedef enum {
   X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3)                               \
   X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)                                            \
   X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT)                                         \
-  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3)
+  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3)                                        \
+  X(S_ACCELERATION, "/state/acceleration", SHAPE_COORD)                                            \
+  X(S_ALG_ACCELERATION, "/state/algorithmic_acceleration", SHAPE_COORD)
 
 typedef enum {
 #define SERIES_ENUM(id, path, shape) id,
@@ -126,6 +128,7 @@ typedef struct {
   size_t row_bytes;   /* bytes of one row in memory (0 for a zero-width row) */
   unsigned char *buf; /* (chunk_rows x row_bytes) rows buffered, NULL when row_bytes = 0 */
   hsize_t nbuf;       /* rows buffered, <= chunk_rows */
+  int off;            /* 1: a series this run does not write (no dataset, rows dropped) */
 } series;
 
 struct mbsWriter {
@@ -447,6 +450,9 @@ static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, i
 
 /* create the empty extendable dataset of s; returns < 0 on failure */
 static herr_t series_create(hid_t file, const char *path, series *s) {
+  if (s->off) {
+    return 0;
+  }
   herr_t rc = -1;
   hid_t space = H5I_INVALID_HID;
   hid_t dcpl = H5I_INVALID_HID;
@@ -503,7 +509,7 @@ done:
  * HDF5's reason in reason (H5_REASON_MAX). On failure the rows stay buffered and a later
  * call writes them to the same place. */
 static herr_t series_write(series *s, char *reason) {
-  if (s->nbuf == 0) {
+  if (s->nbuf == 0 || s->off) {
     return 0;
   }
   herr_t rc = -1;
@@ -806,6 +812,8 @@ static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *b
       {rec->joint_reaction, 6 * nj, "/joints/reaction"},
       {rec->joint_position, 3 * nj, "/joints/position"},
       {rec->multipliers, w->ncon, "/state/multipliers"},
+      {rec->acceleration, w->nq, "/state/acceleration"},
+      {rec->algorithmic_acceleration, w->nq, "/state/algorithmic_acceleration"},
   };
   for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
     for (long k = 0; f[i].x && k < f[i].n; k++) {
@@ -893,6 +901,9 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
       goto nomem;
     }
   }
+  /* the accelerations only of genalpha runs, whose next step needs them */
+  w->s[S_ACCELERATION].off = !info->write_acceleration;
+  w->s[S_ALG_ACCELERATION].off = !info->write_acceleration;
 
   /* the file, under its temporary name; freed file space is never reused (see the top) */
   fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -1029,6 +1040,9 @@ fail:
 
 /* copy one row of series id out of rec into the buffer of s */
 static void series_push(series *s, seriesId id, const mbsRecord *rec) {
+  if (s->off) {
+    return;
+  }
   if (s->row_bytes == 0) {
     s->nbuf++;
     return;
@@ -1101,6 +1115,12 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
       break;
     case S_JOINT_POSITION:
       src = rec->joint_position;
+      break;
+    case S_ACCELERATION:
+      src = rec->acceleration;
+      break;
+    case S_ALG_ACCELERATION:
+      src = rec->algorithmic_acceleration;
       break;
     case S_COUNT:
       break;

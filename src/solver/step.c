@@ -433,19 +433,26 @@ static mbsStatus initial_acceleration(const mbsModel *m, mbsData *d, mbsError *e
   return MBS_OK;
 }
 
+void mbs_solver_start(const mbsModel *m, mbsData *d) {
+  if (m->integrator != MBS_INTEGRATOR_GENALPHA || d->acc_valid) {
+    return;
+  }
+  mbsError aerr;
+  if (initial_acceleration(m, d, &aerr) != MBS_OK) {
+    /* singular index-1 system: start from rest accelerations (first order start) */
+    memset(d->acc, 0, (size_t)m->nq * sizeof(double));
+    memset(d->aacc, 0, (size_t)m->nq * sizeof(double));
+    d->acc_valid = 1;
+  }
+}
+
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   Scheme s = scheme_of(m, dt);
   int nq = m->nq;
   double tol = m->newton_tolerance;
   double t0 = d->t;
-  if (s.genalpha && !d->acc_valid) {
-    mbsError aerr;
-    if (initial_acceleration(m, d, &aerr) != MBS_OK) {
-      /* singular index-1 system: start from rest accelerations (first order start) */
-      memset(d->acc, 0, (size_t)nq * sizeof(double));
-      memset(d->aacc, 0, (size_t)nq * sizeof(double));
-      d->acc_valid = 1;
-    }
+  if (s.genalpha) {
+    mbs_solver_start(m, d);
   }
   memcpy(d->q_prev, d->q, (size_t)nq * sizeof(double));
   memcpy(d->v_prev, d->v, (size_t)nq * sizeof(double));
