@@ -54,6 +54,7 @@ class Run:
     --set overrides); status; time [N]; energy {kinetic, potential, total, external_work,
     dissipated} [N]; momentum {linear, angular} [N,3]; violation [N]; iterations [N];
     q, v [N,n]; coordinate_names [n]; multipliers [N,ncon] (None in files that predate it);
+    acceleration [N,n] (genalpha runs only, else None);
     bodies {names, position, orientation, velocity, angular_velocity}; joints {names,
     reaction, position}; data (every dataset by path, e.g. data["bodies/position"]).
     """
@@ -82,6 +83,7 @@ class Run:
         self.q = d.get("state/q")
         self.v = d.get("state/v")
         self.multipliers = d.get("state/multipliers")
+        self.acceleration = d.get("state/acceleration")
         self.bodies = {k.split("/", 1)[1]: v for k, v in d.items() if k.startswith("bodies/")}
         self.joints = {k.split("/", 1)[1]: v for k, v in d.items() if k.startswith("joints/")}
         self.bodies.setdefault("names", [])

@@ -41,6 +41,11 @@ check(np.array_equal(r.body("bob2")["position"], r["bodies/position"][:, 1]) and
       "load: body(), coordinate() and dataset access by path")
 check(r.multipliers.shape == (len(r), 2) and r.joint("rod1")["position"].shape == (len(r), 3),
       "load: multipliers and joint positions")
+check(r.acceleration is None, "load: an em run has no accelerations")
+_, _, _, ga = run(DP, "--t-end", "0.5", "--integrator", "genalpha")
+rg = mbsim.load(ga)
+check(rg.acceleration is not None and rg.acceleration.shape == rg.q.shape,
+      "load: a genalpha run's accelerations [N, n]")
 
 # mbsim-plot
 out = os.path.join(TMP, "plots")
