@@ -675,6 +675,59 @@ START_TEST(test_overrides) {
 }
 END_TEST
 
+/* a value written as a flow list replaces a list, a scalar or a missing key */
+START_TEST(test_override_lists) {
+  mbsDeck d, again;
+  mbsError e;
+  const mbsOverride ov[] = {
+      {"bodies.link2.inertia", "[2, 3, 4]"},    /* merged from link.1: link2 only */
+      {"gravity", " [0, 0, -1.62]"},            /* leading blanks */
+      {"bodies.link.1.velocity", "[1, $m, 0]"}, /* a missing key; parameters inside */
+      {"bodies.link.1.position", "[0, 0, 0.5]"},
+  };
+  load_ok(small, ov, 4, &d);
+  assert_vec(d.bodies[1].inertia, (double[]){2, 0, 0, 0, 3, 0, 0, 0, 4}, 9, 0);
+  assert_vec(d.bodies[0].inertia, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 9, 0);
+  assert_vec(d.gravity, (double[]){0, 0, -1.62}, 3, 0);
+  assert_vec(d.bodies[0].velocity, (double[]){1, 2, 0}, 3, 0);
+  assert_vec(d.bodies[0].position, (double[]){0, 0, 0.5}, 3, 0);
+  assert_vec(d.bodies[1].position, (double[]){1, 0, 0}, 3, 0);
+  /* the re-emitted text holds the lists and loads to the same deck */
+  ck_assert_ptr_nonnull(strstr(d.text, "[2, 3, 4]"));
+  ck_assert_int_eq(load_text(d.text, NULL, 0, &again, &e), MBS_OK);
+  assert_vec(again.bodies[1].inertia, (double[]){2, 0, 0, 0, 3, 0, 0, 0, 4}, 9, 0);
+  assert_vec(again.bodies[0].velocity, (double[]){1, 2, 0}, 3, 0);
+  assert_vec(again.gravity, (double[]){0, 0, -1.62}, 3, 0);
+  mbs_deck_free(&again);
+  mbs_deck_free(&d);
+
+  /* errors: not YAML, a list where a mapping is, a wrong length, too deep, too large */
+  const mbsOverride open[] = {{"gravity", "[0, 0"}};
+  load_bad(small, open, 1, MBS_ERR_ARGS, 0, 0, "--set gravity: '[0, 0' is not a valid YAML list");
+  const mbsOverride onmap[] = {{"parameters", "[1]"}};
+  load_bad(small, onmap, 1, MBS_ERR_ARGS, 0, 0,
+           "'parameters' is a mapping; only scalars and lists can be set");
+  const mbsOverride two[] = {{"gravity", "[0, -9.81]"}};
+  load_bad(small, two, 1, MBS_ERR_DECK, 0, 0,
+           "gravity: expected a list of 3 numbers (got 2 items) (from --set gravity=[0, -9.81])");
+  char deep[256] = "";
+  for (int k = 0; k < 70; k++) {
+    strcat(deep, "[");
+  }
+  for (int k = 0; k < 70; k++) {
+    strcat(deep, "]");
+  }
+  const mbsOverride nested[] = {{"gravity", deep}};
+  load_bad(small, nested, 1, MBS_ERR_ARGS, 0, 0, "nested deeper than 64 levels");
+  /* aliases inside the value are copied: 10^6 entries from a few lines are refused */
+  const mbsOverride laughs[] = {
+      {"gravity", "[&a [1,1,1,1,1,1,1,1,1,1], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a], "
+                  "&c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b], &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c], "
+                  "&e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d], [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]]"}};
+  load_bad(small, laughs, 1, MBS_ERR_ARGS, 0, 0, "more than 100000 entries");
+}
+END_TEST
+
 START_TEST(test_override_errors) {
   /* paths that name nothing: MBS_ERR_ARGS without a position */
   const mbsOverride noent[] = {{"bodies.foo.mass", "1"}};
@@ -683,8 +736,9 @@ START_TEST(test_override_errors) {
   const mbsOverride through[] = {{"solver.dt.x", "1"}};
   load_bad("mbsim: 1\nsolver: {dt: 1}\n", through, 1, MBS_ERR_ARGS, 0, 0,
            "--set solver.dt.x: 'dt' is a scalar; it has no 'x'");
-  const mbsOverride nonscalar[] = {{"bodies.link2.inertia", "[2, 2, 2]"}};
-  load_bad(small, nonscalar, 1, MBS_ERR_ARGS, 0, 0, "'inertia' is a list; only scalars can be set");
+  const mbsOverride nonscalar[] = {{"bodies.link2.inertia", "2"}};
+  load_bad(small, nonscalar, 1, MBS_ERR_ARGS, 0, 0,
+           "'inertia' is a list; only scalars and lists can be set (a list as [a, b, ...])");
   const mbsOverride entry[] = {{"bodies.link2", "1"}};
   load_bad(small, entry, 1, MBS_ERR_ARGS, 0, 0, "'link2' is a list entry; only scalars");
   const mbsOverride empty[] = {{"solver..dt", "1"}};
@@ -983,6 +1037,7 @@ Suite *deck_suite(void) {
   tcase_add_test(tc, test_parameters);
   tcase_add_test(tc, test_merge_keys);
   tcase_add_test(tc, test_overrides);
+  tcase_add_test(tc, test_override_lists);
   tcase_add_test(tc, test_override_errors);
   tcase_add_test(tc, test_override_directives);
   tcase_add_test(tc, test_files_and_syntax);

@@ -761,6 +761,111 @@ static int new_mapping(DeckReader *r, yaml_mapping_style_t style, int i) {
   return id;
 }
 
+/* a --set value written as a flow list: "[1, 2, 3]", "[[0, 0, 0], [1, 0, 0]]" */
+static int value_is_list(const char *v) {
+  v += strspn(v, " \t");
+  return *v == '[';
+}
+
+/* most nodes one --set list may make (aliases in it are copied, not shared) */
+#define SET_LIST_MAX_NODES 100000
+
+/* copy node `id` of src (a parsed --set value) into the deck as new nodes of override i;
+ * 0 when out of memory, -1 when too deep or too large */
+static int copy_value(DeckReader *r, yaml_document_t *src, int id, int i, int depth, int *budget) {
+  yaml_node_t *n = yaml_document_get_node(src, id);
+  if (!n || depth > DECK_MAX_DEPTH || --*budget < 0) {
+    return -1;
+  }
+  int out = 0;
+  if (n->type == YAML_SCALAR_NODE) {
+    return new_scalar(r, (const char *)n->data.scalar.value, n->data.scalar.length, i);
+  }
+  if (n->type == YAML_SEQUENCE_NODE) {
+    out = yaml_document_add_sequence(r->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
+    if (!out) {
+      return 0;
+    }
+    mark_set(r, out, i);
+    /* nodes are added to the deck, never to src: n and its items stay where they are */
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+      int c = copy_value(r, src, *it, i, depth + 1, budget);
+      if (c <= 0) {
+        return c;
+      }
+      if (!yaml_document_append_sequence_item(r->doc, out, c)) {
+        return 0;
+      }
+    }
+    return out;
+  }
+  if (n->type == YAML_MAPPING_NODE) {
+    out = new_mapping(r, YAML_FLOW_MAPPING_STYLE, i);
+    if (!out) {
+      return 0;
+    }
+    for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+      int k = copy_value(r, src, pr->key, i, depth + 1, budget);
+      if (k <= 0) {
+        return k;
+      }
+      int v = copy_value(r, src, pr->value, i, depth + 1, budget);
+      if (v <= 0) {
+        return v;
+      }
+      if (!yaml_document_append_mapping_pair(r->doc, out, k, v)) {
+        return 0;
+      }
+    }
+    return out;
+  }
+  return -1;
+}
+
+static mbsStatus set_fail(DeckReader *r, int i, const char *fmt, ...);
+
+/* the value of override i as new deck nodes in *id: a list parsed by libyaml when it is
+ * written as one, else a plain scalar */
+static mbsStatus new_value(DeckReader *r, int i, int *id) {
+  const char *v = r->overrides[i].value;
+  if (!value_is_list(v)) {
+    *id = new_scalar(r, v, strlen(v), i);
+    return *id ? MBS_OK : deck_nomem(r);
+  }
+  yaml_parser_t p;
+  yaml_document_t doc;
+  if (!yaml_parser_initialize(&p)) {
+    return deck_nomem(r);
+  }
+  yaml_parser_set_input_string(&p, (const unsigned char *)v, strlen(v));
+  mbsStatus st = MBS_OK;
+  if (!yaml_parser_load(&p, &doc)) {
+    st = set_fail(r, i, "'%.60s%s' is not a valid YAML list (%s)", v, strlen(v) > 60 ? "..." : "",
+                  p.problem ? p.problem : "parse error");
+    yaml_parser_delete(&p);
+    return st;
+  }
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  int budget = SET_LIST_MAX_NODES;
+  if (!root || root->type != YAML_SEQUENCE_NODE) {
+    st = set_fail(r, i, "'%.60s%s' is not a list", v, strlen(v) > 60 ? "..." : "");
+  } else {
+    *id = copy_value(r, &doc, 1, i, 0, &budget);
+    if (*id == 0) {
+      st = deck_nomem(r);
+    } else if (*id < 0) {
+      st = set_fail(r, i,
+                    "the list is nested deeper than %d levels or has more than %d "
+                    "entries",
+                    DECK_MAX_DEPTH, SET_LIST_MAX_NODES);
+    }
+  }
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&p);
+  return st;
+}
+
 /* append key: value to mapping `map` */
 static int append_pair(DeckReader *r, int map, const char *key, size_t len, int value, int i) {
   int k = new_scalar(r, key, len, i);
@@ -928,16 +1033,21 @@ mbsStatus deck_apply_override(DeckReader *r, int i) {
       yaml_node_type_t vt = val ? node_at(r, val)->type : YAML_NO_NODE;
 
       if (!dot) {
-        /* the last key: replace its scalar (a new node: the old one may be shared) or add it */
-        if (val && vt != YAML_SCALAR_NODE) {
-          st = set_fail(r, i, "'%.*s' is %s; only scalars can be set", (int)klen, p,
-                        deck_kind(node_at(r, val)));
+        /* the last key: replace its value (new nodes: the old ones may be shared) or add it;
+         * a scalar by a scalar or a list, a list by a list */
+        int list = value_is_list(ov->value);
+        if (val && vt != YAML_SCALAR_NODE && !(list && vt == YAML_SEQUENCE_NODE)) {
+          st = set_fail(r, i, "'%.*s' is %s; only scalars and lists can be set%s", (int)klen, p,
+                        deck_kind(node_at(r, val)),
+                        vt == YAML_SEQUENCE_NODE ? " (a list as [a, b, ...])" : "");
           break;
         }
-        int s = new_scalar(r, ov->value, strlen(ov->value), i);
-        if (!s) {
-          st = deck_nomem(r);
-        } else if (pair >= 0) {
+        int s = 0;
+        st = new_value(r, i, &s);
+        if (st != MBS_OK) {
+          break;
+        }
+        if (pair >= 0) {
           node_at(r, cur)->data.mapping.pairs.start[pair].value = s;
         } else if (!append_pair(r, cur, p, klen, s, i)) {
           st = deck_nomem(r);
@@ -989,15 +1099,16 @@ mbsStatus deck_apply_override(DeckReader *r, int i) {
       int e = node_at(r, cur)->data.sequence.items.start[pick];
       yaml_node_type_t et = node_at(r, e)->type;
       if (p[plen] == '\0') {
-        /* the path ends at the entry: only a scalar item (gravity.2) can be set */
-        if (et != YAML_SCALAR_NODE) {
-          st = set_fail(r, i, "'%.*s' is a list entry; only scalars can be set", (int)plen, p);
+        /* the path ends at the entry: a scalar item (gravity.2) or a list item
+         * (points.1 = [0, 0, 1]) can be set */
+        if (et != YAML_SCALAR_NODE && !(et == YAML_SEQUENCE_NODE && value_is_list(ov->value))) {
+          st = set_fail(r, i, "'%.*s' is a list entry; only scalars and lists can be set",
+                        (int)plen, p);
           break;
         }
-        int s = new_scalar(r, ov->value, strlen(ov->value), i);
-        if (!s) {
-          st = deck_nomem(r);
-        } else {
+        int s = 0;
+        st = new_value(r, i, &s);
+        if (st == MBS_OK) {
           node_at(r, cur)->data.sequence.items.start[pick] = s;
         }
         done = 1;

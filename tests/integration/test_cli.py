@@ -73,6 +73,24 @@ check(np.array_equal(r2["state/q"], r3["state/q"]) and np.array_equal(r2["state/
       "deterministic: two runs give the same bytes of state")
 check(not np.allclose(m1, r2["state/q"][-1]), "--set bodies.link2.density changes the motion")
 
+# --set with a list: the Moon's gravity moves the pendulum as slowly as sqrt(1.62 / 9.81)
+# predicts for small swings (linear in g); the file's deck holds the list
+_, _, _, om = run(deck("double_pendulum.yaml"), "--t-end", "0.2", "--set",
+                  "gravity=[0, 0, -1.62]", "--set", "output.every=1")
+_, _, _, oe = run(deck("double_pendulum.yaml"), "--t-end", "0.2", "--set", "output.every=1")
+rm, re_ = load(om), load(oe)
+check("gravity: [0, 0, -1.62]" in rm["attrs"]["deck"], "--set gravity=[0, 0, -1.62] in the deck")
+# from rest, x(t) - x(0) = -g c t^2 / 2 + O(t^4): the early displacements scale with g
+dm = rm["state/q"][1:6] - rm["state/q"][0]
+de = re_["state/q"][1:6] - re_["state/q"][0]
+ratio = np.max(np.abs(dm)) / np.max(np.abs(de))
+check(abs(ratio - 1.62 / 9.81) <= 1e-3, "--set gravity as a list: early motion scales with g "
+      "(ratio %.5f, g ratio %.5f)" % (ratio, 1.62 / 9.81))
+p = subprocess.run([MBSIM, deck("double_pendulum.yaml"), "--check", "--set", "gravity=[0, 0"],
+                   capture_output=True, text=True)
+check(p.returncode == 1 and "is not a valid YAML list" in p.stderr,
+      "--set with a broken list: exit 1 and a clear message")
+
 # --integrator and --dt
 for integ in ("midpoint", "euler"):
     _, _, _, o = run(deck("quickstart.yaml"), "--t-end", "0.2", "--integrator", integ,

@@ -57,6 +57,25 @@ p = subprocess.run([PYTHON, SWEEP, sweep_file, "--list"], capture_output=True, t
 check(p.returncode == 0 and "10 cases" in p.stdout and "parameters.m1=-1.0" in p.stdout,
       "--list: 9 grid cases and the explicit one")
 
+# list values: a grid over gravity vectors, one case run alone (--case)
+moon_file = os.path.join(TMP, "gravity.yaml")
+with open(moon_file, "w") as f:
+    yaml.safe_dump({"sweep": 1, "deck": os.path.join(ROOT, "decks", "double_pendulum.yaml"),
+                    "set": {"solver.t_end": 0.1},
+                    "grid": {"gravity": [[0, 0, -9.81], [0, 0, -1.62]]}}, f)
+moon_out = os.path.join(TMP, "gravity")
+p = subprocess.run([PYTHON, SWEEP, moon_file, "--list"], capture_output=True, text=True)
+check(p.returncode == 0 and "2 cases" in p.stdout and "gravity=[0, 0, -1.62]" in p.stdout,
+      "--list: list values are passed as [a, b, c] (%s)" % p.stdout.strip()[-200:])
+p = subprocess.run([PYTHON, SWEEP, moon_file, "--mbsim", MBSIM, "-o", moon_out, "--case", "1"],
+                   capture_output=True, text=True, timeout=300)
+case1 = os.path.join(moon_out, "case-0001.h5")
+ok_moon = p.returncode == 0 and os.path.isfile(case1)
+if ok_moon:
+    with h5py.File(case1, "r") as f:
+        ok_moon = "gravity: [0, 0, -1.62]" in f.attrs["deck"]
+check(ok_moon, "--case 1 runs with gravity = [0, 0, -1.62] (%s)" % p.stderr.strip()[-200:])
+
 # ---------- locally, through GNU parallel ----------
 local = os.path.join(TMP, "local")
 t0 = time.time()
