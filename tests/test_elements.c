@@ -15,6 +15,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "mbsim/solver.h"
+#include "con_rows_fd.h"
 
 /* every new joint type, a fixed body, ground and a point mass; motions; every new load */
 static const char *const DECK =
@@ -136,34 +137,7 @@ START_TEST(test_joint_rows) {
   mbsModel *m = compile_text(DECK, &deck);
   double *q = malloc((size_t)m->nq * sizeof(double));
   perturb(q, m->q0, m->nq, 0.1, 7);
-  double grad[3 * MBS_CON_MAXNODE], gp[3 * MBS_CON_MAXNODE], gm[3 * MBS_CON_MAXNODE];
-  for (int r = 24; r < m->nrow; r++) {
-    const mbsConRow *row = &m->con[r];
-    mbs_con_eval(row, q, grad);
-    for (int k = 0; k < row->nnode; k++) {
-      for (int c = 0; c < 3; c++) {
-        int i = 3 * row->node[k] + c;
-        double save = q[i];
-        q[i] = save + H_FD;
-        double fp = mbs_con_eval(row, q, gp);
-        q[i] = save - H_FD;
-        double fm = mbs_con_eval(row, q, gm);
-        q[i] = save;
-        ck_assert_double_eq_tol(grad[3 * k + c], (fp - fm) / (2 * H_FD), 1e-8);
-        for (int l = 0; l < row->nnode; l++) {
-          for (int cc = 0; cc < 3; cc++) {
-            double fd = (gp[3 * l + cc] - gm[3 * l + cc]) / (2 * H_FD), an = 0.0;
-            for (int p = m->con_hstart[r]; p < m->con_hstart[r + 1]; p++) {
-              if (m->con_hk[p] == l && m->con_hl[p] == k && cc == c) {
-                an += m->con_hcoef[p];
-              }
-            }
-            ck_assert_double_eq_tol(an, fd, 1e-7);
-          }
-        }
-      }
-    }
-  }
+  assert_con_rows_fd(m, q, 24, m->nrow);
   free(q);
   mbs_model_destroy(m);
   mbs_deck_free(&deck);

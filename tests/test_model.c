@@ -9,6 +9,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "mbsim/solver.h"
+#include "con_rows_fd.h"
 
 /* a rotation matrix (column i = d_i) from an axis and angle */
 static void rot(double R[9], const double axis[3], double angle) {
@@ -199,38 +200,7 @@ START_TEST(test_constraint_jacobians) {
   ck_assert_double_le(mbs_constraint_violation(m, m->q0, 0.0, NULL), 1e-14);
   double *q = malloc((size_t)m->nq * sizeof(double));
   perturb(q, m->q0, m->nq, 0.1, 7);
-  double grad[3 * MBS_CON_MAXNODE], gp[3 * MBS_CON_MAXNODE], gm[3 * MBS_CON_MAXNODE];
-  double h = 1e-6;
-  for (int r = 0; r < m->ncon; r++) {
-    const mbsConRow *row = &m->con[r];
-    mbs_con_eval(row, q, grad);
-    for (int k = 0; k < row->nnode; k++) {
-      for (int c = 0; c < 3; c++) {
-        int i = 3 * row->node[k] + c;
-        double save = q[i];
-        q[i] = save + h;
-        double fp = mbs_con_eval(row, q, gp);
-        q[i] = save - h;
-        double fm = mbs_con_eval(row, q, gm);
-        q[i] = save;
-        /* gradient by central differences (exact up to round-off for quadratics) */
-        ck_assert_double_eq_tol(grad[3 * k + c], (fp - fm) / (2 * h), 1e-8);
-        /* Hessian: d grad_l / d q_i = coef(l, k) delta_cc' */
-        for (int l = 0; l < row->nnode; l++) {
-          for (int cc = 0; cc < 3; cc++) {
-            double fd = (gp[3 * l + cc] - gm[3 * l + cc]) / (2 * h);
-            double an = 0.0;
-            for (int p = m->con_hstart[r]; p < m->con_hstart[r + 1]; p++) {
-              if (m->con_hk[p] == l && m->con_hl[p] == k && cc == c) {
-                an += m->con_hcoef[p];
-              }
-            }
-            ck_assert_double_eq_tol(an, fd, 1e-7);
-          }
-        }
-      }
-    }
-  }
+  assert_con_rows_fd(m, q, 0, m->ncon);
   free(q);
   mbs_model_destroy(m);
   free_deck(deck);
