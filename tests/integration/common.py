@@ -1,5 +1,8 @@
-"""Helpers shared by the integration tests: run mbsim-run, read its HDF5 output."""
+"""Helpers shared by the integration tests: run mbsim-run, read its HDF5 output. Each test
+works in its own temporary directory, removed when it ends (MBSIM_KEEP_TMP=1 keeps it)."""
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -11,6 +14,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MBSIM = os.environ.get("MBSIM", os.path.join(ROOT, "build", "mbsim-run"))
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
 TMP = tempfile.mkdtemp(prefix="mbsim-test-")
+if os.environ.get("MBSIM_KEEP_TMP", "") in ("", "0"):
+    atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 failures = []
 
 
