@@ -97,16 +97,21 @@ static void format_time(char *buf, size_t n, double t) {
   snprintf(buf, n, "%.17g", t);
 }
 
-/* one Uniform grid: the bodies at record k */
-static void write_grid(FILE *f, const char *h5, long k, long n, int nb, double t) {
+/* the opening of a Uniform grid "<label> k" of npoint points at time t */
+static void grid_open(FILE *f, const char *label, long k, double t, int npoint) {
   char time[32];
   format_time(time, sizeof(time), t);
   fprintf(f,
-          "      <Grid Name=\"record %ld\" GridType=\"Uniform\">\n"
+          "      <Grid Name=\"%s %ld\" GridType=\"Uniform\">\n"
           "        <Time Value=\"%s\"/>\n"
           "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
           "NodesPerElement=\"1\"/>\n",
-          k, time, nb);
+          label, k, time, npoint);
+}
+
+/* one Uniform grid: the bodies at record k */
+static void write_grid(FILE *f, const char *h5, long k, long n, int nb, double t) {
+  grid_open(f, "record", k, t, nb);
   if (nb == 0) {
     /* nothing to draw: the grid only carries its time */
     fputs("      </Grid>\n", f);
@@ -136,15 +141,8 @@ static void write_grid(FILE *f, const char *h5, long k, long n, int nb, double t
 
 /* one Uniform grid: the joint points at record k, with force and torque on body 2 */
 static void write_joint_grid(FILE *f, const char *h5, long k, long n, int nj, double t) {
-  char time[32];
-  format_time(time, sizeof(time), t);
-  fprintf(f,
-          "      <Grid Name=\"joints %ld\" GridType=\"Uniform\">\n"
-          "        <Time Value=\"%s\"/>\n"
-          "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
-          "NodesPerElement=\"1\"/>\n"
-          "        <Geometry GeometryType=\"XYZ\">\n",
-          k, time, nj);
+  grid_open(f, "joints", k, t, nj);
+  fputs("        <Geometry GeometryType=\"XYZ\">\n", f);
   slab_vec(f, h5, "/joints/position", k, n, nj, 3, 0);
   fputs("        </Geometry>\n", f);
   static const char *const name[2] = {"force", "torque"};
