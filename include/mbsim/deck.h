@@ -194,6 +194,10 @@ typedef struct {
   double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
   int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
   mbsLinearSolver linear_solver; /* default umfpack */
+  double energy_warning;  /* relative energy-balance error above which a run completes with a
+                             warning; < 0: the integrator's default */
+  double energy_unstable; /* relative energy gain above which a run stops as unstable; < 0:
+                             default */
 } mbsDeckSolver;
 
 typedef struct {

@@ -43,6 +43,12 @@ typedef struct {
   void (*constraint_discrete_gradient)(const mbsModel *m, const mbsElem *e, const double *qa,
                                        const double *qb, double t, const double *mu, double *Gbar,
                                        double *Hb);
+  /* time derivatives of a constraint element's rows along the motion (q, v) at t: gt =
+   * dg/dt at fixed q, and gdd = d2/ds2 g(q + s v, t + s) at s = 0 (the curvature of the
+   * index-1 system G a = -gdd), both with the profiles' right derivatives. NULL: g does not
+   * depend on t; gdd then comes from constraint_hessian (v^T H v). */
+  void (*constraint_rates)(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
+                           double t, double *gt, double *gdd);
 } mbsElementKindTable;
 
 /* the table entry of a kind (never NULL for a valid kind) */
@@ -54,6 +60,12 @@ void mbs_elem_gather(const mbsElem *e, const double *x, double *loc);
 /* f(t) of the model's profile ip (1 for ip = -1: constant) and, if rate is not NULL, its
  * right derivative df/dt */
 double mbs_elem_profile(const mbsModel *m, int ip, double t, double *rate);
+
+/* the right second derivative of the model's profile ip at t (0 for ip = -1) */
+double mbs_elem_profile_accel(const mbsModel *m, int ip, double t);
+
+/* 1 if the model's profile ip has a kink or jump in (a, b] (0 for ip = -1) */
+int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 
 /* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */

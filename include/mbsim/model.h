@@ -154,6 +154,8 @@ typedef struct mbsModel {
   mbsLinearSolver linear_solver;
   double rho_inf;   /* genalpha spectral radius at infinity */
   int max_halvings; /* step control: max halvings of dt within one step */
+  double energy_warning;  /* relative |E - E0 - W + D| above which the run warns */
+  double energy_unstable; /* relative energy gain E - E0 - W + D above which it fails */
   int output_every;
   int output_xdmf;
   char output_file[1024];

@@ -52,13 +52,17 @@ typedef struct {
   double linear_momentum[3];   /* [kg m/s] */
   double angular_momentum[3];  /* [kg m^2/s] about the world origin */
   double violation;            /* [m or 1] max norm of g(q) */
+  double velocity_violation;   /* [m/s or 1/s] max norm of G(q) v + dg/dt of the recorded v
+                                  (/constraints/velocity_violation) */
   int iterations;              /* Newton iterations of the step that ended here */
   int factorizations;          /* numeric factorizations since the previous record (/solver/...) */
   int solves;                  /* linear solves since the previous record (/solver/solves) */
   double step_size;            /* [s] size of the last (sub)step that ended here, the dt
                                   of lambda = mu / dt^2 (/solver/step_size); 0 at t = 0 */
   const double *q;             /* (n) */
-  const double *v;             /* (n) */
+  const double *v;             /* (n) velocities, consistent with the constraints */
+  const double *scheme_velocity; /* (n) the integrator's own velocities, from which a restart
+                                  continues (/state/scheme_velocity); NULL: written as NaN */
   const double *body_position; /* (nb x 3) centre of mass */
   const double *body_orientation;      /* (nb x 3 x 3) row-major rotation matrix, column i = d_i */
   const double *body_velocity;         /* (nb x 3) */
@@ -134,6 +138,8 @@ typedef struct {
   double *multipliers;     /* (n_constraints) /state/multipliers; NULL when the file has none
                               (older files) or they are not finite */
   double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
+  double *scheme_velocity; /* (n_coordinates) /state/scheme_velocity: the integrator's own
+                              velocities (NULL in files without it; then /state/v) */
   double *acceleration;    /* (n_coordinates) /state/acceleration and */
   double *algorithmic_acceleration; /* /state/algorithmic_acceleration of a genalpha run; NULL
                                        when the file has none or they are not finite */

@@ -23,10 +23,10 @@ typedef struct mbsData {
   double *dq;                   /* (nq) the Newton unknown q1 - q0 of the current step */
   double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme (step.c) */
   int factor_valid;             /* the linear solver holds a usable factorization */
-  int refactor_next; /* set by the caller: the next step starts with a fresh factorization
-                        (the CLI sets it after each output record, so that a restart from a
-                        record repeats the uninterrupted run bit for bit) */
-  double factor_dt;  /* [s] step size it was made for */
+  int refactor_next; /* set by the caller: the next step's factorization pivots afresh
+                        (KLU otherwise reuses its last pivot order; the CLI sets it after each
+                        output record, so that a restart from a record repeats the
+                        uninterrupted run bit for bit) */
 
   /* statistics */
   int iterations;       /* Newton iterations of the last step */
@@ -40,7 +40,15 @@ typedef struct mbsData {
   double last_residual; /* max norm of the last Newton residual */
   double last_dt;       /* [s] size of the last step (lambda = mu / dt^2) */
 
+  /* the record's consistent state (consistent.c): velocities projected onto
+   * G v + g_t = 0, the multipliers and accelerations of the index-1 equations there */
+  double *v_rec;             /* (nq) */
+  double *lambda_rec;        /* (ncon) [N, N m] */
+  double *acc_rec;           /* (nq) */
+  double velocity_violation; /* max |G v_rec + g_t| */
+
   /* workspace */
+  double *vtmp;    /* (nq) */
   double *res;     /* (nsys) residual */
   double *dx;      /* (nsys) Newton increment */
   double *jac;     /* (jac_nnz) Newton matrix values */
@@ -57,7 +65,8 @@ typedef struct mbsData {
 typedef struct {
   double kinetic, potential, external_work, dissipated;
   double linear_momentum[3], angular_momentum[3];
-  double violation;
+  double violation;          /* max |g(q, t)| */
+  double velocity_violation; /* max |G v + g_t| of the recorded velocities */
 } mbsObservables;
 
 /* create the run state at the model's initial condition; NULL on failure (err filled) */
@@ -84,12 +93,32 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
  * says when and why. */
 mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbsError *err);
 
-/* energies, momenta, constraint violation and body kinematics of the current state */
+/* the consistent state of a record at (d->t, d->q, d->v) into d->v_rec (velocities
+ * projected onto G v + g_t = 0 in the mass metric; the residual left in
+ * d->velocity_violation), d->lambda_rec and d->acc_rec (the index-1 equations at the
+ * projected state). d->q, d->v and the integrator's state are not changed. Uses the linear
+ * solver (the next step refactors). Fails only if the KKT matrix is singular. */
+mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err);
+
+/* project d->v itself onto G v + g_t = 0 at (d->t, d->q), adding the kinetic energy it
+ * changes to d->external_work (the impulse of a prescribed motion whose rate jumps) */
+mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *err);
+
+/* r (ncon, may be NULL) = G(q) v + g_t(q, t); returns max |r| */
+double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
+                             double t, double *r);
+
+/* kinetic and potential energy of (q, v) */
+void mbs_energy(const mbsModel *m, const double *q, const double *v, double *kinetic,
+                double *potential);
+
+/* energies, momenta, constraint violation, body kinematics and joint reactions of a record:
+ * from d->q and the consistent d->v_rec, d->lambda_rec (call mbs_solver_consistent first) */
 void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o);
 
 /* force (3) and torque (3) each joint exerts on its second body, world components, about
- * the joint point, from the multipliers of the last step (zero before the first step) into
- * d->joint_reaction; called by mbs_observe */
+ * the joint point, from d->lambda_rec at (d->q, d->t) into d->joint_reaction; called by
+ * mbs_observe */
 void mbs_joint_reactions(const mbsModel *m, mbsData *d);
 
 /* max norm of g(q, t) over all bilateral constraints, and the row where it is attained */

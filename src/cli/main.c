@@ -231,6 +231,22 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
 }
 
+/* the consistent state of a record (velocities on the constraints, reactions of the
+ * index-1 equations) and its observables */
+static mbsStatus observe_record(const mbsModel *m, mbsData *d, mbsObservables *o, mbsError *err) {
+  mbsStatus st = mbs_solver_consistent(m, d, err);
+  if (st != MBS_OK) {
+    char msg[1000];
+    mbs_error_format(err, msg, sizeof(msg));
+    return mbs_error_set(err, st, NULL, 0, 0,
+                         "the constraint Jacobian is singular at t = %.9g, so the record's "
+                         "velocities and reactions are not defined: %s",
+                         d->t, msg);
+  }
+  mbs_observe(m, d, o);
+  return MBS_OK;
+}
+
 /* the record of the current state */
 static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
                               double *extra, mbsError *err) {
@@ -244,6 +260,7 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   memcpy(rec.linear_momentum, o->linear_momentum, sizeof(rec.linear_momentum));
   memcpy(rec.angular_momentum, o->angular_momentum, sizeof(rec.angular_momentum));
   rec.violation = o->violation;
+  rec.velocity_violation = o->velocity_violation;
   rec.iterations = d->iterations;
   /* factorizations and solves since the previous record */
   static long fact_seen = 0, solves_seen = 0;
@@ -253,7 +270,8 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   solves_seen = d->solves;
   rec.step_size = d->step > 0 ? d->last_dt : 0.0;
   rec.q = d->q;
-  rec.v = d->v;
+  rec.v = d->v_rec;
+  rec.scheme_velocity = d->v;
   rec.body_position = d->body_pos;
   rec.body_orientation = d->body_rot;
   rec.body_velocity = d->body_vel;
@@ -395,16 +413,25 @@ int main(int argc, char **argv) {
   int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
   double t_last_progress = now_seconds();
   mbsObservables o;
-  mbs_observe(m, d, &o);
-  cli_restart_first_record(&restart, m, d);
   /* genalpha: the accelerations of the first record (a restart has them from its file) */
   if (!restart.active) {
     mbs_solver_start(m, d);
   }
-  double E0 = o.kinetic + o.potential, Tmax = o.kinetic, dEmax = 0.0;
-  double vmax = o.violation;
-  mbsStatus st = write_record(w, m, d, &o, extra, &err);
-  long written_step = 0;
+  mbsStatus st = observe_record(m, d, &o, &err);
+  cli_restart_first_record(&restart, m, d);
+  /* the energy balance B = T + V - W + D of the integrator's state is conserved; the
+   * relative error is max |B - B0| / E_scale with E_scale = max(|E0|, max_t T*(t)), T* =
+   * B0 + W - D - V the kinetic energy the balance allows (an exact solution's T): unlike the
+   * kinetic energy itself, it does not grow when the motion blows up */
+  double T0, V0;
+  mbs_energy(m, d->q, d->v, &T0, &V0);
+  double E0 = o.kinetic + o.potential;
+  double B0 = T0 + V0 - d->external_work + d->dissipated;
+  double Escale = fmax(fabs(E0), T0), dEmax = 0.0, vmax = o.violation;
+  double vvmax = o.velocity_violation, warn_t = -1.0, warn_err = 0.0;
+  if (st == MBS_OK) {
+    st = write_record(w, m, d, &o, extra, &err);
+  }
   char status[1400];
   exit_code = EXIT_DONE;
   if (st != MBS_OK) {
@@ -426,14 +453,25 @@ int main(int argc, char **argv) {
       break;
     }
     d->t = t_next;
-    mbs_observe(m, d, &o);
-    double E = o.kinetic + o.potential - o.external_work + o.dissipated;
-    dEmax = fmax(dEmax, fabs(E - E0));
-    Tmax = fmax(Tmax, o.kinetic);
-    vmax = fmax(vmax, o.violation);
-    if (n % m->output_every == 0 || n == nsteps) {
-      st = write_record(w, m, d, &o, extra, &err);
-      written_step = n;
+    /* the energy monitor, every step */
+    double T, V;
+    mbs_energy(m, d->q, d->v, &T, &V);
+    double gain = T + V - d->external_work + d->dissipated - B0;
+    Escale = fmax(Escale, B0 + d->external_work - d->dissipated - V);
+    dEmax = fmax(dEmax, fabs(gain));
+    vmax = fmax(vmax, mbs_constraint_violation(m, d->q, d->t, NULL));
+    if (Escale > 0.0 && fabs(gain) > m->energy_warning * Escale && warn_t < 0.0) {
+      warn_t = d->t;
+      warn_err = fabs(gain) / Escale;
+    }
+    int unstable = Escale > 0.0 && gain > m->energy_unstable * Escale;
+    int sig = g_signal;
+    if (n % m->output_every == 0 || n == nsteps || unstable || sig) {
+      st = observe_record(m, d, &o, &err);
+      if (st == MBS_OK) {
+        vvmax = fmax(vvmax, o.velocity_violation);
+        st = write_record(w, m, d, &o, extra, &err);
+      }
       if (st != MBS_OK) {
         print_error(&err);
         snprintf(status, sizeof(status), "failed: %s", err.msg);
@@ -441,10 +479,21 @@ int main(int argc, char **argv) {
         break;
       }
     }
-    if (g_signal) {
-      if (written_step != n) {
-        write_record(w, m, d, &o, extra, &err);
-      }
+    if (unstable) {
+      snprintf(status, sizeof(status),
+               "failed: unstable at t=%.9g: the energy grew by %.3e J beyond the work of the "
+               "loads (%.3g times the energy scale %.3e J; solver.energy_balance.unstable = %g). "
+               "%s",
+               d->t, gain, gain / Escale, Escale, m->energy_unstable,
+               m->integrator == MBS_INTEGRATOR_GENALPHA
+                   ? "genalpha is not energy-stable for fast nonlinear rotation: use em, or a "
+                     "smaller dt"
+                   : "Try a smaller dt");
+      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", status);
+      exit_code = EXIT_SOLVER;
+      break;
+    }
+    if (sig) {
       snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
       fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
               g_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -462,7 +511,12 @@ int main(int argc, char **argv) {
   if (show_progress) {
     fprintf(stderr, "\r%*s\r", 78, "");
   }
-  if (exit_code == EXIT_DONE) {
+  if (exit_code == EXIT_DONE && warn_t >= 0.0) {
+    snprintf(status, sizeof(status),
+             "completed with warning: the energy balance |E - E0 - W + D| reached %.3e of the "
+             "energy scale (%.3e at t=%.9g, above solver.energy_balance.warning = %g)",
+             dEmax / Escale, warn_err, warn_t, m->energy_warning);
+  } else if (exit_code == EXIT_DONE) {
     snprintf(status, sizeof(status), "completed");
   }
   mbsError cerr;
@@ -479,7 +533,7 @@ int main(int argc, char **argv) {
   w = NULL;
   double wall = now_seconds() - t_wall0;
   if (!args.quiet) {
-    double denom = fmax(fabs(E0), Tmax);
+    double denom = Escale;
     printf("status:       %s\n", status);
     printf("steps:        %ld to t = %.6g s (dt = %g s)\n", d->step, d->t, m->dt);
     printf("newton:       %ld iterations (%.2f per step), %ld factorizations, %ld solves\n",
@@ -488,10 +542,11 @@ int main(int argc, char **argv) {
     printf("linear:       %s sparse LU (solver.linear_solver)\n",
            mbs_linear_solver_word(m->linear_solver));
     printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
-    printf("constraints:  max violation %.3e\n", vmax);
+    printf("constraints:  max violation %.3e, velocities %.3e (records)\n", vmax, vvmax);
     if (denom > 0.0) {
-      printf("energy:       relative error %.3e (max |E - E0 - W_ext + D| / max(|E0|, max T))\n",
-             dEmax / denom);
+      printf("energy:       relative error %.3e (max |E - E0 - W + D| / %.4g J, the largest of "
+             "|E0| and the kinetic energy the balance allows)%s\n",
+             dEmax / denom, denom, warn_t >= 0.0 ? " WARNING" : "");
     } else {
       printf("energy:       relative error 0 (the system never moved)\n");
     }

@@ -103,7 +103,10 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   /* the state */
   size_t nq = (size_t)m->nq;
   memcpy(d->q, last.q, nq * sizeof(double));
-  memcpy(d->v, last.v, nq * sizeof(double));
+  /* the integrator goes on with its own velocities; /state/v is their projection onto the
+   * velocity constraints (files without /state/scheme_velocity: that, and the restart then
+   * agrees with the uninterrupted run to the integrator's accuracy only) */
+  memcpy(d->v, last.scheme_velocity ? last.scheme_velocity : last.v, nq * sizeof(double));
   for (int i = 0; i < m->ncon; i++) {
     d->mu[i] = last.multipliers ? last.multipliers[i] * (last_dt * last_dt) : 0.0;
   }

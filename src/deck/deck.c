@@ -69,8 +69,10 @@ static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
     "stiffness", "damping", "rest_length", "rest_angle",   NULL};
-static const char *const solver_keys[] = {"integrator", "dt",           "t_end",         "newton",
-                                          "genalpha",   "max_halvings", "linear_solver", NULL};
+static const char *const solver_keys[] = {"integrator",    "dt",           "t_end",
+                                          "newton",        "genalpha",     "max_halvings",
+                                          "linear_solver", "energy_balance", NULL};
+static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
@@ -1030,6 +1032,28 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
   }
 
+  /* energy_balance: {warning, unstable} */
+  if ((v = deck_map_get(&m, "energy_balance")) && !deck_is_null(v)) {
+    deck_map_free(&nm);
+    if (v->type != YAML_MAPPING_NODE) {
+      st = deck_fail(r, v, "energy_balance: expected a mapping {warning, unstable}, got %s",
+                     deck_kind(v));
+      goto fail;
+    }
+    if ((st = deck_map_flatten(r, v, &nm)) != MBS_OK ||
+        (st = deck_check_keys(r, &nm, "solver.energy_balance", energy_keys, NULL)) != MBS_OK) {
+      goto fail;
+    }
+    if ((v = deck_map_get(&nm, "warning")) &&
+        (st = deck_positive(r, v, "energy_balance.warning", &s->energy_warning)) != MBS_OK) {
+      goto fail;
+    }
+    if ((v = deck_map_get(&nm, "unstable")) &&
+        (st = deck_positive(r, v, "energy_balance.unstable", &s->energy_unstable)) != MBS_OK) {
+      goto fail;
+    }
+  }
+
   /* max_halvings: step control */
   if ((v = deck_map_get(&m, "max_halvings"))) {
     if ((st = deck_integer(r, v, "max_halvings", &s->max_halvings)) != MBS_OK) {
@@ -1132,6 +1156,8 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   deck->solver.newton_reuse = 1;
   deck->solver.rho_inf = 0.8;
   deck->solver.max_halvings = 10;
+  deck->solver.energy_warning = -1.0;
+  deck->solver.energy_unstable = -1.0;
   deck->output.every = 1;
   deck->output.xdmf = 1;
 

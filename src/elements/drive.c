@@ -52,8 +52,60 @@ static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double
   elem_dot(e, &A, &B, q, mu[0], NULL, H);
 }
 
+/* the rate of a linear vector expression along v: its value at v without the constant */
+static void vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out[3]) {
+  ElemVx h = *X;
+  h.c[0] = h.c[1] = h.c[2] = 0.0;
+  elem_vx_eval(e, &h, v, out);
+}
+
+static double dot3(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* dg/dt and d2/ds2 g(q + s v, t + s): the rows are bilinear in q, so along the motion
+ * A . B has the exact second derivative 2 A' . B' plus the terms of the target's rate w and
+ * acceleration al (right derivatives: after a kink, the new motion). revolute, with
+ * P = a2 . b2, Q = a3 . b2 and g = sin(th*) P - cos(th*) Q:
+ *   g_t = w (cos th* P + sin th* Q)
+ *   gdd = (al c - w^2 s) P + 2 w c P' + s P'' + (al s + w^2 c) Q + 2 w s Q' - c Q''
+ * prismatic: g_t = -x*', gdd = 2 a1' . (p2' - p1') - x*'' */
+static void constraint_rates(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
+                             double t, double *gt, double *gdd) {
+  double f1 = 0.0;
+  double f = mbs_elem_profile(m, e->iparam[2], t, &f1);
+  double f2 = mbs_elem_profile_accel(m, e->iparam[2], t);
+  double val = e->param[ELEM_P], th = val * f, w = val * f1, al = val * f2;
+  if (e->iparam[3] == 0) {
+    ElemVx a2 = elem_dir(e, 0, 1), a3 = elem_dir(e, 0, 2), b2 = elem_dir(e, 1, 1);
+    double A2[3], A3[3], B2[3], dA2[3], dA3[3], dB2[3];
+    elem_vx_eval(e, &a2, q, A2);
+    elem_vx_eval(e, &a3, q, A3);
+    elem_vx_eval(e, &b2, q, B2);
+    vx_rate(e, &a2, v, dA2);
+    vx_rate(e, &a3, v, dA3);
+    vx_rate(e, &b2, v, dB2);
+    double P = dot3(A2, B2), Q = dot3(A3, B2);
+    double dP = dot3(dA2, B2) + dot3(A2, dB2), dQ = dot3(dA3, B2) + dot3(A3, dB2);
+    double ddP = 2.0 * dot3(dA2, dB2), ddQ = 2.0 * dot3(dA3, dB2);
+    double c = cos(th), s = sin(th);
+    gt[0] = w * (c * P + s * Q);
+    gdd[0] = (al * c - w * w * s) * P + 2.0 * w * c * dP + s * ddP + (al * s + w * w * c) * Q +
+             2.0 * w * s * dQ - c * ddQ;
+  } else {
+    ElemVx a1 = elem_dir(e, 0, 0), p1 = elem_point(e, 0), p2 = elem_point(e, 1);
+    ElemVx d = elem_vx_lin(1.0, &p2, -1.0, &p1);
+    double dA[3], dD[3];
+    vx_rate(e, &a1, v, dA);
+    vx_rate(e, &d, v, dD);
+    gt[0] = -w;
+    gdd[0] = 2.0 * dot3(dA, dD) - al;
+  }
+}
+
 const mbsElementKindTable mbs_elem_drive = {
     .name = "drive",
     .constraint = constraint,
     .constraint_hessian = constraint_hessian,
+    .constraint_rates = constraint_rates,
 };

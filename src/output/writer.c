@@ -79,12 +79,14 @@ typedef enum {
   X(S_LINEAR, "/momentum/linear", SHAPE_VEC3)                                                      \
   X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3)                                                    \
   X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR)                                           \
+  X(S_VELOCITY_VIOLATION, "/constraints/velocity_violation", SHAPE_SCALAR)                         \
   X(S_ITERATIONS, "/solver/iterations", SHAPE_INT)                                                 \
   X(S_FACTORIZATIONS, "/solver/factorizations", SHAPE_INT)                                         \
   X(S_SOLVES, "/solver/solves", SHAPE_INT)                                                         \
   X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR)                                                \
   X(S_Q, "/state/q", SHAPE_COORD)                                                                  \
   X(S_V, "/state/v", SHAPE_COORD)                                                                  \
+  X(S_SCHEME_VELOCITY, "/state/scheme_velocity", SHAPE_COORD)                                      \
   X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3)                                               \
   X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3)                                         \
   X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3)                                               \
@@ -802,6 +804,8 @@ static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *b
       {rec->linear_momentum, 3, "/momentum/linear"},
       {rec->angular_momentum, 3, "/momentum/angular"},
       {&rec->violation, 1, "/constraints/violation"},
+      {&rec->velocity_violation, 1, "/constraints/velocity_violation"},
+      {rec->scheme_velocity, w->nq, "/state/scheme_velocity"},
       {&rec->step_size, 1, "/solver/step_size"},
       {rec->q, w->nq, "/state/q"},
       {rec->v, w->nq, "/state/v"},
@@ -1076,6 +1080,12 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
       break;
     case S_VIOLATION:
       src = &rec->violation;
+      break;
+    case S_VELOCITY_VIOLATION:
+      src = &rec->velocity_violation;
+      break;
+    case S_SCHEME_VELOCITY:
+      src = rec->scheme_velocity;
       break;
     case S_ITERATIONS:
       src = &rec->iterations;

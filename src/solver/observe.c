@@ -13,10 +13,9 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const do
   double grad[3 * MBS_CON_MAXNODE], gen[4][3];
   memset(gen, 0, sizeof(gen));
   int n0 = m->body_node[b];
-  double dt2 = d->last_dt * d->last_dt;
   for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
     const mbsConRow *row = &m->con[r];
-    double lambda = d->mu[r] / dt2;
+    double lambda = d->lambda_rec[r];
     mbs_con_eval(row, q, grad);
     for (int k = 0; k < row->nnode; k++) {
       int li = row->node[k] - n0;
@@ -33,9 +32,9 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const do
     if (el->joint != j || !kind->constraint) {
       continue;
     }
-    kind->constraint(m, el, q, d->t - 0.5 * d->last_dt, ge, Ge);
+    kind->constraint(m, el, q, d->t, ge, Ge);
     for (int c = 0; c < el->ncon; c++) {
-      double lambda = d->mu[el->con0 + c] / dt2;
+      double lambda = d->lambda_rec[el->con0 + c];
       for (int i = 0; i < el->nq; i++) {
         int qi = el->qidx[i], li = qi / 3 - n0;
         if (qi < 3 * m->nnode && li >= 0 && li < 4 &&
@@ -59,13 +58,10 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const do
 }
 
 void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
-  const double *q = d->step > 0 ? d->qm : d->q;
+  const double *q = d->q;
   for (int j = 0; j < m->njoint; j++) {
     double *out = d->joint_reaction + 6 * j;
     memset(out, 0, 6 * sizeof(double));
-    if (d->step == 0 || d->last_dt <= 0.0) {
-      continue;
-    }
     int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const double *c = m->joint_point + 3 * j;
     double p[3];
@@ -90,9 +86,31 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   }
 }
 
+void mbs_energy(const mbsModel *m, const double *q, const double *v, double *kinetic,
+                double *potential) {
+  double T = 0.0, V = 0.0;
+  for (int e = 0; e < m->nmass; e++) {
+    int a = m->mass_a[e], b = m->mass_b[e];
+    T += (a == b ? 0.5 : 1.0) * m->mass_val[e] * vdot(v + 3 * a, v + 3 * b);
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElementKindTable *kind = mbs_element_kind(m->elem[k].kind);
+    if (kind->potential) {
+      V += kind->potential(m, &m->elem[k], q);
+    }
+  }
+  *kinetic = T;
+  *potential = V;
+}
+
 void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   memset(o, 0, sizeof(*o));
+  /* energies and momenta of the integrator's own velocities: the quantities its balance
+   * laws hold for (em conserves them exactly); the kinetic energy of the projected
+   * velocities differs by 1/2 |dv|_M^2 = O(dt^4). Body velocities and reactions come from
+   * the projected, consistent state. */
   const double *q = d->q, *v = d->v;
+  o->velocity_violation = d->velocity_violation;
   /* T = 1/2 v . M v; J = sum_ab M^ab q_a x v_b (seed 000 eq. 55); L = sum_ab M^ab v_b over
    * position nodes a only (for a rigid body M v_phi + e^i v_i, seed 000 eq. 24) */
   for (int e = 0; e < m->nmass; e++) {
@@ -131,6 +149,7 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   o->violation = mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
   /* bodies: centre x_c = phi - r^i d_i, v_c = v_phi - r^i v_i, omega = 1/2 d_i x v_i */
+  v = d->v_rec;
   for (int b = 0; b < m->nbody; b++) {
     double *pos = d->body_pos + 3 * b, *R = d->body_rot + 9 * b;
     double *vel = d->body_vel + 3 * b, *om = d->body_omega + 3 * b;

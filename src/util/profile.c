@@ -65,3 +65,29 @@ double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *ta
   }
   return f;
 }
+
+double mbs_profile_accel(mbsProfileKind kind, const double p[3], double t) {
+  if (kind != MBS_PROFILE_SINE) {
+    return 0.0;
+  }
+  double w = 2.0 * 3.14159265358979323846 * p[1];
+  return -p[0] * w * w * sin(w * t + p[2]);
+}
+
+int mbs_profile_kink_in(mbsProfileKind kind, const double p[3], const double *table, int ntab,
+                        double a, double b) {
+  switch (kind) {
+    case MBS_PROFILE_WINDOW:
+    case MBS_PROFILE_RAMP:
+      return (p[0] > a && p[0] <= b) || (p[1] > a && p[1] <= b);
+    case MBS_PROFILE_TABLE:
+      for (int k = 0; k < ntab; k++) {
+        if (table[2 * k] > a && table[2 * k] <= b) {
+          return 1;
+        }
+      }
+      return 0;
+    default:
+      return 0;
+  }
+}

@@ -15,4 +15,13 @@
 double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
                         double t, double *rate);
 
+/* the right second derivative d2f/dt2 at t (sine: -a (2 pi f)^2 sin(...); 0 for the
+ * piecewise linear and piecewise constant kinds) */
+double mbs_profile_accel(mbsProfileKind kind, const double p[3], double t);
+
+/* 1 if the profile has a kink or a jump (a point where its rate is discontinuous) in the
+ * interval (a, b]: the ends of a window or ramp, every interior point of a table */
+int mbs_profile_kink_in(mbsProfileKind kind, const double p[3], const double *table, int ntab,
+                        double a, double b);
+
 #endif

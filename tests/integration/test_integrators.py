@@ -80,10 +80,29 @@ with h5py.File(out, "r") as f:
 check(fact.sum() == nfact and solves.sum() == nsolve and nfact < nsolve,
       "summary and /solver/factorizations, /solver/solves agree (%d factorizations, %d solves: "
       "the factorization is reused)" % (nfact, nsolve))
-_, _, _, out = run(deck("quickstart.yaml"), "--t-end", "1", "--set", "solver.newton.reuse=false")
-with h5py.File(out, "r") as f:
-    check(np.array_equal(f["solver/factorizations"][()], f["solver/solves"][()]),
-          "newton.reuse: false refactors at every iteration")
+
+
+def newton_counts(*extra):
+    """(iterations, factorizations, solves, steps, records) from the summary of a run"""
+    o = os.path.join(TMP, "counts2.h5")
+    q = subprocess.run([MBSIM, deck("quickstart.yaml"), "-o", o, "--t-end", "1", "--overwrite"]
+                       + list(extra), capture_output=True, text=True)
+    nl = [l for l in q.stdout.splitlines() if l.startswith("newton:")][0].split()
+    sl = [l for l in q.stdout.splitlines() if l.startswith("steps:")][0].split()
+    with h5py.File(o, "r") as f:
+        nrec = len(f["time"])
+    return int(nl[1]), int(nl[6]), int(nl[8]), int(sl[1]), nrec
+
+
+# every record adds one factorization (its consistent state: velocities projected onto the
+# constraints, reactions from the index-1 equations) to those of the Newton iterations
+its, fact, solves, steps, nrec = newton_counts("--set", "solver.newton.reuse=false")
+check(fact == its + nrec, "newton.reuse: false refactors at every iteration (%d factorizations "
+      "= %d iterations + %d records)" % (fact, its, nrec))
+its, fact, solves, steps, nrec = newton_counts()
+check(fact == steps + nrec and its > steps,
+      "newton.reuse: true factors once per step (%d factorizations = %d steps + %d records, "
+      "%d iterations)" % (fact, steps, nrec, its))
 
 # a damper makes auto pick genalpha, and say why
 damped = os.path.join(TMP, "damped.yaml")
@@ -98,6 +117,12 @@ solver: {dt: 1.0e-3, t_end: 0.1}
 """)
 _, _, _, out = run(damped)
 with h5py.File(out, "r") as f:
-    check(f.attrs["integrator"] == "genalpha" and "'damper' is a damper" in
-          f.attrs["integrator_reason"], "auto picks genalpha for a damper and records why")
+    check(f.attrs["integrator"] == "em" and "dampers such as 'damper'" in
+          f.attrs["integrator_reason"], "auto picks em for a damper and records why")
+    E = f["energy/total"][()]
+    D = f["energy/dissipated"][()]
+    check(np.all(np.diff(D) >= 0.0) and D[-1] > 0.0 and
+          np.max(np.abs(E - E[0] + D)) < 1e-12 * max(abs(E[0]), 1.0),
+          "em with a damper: /energy/dissipated grows and E + D is conserved to 1e-12 (%.1e)"
+          % np.max(np.abs(E - E[0] + D)))
 done()

@@ -1,0 +1,266 @@
+/* consistent.c: the state of a record made consistent with the constraints, and the
+ * reactions that belong to it.
+ *
+ * The one-step schemes leave velocities that satisfy the velocity constraints
+ * G(q) v + dg/dt = 0 only approximately: em and midpoint fix (v_n + v_{n+1})/2 through
+ * q_{n+1} - q_n, so v_{n+1} = 2 (q_{n+1} - q_n)/dt - v_n carries an undamped alternating
+ * mode (O(dt^2) for smooth motion; after a kink of a prescribed motion it never dies out),
+ * euler's v = dq/dt is off by O(dt). At every record the velocities are projected, in the
+ * metric of the mass matrix, onto the constraint manifold's tangent space,
+ *     [M G^T; G 0] [dv; nu] = [0; -(G v + g_t)],
+ * and the multipliers come from the index-1 equations of the projected state,
+ *     [M G^T; G 0] [a; lambda] = [F(q, v, t) - grad V(q); -gdd(q, v, t)],
+ * with gdd = d2/ds2 g(q + s v, t + s) the curvature of the constraints along the motion. The
+ * reactions written are those of this lambda: they belong to the recorded time (not to a
+ * step's midpoint), are as accurate as the recorded state (second order), and exist at
+ * t = 0. Both systems share one KKT matrix: one factorization per record. The projection is
+ * an observation: the integrator's own velocities go on unchanged (so em keeps conserving
+ * energy, and runs with different output.every take identical steps); they are written as
+ * /state/scheme_velocity, from which a restart continues. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "mbsim/elements.h"
+#include "mbsim/solver.h"
+#include "solver/linsolve.h"
+#include "util/vec3.h"
+
+static void jac_put(double *jac, int slot, double val) {
+  if (slot >= 0) {
+    jac[slot] += val;
+  }
+}
+
+/* the KKT matrix [M G^T; G 0] at (q, t) into d->jac, factored with fresh pivots */
+static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
+                            mbsError *err) {
+  double *jac = d->jac, grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], *Ge = d->ework;
+  memset(jac, 0, (size_t)m->jac_nnz * sizeof(double));
+  for (int e = 0; e < m->nmass; e++) {
+    for (int c = 0; c < 3; c++) {
+      jac_put(jac, m->mass_map[6 * e + c], m->mass_val[e]);
+      jac_put(jac, m->mass_map[6 * e + 3 + c], m->mass_val[e]);
+    }
+  }
+  for (int row = 0; row < m->nrow; row++) {
+    const mbsConRow *c = &m->con[row];
+    const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
+    mbs_con_eval(c, q, grad);
+    for (int k = 0; k < c->nnode; k++) {
+      for (int j = 0; j < 3; j++) {
+        jac_put(jac, gmap[6 * k + j], grad[3 * k + j]);
+        jac_put(jac, gmap[6 * k + 3 + j], grad[3 * k + j]);
+      }
+    }
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint) {
+      continue;
+    }
+    const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+    kind->constraint(m, el, q, t, g, Ge);
+    for (int c = 0; c < el->ncon; c++) {
+      for (int i = 0; i < el->nq; i++) {
+        jac_put(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * el->nq + i]);
+        jac_put(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * el->nq + i]);
+      }
+    }
+  }
+  mbsStatus st = mbs_linsolve_factor(d->ls, jac, 1, err);
+  d->factorizations++;
+  d->factor_valid = 0;
+  return st;
+}
+
+double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
+                             double t, double *r) {
+  double grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
+  double *Ge = d->ework, worst = 0.0;
+  for (int row = 0; row < m->nrow; row++) {
+    const mbsConRow *c = &m->con[row];
+    mbs_con_eval(c, q, grad);
+    double s = 0.0;
+    for (int k = 0; k < c->nnode; k++) {
+      s += vdot(grad + 3 * k, v + 3 * c->node[k]);
+    }
+    if (r) {
+      r[row] = s;
+    }
+    worst = fmax(worst, fabs(s));
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint) {
+      continue;
+    }
+    kind->constraint(m, el, q, t, g, Ge);
+    memset(gt, 0, sizeof(gt));
+    if (kind->constraint_rates) {
+      kind->constraint_rates(m, el, q, v, t, gt, gdd);
+    }
+    for (int c = 0; c < el->ncon; c++) {
+      double s = gt[c];
+      for (int i = 0; i < el->nq; i++) {
+        s += Ge[c * el->nq + i] * v[el->qidx[i]];
+      }
+      if (r) {
+        r[el->con0 + c] = s;
+      }
+      worst = fmax(worst, fabs(s));
+    }
+  }
+  return worst;
+}
+
+/* v <- v + dv with [M G^T; G 0] [dv; nu] = [0; -(G v + g_t)] on the factored KKT matrix;
+ * repeated while it gains (round-off of one solve on a badly scaled system); returns the
+ * residual left */
+static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double *v, double t,
+                         double *left, mbsError *err) {
+  int nq = m->nq;
+  double *rhs = d->res, *x = d->dx;
+  double r = mbs_velocity_residual(m, d, q, v, t, rhs + nq);
+  /* round-off of G v: eps |G| |v| with |G| ~ |q| for the quadratic rows */
+  double floor = 8.0 * DBL_EPSILON;
+  for (int i = 0; i < nq; i++) {
+    floor = fmax(floor, 8.0 * DBL_EPSILON * fabs(v[i]) * (1.0 + fabs(q[i])));
+  }
+  for (int pass = 0; pass < 3 && r > floor; pass++) {
+    memset(rhs, 0, (size_t)nq * sizeof(double));
+    for (int i = 0; i < m->ncon; i++) {
+      rhs[nq + i] = -rhs[nq + i];
+    }
+    mbsStatus st = mbs_linsolve_solve(d->ls, d->jac, rhs, x, err);
+    d->solves++;
+    if (st != MBS_OK) {
+      return st;
+    }
+    for (int i = 0; i < nq; i++) {
+      d->vtmp[i] = v[i] + x[i];
+    }
+    double rn = mbs_velocity_residual(m, d, q, d->vtmp, t, rhs + nq);
+    if (!(rn < r)) {
+      break;
+    }
+    memcpy(v, d->vtmp, (size_t)nq * sizeof(double));
+    r = rn;
+  }
+  *left = r;
+  return MBS_OK;
+}
+
+/* 1/2 v . M v */
+static double kinetic(const mbsModel *m, const double *v) {
+  double T = 0.0;
+  for (int e = 0; e < m->nmass; e++) {
+    int a = m->mass_a[e], b = m->mass_b[e];
+    double w = m->mass_val[e];
+    T += (a == b ? 0.5 : 1.0) * w * vdot(v + 3 * a, v + 3 * b);
+  }
+  return T;
+}
+
+mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *err) {
+  if (m->ncon == 0) {
+    return MBS_OK;
+  }
+  mbsStatus st = kkt_factor(m, d, d->q, d->t, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double T0 = kinetic(m, d->v), left;
+  st = project(m, d, d->q, d->v, d->t, &left, err);
+  if (st == MBS_OK) {
+    /* the impulse of the constraints that made the velocities follow the new motion: the
+     * work of the drives (scleronomic rows do no work on the projected velocity) */
+    d->external_work += kinetic(m, d->v) - T0;
+  }
+  return st;
+}
+
+mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
+  int nq = m->nq;
+  const double *q = d->q;
+  double t = d->t;
+  memcpy(d->v_rec, d->v, (size_t)nq * sizeof(double));
+  memset(d->lambda_rec, 0, (size_t)(m->ncon > 0 ? m->ncon : 1) * sizeof(double));
+  d->velocity_violation = 0.0;
+  if (m->ncon == 0) {
+    return MBS_OK;
+  }
+  mbsStatus st = kkt_factor(m, d, q, t, err);
+  if (st == MBS_OK) {
+    st = project(m, d, q, d->v_rec, t, &d->velocity_violation, err);
+  }
+  if (st != MBS_OK) {
+    return st;
+  }
+  /* index-1 right-hand side at the projected state */
+  const double *v = d->v_rec;
+  double *r = d->res, g[MBS_ELEM_MAXQ], gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
+  double *H = d->ework + MBS_ELEM_MAXQ * MBS_ELEM_MAXQ, mu[MBS_ELEM_MAXCON];
+  memset(r, 0, (size_t)m->nsys * sizeof(double));
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (kind->gradient) {
+      kind->gradient(m, el, q, g, NULL);
+      for (int i = 0; i < el->nq; i++) {
+        r[el->qidx[i]] -= g[i];
+      }
+    }
+    if (kind->force) {
+      kind->force(m, el, q, v, t, g, NULL, NULL);
+      for (int i = 0; i < el->nq; i++) {
+        r[el->qidx[i]] += g[i];
+      }
+    }
+    if (!kind->constraint) {
+      continue;
+    }
+    if (kind->constraint_rates) {
+      kind->constraint_rates(m, el, q, v, t, gt, gdd);
+    } else {
+      /* time-independent rows: gdd = v^T (d2 g / dq2) v, row by row */
+      for (int c = 0; c < el->ncon; c++) {
+        gdd[c] = 0.0;
+        if (!kind->constraint_hessian) {
+          continue;
+        }
+        memset(mu, 0, sizeof(mu));
+        mu[c] = 1.0;
+        memset(H, 0, (size_t)(el->nq * el->nq) * sizeof(double));
+        kind->constraint_hessian(m, el, q, t, mu, H);
+        for (int i = 0; i < el->nq; i++) {
+          for (int j = 0; j < el->nq; j++) {
+            gdd[c] += v[el->qidx[i]] * H[i * el->nq + j] * v[el->qidx[j]];
+          }
+        }
+      }
+    }
+    for (int c = 0; c < el->ncon; c++) {
+      r[nq + el->con0 + c] = -gdd[c];
+    }
+  }
+  /* quadratic rows: g'' = v^T H v with the constant Hessian blocks coef I3 */
+  for (int row = 0; row < m->nrow; row++) {
+    const mbsConRow *c = &m->con[row];
+    double curv = 0.0;
+    for (int p = m->con_hstart[row]; p < m->con_hstart[row + 1]; p++) {
+      curv += m->con_hcoef[p] * vdot(v + 3 * c->node[m->con_hk[p]], v + 3 * c->node[m->con_hl[p]]);
+    }
+    r[nq + row] = -curv;
+  }
+  st = mbs_linsolve_solve(d->ls, d->jac, r, d->dx, err);
+  d->solves++;
+  if (st != MBS_OK) {
+    return st;
+  }
+  memcpy(d->acc_rec, d->dx, (size_t)nq * sizeof(double));
+  memcpy(d->lambda_rec, d->dx + nq, (size_t)m->ncon * sizeof(double));
+  return MBS_OK;
+}
