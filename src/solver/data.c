@@ -38,10 +38,11 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->body_vel = calloc(3 * nb, sizeof(double));
   d->body_omega = calloc(3 * nb, sizeof(double));
   d->joint_reaction = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
+  d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
   if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
       !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->mu_prev || !d->acc ||
       !d->aacc || !d->qhat || !d->dq || !d->qbase || !d->vbase || !d->body_pos || !d->body_rot ||
-      !d->body_vel || !d->body_omega || !d->joint_reaction) {
+      !d->body_vel || !d->body_omega || !d->joint_reaction || !d->redund_work) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     mbs_data_destroy(d);
     return NULL;
@@ -65,7 +66,8 @@ void mbs_data_destroy(mbsData *d) {
                   d->res,      d->dx,       d->jac,      d->qm,         d->vm,
                   d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,
                   d->aacc,     d->qhat,     d->dq,       d->qbase,      d->vbase,
-                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction};
+                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction,
+                  d->redund_work};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -88,6 +88,12 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
       }
     }
   }
+  /* a loop with rows dropped as redundant: its reactions of least norm (README, Output) */
+  if (m->ndrop > 0 && d->step > 0 && d->last_dt > 0.0) {
+    mbs_model_min_norm_reactions(m, q, d->t - 0.5 * d->last_dt, d->mu,
+                                 1.0 / (d->last_dt * d->last_dt), d->joint_reaction,
+                                 d->redund_work);
+  }
 }
 
 void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
