@@ -53,8 +53,8 @@ static mbsModel *compile_ok(const char *text) {
   "bodies:\n"                                                                                      \
   "  - {name: crank, shape: {box: [0.05, 1, 0.05]}, density: 1000, position: [0, 0.5, 0]}\n"       \
   "  - {name: coupler, shape: {box: [2, 0.05, 0.05]}, density: 1000, position: [1, 1, 0]}\n"       \
-  "  - {name: rocker, shape: {box: [0.05, 1, 0.05]}, density: 1000, position: [2, 0.5, 0]}\n"      \
-  EXTRA_BODY "joints:\n"                                                                           \
+  "  - {name: rocker, shape: {box: [0.05, 1, 0.05]}, density: 1000, position: [2, 0.5, "           \
+  "0]}\n" EXTRA_BODY "joints:\n"                                                                   \
   "  - {name: A, type: revolute, bodies: [ground, crank], point: [0, 0, 0], " AXIS_Z MOTION_A      \
   "}\n"                                                                                            \
   "  - {name: B, type: revolute, bodies: [crank, coupler], point: [0, 1, 0], " AXIS_Z "}\n"        \
@@ -119,9 +119,8 @@ END_TEST
 START_TEST(test_conflicting_motions) {
   /* both the crank and the rocker of the one-dof four-bar driven: the rocker's motion repeats
    * what the loop and the crank's motion fix; it cannot be dropped (it would be ignored) */
-  static const char text[] =
-      FOUR_BAR_RRRR("", ", motion: {value: 1, profile: {ramp: [0, 1]}}",
-                    ", motion: {value: 1, profile: {ramp: [0, 1]}}");
+  static const char text[] = FOUR_BAR_RRRR("", ", motion: {value: 1, profile: {ramp: [0, 1]}}",
+                                           ", motion: {value: 1, profile: {ramp: [0, 1]}}");
   mbsError err;
   ck_assert_int_eq(compile(text, &err), MBS_ERR_MODEL);
   ck_assert_msg(strstr(err.msg, "the constraints are redundant") &&

@@ -231,8 +231,8 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
   for (int k = 0; k < m->nelem; k++) {
     nnz += (size_t)m->elem[k].ncon * (size_t)m->elem[k].nq;
   }
-  cholmod_sparse *A = cholmod_l_allocate_sparse((size_t)m->nq, (size_t)m->ncon, nnz + 1, 1, 1, 0,
-                                                CHOLMOD_REAL, cc);
+  cholmod_sparse *A =
+      cholmod_l_allocate_sparse((size_t)m->nq, (size_t)m->ncon, nnz + 1, 1, 1, 0, CHOLMOD_REAL, cc);
   if (!A) {
     return NULL;
   }
@@ -488,8 +488,8 @@ static int loop_block(mbsModel *m) {
     m->red_nrow = 0; /* too large to handle densely: the reduced system's reactions */
     m->red_nwork = 0;
   } else {
-    m->red_nwork = (int)((ns + nd) * nc + ns * nc + ns * ns + 2 * (ns + nd) + nd * (ns + nd) +
-                         nd * nd + nd);
+    m->red_nwork =
+        (int)((ns + nd) * nc + ns * nc + ns * ns + 2 * (ns + nd) + nd * (ns + nd) + nd * nd + nd);
   }
   rc = 0;
 done:
@@ -556,10 +556,10 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
     permuted |= E[k] != k;
   }
   if (rank < 0 || !R || permuted) {
-    st = mbs_error_set(err, rank < 0 && cc.status == CHOLMOD_OUT_OF_MEMORY ? MBS_ERR_NOMEM
-                                                                           : MBS_ERR_MODEL,
-                       NULL, 0, 0, "the rank of the constraint Jacobian could not be found (%s)",
-                       rank < 0 ? "SuiteSparseQR failed" : "unexpected column permutation");
+    st = mbs_error_set(
+        err, rank < 0 && cc.status == CHOLMOD_OUT_OF_MEMORY ? MBS_ERR_NOMEM : MBS_ERR_MODEL, NULL,
+        0, 0, "the rank of the constraint Jacobian could not be found (%s)",
+        rank < 0 ? "SuiteSparseQR failed" : "unexpected column permutation");
     goto done;
   }
   if (rank == m->ncon) {
@@ -763,14 +763,14 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
   if (nd == 0 || ns == 0) {
     return 0;
   }
-  double *A = work;                     /* (nt x nc) the rows: kept, then dropped */
-  double *Q = A + (size_t)nt * nc;      /* (ns x nc) orthonormal basis of the kept rows */
-  double *Rt = Q + (size_t)ns * nc;     /* (ns x ns) Rt[i ns + k]: kept row k on q_i */
-  double *x = Rt + (size_t)ns * ns;     /* (nt) coefficients */
-  double *lam = x + nt;                 /* (nt) multipliers of the block's rows */
-  double *N = lam + nt;                 /* (nd x nt) self-equilibrated sets */
-  double *C = N + (size_t)nd * nt;      /* (nd x nd) N N^T */
-  double *c = C + (size_t)nd * nd;      /* (nd) */
+  double *A = work;                 /* (nt x nc) the rows: kept, then dropped */
+  double *Q = A + (size_t)nt * nc;  /* (ns x nc) orthonormal basis of the kept rows */
+  double *Rt = Q + (size_t)ns * nc; /* (ns x ns) Rt[i ns + k]: kept row k on q_i */
+  double *x = Rt + (size_t)ns * ns; /* (nt) coefficients */
+  double *lam = x + nt;             /* (nt) multipliers of the block's rows */
+  double *N = lam + nt;             /* (nd x nt) self-equilibrated sets */
+  double *C = N + (size_t)nd * nt;  /* (nd x nd) N N^T */
+  double *c = C + (size_t)nd * nd;  /* (nd) */
   for (int i = 0; i < nt; i++) {
     block_row(m, i < ns ? &m->con[m->red_row[i]] : &m->drop[i - ns], q, A + (size_t)i * nc);
   }

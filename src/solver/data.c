@@ -66,8 +66,8 @@ void mbs_data_destroy(mbsData *d) {
                   d->res,      d->dx,       d->jac,      d->qm,         d->vm,
                   d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,
                   d->aacc,     d->qhat,     d->dq,       d->qbase,      d->vbase,
-                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction,
-                  d->redund_work};
+                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction};
+  free(d->redund_work);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
