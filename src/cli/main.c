@@ -385,6 +385,10 @@ int main(int argc, char **argv) {
   if (!args.quiet) {
     printf("mbsim-run %s: %s -> %s\n", MBS_VERSION, deck.path, out);
     printf("integrator: %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+    if (m->ndrop > 0) {
+      printf("redundant:  dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
+             m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
+    }
     fflush(stdout);
   }
 
