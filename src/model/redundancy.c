@@ -221,9 +221,10 @@ static int row_owner(const mbsModel *m, int r, int *elem) {
 }
 
 /* A = G(q, t)^T (nq x ncon, column r = row r scaled to unit norm), as CHOLMOD CSC; NULL when
- * out of memory. scatter (nq) is scratch, zero on entry and exit. */
+ * out of memory. scatter (nq) is scratch, zero on entry and exit; mark (nq) scratch, -1 on
+ * entry (the last column that touched each coordinate). */
 static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, double t,
-                                        double *scatter, cholmod_common *cc) {
+                                        double *scatter, int *mark, cholmod_common *cc) {
   size_t nnz = 0;
   for (int r = 0; r < m->nrow; r++) {
     nnz += 3 * (size_t)m->con[r].nnode;
@@ -250,7 +251,8 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
     for (int k = 0; k < row->nnode; k++) {
       for (int c = 0; c < 3; c++) {
         int qi = 3 * row->node[k] + c;
-        if (scatter[qi] == 0.0 && grad[3 * k + c] != 0.0) {
+        if (mark[qi] != col) {
+          mark[qi] = col;
           idx[n++] = qi;
         }
         scatter[qi] += grad[3 * k + c];
@@ -290,7 +292,8 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
       int n = 0;
       for (int i = 0; i < el->nq; i++) {
         int qi = el->qidx[i];
-        if (scatter[qi] == 0.0 && Ge[c * el->nq + i] != 0.0) {
+        if (mark[qi] != col) {
+          mark[qi] = col;
           idx[n++] = qi;
         }
         scatter[qi] += Ge[c * el->nq + i];
@@ -528,21 +531,25 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
   cholmod_sparse *A = NULL, *R = NULL;
   SuiteSparse_long *E = NULL;
   double *scatter = NULL, *b = NULL, *y = NULL;
-  int *dead = NULL, *live_col = NULL, *loop = NULL;
+  int *dead = NULL, *live_col = NULL, *loop = NULL, *mark = NULL;
   mbsStatus st = MBS_OK;
   int started = cholmod_l_start(&cc);
   cc.print = 0;
   scatter = calloc((size_t)m->nq, sizeof(double));
+  mark = malloc((size_t)m->nq * sizeof(int));
   dead = calloc((size_t)m->ncon, sizeof(int));
   live_col = malloc((size_t)m->ncon * sizeof(int));
   loop = calloc((size_t)m->njoint, sizeof(int));
   b = malloc((size_t)m->ncon * sizeof(double));
   y = malloc((size_t)m->ncon * sizeof(double));
-  if (!started || !scatter || !dead || !live_col || !loop || !b || !y) {
+  if (!started || !scatter || !mark || !dead || !live_col || !loop || !b || !y) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
     goto done;
   }
-  A = gradient_columns(m, q, t, scatter, &cc);
+  for (int i = 0; i < m->nq; i++) {
+    mark[i] = -1;
+  }
+  A = gradient_columns(m, q, t, scatter, mark, &cc);
   if (!A) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
     goto done;
@@ -562,7 +569,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
         rank < 0 ? "SuiteSparseQR failed" : "unexpected column permutation");
     goto done;
   }
-  if (rank == m->ncon) {
+  if (rank >= m->ncon) {
     goto done;
   }
 
@@ -582,6 +589,9 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
       dead[j] = 1;
       ndead++;
     }
+  }
+  if (ndead == 0) {
+    goto done; /* no dead column after all: a singular matrix is reported by the solver */
   }
 
   /* each dead row: the rows it repeats (back substitution in the live columns) give the
@@ -675,6 +685,7 @@ done:
     cholmod_l_finish(&cc);
   }
   free(scatter);
+  free(mark);
   free(dead);
   free(live_col);
   free(loop);
