@@ -138,12 +138,14 @@ install: all
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
 
-# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h
+# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h,
+# only the redundancy check SuiteSparseQR_C.h
 check-layering:
 	@! grep -rln '<yaml.h>' src include | grep -v '^src/deck/' || (echo "yaml.h outside src/deck"; false)
 	@! grep -rln '<hdf5.h>' src include | grep -v '^src/output/' || (echo "hdf5.h outside src/output"; false)
 	@! grep -rln '<umfpack.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "umfpack.h outside linsolve.c"; false)
 	@! grep -rln '<klu.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "klu.h outside linsolve.c"; false)
+	@! grep -rln '<SuiteSparseQR_C.h>' src include | grep -v '^src/model/redundancy.c' || (echo "SuiteSparseQR_C.h outside redundancy.c"; false)
 	@echo "layering ok"
 
 format-check:
