@@ -161,6 +161,58 @@ START_TEST(test_one_conflicting_row_message) {
 }
 END_TEST
 
+START_TEST(test_singular_start) {
+  /* a parallelogram four-bar laid flat (all links on the x axis, a change point): there one
+   * in-plane row repeats the others too, but only there; dropping it would let the loop come
+   * apart once it moves, so it is refused (the 3 out-of-plane rows alone would be dropped) */
+  static const char text[] =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: crank, shape: {box: [1, 0.05, 0.05]}, density: 1000, position: [0.5, 0, 0]}\n"
+      "  - {name: coupler, shape: {box: [2, 0.05, 0.05]}, density: 1000, position: [2, 0, 0]}\n"
+      "  - {name: rocker, shape: {box: [1, 0.05, 0.05]}, density: 1000, position: [2.5, 0, 0]}\n"
+      "joints:\n"
+      "  - {name: A, type: revolute, bodies: [ground, crank], point: [0, 0, 0], axis: [0, 0, "
+      "1]}\n"
+      "  - {name: B, type: revolute, bodies: [crank, coupler], point: [1, 0, 0], axis: [0, 0, "
+      "1]}\n"
+      "  - {name: C, type: revolute, bodies: [coupler, rocker], point: [3, 0, 0], axis: [0, 0, "
+      "1]}\n"
+      "  - {name: D, type: revolute, bodies: [ground, rocker], point: [2, 0, 0], axis: [0, 0, "
+      "1]}\n";
+  mbsError err;
+  ck_assert_int_eq(compile(text, &err), MBS_ERR_MODEL);
+  ck_assert_msg(strstr(err.msg, "redundant only here: joint 'D' row 1 repeats the others at "
+                                "t = 0 but not once the loop moves") &&
+                    strstr(err.msg, "singular position"),
+                "message: %s", err.msg);
+  ck_assert_int_eq(err.line, 10);
+  ck_assert_int_eq(err.col, 5);
+}
+END_TEST
+
+START_TEST(test_coaxial_bearings) {
+  /* a door on two coaxial revolute bearings: the second bearing's 5 rows repeat the first's
+   * wherever the door is, so they are dropped and the door keeps its one degree of freedom */
+  static const char text[] =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: door, shape: {box: [1, 0.05, 2]}, density: 500, position: [0.5, 0, 1]}\n"
+      "joints:\n"
+      "  - {name: lower, type: revolute, bodies: [ground, door], point: [0, 0, 0], axis: [0, 0, "
+      "1]}\n"
+      "  - {name: upper, type: revolute, bodies: [ground, door], point: [0, 0, 2], axis: [0, 0, "
+      "1]}\n";
+  mbsModel *m = compile_ok(text);
+  ck_assert_int_eq(m->ndrop, 5);
+  ck_assert_int_eq(m->ndof, 1);
+  char buf[128];
+  mbs_model_describe_dropped(m, buf, sizeof(buf));
+  ck_assert_str_eq(buf, "joint 'upper' rows 1, 2, 3, 4, 5");
+  mbs_model_destroy(m);
+}
+END_TEST
+
 START_TEST(test_loops_that_hold) {
   mbsError err;
   /* spatial four-bars without redundancy: R-S-S-R (one idle spin) and R-S-C-R */
@@ -225,6 +277,8 @@ Suite *redundancy_suite(void) {
   tcase_add_test(tc, test_one_redundant_row);
   tcase_add_test(tc, test_conflicting_motions);
   tcase_add_test(tc, test_one_conflicting_row_message);
+  tcase_add_test(tc, test_singular_start);
+  tcase_add_test(tc, test_coaxial_bearings);
   tcase_add_test(tc, test_loops_that_hold);
   tcase_add_test(tc, test_long_chain);
   suite_add_tcase(s, tc);

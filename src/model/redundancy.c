@@ -42,6 +42,10 @@
 /* at run time the loop's rows must still repeat: what remains of a dropped row after
  * projecting out the kept ones, relative to its norm (above it: a singular position) */
 #define REPEAT_TOL 1e-6
+/* the move along the loop's motion that checks a repeated row repeats wherever the loop is
+ * (only_here): its size relative to the model's, and the rank tolerance after it */
+#define MOVE_H 1e-3
+#define MOVED_TOL 3e-5
 /* the dense loop block of the minimum-norm reactions: rows x columns at most */
 #define MAX_DENSE 1000000L
 
@@ -335,6 +339,118 @@ static double row_value(const mbsModel *m, int r, const double *q, double t) {
     }
   }
   return 0.0;
+}
+
+/* Rows that repeat the others only at q: a loop that starts at a singular position (a dead
+ * centre, or a change point where its links line up) loses rank there only, and a row
+ * dropped there would not hold once the loop moves. So the loop is moved along a tangent of
+ * its scleronomic kept rows, q1 = q + h v with G_kept(q) v = 0 (v the part of a fixed
+ * pseudo-random vector that the kept rows allow, by a least-squares solve with G_kept^T), and
+ * factorized again. At q1 a row that repeats the others wherever the loop is still repeats
+ * them up to the curvature of the constraints, O(h^2) (exactly, for a planar loop moving in
+ * its plane), while a row that repeats them only at q has moved away by O(h): with
+ * h = 1e-3 of the model's size the tolerance MOVED_TOL = 3e-5 ~ h^1.5 lies between the two.
+ * *gone = the first row dead at q but not at q1, or -1. Returns -1 when out of memory. */
+static int only_here(const mbsModel *m, const double *q, double t, const cholmod_sparse *A,
+                     const int *dead, double *scatter, int *mark, cholmod_common *cc, int *gone) {
+  const SuiteSparse_long *Ap = A->p, *Ai = A->i;
+  const double *Ax = A->x;
+  cholmod_sparse *K = NULL, *A1 = NULL, *R1 = NULL;
+  cholmod_dense *W = NULL, *X = NULL;
+  SuiteSparse_long *E1 = NULL;
+  double *q1 = NULL;
+  int rc = -1, nk = 0;
+  size_t nnz = 0;
+  *gone = -1;
+  for (int r = 0; r < m->nrow; r++) {
+    if (!dead[r]) {
+      nk++;
+      nnz += (size_t)(Ap[r + 1] - Ap[r]);
+    }
+  }
+  K = cholmod_l_allocate_sparse((size_t)m->nq, (size_t)nk, nnz + 1, 1, 1, 0, CHOLMOD_REAL, cc);
+  W = cholmod_l_allocate_dense((size_t)m->nq, 1, (size_t)m->nq, CHOLMOD_REAL, cc);
+  q1 = malloc((size_t)m->nq * sizeof(double));
+  if (!K || !W || !q1) {
+    goto done;
+  }
+  SuiteSparse_long *Kp = K->p, *Ki = K->i, p = 0;
+  double *Kx = K->x;
+  for (int r = 0, c = 0; r < m->nrow; r++) {
+    if (dead[r]) {
+      continue;
+    }
+    Kp[c++] = p;
+    for (SuiteSparse_long k = Ap[r]; k < Ap[r + 1]; k++) {
+      Ki[p] = Ai[k];
+      Kx[p++] = Ax[k];
+    }
+  }
+  Kp[nk] = p;
+  /* a fixed pseudo-random vector (the result does not depend on the run) */
+  double *w = W->x;
+  unsigned long long s = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < m->nq; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    w[i] = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  }
+  X = SuiteSparseQR_C_backslash(SPQR_ORDERING_DEFAULT, SPQR_DEFAULT_TOL, K, W, cc);
+  if (!X) {
+    goto done;
+  }
+  /* v = w - K x: what is left of w normal to every kept row */
+  const double *x = X->x;
+  for (int c = 0; c < nk; c++) {
+    for (SuiteSparse_long k = Kp[c]; k < Kp[c + 1]; k++) {
+      w[Ki[k]] -= Kx[k] * x[c];
+    }
+  }
+  double vmax = 0.0, size = 1.0;
+  for (int i = 0; i < m->nq; i++) {
+    vmax = fmax(vmax, fabs(w[i]));
+    size = fmax(size, fabs(q[i]));
+  }
+  if (!(vmax > 1e-9)) {
+    rc = 0; /* the kept rows allow no motion: nothing moves away */
+    goto done;
+  }
+  for (int i = 0; i < m->nq; i++) {
+    q1[i] = q[i] + MOVE_H * size / vmax * w[i];
+  }
+  A1 = gradient_columns(m, q1, t, scatter, mark, cc);
+  if (!A1) {
+    goto done;
+  }
+  SuiteSparse_long rank = SuiteSparseQR_C(SPQR_ORDERING_FIXED, MOVED_TOL, 0, 0, A1, NULL, NULL,
+                                          NULL, NULL, &R1, &E1, NULL, NULL, NULL, cc);
+  if (rank < 0 || !R1 || E1) {
+    goto done;
+  }
+  const SuiteSparse_long *Rp = R1->p, *Ri = R1->i;
+  const double *Rx = R1->x;
+  int nlive = 0;
+  for (int j = 0; j < m->ncon; j++) {
+    int live = 0;
+    for (SuiteSparse_long k = Rp[j]; k < Rp[j + 1]; k++) {
+      live |= Ri[k] == nlive && Rx[k] != 0.0;
+    }
+    nlive += live;
+    if (live && dead[j] && *gone < 0) {
+      *gone = j;
+    }
+  }
+  rc = 0;
+done:
+  cholmod_l_free_sparse(&K, cc);
+  cholmod_l_free_sparse(&A1, cc);
+  cholmod_l_free_sparse(&R1, cc);
+  cholmod_l_free_dense(&W, cc);
+  cholmod_l_free_dense(&X, cc);
+  if (E1) {
+    cholmod_l_free((size_t)m->ncon, sizeof(SuiteSparse_long), E1, cc);
+  }
+  free(q1);
+  return rc;
 }
 
 /* the suggestion for n joint equations to free in a loop of revolute joints */
@@ -658,6 +774,23 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
       }
     }
     st = report(m, loop, ndep, nrow_joints, t, motion_joint, bad_row, bad_value, err);
+    goto done;
+  }
+  int gone = -1;
+  if (only_here(m, q, t, A, dead, scatter, mark, &cc, &gone) < 0) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
+    goto done;
+  }
+  if (gone >= 0) {
+    int e, j = row_owner(m, gone, &e);
+    mbsMark mk = m->joint_mark[j];
+    st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, mk.line, mk.col,
+                       "the constraints are redundant only here: joint '%s' row %d repeats the "
+                       "others at t = %g but not once the loop moves, so the loop starts at a "
+                       "singular position (a dead centre, or a change point where its links line "
+                       "up) and the Newton matrix would be singular; start the mechanism away "
+                       "from that position",
+                       m->joint_name[j], m->con[gone].jrow + 1, t);
     goto done;
   }
   for (int r = 0; r < m->ncon; r++) {

@@ -61,6 +61,12 @@ check("four_bar_two_motions.yaml:14:5: the constraints are redundant" in err and
       "Remove the motion of 'D'" in err,
       "four_bar_two_motions: the message names the loop, counts the repeated equations and "
       "says which motion to remove")
+# the parallelogram laid flat (a change point): a row that repeats the others only there
+p, out = run("four_bar_flat")
+check(p.returncode == 1 and not os.path.exists(out) and "four_bar_flat.yaml:19:5: the "
+      "constraints are redundant only here: joint 'D' row 1 repeats the others at t = 0 but not "
+      "once the loop moves" in p.stderr and "singular position" in p.stderr,
+      "four_bar_flat: a loop at a singular position is refused, naming the row")
 p, out = run("four_bar_spherical_cylindrical")
 check(p.returncode == 0, "the four-bar with the suggested joints runs (%s)" % p.stderr.strip())
 with h5py.File(out, "r") as f:
