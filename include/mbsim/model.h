@@ -211,7 +211,9 @@ void mbs_model_destroy(mbsModel *m);
  * A repeated joint row that holds at q (|g| within tolerance) is dropped: it leaves con (the
  * rows after it move up, joint_con/joint_ncon and the elements' con0 follow) and is kept in
  * m->drop; nrow, ncon, ndof and nsys are updated. A repeated row of a prescribed motion (the
- * loop already fixes that joint) or a repeated row that does not hold is refused: MBS_ERR_MODEL
+ * loop already fixes that joint), a repeated row that does not hold, or one that repeats the
+ * others only at q (the loop moved a little along its motion no longer repeats it: a singular
+ * starting position) is refused: MBS_ERR_MODEL
  * naming the joints of the loop, how many equations repeat and what to change (at the deck
  * position of the first of them). MBS_ERR_NOMEM when out of memory. */
 mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err);
