@@ -16,7 +16,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \
             -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(SAN) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lopenblas -lm $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lspqr -lcholmod -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
                              src/solver/*.c src/output/*.c))
@@ -138,12 +138,14 @@ install: all
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
 
-# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h
+# only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h,
+# only the redundancy check SuiteSparseQR_C.h
 check-layering:
 	@! grep -rln '<yaml.h>' src include | grep -v '^src/deck/' || (echo "yaml.h outside src/deck"; false)
 	@! grep -rln '<hdf5.h>' src include | grep -v '^src/output/' || (echo "hdf5.h outside src/output"; false)
 	@! grep -rln '<umfpack.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "umfpack.h outside linsolve.c"; false)
 	@! grep -rln '<klu.h>' src include | grep -v '^src/solver/linsolve.c' || (echo "klu.h outside linsolve.c"; false)
+	@! grep -rln '<SuiteSparseQR_C.h>' src include | grep -v '^src/model/redundancy.c' || (echo "SuiteSparseQR_C.h outside redundancy.c"; false)
 	@echo "layering ok"
 
 format-check:

@@ -40,6 +40,8 @@ typedef struct {
   double c0;
   int joint; /* owning joint index, or -1 for a body's rigidity */
   int body;  /* owning body for rigidity rows, else -1 */
+  int jrow;  /* its row number within the joint (0-based, as listed in decks/README.md,
+                whatever was dropped), or within the body's rigidity */
 } mbsConRow;
 
 /* element kinds: potentials and non-potential forces (elements.h has the function table) */
@@ -91,7 +93,7 @@ typedef struct mbsModel {
   int nscalar; /* scalar coordinates (e.g. augmentation angles, seed 004 sec. 5) */
   int ncon;    /* bilateral constraint rows: nrow quadratic rows, then element rows */
   int nrow;    /* generic quadratic rows (con) */
-  int ndof;    /* nq - ncon (independent constraints assumed) */
+  int ndof;    /* nq - ncon (the rows left after dropping redundant ones are independent) */
   int nbody, njoint, nload, nelem;
 
   /* coordinates */
@@ -120,6 +122,19 @@ typedef struct mbsModel {
 
   /* constraints */
   mbsConRow *con; /* (ncon) */
+
+  /* joint rows dropped at compile time because they repeat the others (a closed loop with
+   * redundant equations, mbs_model_drop_redundant): not in con or the Newton system, kept
+   * for the minimum-norm reactions of their loop */
+  int ndrop;
+  mbsConRow *drop; /* (ndrop) in joint order, jrow says which row of the joint */
+  /* the loop block of the minimum-norm reactions (mbs_model_min_norm_reactions): kept rows
+   * (global indices, quadratic rows < nrow, then element rows) and the coordinates they
+   * touch; red_nrow = 0 when the block was too large to handle densely */
+  int red_nrow, red_ncol;
+  int *red_row;    /* (red_nrow) */
+  int *red_colmap; /* (nq) coordinate -> block column, -1 */
+  int red_nwork;   /* doubles of workspace it needs */
 
   /* joints */
   char (*joint_name)[MBS_NAME_MAX];
@@ -191,13 +206,36 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 /* release a model (accepts NULL) */
 void mbs_model_destroy(mbsModel *m);
 
-/* Redundant joint constraints at the configuration q, time t: joints that close a loop
- * with more equations than independent ones (a planar four-bar of revolute joints in 3D),
- * which make the Newton matrix singular. MBS_OK if there are none; else MBS_ERR_MODEL with
- * err naming the joints of the loop, how many equations repeat and what to change (at the
- * deck position of the first of them). Loops whose dense block would exceed 1e6 entries are
- * not analysed. Called by mbs_model_compile at q0; MBS_ERR_NOMEM when out of memory. */
-mbsStatus mbs_model_check_redundancy(const mbsModel *m, const double *q, double t, mbsError *err);
+/* Redundant constraint rows at the configuration q, time t (mbs_model_compile calls it at q0,
+ * t = 0, after the rows are built and before the Newton pattern): a rank-revealing sparse QR
+ * (SuiteSparseQR) of G(q)^T, rigidity rows first, then joint rows in deck order, then the
+ * rows of constraint elements (prescribed motions), finds the rows that repeat earlier ones.
+ * A repeated joint row that holds at q (|g| within tolerance) is dropped: it leaves con (the
+ * rows after it move up, joint_con/joint_ncon and the elements' con0 follow) and is kept in
+ * m->drop; nrow, ncon, ndof and nsys are updated. A repeated row of a prescribed motion (the
+ * loop already fixes that joint), a repeated row that does not hold, or one that repeats the
+ * others only at q (the loop moved a little along its motion no longer repeats it: a singular
+ * starting position) is refused: MBS_ERR_MODEL
+ * naming the joints of the loop, how many equations repeat and what to change (at the deck
+ * position of the first of them). MBS_ERR_NOMEM when out of memory. */
+mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err);
+
+/* "joint 'D' rows 3, 4, 5; joint 'E' row 1": the dropped rows (1-based row numbers within
+ * each joint, as in decks/README.md), "" when none; returns the length it needed */
+int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);
+
+/* Minimum-norm reactions of the loops with dropped rows. The multipliers lambda_i =
+ * scale mu_i of the kept rows (the solver's, at the configuration q and time t where the
+ * constraint forces were evaluated) give reactions that are one choice among many: any
+ * self-equilibrated set of multipliers of the loop's joint rows (including the dropped ones)
+ * can be added. This adds to reaction (njoint x 6: force and torque on each joint's second
+ * body, about the joint point, as mbs_joint_reactions writes it) the change of the loop
+ * joints' reactions that makes the multipliers of all the loop's joint and motion rows the
+ * ones of least Euclidean norm (N and N m counted alike); rigidity rows are free. work has
+ * m->red_nwork doubles. Returns 0, or -1 when the loop's rows no longer repeat at q (a
+ * singular position): reaction is then left as it was. */
+int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, const double *mu,
+                                 double scale, double *reaction, double *work);
 
 /* label of coordinate i (points into m->coord_names) */
 const char *mbs_model_coord_name(const mbsModel *m, int i);

@@ -40,6 +40,9 @@ typedef struct {
                                           run continues an earlier one; NULL: a run from t = 0 */
   int write_acceleration;              /* 1 (genalpha): also the datasets /state/acceleration
                                           and /state/algorithmic_acceleration [N,n] */
+  const char *redundant_rows;          /* root attribute `redundant_rows`: the joint rows
+                                          dropped as redundant ("joint 'D' rows 3, 4, 5"; NULL:
+                                          written empty) */
 } mbsOutputInfo;
 
 /* one output record: all quantities at the end of a step, SI, world components */

@@ -58,6 +58,7 @@ typedef struct mbsData {
   double *ework;   /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
+  double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
   mbsLinsolve *ls;
 } mbsData;
 

@@ -224,6 +224,12 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "loads:        %d\n", m->nload);
   fprintf(f, "coordinates:  %d\n", m->nq);
   fprintf(f, "constraints:  %d\n", m->ncon);
+  if (m->ndrop > 0) {
+    char dropped[512];
+    mbs_model_describe_dropped(m, dropped, sizeof(dropped));
+    fprintf(f, "redundant:    dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
+            m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
+  }
   fprintf(f, "dof:          %d\n", m->ndof);
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
@@ -364,8 +370,11 @@ int main(int argc, char **argv) {
   for (int j = 0; j < m->njoint; j++) {
     jnames[j] = m->joint_name[j];
   }
+  char dropped[1024];
+  mbs_model_describe_dropped(m, dropped, sizeof(dropped));
   mbsOutputInfo info = {
       .version = MBS_VERSION,
+      .redundant_rows = dropped,
       .title = deck.title,
       .deck_text = deck.text ? deck.text : "",
       .integrator = mbs_integrator_word(m->integrator),
@@ -394,6 +403,10 @@ int main(int argc, char **argv) {
   if (!args.quiet) {
     printf("mbsim-run %s: %s -> %s\n", MBS_VERSION, deck.path, out);
     printf("integrator: %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+    if (m->ndrop > 0) {
+      printf("redundant:  dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
+             m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
+    }
     fflush(stdout);
   }
 

@@ -1012,8 +1012,13 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
   }
   for (int j = 0; j < m->njoint; j++) {
     double worst = 0.0;
-    for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
-      const mbsConRow *row = &m->con[r];
+    /* its rows in the system (i < joint_ncon), then those dropped as redundant */
+    for (int i = 0; i < m->joint_ncon[j] + m->ndrop; i++) {
+      int dr = i - m->joint_ncon[j];
+      if (dr >= 0 && m->drop[dr].joint != j) {
+        continue;
+      }
+      const mbsConRow *row = dr >= 0 ? &m->drop[dr] : &m->con[m->joint_con[j] + i];
       mbs_con_eval(row, m->q0, grad);
       double gv = 0.0;
       for (int k = 0; k < row->nnode; k++) {
@@ -1177,6 +1182,12 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     goto fail;
   }
   augmented_velocities(m);
+  /* each row's number within its joint (or body), which names it whatever is dropped */
+  for (int r = 0, b0 = 0; r < m->nrow; r++) {
+    mbsConRow *row = &m->con[r];
+    b0 = (r > 0 && row->joint < 0 && m->con[r - 1].body == row->body) ? b0 : r;
+    row->jrow = row->joint >= 0 ? r - m->joint_con[row->joint] : r - b0;
+  }
   /* constraint elements' rows follow the quadratic rows */
   m->ncon = m->nrow;
   for (int e = 0; e < m->nelem; e++) {
@@ -1185,8 +1196,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   }
   m->ndof = m->nq - m->ncon;
   m->nsys = m->nq + m->ncon;
-  /* redundant loops first: they also explain most over-constrained models */
-  if (mbs_model_check_redundancy(m, m->q0, 0.0, err) != MBS_OK) {
+  /* redundant rows first: repeated joint rows of closed loops are dropped, conflicting ones
+   * refused (they also explain most over-constrained models) */
+  if (mbs_model_drop_redundant(m, m->q0, 0.0, err) != MBS_OK) {
     goto fail;
   }
   if (m->ndof < 0) {
@@ -1219,7 +1231,8 @@ void mbs_model_destroy(mbsModel *m) {
                   m->joint_con,   m->joint_ncon, m->joint_mark, m->joint_body,    m->joint_point,
                   m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
                   m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
-                  m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table};
+                  m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table,
+                  m->drop,        m->red_row,    m->red_colmap};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

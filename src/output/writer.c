@@ -939,6 +939,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
       {"integrator", info->integrator},
       {"integrator_reason", info->integrator_reason},
       {"linear_solver", info->linear_solver},
+      {"redundant_rows", info->redundant_rows},
       {"status", w->status},
   };
   for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {

@@ -345,7 +345,7 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
   const mbsConRow *c = &m->con[r];
   if (c->joint >= 0) {
     snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[c->joint],
-             mbs_joint_type_word(m->joint_type[c->joint]), r - m->joint_con[c->joint] + 1);
+             mbs_joint_type_word(m->joint_type[c->joint]), c->jrow + 1);
   } else {
     snprintf(buf, (size_t)n, "rigidity of body '%s'", m->body_name[c->body]);
   }

@@ -34,22 +34,45 @@ def all_finite(path):
     return bad
 
 
-# redundant constraints: a planar four-bar of four revolute joints in 3D
-for name, where in (("four_bar_revolute", "13:5"), ("four_bar_with_free_body", "16:5")):
-    p, out = run(name)
-    err = p.stderr
-    check(p.returncode == 1 and not os.path.exists(out), "%s: exit 1, nothing written" % name)
-    check("redundant" in err and all("'%s' (revolute)" % j in err for j in "ABCD"),
-          "%s: the message says the constraints are redundant and names the loop's joints" % name)
-    check("3 of the 20 joint equations" in err and "spherical" in err and "cylindrical" in err,
-          "%s: it counts the repeated equations and says what to change" % name)
-    check("%s.yaml:%s: the constraints are redundant" % (name, where) in err,
-          "%s: the message points at the loop's first joint (%s)" % (name, where))
+# redundant constraints: a planar four-bar of four revolute joints in 3D (3 of its 20 joint
+# equations repeat the others) runs with the repeated rows dropped and named, also beside a
+# free body where the count of equations does not show it
+for name, dof in (("four_bar_revolute", 1), ("four_bar_with_free_body", 7)):
+    s = subprocess.run([MBSIM, os.path.join(HAZ, name + ".yaml"), "--check"],
+                       capture_output=True, text=True)
+    check(s.returncode == 0 and "redundant:    dropped 3 equations that repeat the others: "
+          "joint 'D' rows 3, 4, 5" in s.stdout,
+          "%s: the summary names the 3 dropped rows (%s)" % (name, s.stderr.strip()))
+    p, out = run(name, "--t-end", "0.05")
+    check(p.returncode == 0, "%s: runs (%s)" % (name, p.stderr.strip()))
+    with h5py.File(out, "r") as f:
+        check(f.attrs["n_dof"] == dof and np.max(f["constraints/violation"][()]) < 1e-9,
+              "%s: %d degree%s of freedom, the kept constraints held"
+              % (name, dof, "" if dof == 1 else "s"))
+        check(f.attrs["redundant_rows"] == "joint 'D' rows 3, 4, 5",
+              "%s: the root attribute redundant_rows names them" % name)
+# both ends of the loop driven: the second motion repeats what the loop fixes, refused
+p, out = run("four_bar_two_motions")
+err = p.stderr
+check(p.returncode == 1 and not os.path.exists(out), "four_bar_two_motions: exit 1, nothing written")
+check("four_bar_two_motions.yaml:14:5: the constraints are redundant" in err and
+      all("'%s' (revolute)" % j in err for j in "ABCD") and "4 of the 22 joint equations" in err
+      and "The prescribed motion of joint 'D' is one of them" in err and
+      "Remove the motion of 'D'" in err,
+      "four_bar_two_motions: the message names the loop, counts the repeated equations and "
+      "says which motion to remove")
+# the parallelogram laid flat (a change point): a row that repeats the others only there
+p, out = run("four_bar_flat")
+check(p.returncode == 1 and not os.path.exists(out) and "four_bar_flat.yaml:19:5: the "
+      "constraints are redundant only here: joint 'D' row 1 repeats the others at t = 0 but not "
+      "once the loop moves" in p.stderr and "singular position" in p.stderr,
+      "four_bar_flat: a loop at a singular position is refused, naming the row")
 p, out = run("four_bar_spherical_cylindrical")
 check(p.returncode == 0, "the four-bar with the suggested joints runs (%s)" % p.stderr.strip())
 with h5py.File(out, "r") as f:
     check(f.attrs["n_dof"] == 1 and np.max(f["constraints/violation"][()]) < 1e-9,
           "... with one degree of freedom and its constraints held")
+    check(f.attrs["redundant_rows"] == "", "... and nothing dropped (redundant_rows empty)")
 
 # a joint violated at t = 0 (a point mass away from its joint point), and initial velocities
 # that violate a joint (tests/bad/velocity_violates_joint.yaml)
