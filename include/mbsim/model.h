@@ -220,6 +220,10 @@ void mbs_model_destroy(mbsModel *m);
  * position of the first of them). MBS_ERR_NOMEM when out of memory. */
 mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err);
 
+/* (compile) number the constraint rows: the quadratic rows, then each constraint element's
+ * (con0), and set ncon, ndof, nsys */
+void mbs_model_number_rows(mbsModel *m);
+
 /* "joint 'D' rows 3, 4, 5; joint 'E' row 1": the dropped rows (1-based row numbers within
  * each joint, as in decks/README.md), "" when none; returns the length it needed */
 int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);

@@ -1116,6 +1116,17 @@ static void energy_thresholds(mbsModel *m, const mbsDeck *deck) {
   m->energy_unstable = deck->solver.energy_unstable > 0.0 ? deck->solver.energy_unstable : 1.0;
 }
 
+void mbs_model_number_rows(mbsModel *m) {
+  /* constraint elements' rows follow the quadratic rows */
+  m->ncon = m->nrow;
+  for (int e = 0; e < m->nelem; e++) {
+    m->elem[e].con0 = m->ncon;
+    m->ncon += m->elem[e].ncon;
+  }
+  m->ndof = m->nq - m->ncon;
+  m->nsys = m->nq + m->ncon;
+}
+
 mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   mbsModel *m = calloc(1, sizeof(mbsModel));
   if (!m) {
@@ -1188,14 +1199,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     b0 = (r > 0 && row->joint < 0 && m->con[r - 1].body == row->body) ? b0 : r;
     row->jrow = row->joint >= 0 ? r - m->joint_con[row->joint] : r - b0;
   }
-  /* constraint elements' rows follow the quadratic rows */
-  m->ncon = m->nrow;
-  for (int e = 0; e < m->nelem; e++) {
-    m->elem[e].con0 = m->ncon;
-    m->ncon += m->elem[e].ncon;
-  }
-  m->ndof = m->nq - m->ncon;
-  m->nsys = m->nq + m->ncon;
+  mbs_model_number_rows(m);
   /* redundant rows first: repeated joint rows of closed loops are dropped, conflicting ones
    * refused (they also explain most over-constrained models) */
   if (mbs_model_drop_redundant(m, m->q0, 0.0, err) != MBS_OK) {

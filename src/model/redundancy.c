@@ -224,6 +224,31 @@ static int row_owner(const mbsModel *m, int r, int *elem) {
   return -1;
 }
 
+/* close one column of gradient_columns: its n distinct rows idx (values in scatter, which is
+ * cleared again) scaled to unit norm, rows sorted as CHOLMOD promises with sorted = 1;
+ * returns the next free entry */
+static SuiteSparse_long finish_column(int *idx, int n, double *scatter, SuiteSparse_long *Ai,
+                                      double *Ax, SuiteSparse_long p) {
+  double norm = 0.0;
+  for (int i = 0; i < n; i++) {
+    norm += scatter[idx[i]] * scatter[idx[i]];
+  }
+  norm = norm > 0.0 ? 1.0 / sqrt(norm) : 0.0;
+  for (int i = 1; i < n; i++) {
+    for (int j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
+      int s = idx[j];
+      idx[j] = idx[j - 1];
+      idx[j - 1] = s;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    Ai[p] = idx[i];
+    Ax[p++] = scatter[idx[i]] * norm;
+    scatter[idx[i]] = 0.0;
+  }
+  return p;
+}
+
 /* A = G(q, t)^T (nq x ncon, column r = row r scaled to unit norm), as CHOLMOD CSC; NULL when
  * out of memory. scatter (nq) is scratch, zero on entry and exit; mark (nq) scratch, -1 on
  * entry (the last column that touched each coordinate). */
@@ -262,24 +287,7 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
         scatter[qi] += grad[3 * k + c];
       }
     }
-    double norm = 0.0;
-    for (int i = 0; i < n; i++) {
-      norm += scatter[idx[i]] * scatter[idx[i]];
-    }
-    norm = norm > 0.0 ? 1.0 / sqrt(norm) : 0.0;
-    /* sorted row indices, as CHOLMOD promises with sorted = 1 */
-    for (int i = 1; i < n; i++) {
-      for (int j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
-        int s = idx[j];
-        idx[j] = idx[j - 1];
-        idx[j - 1] = s;
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      Ai[p] = idx[i];
-      Ax[p++] = scatter[idx[i]] * norm;
-      scatter[idx[i]] = 0.0;
-    }
+    p = finish_column(idx, n, scatter, Ai, Ax, p);
   }
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
@@ -302,23 +310,7 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
         }
         scatter[qi] += Ge[c * el->nq + i];
       }
-      double norm = 0.0;
-      for (int i = 0; i < n; i++) {
-        norm += scatter[idx[i]] * scatter[idx[i]];
-      }
-      norm = norm > 0.0 ? 1.0 / sqrt(norm) : 0.0;
-      for (int i = 1; i < n; i++) {
-        for (int j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
-          int s = idx[j];
-          idx[j] = idx[j - 1];
-          idx[j - 1] = s;
-        }
-      }
-      for (int i = 0; i < n; i++) {
-        Ai[p] = idx[i];
-        Ax[p++] = scatter[idx[i]] * norm;
-        scatter[idx[i]] = 0.0;
-      }
+      p = finish_column(idx, n, scatter, Ai, Ax, p);
     }
   }
   Ap[col] = p;
@@ -546,13 +538,7 @@ static int compact(mbsModel *m, const int *dead, int ndead) {
       m->joint_ncon[j]++;
     }
   }
-  m->ncon = m->nrow;
-  for (int e = 0; e < m->nelem; e++) {
-    m->elem[e].con0 = m->ncon;
-    m->ncon += m->elem[e].ncon;
-  }
-  m->ndof = m->nq - m->ncon;
-  m->nsys = m->nq + m->ncon;
+  mbs_model_number_rows(m);
   return 0;
 }
 
