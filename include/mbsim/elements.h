@@ -67,6 +67,18 @@ double mbs_elem_profile_accel(const mbsModel *m, int ip, double t);
 /* 1 if the model's profile ip has a kink or jump in (a, b] (0 for ip = -1) */
 int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 
+/* the coordinates of joint j at (q, v) (joint_coords.c): up to 3 values into x and their
+ * rates into xd (NaN beyond the joint's count), angular[k] = 1 for an angle in (-pi, pi];
+ * returns the count (revolute, prismatic 1; cylindrical, universal 2; planar, spherical 3;
+ * fixed, distance 0) */
+int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
+                          double xd[3], int angular[3]);
+
+/* the force (3) and torque (3) the load element e exerts on its second body at (q, v, t),
+ * world components, about the load's attachment point on that body (load_resultant.c) */
+void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
+                        double t, double out[6]);
+
 /* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */
 double mbs_contravariant_directors(double dcon[9], const double d[9]);

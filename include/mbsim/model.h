@@ -143,6 +143,9 @@ typedef struct mbsModel {
   int *joint_ncon;          /* (njoint) number of rows */
   mbsMark *joint_mark;      /* (njoint) deck position */
   int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground */
+  mbsElem *joint_frame;     /* (njoint) the joint's two sides as a two-sided element (no
+                               kind): body-fixed frames d'_a and points of both bodies, for
+                               /joints/coordinates (mbs_joint_coordinates) */
   double *joint_point;      /* (njoint x 3) the joint point on the second body in its
                                director frame relative to phi (world point if static) */
 

@@ -33,6 +33,8 @@ typedef struct {
   int njoint;                          /* nj (0 when there are no joints: /joints datasets are
                                           then written with a zero second dimension) */
   const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
+  int nload;                           /* nl */
+  const char *const *load_names;       /* nl names (dataset /loads/names); NULL when nl = 0 */
   int overwrite;                       /* 1: replace whatever regular file is at the path; 0:
                                           only an earlier mbsim-run result (see
                                           mbs_output_create) */
@@ -75,6 +77,10 @@ typedef struct {
   const double *joint_position;        /* (nj x 3) [m] world position of each joint point, fixed
                                           to the joint's second body (/joints/position); NULL:
                                           written as NaN */
+  const double *joint_coordinates;     /* (nj x 3) [rad or m] /joints/coordinates; NULL: NaN */
+  const double *load_force;            /* (nl x 6) [N, N m] force and torque of each load on its
+                                          second body (/loads/force); NULL: NaN */
+  const double *joint_rates;           /* (nj x 3) [rad/s or m/s] /joints/rates; NULL: NaN */
   const double *multipliers;           /* (n_constraints) Lagrange multipliers lambda of the step
                                           that ended here, in the units of each constraint row
                                           (/state/multipliers; a restart's predictor starts from
@@ -141,6 +147,8 @@ typedef struct {
   double *multipliers;     /* (n_constraints) /state/multipliers; NULL when the file has none
                               (older files) or they are not finite */
   double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
+  double *joint_coordinates; /* (njoint x 3) /joints/coordinates of the record (NULL in files
+                                without it) */
   double *scheme_velocity; /* (n_coordinates) /state/scheme_velocity: the integrator's own
                               velocities (NULL in files without it; then /state/v) */
   double *acceleration;    /* (n_coordinates) /state/acceleration and */

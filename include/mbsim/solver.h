@@ -46,6 +46,10 @@ typedef struct mbsData {
   double *lambda_rec;        /* (ncon) [N, N m] */
   double *acc_rec;           /* (nq) */
   double velocity_violation; /* max |G v_rec + g_t| */
+  double *joint_coord;       /* (njoint x 3) joint coordinates, angles continuous in time
+                                (mbs_joint_track); NaN beyond each joint's count */
+  double *joint_rate;        /* (njoint x 3) their rates at the record (from v_rec) */
+  double *load_force;        /* (nload x 6) force and torque of each load on its second body */
 
   /* workspace */
   double *vtmp;    /* (nq) */
@@ -108,6 +112,11 @@ mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *e
 /* r (ncon, may be NULL) = G(q) v + g_t(q, t); returns max |r| */
 double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
                              double t, double *r);
+
+/* follow the joint coordinates to the current q: angles continue from their last values
+ * (add whole turns), so call it after every step; the first call (d->step == 0 or after a
+ * restart that set them) starts from the current values */
+void mbs_joint_track(const mbsModel *m, mbsData *d);
 
 /* kinetic and potential energy of (q, v) */
 void mbs_energy(const mbsModel *m, const double *q, const double *v, double *kinetic,

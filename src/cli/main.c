@@ -283,6 +283,9 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   rec.body_velocity = d->body_vel;
   rec.body_angular_velocity = d->body_omega;
   rec.joint_reaction = d->joint_reaction;
+  rec.joint_coordinates = d->joint_coord;
+  rec.joint_rates = d->joint_rate;
+  rec.load_force = d->load_force;
   /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
   cli_record_extras(m, d, extra, extra + m->ncon);
   rec.multipliers = extra;
@@ -321,7 +324,7 @@ int main(int argc, char **argv) {
   mbsModel *m = NULL;
   mbsData *d = NULL;
   mbsWriter *w = NULL;
-  const char **names = NULL, **bnames = NULL, **jnames = NULL;
+  const char **names = NULL, **bnames = NULL, **jnames = NULL, **lnames = NULL;
   double *extra = NULL;
   cliRestart restart;
   memset(&restart, 0, sizeof(restart));
@@ -356,8 +359,9 @@ int main(int argc, char **argv) {
   names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
   bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
   jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
+  lnames = malloc((size_t)(m->nload > 0 ? m->nload : 1) * sizeof(char *));
   extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
-  if (!names || !bnames || !jnames || !extra) {
+  if (!names || !bnames || !jnames || !lnames || !extra) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
   }
@@ -369,6 +373,9 @@ int main(int argc, char **argv) {
   }
   for (int j = 0; j < m->njoint; j++) {
     jnames[j] = m->joint_name[j];
+  }
+  for (int l = 0; l < m->nload; l++) {
+    lnames[l] = m->load_name[l];
   }
   char dropped[1024];
   mbs_model_describe_dropped(m, dropped, sizeof(dropped));
@@ -391,6 +398,8 @@ int main(int argc, char **argv) {
       .write_xdmf = m->output_xdmf,
       .njoint = m->njoint,
       .joint_names = m->njoint > 0 ? jnames : NULL,
+      .nload = m->nload,
+      .load_names = m->nload > 0 ? lnames : NULL,
       .restart_from = restart.from,
       .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
       .overwrite = args.overwrite,
@@ -466,6 +475,7 @@ int main(int argc, char **argv) {
       break;
     }
     d->t = t_next;
+    mbs_joint_track(m, d);
     /* the energy monitor, every step */
     double T, V;
     mbs_energy(m, d->q, d->v, &T, &V);
@@ -572,6 +582,7 @@ done:
   free(names);
   free(bnames);
   free(jnames);
+  free(lnames);
   free(extra);
   cli_restart_free(&restart);
   mbs_data_destroy(d);

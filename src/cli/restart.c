@@ -112,6 +112,16 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   }
   d->t = t;
   d->last_dt = last_dt;
+  /* joint angles go on from the record's (whole turns included); without them, from the
+   * angles of q in (-pi, pi] */
+  if (last.joint_coordinates) {
+    memcpy(d->joint_coord, last.joint_coordinates, (size_t)m->njoint * 3 * sizeof(double));
+  } else {
+    for (int k = 0; k < 3 * m->njoint; k++) {
+      d->joint_coord[k] = NAN;
+    }
+  }
+  mbs_joint_track(m, d);
   d->external_work = last.external_work;
   d->dissipated = last.dissipated;
   d->iterations = last.iterations;

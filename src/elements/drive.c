@@ -52,13 +52,6 @@ static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double
   elem_dot(e, &A, &B, q, mu[0], NULL, H);
 }
 
-/* the rate of a linear vector expression along v: its value at v without the constant */
-static void vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out[3]) {
-  ElemVx h = *X;
-  h.c[0] = h.c[1] = h.c[2] = 0.0;
-  elem_vx_eval(e, &h, v, out);
-}
-
 static double dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
@@ -82,9 +75,9 @@ static void constraint_rates(const mbsModel *m, const mbsElem *e, const double *
     elem_vx_eval(e, &a2, q, A2);
     elem_vx_eval(e, &a3, q, A3);
     elem_vx_eval(e, &b2, q, B2);
-    vx_rate(e, &a2, v, dA2);
-    vx_rate(e, &a3, v, dA3);
-    vx_rate(e, &b2, v, dB2);
+    elem_vx_rate(e, &a2, v, dA2);
+    elem_vx_rate(e, &a3, v, dA3);
+    elem_vx_rate(e, &b2, v, dB2);
     double P = dot3(A2, B2), Q = dot3(A3, B2);
     double dP = dot3(dA2, B2) + dot3(A2, dB2), dQ = dot3(dA3, B2) + dot3(A3, dB2);
     double ddP = 2.0 * dot3(dA2, dB2), ddQ = 2.0 * dot3(dA3, dB2);
@@ -96,8 +89,8 @@ static void constraint_rates(const mbsModel *m, const mbsElem *e, const double *
     ElemVx a1 = elem_dir(e, 0, 0), p1 = elem_point(e, 0), p2 = elem_point(e, 1);
     ElemVx d = elem_vx_lin(1.0, &p2, -1.0, &p1);
     double dA[3], dD[3];
-    vx_rate(e, &a1, v, dA);
-    vx_rate(e, &d, v, dD);
+    elem_vx_rate(e, &a1, v, dA);
+    elem_vx_rate(e, &d, v, dD);
     gt[0] = -w;
     gdd[0] = 2.0 * dot3(dA, dD) - al;
   }

@@ -85,6 +85,12 @@ void elem_vx_eval(const mbsElem *e, const ElemVx *v, const double *q, double out
   }
 }
 
+void elem_vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out[3]) {
+  ElemVx h = *X;
+  h.c[0] = h.c[1] = h.c[2] = 0.0;
+  elem_vx_eval(e, &h, v, out);
+}
+
 double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double *q, double s,
                 double *g, double *H) {
   double a[3], b[3];

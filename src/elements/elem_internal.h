@@ -42,6 +42,9 @@ ElemVx elem_vx_lin(double sa, const ElemVx *A, double sb, const ElemVx *B);
 /* value at the global state q */
 void elem_vx_eval(const mbsElem *e, const ElemVx *v, const double *q, double out[3]);
 
+/* its rate along the velocities v: the value at v without the constant */
+void elem_vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out[3]);
+
 /* u = A(q) . B(q); adds s du/dq into g (local, e->nq) and s d2u/dq2 into H (e->nq x e->nq
  * row-major) when they are not NULL */
 double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double *q, double s,

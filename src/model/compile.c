@@ -395,6 +395,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_mark = calloc((size_t)nj, sizeof(mbsMark));
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
+  m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
   m->elem = calloc((size_t)(nb + nl + nj), sizeof(mbsElem));
   m->profile = calloc((size_t)(nl + nj), sizeof(mbsProfile));
   m->profile_table =
@@ -404,7 +405,8 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->mass_a || !m->mass_b || !m->mass_val ||
       !m->con || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
-      !m->joint_mark || !m->joint_body || !m->joint_point || !m->elem || !m->load_name ||
+      !m->joint_mark || !m->joint_body || !m->joint_point || !m->joint_frame || !m->elem ||
+      !m->load_name ||
       !m->profile || !m->profile_table) {
     return MBS_ERR_NOMEM;
   }
@@ -825,6 +827,23 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
   return MBS_OK;
 }
 
+/* every joint's two sides with its frame and point, for its coordinates */
+static void joint_frames(mbsModel *m, const mbsDeck *deck) {
+  for (int j = 0; j < deck->njoint; j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    mbsElem *el = &m->joint_frame[j];
+    double Z[9];
+    joint_frame(dj, Z);
+    const double *P = dj->point; /* (distance joints have no coordinates here) */
+    el->nq = 0;
+    el->body = dj->body[1];
+    el->load = -1;
+    el->joint = j;
+    elem_side(m, deck, el, 0, dj->body[0], Z, P);
+    elem_side(m, deck, el, 1, dj->body[1], Z, P);
+  }
+}
+
 /* joint_torque, joint_force, rotational_spring: both sides of the joint with its frame */
 static void joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
                        int *nscalar) {
@@ -1192,6 +1211,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (compile_elements(m, deck, err) != MBS_OK) {
     goto fail;
   }
+  joint_frames(m, deck);
   augmented_velocities(m);
   /* each row's number within its joint (or body), which names it whatever is dropped */
   for (int r = 0, b0 = 0; r < m->nrow; r++) {
@@ -1236,7 +1256,7 @@ void mbs_model_destroy(mbsModel *m) {
                   m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
                   m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
                   m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table,
-                  m->drop,        m->red_row,    m->red_colmap};
+                  m->drop,        m->red_row,    m->red_colmap, m->joint_frame};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -297,6 +297,7 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
   int has_mu = dataset_dims(file, "/state/multipliers", dims) == 2;
   int has_dt = dataset_dims(file, "/solver/step_size", dims) == 1;
   int has_sv = dataset_dims(file, "/state/scheme_velocity", dims) == 2;
+  int has_jc = dataset_dims(file, "/joints/coordinates", dims) == 3;
   int has_acc = dataset_dims(file, "/state/acceleration", dims) == 2 &&
                 dataset_dims(file, "/state/algorithmic_acceleration", dims) == 2;
   struct {
@@ -311,6 +312,7 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
       {"/state/q", (hsize_t)nq, 1},
       {"/state/v", (hsize_t)nq, 1},
       {"/state/scheme_velocity", (hsize_t)nq, has_sv},
+      {"/joints/coordinates", 3 * (hsize_t)rec->njoint, has_jc && rec->njoint > 0},
       {"/state/multipliers", (hsize_t)nc, has_mu},
       {"/joints/reaction", 6 * (hsize_t)rec->njoint, 1},
       {"/solver/step_size", 1, has_dt},
@@ -352,10 +354,13 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
   rec->v = malloc(nqa * sizeof(double));
   rec->multipliers = has_mu ? malloc(nca * sizeof(double)) : NULL;
   rec->scheme_velocity = has_sv ? malloc(nqa * sizeof(double)) : NULL;
+  has_jc = has_jc && rec->njoint > 0;
+  rec->joint_coordinates = has_jc ? malloc((size_t)rec->njoint * 3 * sizeof(double)) : NULL;
   rec->joint_reaction = rec->njoint > 0 ? malloc((size_t)rec->njoint * 6 * sizeof(double)) : NULL;
   rec->acceleration = has_acc ? malloc(nqa * sizeof(double)) : NULL;
   rec->algorithmic_acceleration = has_acc ? malloc(nqa * sizeof(double)) : NULL;
   if (!rec->q || !rec->v || (has_mu && !rec->multipliers) || (has_sv && !rec->scheme_velocity) ||
+      (has_jc && !rec->joint_coordinates) ||
       (rec->njoint > 0 && !rec->joint_reaction) ||
       (has_acc && (!rec->acceleration || !rec->algorithmic_acceleration))) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory reading '%s'", path);
@@ -374,6 +379,7 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
       {"/state/q", H5T_NATIVE_DOUBLE, rec->q},
       {"/state/v", H5T_NATIVE_DOUBLE, rec->v},
       {"/state/scheme_velocity", H5T_NATIVE_DOUBLE, rec->scheme_velocity},
+      {"/joints/coordinates", H5T_NATIVE_DOUBLE, rec->joint_coordinates},
       {"/state/multipliers", H5T_NATIVE_DOUBLE, rec->multipliers},
       {"/joints/reaction", H5T_NATIVE_DOUBLE, rec->joint_reaction},
       {"/solver/step_size", H5T_NATIVE_DOUBLE, has_dt ? &rec->step_size : NULL},
@@ -446,6 +452,7 @@ void mbs_output_last_free(mbsLastRecord *rec) {
   free(rec->v);
   free(rec->multipliers);
   free(rec->scheme_velocity);
+  free(rec->joint_coordinates);
   free(rec->joint_reaction);
   free(rec->acceleration);
   free(rec->algorithmic_acceleration);

@@ -66,6 +66,7 @@ typedef enum {
   SHAPE_JOINT_WRENCH, /* [N,nj,6] */
   SHAPE_CONSTRAINT,   /* [N,ncon] */
   SHAPE_JOINT_VEC3,   /* [N,nj,3] */
+  SHAPE_LOAD_WRENCH,  /* [N,nl,6] */
 } rowShape;
 
 /* X-macro list of the time series: id, dataset path, row shape */
@@ -94,6 +95,9 @@ typedef enum {
   X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)                                            \
   X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT)                                         \
   X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3)                                        \
+  X(S_JOINT_COORDINATES, "/joints/coordinates", SHAPE_JOINT_VEC3)                                  \
+  X(S_JOINT_RATES, "/joints/rates", SHAPE_JOINT_VEC3)                                              \
+  X(S_LOAD_FORCE, "/loads/force", SHAPE_LOAD_WRENCH)                                               \
   X(S_ACCELERATION, "/state/acceleration", SHAPE_COORD)                                            \
   X(S_ALG_ACCELERATION, "/state/algorithmic_acceleration", SHAPE_COORD)
 
@@ -118,7 +122,7 @@ static const rowShape series_shape[S_COUNT] = {
 
 /* groups that hold the datasets, created before them */
 static const char *const group_path[] = {"/energy", "/momentum", "/constraints", "/solver",
-                                         "/state",  "/bodies",   "/joints"};
+                                         "/state",  "/bodies",   "/joints", "/loads"};
 
 /* one extendable dataset and the rows not yet written to it */
 typedef struct {
@@ -148,6 +152,7 @@ struct mbsWriter {
   int ncon; /* n_constraints */
   int nbody;
   int njoint;
+  int nload;
   long count;   /* records appended */
   char *status; /* value of the root attribute `status` */
   double *time; /* (time_cap) time of every record, for the sidecar */
@@ -376,7 +381,8 @@ done:
 }
 
 /* row shape, memory type and chunking of series id; allocates its buffer */
-static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, int njoint) {
+static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, int njoint,
+                       int nload) {
   s->dset = H5I_INVALID_HID;
   s->mem_type = H5T_NATIVE_DOUBLE;
   size_t elem = sizeof(double);
@@ -422,6 +428,11 @@ static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, i
       s->rank = 3;
       s->dims[1] = (hsize_t)njoint;
       s->dims[2] = 3;
+      break;
+    case SHAPE_LOAD_WRENCH:
+      s->rank = 3;
+      s->dims[1] = (hsize_t)nload;
+      s->dims[2] = 6;
       break;
   }
 
@@ -814,6 +825,7 @@ static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *b
       {rec->body_velocity, 3 * nb, "/bodies/velocity"},
       {rec->body_angular_velocity, 3 * nb, "/bodies/angular_velocity"},
       {rec->joint_reaction, 6 * nj, "/joints/reaction"},
+      {rec->load_force, 6 * (long)w->nload, "/loads/force"},
       {rec->joint_position, 3 * nj, "/joints/position"},
       {rec->multipliers, w->ncon, "/state/multipliers"},
       {rec->acceleration, w->nq, "/state/acceleration"},
@@ -847,7 +859,8 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   }
   if (check_names(info->coordinate_names, info->n_coordinates, "coordinates", path, err) ||
       check_names(info->body_names, info->nbody, "bodies", path, err) ||
-      check_names(info->joint_names, info->njoint, "joints", path, err)) {
+      check_names(info->joint_names, info->njoint, "joints", path, err) ||
+      check_names(info->load_names, info->nload, "loads", path, err)) {
     return NULL;
   }
 
@@ -881,6 +894,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   w->ncon = info->n_constraints;
   w->nbody = info->nbody;
   w->njoint = info->njoint;
+  w->nload = info->nload;
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
   w->path = malloc(strlen(path) + 1);
   if (!w->path) {
@@ -901,7 +915,8 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
   for (int i = 0; i < S_COUNT; i++) {
-    if (series_init(&w->s[i], series_shape[i], w->nq, w->ncon, w->nbody, w->njoint) < 0) {
+    if (series_init(&w->s[i], series_shape[i], w->nq, w->ncon, w->nbody, w->njoint, w->nload) <
+        0) {
       goto nomem;
     }
   }
@@ -1015,6 +1030,10 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     h5_fail(err, path, "write dataset", "/joints/names");
     goto fail;
   }
+  if (names_write(w->file, "/loads/names", info->load_names, w->nload) < 0) {
+    h5_fail(err, path, "write dataset", "/loads/names");
+    goto fail;
+  }
 
   /* a file that opens (status "running", no records) from the start */
   if (mbs_output_flush(w, err) != MBS_OK) {
@@ -1126,6 +1145,15 @@ static void series_push(series *s, seriesId id, const mbsRecord *rec) {
       break;
     case S_JOINT_POSITION:
       src = rec->joint_position;
+      break;
+    case S_JOINT_COORDINATES:
+      src = rec->joint_coordinates;
+      break;
+    case S_JOINT_RATES:
+      src = rec->joint_rates;
+      break;
+    case S_LOAD_FORCE:
+      src = rec->load_force;
       break;
     case S_ACCELERATION:
       src = rec->acceleration;

@@ -42,12 +42,16 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->lambda_rec = calloc(nc, sizeof(double));
   d->acc_rec = calloc(nq, sizeof(double));
   d->vtmp = calloc(nq, sizeof(double));
+  d->joint_coord = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
+  d->joint_rate = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
+  d->load_force = calloc(6 * (size_t)(m->nload > 0 ? m->nload : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
   if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
       !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->mu_prev || !d->acc ||
       !d->aacc || !d->qhat || !d->dq || !d->qbase || !d->vbase || !d->body_pos || !d->body_rot ||
       !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec || !d->lambda_rec ||
-      !d->acc_rec || !d->vtmp || !d->redund_work) {
+      !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord || !d->joint_rate ||
+      !d->load_force) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     mbs_data_destroy(d);
     return NULL;
@@ -60,6 +64,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   memcpy(d->q, m->q0, (size_t)m->nq * sizeof(double));
   memcpy(d->v, m->v0, (size_t)m->nq * sizeof(double));
   memcpy(d->v_rec, m->v0, (size_t)m->nq * sizeof(double));
+  mbs_joint_track(m, d);
   return d;
 }
 
@@ -73,7 +78,8 @@ void mbs_data_destroy(mbsData *d) {
                   d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,
                   d->aacc,     d->qhat,     d->dq,       d->qbase,      d->vbase,
                   d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction,
-                  d->v_rec,    d->lambda_rec, d->acc_rec, d->vtmp};
+                  d->v_rec,    d->lambda_rec, d->acc_rec, d->vtmp, d->joint_coord,
+                  d->joint_rate, d->load_force};
   free(d->redund_work);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);

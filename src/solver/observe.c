@@ -1,4 +1,5 @@
 /* observe.c: energies, momenta, constraint violation and body kinematics (FORMAT.md) */
+#include <math.h>
 #include <string.h>
 
 #include "mbsim/elements.h"
@@ -91,6 +92,19 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   }
 }
 
+void mbs_joint_track(const mbsModel *m, mbsData *d) {
+  double x[3], xd[3];
+  int ang[3];
+  for (int j = 0; j < m->njoint; j++) {
+    double *c = d->joint_coord + 3 * j;
+    mbs_joint_coordinates(m, j, d->q, d->v, x, xd, ang);
+    for (int k = 0; k < 3; k++) {
+      /* an angle goes on from its last value by the change within (-pi, pi] */
+      c[k] = (ang[k] && isfinite(c[k])) ? c[k] + remainder(x[k] - c[k], 6.283185307179586) : x[k];
+    }
+  }
+}
+
 void mbs_energy(const mbsModel *m, const double *q, const double *v, double *kinetic,
                 double *potential) {
   double T = 0.0, V = 0.0;
@@ -153,6 +167,20 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   o->dissipated = d->dissipated;
   o->violation = mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
+  /* each load's force and torque on its second body, at the consistent state */
+  memset(d->load_force, 0, 6 * (size_t)m->nload * sizeof(double));
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->load >= 0 && el->load < m->nload) {
+      mbs_load_resultant(m, el, q, d->v_rec, d->t, d->load_force + 6 * el->load);
+    }
+  }
+  /* joint coordinates (tracked every step) and their rates at the consistent velocities */
+  for (int j = 0; j < m->njoint; j++) {
+    double x[3];
+    int ang[3];
+    mbs_joint_coordinates(m, j, q, d->v_rec, x, d->joint_rate + 3 * j, ang);
+  }
   /* bodies: centre x_c = phi - r^i d_i, v_c = v_phi - r^i v_i, omega = 1/2 d_i x v_i */
   v = d->v_rec;
   for (int b = 0; b < m->nbody; b++) {
