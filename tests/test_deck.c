@@ -427,6 +427,36 @@ END_TEST
 /* ---------------------------------------------------------------------------------------- */
 /* orientation */
 
+/* axes and quaternions of any finite size are directions: normalised without overflow or
+ * underflow in the squares (1e200 and 1e-200 once gave "must be a nonzero vector") */
+START_TEST(test_extreme_axes) {
+  mbsDeck d;
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1e200], angle_deg: 90}}\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 1],\n"
+          "     orientation: {axis: [0, 0, 1e-200], angle_deg: 90}}\n"
+          "  - {name: c, mass: 1, inertia: [1, 1, 1], position: [0, 0, 2],\n"
+          "     orientation: {quaternion: [1e200, 0, 0, 1e200]}}\n"
+          "  - {name: e, mass: 1, inertia: [1, 1, 1], position: [0, 0, 3],\n"
+          "     orientation: {quaternion: [1e-200, 0, 0, 1e-200]}}\n"
+          "joints:\n"
+          "  - {name: h, type: revolute, bodies: [ground, a], point: [0, 0, 0],\n"
+          "     axis: [3e200, 4e200, 0]}\n"
+          "  - {name: u, type: universal, bodies: [a, b], point: [0, 0, 0.5],\n"
+          "     axes: [[1e-300, 0, 0], [0, 1e300, 0]]}\n",
+          NULL, 0, &d);
+  const double rz[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
+  for (int b = 0; b < 4; b++) {
+    assert_vec(d.bodies[b].directors, rz, 9, 1e-15);
+  }
+  assert_vec(d.joints[0].axis, (double[]){0.6, 0.8, 0}, 3, 1e-15);
+  assert_vec(d.joints[1].axes[0], (double[]){1, 0, 0}, 3, 0);
+  assert_vec(d.joints[1].axes[1], (double[]){0, 1, 0}, 3, 0);
+  mbs_deck_free(&d);
+}
+END_TEST
+
 START_TEST(test_orientation) {
   mbsDeck d;
   load_ok("mbsim: 1\nbodies:\n"
@@ -1034,6 +1064,7 @@ Suite *deck_suite(void) {
   tcase_add_test(tc, test_euler_tensor);
   tcase_add_test(tc, test_inertia_checks);
   tcase_add_test(tc, test_orientation);
+  tcase_add_test(tc, test_extreme_axes);
   tcase_add_test(tc, test_parameters);
   tcase_add_test(tc, test_merge_keys);
   tcase_add_test(tc, test_overrides);

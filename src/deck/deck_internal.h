@@ -32,6 +32,13 @@
 /* bounds of solver.newton: every step ends after at most DECK_MAX_NEWTON iterations */
 #define DECK_MAX_NEWTON 1000
 #define DECK_MIN_TOLERANCE 1e-15
+/* the largest initial energy, momentum, angular momentum or Steiner term of one body: the
+ * solver sums such terms over the bodies and multiplies them further, so a deck whose products
+ * overflow is refused where the values are, not at the first record */
+#define DECK_MAX_SCALE 1e300
+/* the largest rotation angle [rad]: beyond it round-off leaves no digits for the fraction of
+ * a turn */
+#define DECK_MAX_ANGLE 1e6
 /* mappings with more keys than this look keys up through a hash index */
 #define DECK_MAP_INDEX_MIN 16
 /* start_mark.index of a node created by --set; start_mark.column holds the override index */
@@ -135,6 +142,7 @@ mbsStatus deck_string(DeckReader *r, const yaml_node_t *n, const char *field, ch
                       size_t cap);
 mbsStatus deck_word(DeckReader *r, const yaml_node_t *n, const char *field, const char *what,
                     const char *const *words, int nword, int *out);
+double deck_norm(const double *v, int n);
 mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]);
 mbsStatus deck_mat3(DeckReader *r, yaml_node_t *n, const char *field, int allow_diag,
                     double out[9]);
