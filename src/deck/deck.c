@@ -1263,6 +1263,8 @@ static void reader_free(DeckReader *r) {
   deck_names_free(&r->body_names);
   deck_names_free(&r->param_names);
   free(r->params);
+  free(r->refs);
+  deck_names_free(&r->entry_index);
   free(r->visit);
 }
 
@@ -1282,6 +1284,10 @@ static mbsStatus load(mbsDeck *deck, char *text, size_t len, const mbsOverride *
   r.overrides = overrides;
   r.noverride = noverride;
 
+  /* the overrides' count and size first: they bound the work of applying them */
+  if (noverride > 0 && (st = deck_check_overrides(&r)) != MBS_OK) {
+    goto fail;
+  }
   /* text -> document, bounded in size, depth and alias expansion */
   if ((st = deck_parse(&r, text, len)) != MBS_OK || (st = deck_check_depth(&r)) != MBS_OK) {
     goto fail;
