@@ -745,11 +745,11 @@ static int ref_get(const DeckReader *r, int id) {
  * take 18 s) */
 static int ref_init(DeckReader *r) {
   int nn = node_count(r->doc);
-  r->refs = calloc((size_t)nn + 1, sizeof(int));
+  r->refs = calloc((size_t)nn + 2, sizeof(int));
   if (!r->refs) {
     return 0;
   }
-  r->nref = nn + 1;
+  r->nref = nn + 2;
   r->set_base = nn;
   r->refs[1] = 1;
   for (int id = 1; id <= nn; id++) {
