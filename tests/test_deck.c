@@ -427,6 +427,36 @@ END_TEST
 /* ---------------------------------------------------------------------------------------- */
 /* orientation */
 
+/* axes and quaternions of any finite size are directions: normalised without overflow or
+ * underflow in the squares (1e200 and 1e-200 once gave "must be a nonzero vector") */
+START_TEST(test_extreme_axes) {
+  mbsDeck d;
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1e200], angle_deg: 90}}\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 1],\n"
+          "     orientation: {axis: [0, 0, 1e-200], angle_deg: 90}}\n"
+          "  - {name: c, mass: 1, inertia: [1, 1, 1], position: [0, 0, 2],\n"
+          "     orientation: {quaternion: [1e200, 0, 0, 1e200]}}\n"
+          "  - {name: e, mass: 1, inertia: [1, 1, 1], position: [0, 0, 3],\n"
+          "     orientation: {quaternion: [1e-200, 0, 0, 1e-200]}}\n"
+          "joints:\n"
+          "  - {name: h, type: revolute, bodies: [ground, a], point: [0, 0, 0],\n"
+          "     axis: [3e200, 4e200, 0]}\n"
+          "  - {name: u, type: universal, bodies: [a, b], point: [0, 0, 0.5],\n"
+          "     axes: [[1e-300, 0, 0], [0, 1e300, 0]]}\n",
+          NULL, 0, &d);
+  const double rz[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
+  for (int b = 0; b < 4; b++) {
+    assert_vec(d.bodies[b].directors, rz, 9, 1e-15);
+  }
+  assert_vec(d.joints[0].axis, (double[]){0.6, 0.8, 0}, 3, 1e-15);
+  assert_vec(d.joints[1].axes[0], (double[]){1, 0, 0}, 3, 0);
+  assert_vec(d.joints[1].axes[1], (double[]){0, 1, 0}, 3, 0);
+  mbs_deck_free(&d);
+}
+END_TEST
+
 START_TEST(test_orientation) {
   mbsDeck d;
   load_ok("mbsim: 1\nbodies:\n"
@@ -724,7 +754,95 @@ START_TEST(test_override_lists) {
       {"gravity", "[&a [1,1,1,1,1,1,1,1,1,1], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a], "
                   "&c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b], &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c], "
                   "&e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d], [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]]"}};
-  load_bad(small, laughs, 1, MBS_ERR_ARGS, 0, 0, "more than 100000 entries");
+  load_bad(small, laughs, 1, MBS_ERR_ARGS, 0, 0, "together make more than 100000 YAML nodes");
+}
+END_TEST
+
+/* all --set overrides together are bounded, not each one: 95 lists of 100,000 nodes each
+ * once took 18 s and 1.6 GB */
+START_TEST(test_override_totals) {
+  mbsDeck d;
+  /* a list of 30 x 300 = 9000 nodes from 1.5 kB; 11 of them pass 100,000 together */
+  static char list[4096];
+  int n = snprintf(list, sizeof(list), "[&a [");
+  for (int k = 0; k < 300; k++) {
+    n += snprintf(list + n, sizeof(list) - (size_t)n, "%s0", k ? "," : "");
+  }
+  n += snprintf(list + n, sizeof(list) - (size_t)n, "]");
+  for (int k = 0; k < 29; k++) {
+    n += snprintf(list + n, sizeof(list) - (size_t)n, ", *a");
+  }
+  snprintf(list + n, sizeof(list) - (size_t)n, "]");
+  mbsOverride lists[12];
+  char paths[12][32];
+  for (int k = 0; k < 12; k++) {
+    snprintf(paths[k], sizeof(paths[k]), "parameters.p%d", k);
+    lists[k].path = paths[k];
+    lists[k].value = list;
+  }
+  /* ten are fine (the parameters are lists: the deck then fails for that, not the bound) */
+  load_bad(small, lists, 10, MBS_ERR_DECK, 0, 0, "parameters");
+  /* the twelfth crosses the bound: named, with the bound */
+  load_bad(small, lists, 12, MBS_ERR_ARGS, 0, 0,
+           "--set parameters.p11: the --set values together make more than 100000 YAML nodes");
+
+  /* at most 1000 overrides, at most 1 MiB of paths and values together */
+  static mbsOverride many[1001];
+  for (int k = 0; k < 1001; k++) {
+    many[k].path = "gravity.0";
+    many[k].value = "1";
+  }
+  load_ok(small, many, 1000, &d);
+  ck_assert_double_eq(d.gravity[0], 1);
+  mbs_deck_free(&d);
+  load_bad(small, many, 1001, MBS_ERR_ARGS, 0, 0, "--set: 1001 overrides; at most 1000");
+  static char big[60001];
+  memset(big, '1', 60000);
+  mbsOverride bigs[18];
+  for (int k = 0; k < 18; k++) {
+    bigs[k].path = "title";
+    bigs[k].value = big;
+  }
+  load_bad(small, bigs, 18, MBS_ERR_ARGS, 0, 0,
+           "--set: the paths and values together are 1080090 bytes; at most 1048576");
+}
+END_TEST
+
+/* lists of 64 entries or more are searched through a hash of the names: the longest name
+ * that prefixes the path wins, names may hold dots, a renamed entry is found by its new name
+ * and entries shared through an anchor are still copied before they change */
+START_TEST(test_override_index) {
+  mbsDeck d;
+  char text[16384];
+  int n = snprintf(text, sizeof(text), "mbsim: 1\nbodies:\n");
+  for (int k = 0; k < 70; k++) {
+    n += snprintf(text + n, sizeof(text) - (size_t)n,
+                  "  - {name: %s%d, type: point, mass: 1, position: [%d, 0, 0]}\n",
+                  k == 5 ? "x" : k == 6 ? "x.y" : "b", k, k);
+  }
+  n += snprintf(text + n, sizeof(text) - (size_t)n,
+                "  - &s {name: s, type: point, mass: 1, position: [0, 1, 0]}\n"
+                "  - {<<: *s, name: t, position: [0, 2, 0]}\n");
+  const mbsOverride ov[] = {
+      {"bodies.b69.mass", "2"},       {"bodies.x5.mass", "3"},   /* "x5" */
+      {"bodies.x.y6.mass", "4"},      {"bodies.b7.name", "r7"},  /* renamed ... */
+      {"bodies.r7.mass", "5"},                                   /* ... found by the new name */
+      {"bodies.8.mass", "6"},         {"bodies.t.mass", "7"},    /* an index; a merged entry */
+  };
+  load_ok(text, ov, 7, &d);
+  ck_assert_int_eq(d.nbody, 72);
+  ck_assert_double_eq(d.bodies[69].mass, 2);
+  ck_assert_double_eq(d.bodies[5].mass, 3);
+  ck_assert_double_eq(d.bodies[6].mass, 4);
+  ck_assert_str_eq(d.bodies[7].name, "r7");
+  ck_assert_double_eq(d.bodies[7].mass, 5);
+  ck_assert_double_eq(d.bodies[8].mass, 6);
+  ck_assert_double_eq(d.bodies[71].mass, 7);
+  ck_assert_double_eq(d.bodies[70].mass, 1); /* the anchor's own entry is untouched */
+  ck_assert_double_eq(d.bodies[0].mass, 1);
+  mbs_deck_free(&d);
+  const mbsOverride gone[] = {{"bodies.b7.name", "r7"}, {"bodies.b7.mass", "5"}};
+  load_bad(text, gone, 2, MBS_ERR_ARGS, 0, 0, "no entry named 'b7' in 'bodies'");
 }
 END_TEST
 
@@ -1034,11 +1152,14 @@ Suite *deck_suite(void) {
   tcase_add_test(tc, test_euler_tensor);
   tcase_add_test(tc, test_inertia_checks);
   tcase_add_test(tc, test_orientation);
+  tcase_add_test(tc, test_extreme_axes);
   tcase_add_test(tc, test_parameters);
   tcase_add_test(tc, test_merge_keys);
   tcase_add_test(tc, test_overrides);
   tcase_add_test(tc, test_override_lists);
   tcase_add_test(tc, test_override_errors);
+  tcase_add_test(tc, test_override_totals);
+  tcase_add_test(tc, test_override_index);
   tcase_add_test(tc, test_override_directives);
   tcase_add_test(tc, test_files_and_syntax);
   tcase_add_test(tc, test_bad_values);

@@ -343,7 +343,7 @@ static mbsStatus unit_vector(DeckReader *r, yaml_node_t *n, const char *field, d
   if (st != MBS_OK) {
     return st;
   }
-  double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  double len = deck_norm(v, 3);
   if (!(len > 0) || !isfinite(len)) {
     return deck_fail(r, n, "%s must be a nonzero vector", field);
   }
@@ -423,7 +423,7 @@ static mbsStatus quaternion(DeckReader *r, yaml_node_t *n, double R[9]) {
       return st;
     }
   }
-  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  double len = deck_norm(q, 4);
   if (!(len > 0) || !isfinite(len)) {
     return deck_fail(r, n, "orientation.quaternion must be nonzero");
   }
@@ -486,7 +486,17 @@ static mbsStatus orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
     } else if ((st = unit_vector(r, an, "orientation.axis", k)) == MBS_OK &&
                (st = deck_number(r, g ? g : gd, g ? "orientation.angle" : "orientation.angle_deg",
                                  &angle)) == MBS_OK) {
-      axis_angle(k, g ? angle : angle * PI / 180.0, R);
+      /* degrees scaled by pi/180 as one factor: angle * PI overflows for 1e308 */
+      double rad = g ? angle : angle * (PI / 180.0);
+      if (!(fabs(rad) <= DECK_MAX_ANGLE)) {
+        st = deck_fail(r, g ? g : gd,
+                       "orientation.%s: %g is more than %g radians (%g turns) from zero; round-off "
+                       "leaves no digits for the fraction of a turn",
+                       g ? "angle" : "angle_deg", angle, DECK_MAX_ANGLE,
+                       DECK_MAX_ANGLE / (2 * PI));
+      } else {
+        axis_angle(k, rad, R);
+      }
     }
   }
 
@@ -497,6 +507,53 @@ fail:
 
 /* ---------------------------------------------------------------------------------------- */
 /* the body */
+
+/* the initial energy, momenta and Steiner term of a body, bounded by DECK_MAX_SCALE, each
+ * product formed so that it overflows only when the true value does; a failure points at the
+ * value that makes the product large */
+static mbsStatus check_scale(DeckReader *r, const DeckMap *m, const mbsDeckBody *b,
+                             const double gravity[3]) {
+  double x = deck_norm(b->position, 3), v = deck_norm(b->velocity, 3);
+  double w = deck_norm(b->angular_velocity, 3), g = deck_norm(gravity, 3), imax = 0;
+  for (int k = 0; k < 9; k++) {
+    imax = fmax(imax, fabs(b->inertia[k]));
+  }
+  imax *= 3; /* bounds the largest principal moment */
+  double mv = b->mass * v, iw = imax * w;
+  struct {
+    double value;
+    const char *key, *what;
+  } c[] = {
+      {0.5 * mv * v, "velocity", "kinetic energy m |v|^2 / 2"},
+      {mv, "velocity", "momentum m |v|"},
+      {0.5 * iw * w, "angular_velocity", "rotational kinetic energy"},
+      {iw, "angular_velocity", "angular momentum"},
+      {x * mv, "position", "angular momentum |x| m |v| about the origin"},
+      {b->mass * g * x, "position", "potential energy m |g| |x|"},
+      {0.5 * mv * v + 0.5 * iw * w, "velocity", "kinetic energy"},
+  };
+  for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+    if (!(c[k].value <= DECK_MAX_SCALE)) {
+      yaml_node_t *at = deck_map_get(m, c[k].key);
+      return deck_fail(r, at ? at : m->node,
+                       "%s: the body's initial %s is larger than %g (it would overflow in the "
+                       "solver)",
+                       c[k].key, c[k].what, DECK_MAX_SCALE);
+    }
+  }
+  if (b->type == MBS_BODY_RIGID) {
+    /* the Euler tensor about the reference point holds m r r^T (seed 000 eq. 14) */
+    double rn = deck_norm(b->reference_point, 3);
+    yaml_node_t *at = deck_map_get(m, "reference_point");
+    if (!(b->mass * rn * rn <= DECK_MAX_SCALE) && at) {
+      return deck_fail(r, at,
+                       "reference_point: m |reference_point|^2 is larger than %g (it would "
+                       "overflow in the mass matrix)",
+                       DECK_MAX_SCALE);
+    }
+  }
+  return MBS_OK;
+}
 
 static mbsStatus opt_vec3(DeckReader *r, const DeckMap *m, const char *key, double v[3]) {
   yaml_node_t *n = deck_map_get(m, key);
@@ -585,6 +642,7 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   if ((v = deck_map_get(&m, "fixed")) && (st = deck_bool(r, v, "fixed", &b->fixed)) != MBS_OK) {
     goto fail;
   }
+  st = check_scale(r, &m, b, deck->gravity);
 
 fail:
   deck_map_free(&m);

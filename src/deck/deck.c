@@ -313,7 +313,7 @@ static mbsStatus unit_vec3(DeckReader *r, yaml_node_t *n, const char *field, dou
   if (st != MBS_OK) {
     return st;
   }
-  double len = sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2]);
+  double len = deck_norm(out, 3);
   if (!(len > 0) || !isfinite(len)) {
     return deck_fail(r, n, "%s must be a nonzero vector", field);
   }
@@ -523,6 +523,13 @@ static mbsStatus read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int 
       double dk = j->points[1][k] - j->points[0][k];
       d2 += dk * dk;
       s2 += j->points[0][k] * j->points[0][k] + j->points[1][k] * j->points[1][k];
+    }
+    if (!(d2 <= DECK_MAX_SCALE) || !(s2 <= DECK_MAX_SCALE)) {
+      st = deck_fail(r, kv ? kv->value : m.node,
+                     "%s: the points of a distance joint are too far apart or from the origin "
+                     "(their squares exceed %g; the constraint would overflow)",
+                     kv ? "points" : "the bodies' positions", DECK_MAX_SCALE);
+      goto fail;
     }
     if (sqrt(d2) <= 1e-12 * (1.0 + sqrt(s2))) {
       st = deck_fail(r, kv ? kv->value : m.node,
@@ -784,6 +791,12 @@ static mbsStatus read_spring(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, DeckM
     double dk = l->points[1][k] - l->points[0][k];
     d2 += dk * dk;
     s2 += l->points[0][k] * l->points[0][k] + l->points[1][k] * l->points[1][k];
+  }
+  if (!(d2 <= DECK_MAX_SCALE) || !(s2 <= DECK_MAX_SCALE)) {
+    return deck_fail(r, kv ? kv->value : m->node,
+                     "%s: the points of the spring are too far apart or from the origin (their "
+                     "squares exceed %g; the spring force would overflow)",
+                     kv ? "points" : "the bodies' positions", DECK_MAX_SCALE);
   }
   if ((v = deck_map_get(m, "rest_length"))) {
     return nonnegative(r, v, "rest_length", &l->rest_length);
@@ -1276,6 +1289,8 @@ static void reader_free(DeckReader *r) {
   deck_names_free(&r->body_names);
   deck_names_free(&r->param_names);
   free(r->params);
+  free(r->refs);
+  deck_names_free(&r->entry_index);
   free(r->visit);
 }
 
@@ -1295,6 +1310,10 @@ static mbsStatus load(mbsDeck *deck, char *text, size_t len, const mbsOverride *
   r.overrides = overrides;
   r.noverride = noverride;
 
+  /* the overrides' count and size first: they bound the work of applying them */
+  if (noverride > 0 && (st = deck_check_overrides(&r)) != MBS_OK) {
+    goto fail;
+  }
   /* text -> document, bounded in size, depth and alias expansion */
   if ((st = deck_parse(&r, text, len)) != MBS_OK || (st = deck_check_depth(&r)) != MBS_OK) {
     goto fail;

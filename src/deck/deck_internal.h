@@ -32,8 +32,22 @@
 /* bounds of solver.newton: every step ends after at most DECK_MAX_NEWTON iterations */
 #define DECK_MAX_NEWTON 1000
 #define DECK_MIN_TOLERANCE 1e-15
+/* the largest initial energy, momentum, angular momentum or Steiner term of one body: the
+ * solver sums such terms over the bodies and multiplies them further, so a deck whose products
+ * overflow is refused where the values are, not at the first record */
+#define DECK_MAX_SCALE 1e300
+/* the largest rotation angle [rad]: beyond it round-off leaves no digits for the fraction of
+ * a turn */
+#define DECK_MAX_ANGLE 1e6
 /* mappings with more keys than this look keys up through a hash index */
 #define DECK_MAP_INDEX_MIN 16
+/* --set overrides together: at most DECK_SET_MAX of them, DECK_SET_MAX_BYTES of paths and
+ * values (one value at most 64 KiB) and DECK_SET_MAX_NODES new YAML nodes (lists, aliases in
+ * them copied, and the copies of shared entries an override goes through): bounds the time
+ * and memory of all overrides, not of each */
+#define DECK_SET_MAX 1000
+#define DECK_SET_MAX_BYTES (1L << 20)
+#define DECK_SET_MAX_NODES 100000
 /* start_mark.index of a node created by --set; start_mark.column holds the override index */
 #define DECK_SET_MARK ((size_t)-1)
 
@@ -84,6 +98,13 @@ typedef struct {
   int nparam;
   DeckNames param_names; /* parameter name -> index into params */
   DeckNames body_names;
+  int *refs; /* (nref) per node id: how many collections refer to it, kept by every --set edit;
+                ids at or beyond nref are new nodes not referred to yet */
+  int nref;
+  int set_base; /* nodes of the document before the first override */
+  DeckNames entry_index; /* names of the entries of list node entry_seq (0: none), so that
+                            overrides of a list of 60,000 bodies find theirs by hashing */
+  int entry_seq, entry_n;
   unsigned *visit; /* (nvisit) per node id: the flatten pass that last reached it */
   int nvisit;
   unsigned pass;
@@ -104,6 +125,7 @@ mbsStatus deck_map_flatten(DeckReader *r, yaml_node_t *node, DeckMap *m);
 void deck_map_free(DeckMap *m);
 const DeckKeyValue *deck_map_find(const DeckMap *m, const char *key);
 yaml_node_t *deck_map_get(const DeckMap *m, const char *key);
+mbsStatus deck_check_overrides(DeckReader *r);
 mbsStatus deck_apply_override(DeckReader *r, int i);
 mbsStatus deck_emit(DeckReader *r, char **text);
 
@@ -135,6 +157,7 @@ mbsStatus deck_string(DeckReader *r, const yaml_node_t *n, const char *field, ch
                       size_t cap);
 mbsStatus deck_word(DeckReader *r, const yaml_node_t *n, const char *field, const char *what,
                     const char *const *words, int nword, int *out);
+double deck_norm(const double *v, int n);
 mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]);
 mbsStatus deck_mat3(DeckReader *r, yaml_node_t *n, const char *field, int allow_diag,
                     double out[9]);

@@ -411,6 +411,23 @@ static int count(const yaml_node_t *seq) {
   return (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
 }
 
+/* |v| of n components without overflow or underflow in the squares: an axis of 1e200 or
+ * 1e-200 is a direction like any other */
+double deck_norm(const double *v, int n) {
+  double s = 0;
+  for (int k = 0; k < n; k++) {
+    s = fmax(s, fabs(v[k]));
+  }
+  if (s == 0 || !isfinite(s)) {
+    return s;
+  }
+  double sum = 0;
+  for (int k = 0; k < n; k++) {
+    sum += (v[k] / s) * (v[k] / s);
+  }
+  return s * sqrt(sum);
+}
+
 mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]) {
   char f[160];
   if (!n || n->type != YAML_SEQUENCE_NODE) {
