@@ -292,4 +292,17 @@ with open(mut, "wb") as f:
 code, out, err = compare(a, mut)
 check(code == 2 and "cannot read" in err and "Traceback" not in err,
       "compare: a truncated file: exit 2 (%s)" % err.strip()[-100:])
+# a case that completes with a warning (the energy monitor) is done: counted as completed
+# with a warning, and not run again
+warn_dir = os.path.join(TMP, "warned")
+warned = sweep_file("warned.yaml", base(**{"output": warn_dir, "set": {
+    "solver.t_end": 0.01, "solver.energy_balance.warning": 1e-300}}))
+for case in (0, 1):
+    p, _ = sweep(warned, "--case", str(case))
+p, _ = sweep(warned, "--summary")
+check(p.returncode == 0 and "2 completed (2 with warnings), 0 failed" in p.stdout,
+      "sweep: cases completed with a warning count as completed (%s)" % p.stdout.strip()[-80:])
+p, _ = sweep(warned, "--case", "0")
+check(p.returncode == 0 and "completed earlier, skipped" in p.stdout,
+      "sweep: a case completed with a warning is not run again")
 done()
