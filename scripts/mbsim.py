@@ -1,4 +1,4 @@
-"""mbsim.py: read mbsim-run result files (FORMAT.md, "mbsim-run/1") with numpy and h5py.
+"""mbsim.py: read mbsim-run result files (README "Output", "mbsim-run/1") with numpy and h5py.
 
     import sys; sys.path.insert(0, "scripts")
     import mbsim
@@ -6,7 +6,7 @@
     run.time, run.energy["total"], run.q[:, run.coordinate_names.index("link1.phi.x")]
     run.body("link2")["position"][-1]       # centre of mass of link2 at the last record
     run.deck                                 # the deck text that produced the run
-    run.energy_error()                       # relative energy error as FORMAT.md defines it
+    run.energy_error()                       # relative energy error as the summary prints it
 
 Everything is read into memory when the file is loaded (the file is closed again), so a
 run still being written can be loaded at any time: it shows the records flushed so far.
@@ -147,7 +147,7 @@ def energy_scale(run):
 
 
 def relative_energy_error(run):
-    """The relative energy error of FORMAT.md; 0 for a run that never moved, NaN when empty."""
+    """The relative energy error of the summary; 0 for a run that never moved, NaN when empty."""
     if len(run.time) == 0:
         return float("nan")
     E = energy_balance(run)

@@ -1,4 +1,4 @@
-/* deck.h: the model graph read from a YAML deck (DECK.md, format version 1).
+/* deck.h: the model graph read from a YAML deck (decks/README.md, format version 1).
  *
  * mbs_deck_load() parses the file with libyaml, applies --set overrides, resolves
  * $parameters, anchors, aliases and merge keys, validates every value and fills an
@@ -61,7 +61,7 @@ typedef struct {
   X(MBS_AUGMENTATION_VARIABLE, "variable")                                                         \
   X(MBS_AUGMENTATION_CLASSICAL, "classical")
 
-/* time profiles f(t) (DECK.md "Profiles"; src/util/profile.c) */
+/* time profiles f(t) (decks/README.md "Profiles"; src/util/profile.c) */
 #define MBS_PROFILE_LIST(X)                                                                        \
   X(MBS_PROFILE_CONSTANT, "constant")                                                              \
   X(MBS_PROFILE_WINDOW, "window")                                                                  \
@@ -127,7 +127,7 @@ typedef struct {
   double shape_size[3];       /* box: a b c; sphere: r; cylinder: radius length */
 } mbsDeckBody;
 
-/* a time profile f(t) (DECK.md "Profiles"), validated: t0 < t1, table strictly increasing
+/* a time profile f(t) (decks/README.md "Profiles"), validated: t0 < t1, table strictly increasing
  * in t */
 typedef struct {
   mbsProfileKind kind;

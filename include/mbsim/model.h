@@ -62,7 +62,7 @@ typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemK
 
 #define MBS_ELEM_NPARAM 32
 
-/* a time profile f(t) that scales a load or a prescribed motion (DECK.md "Profiles";
+/* a time profile f(t) that scales a load or a prescribed motion (decks/README.md "Profiles";
  * evaluated by src/util/profile.c) */
 typedef struct {
   mbsProfileKind kind;

@@ -66,7 +66,7 @@ typedef struct mbsData {
   mbsLinsolve *ls;
 } mbsData;
 
-/* observables at the current state (FORMAT.md); bodies go into d->body_* */
+/* observables at the current state (README "Output"); bodies go into d->body_* */
 typedef struct {
   double kinetic, potential, external_work, dissipated;
   double linear_momentum[3], angular_momentum[3];
@@ -86,7 +86,7 @@ void mbs_data_destroy(mbsData *d);
 void mbs_solver_start(const mbsModel *m, mbsData *d);
 
 /* Advance from d->t by dt with the model's integrator (em, midpoint or euler: seed 000
- * eq. 57 with the Newton driver of DESIGN.md). On success d->t, q, v, mu are at the end
+ * eq. 57 with the one Newton driver). On success d->t, q, v, mu are at the end
  * of the step. On failure the state is left at the start of the step and err says when,
  * which iteration, the residual and the worst constraint. */
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err);

@@ -1,4 +1,4 @@
-/* deck.c: mbs_deck_load and the deck schema (DECK.md, format version 1) apart from bodies:
+/* deck.c: mbs_deck_load and the deck schema (decks/README.md, format version 1) apart from bodies:
  * the top level, joints, loads, solver and output. The pipeline is
  *   read file -> parse (libyaml loader) -> depth check -> --set overrides -> validate
  *   -> deck text (verbatim, or re-emitted when overridden);
@@ -77,7 +77,7 @@ static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse"
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
 
-/* keys of DECK.md that this version does not read yet: "unsupported", not "unknown" */
+/* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
 static const char *const load_later[] = {NULL};
 static const char *const solver_later[] = {"moreau", "spacetime", NULL};
@@ -135,7 +135,7 @@ static mbsStatus entry_list(DeckReader *r, yaml_node_t *n, const char *field, in
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* profiles (DECK.md "Profiles") */
+/* profiles (decks/README.md "Profiles") */
 
 /* [t0, t1] with t0 < t1 */
 static mbsStatus profile_interval(DeckReader *r, yaml_node_t *n, const char *field, double p[3]) {

@@ -515,7 +515,7 @@ mbsStatus deck_check_keys(DeckReader *r, const DeckMap *m, const char *where,
       return deck_fail_bare(r, key, "invalid key %s", in);
     }
 
-    /* a key of DECK.md that a later issue implements */
+    /* a key of the deck format that a later version implements */
     if (in_list(k, reserved)) {
       return deck_fail_bare(
           r, key, "unsupported key '%s' %s: this version of mbsim-run does not support it", k, in);

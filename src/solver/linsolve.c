@@ -1,7 +1,7 @@
 /* linsolve.c: the only file that includes umfpack.h and klu.h.
  *
  * Both are SuiteSparse's sparse LU codes, analysed once for the fixed pattern of the Newton
- * matrix. UMFPACK (the default, DESIGN.md) refactors with fresh pivoting at every call.
+ * matrix. UMFPACK (the default) refactors with fresh pivoting at every call.
  * KLU (`solver.linear_solver: klu`) refactors on the pivot order of its last full
  * factorization (klu_refactor), which for our small, banded KKT matrices costs a fraction
  * of UMFPACK's multifrontal setup; the reused order is kept only while KLU's reciprocal

@@ -1,4 +1,4 @@
-/* observe.c: energies, momenta, constraint violation and body kinematics (FORMAT.md) */
+/* observe.c: energies, momenta, constraint violation and body kinematics (README "Output") */
 #include <math.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 """The command line: --help, --version, --check, --set, the summary, determinism, the
-output layout of FORMAT.md."""
+output layout of the README."""
 import os
 import subprocess
 
@@ -32,7 +32,7 @@ for want in ("steps:", "newton:", "constraints:  max violation", "energy:       
              "wall time:", "status:       completed"):
     check(want in p.stdout, "summary shows '%s'" % want.strip())
 
-# the output layout of FORMAT.md
+# the output layout of the README
 with h5py.File(out, "r") as f:
     a = f.attrs
     check(a["format"] == "mbsim-run/1", "format attribute")

@@ -32,7 +32,7 @@ with h5py.File(a, "r") as f:
           r.attrs["n_coordinates"] == 6, "load: root attributes")
     E = f["energy/total"][()] - f["energy/external_work"][()] + f["energy/dissipated"][()]
     ref = np.max(np.abs(E - E[0])) / max(abs(E[0]), np.max(f["energy/kinetic"][()]))
-check(abs(r.energy_error() - ref) <= 1e-15 * max(ref, 1.0), "load: FORMAT.md energy error")
+check(abs(r.energy_error() - ref) <= 1e-15 * max(ref, 1.0), "load: the summary's energy error")
 check(r.bodies["names"] == ["bob1", "bob2"] and r.joints["names"] == ["rod1", "rod2"],
       "load: body and joint names as str")
 qi = 3
