@@ -137,6 +137,10 @@ install: all
 	install -m 755 $(BUILD)/mbsim-run $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
+	install -d $(DESTDIR)$(PREFIX)/share/mbsim-run/python
+	install -m 644 scripts/mbsim.py $(DESTDIR)$(PREFIX)/share/mbsim-run/python/
+	install -m 755 scripts/mbsim-plot scripts/mbsim-export scripts/mbsim-compare \
+	  scripts/mbsim-sweep $(DESTDIR)$(PREFIX)/bin/
 
 # only src/deck includes yaml.h, only src/output hdf5.h, only the linear solver umfpack.h, klu.h,
 # only the redundancy check SuiteSparseQR_C.h

@@ -14,7 +14,8 @@ run still being written can be loaded at any time: it shows the records flushed 
 import h5py
 import numpy as np
 
-__all__ = ["Run", "load", "datasets", "energy_balance", "energy_scale", "relative_energy_error"]
+__all__ = ["Run", "load", "datasets", "energy_balance", "energy_scale", "relative_energy_error",
+           "columns", "units", "write_csv"]
 
 
 def _text(x):
@@ -32,8 +33,9 @@ def _text(x):
     return x
 
 
-def datasets(path):
-    """Every dataset of an HDF5 file as {"group/name": numpy array} (strings decoded)."""
+def datasets(path, units=None):
+    """Every dataset of an HDF5 file as {"group/name": numpy array} (strings decoded); the
+    `units` attribute of each, where it has one, into the dict units if given."""
     out = {}
     with h5py.File(path, "r") as f:
         def visit(name, obj):
@@ -42,8 +44,74 @@ def datasets(path):
                 if obj.dtype.kind in ("S", "O"):
                     value = _text(value)
                 out[name] = value
+                if units is not None and "units" in obj.attrs:
+                    units[name] = _text(obj.attrs["units"])
         f.visititems(visit)
     return out
+
+
+# units of the datasets, for files written before datasets carried a `units` attribute
+UNITS = {"time": "s", "energy": "J", "momentum/linear": "kg m/s", "momentum/angular": "kg m^2/s",
+         "bodies/position": "m", "bodies/velocity": "m/s", "bodies/angular_velocity": "rad/s",
+         "bodies/orientation": "1", "joints/position": "m", "joints/reaction": "N, N m",
+         "loads/force": "N, N m", "joints/coordinates": "rad or m", "joints/rates": "rad/s or m/s",
+         "solver/iterations": "1", "solver/factorizations": "1", "solver/solves": "1",
+         "solver/step_size": "s"}
+
+_VEC = ("x", "y", "z")
+_WRENCH = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
+
+
+def units(run, path):
+    """The units of a dataset: its `units` attribute, else those this version writes"""
+    path = path.lstrip("/")
+    if path in run.units:
+        return run.units[path]
+    for key in (path, path.split("/")[0]):
+        if key in UNITS:
+            return UNITS[key]
+    return ""
+
+
+def columns(run, path):
+    """The time series of one dataset as a list of (label, values [N], units): one column per
+    component, labelled by body, joint, load or coordinate name and by x/y/z, Fx..Mz or the
+    matrix entry; components that are NaN throughout (padding) are left out."""
+    path = path.lstrip("/")
+    a = np.asarray(run[path])
+    if a.ndim == 0 or len(a) != len(run.time):
+        raise KeyError("%s is not a time series of this run" % path)
+    group = path.split("/")[0]
+    names = {"bodies": run.bodies.get("names", []), "joints": run.joints.get("names", []),
+             "loads": run.data.get("loads/names", [])}.get(group)
+    out = []
+    u = units(run, path)
+    if a.ndim == 1:
+        return [(path, a, u)]
+    if a.ndim == 2:
+        n = a.shape[1]
+        if path in ("state/q", "state/v", "state/scheme_velocity", "state/acceleration",
+                    "state/algorithmic_acceleration") and len(run.coordinate_names) == n:
+            labels = ["%s[%s]" % (path, c) for c in run.coordinate_names]
+        elif n == 3:
+            labels = ["%s.%s" % (path, c) for c in _VEC]
+        else:
+            labels = ["%s[%d]" % (path, i) for i in range(n)]
+        out = [(labels[i], a[:, i], u) for i in range(n)]
+    else:
+        k = int(np.prod(a.shape[2:]))
+        rows = a.reshape(a.shape[0], a.shape[1], k)
+        comp = _VEC if k == 3 else _WRENCH if k == 6 else ["%d" % i for i in range(k)]
+        if path == "bodies/orientation":
+            comp = ["R%d%d" % (r + 1, c + 1) for r in range(3) for c in range(3)]
+        if path == "joints/coordinates" or path == "joints/rates":
+            comp = ["%d" % i for i in range(k)]
+        for j in range(rows.shape[1]):
+            who = names[j] if names is not None and j < len(names) else str(j)
+            for c in range(k):
+                cu = ("N" if comp[c][0] == "F" else "N m") if comp is _WRENCH else u
+                out.append(("%s[%s].%s" % (path, who, comp[c]), rows[:, j, c], cu))
+    return [col for col in out if not np.all(np.isnan(col[1]))]
 
 
 class Run:
@@ -61,7 +129,8 @@ class Run:
 
     def __init__(self, path):
         self.path = str(path)
-        self.data = datasets(self.path)
+        self.units = {}
+        self.data = datasets(self.path, self.units)
         with h5py.File(self.path, "r") as f:
             self.attrs = {k: _text(f.attrs[k]) for k in f.attrs}
             q = f.get("state/q")
@@ -156,3 +225,20 @@ def relative_energy_error(run):
     if denom == 0.0:
         return 0.0 if err == 0.0 else float("inf")
     return err / denom
+
+
+def write_csv(run, paths, out):
+    """Write the time series of the datasets at paths (all time series when empty) as CSV to
+    the text stream out: a header row "time [s]", "<label> [units]", ..., one row per record,
+    numbers with 17 significant digits (they read back exactly)."""
+    if not paths:
+        paths = sorted(k for k, v in run.data.items()
+                       if k != "time" and isinstance(v, np.ndarray) and v.ndim >= 1
+                       and v.dtype.kind in "fi" and len(v) == len(run.time))
+    cols = [("time", run.time, "s")]
+    for p in paths:
+        cols += columns(run, p)
+    out.write(",".join('"%s [%s]"' % (label, u) if u else '"%s"' % label
+                       for label, _, u in cols) + "\n")
+    for i in range(len(run.time)):
+        out.write(",".join(repr(float(v[i])) for _, v, _ in cols) + "\n")

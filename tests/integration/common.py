@@ -12,6 +12,7 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MBSIM = os.environ.get("MBSIM", os.path.join(ROOT, "build", "mbsim-run"))
+PYTHON_BIN = os.environ.get("PYTHON", "/usr/bin/python3")
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
 TMP = tempfile.mkdtemp(prefix="mbsim-test-")
 if os.environ.get("MBSIM_KEEP_TMP", "") in ("", "0"):
