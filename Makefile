@@ -16,7 +16,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \
             -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(SAN) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lspqr -lcholmod -lopenblas -lm $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lmuparser -lumfpack -lklu -lspqr -lcholmod -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
                              src/solver/*.c src/output/*.c))

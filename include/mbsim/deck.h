@@ -219,6 +219,8 @@ typedef struct {
   mbsDeckSolver solver;
   mbsDeckOutput output;
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */
+  char *warnings; /* NULL or "file:line:col: text" lines, each ending in a newline (owned): a
+                     parameter nothing uses, an angle in radians above 2 pi ... */
 } mbsDeck;
 
 /* one --set override: path like "parameters.m", "bodies.link1.mass", "solver.dt" */

@@ -335,6 +335,15 @@ int main(int argc, char **argv) {
     print_error(&err);
     goto done;
   }
+  if (deck.warnings) {
+    /* each line "file:line:col: text" */
+    for (const char *l = deck.warnings; *l;) {
+      const char *e = strchr(l, '\n');
+      int len = e ? (int)(e - l) : (int)strlen(l);
+      fprintf(stderr, "mbsim-run: warning: %.*s\n", len, l);
+      l += len + (e ? 1 : 0);
+    }
+  }
   m = mbs_model_compile(&deck, &err);
   if (!m) {
     print_error(&err);

@@ -1286,12 +1286,60 @@ fail:
 
 /* everything the reader allocated besides the document */
 static void reader_free(DeckReader *r) {
+  deck_expr_free(r);
+  free(r->warnings);
   deck_names_free(&r->body_names);
   deck_names_free(&r->param_names);
   free(r->params);
   free(r->refs);
   deck_names_free(&r->entry_index);
   free(r->visit);
+}
+
+/* the value of key in the mapping node map (its own pairs), or NULL */
+static yaml_node_t *plain_get(yaml_document_t *doc, yaml_node_t *map, const char *key) {
+  if (!map || map->type != YAML_MAPPING_NODE) {
+    return NULL;
+  }
+  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    yaml_node_t *k = yaml_document_get_node(doc, p->key);
+    if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key)) {
+      return yaml_document_get_node(doc, p->value);
+    }
+  }
+  return NULL;
+}
+
+/* --set parameters.NAME=...: NAME must be a parameter of the deck */
+static mbsStatus check_parameter_override(DeckReader *r, int i) {
+  const mbsOverride *ov = &r->overrides[i];
+  const char *pre = "parameters.";
+  if (strncmp(ov->path, pre, strlen(pre)) != 0 || strchr(ov->path + strlen(pre), '.')) {
+    return MBS_OK;
+  }
+  const char *name = ov->path + strlen(pre);
+  yaml_node_t *params = plain_get(r->doc, yaml_document_get_root_node(r->doc), "parameters");
+  if (plain_get(r->doc, params, name)) {
+    return MBS_OK;
+  }
+  char known[512] = "";
+  size_t k = 0;
+  for (yaml_node_pair_t *p = params && params->type == YAML_MAPPING_NODE
+                                 ? params->data.mapping.pairs.start
+                                 : NULL;
+       p && p < params->data.mapping.pairs.top && k + 70 < sizeof(known); p++) {
+    yaml_node_t *key = yaml_document_get_node(r->doc, p->key);
+    if (key && key->type == YAML_SCALAR_NODE) {
+      int w = snprintf(known + k, sizeof(known) - k, "%s'%.64s'", k ? ", " : "",
+                       (const char *)key->data.scalar.value);
+      k += w > 0 ? (size_t)w : 0;
+    }
+  }
+  return mbs_error_set(r->err, MBS_ERR_ARGS, r->file, 0, 0,
+                       "--set %s=%s: the deck defines no parameter '%.64s' (%s%s); a typo here "
+                       "would run the deck unchanged",
+                       ov->path, ov->value, name, k ? "its parameters: " : "it has none",
+                       known);
 }
 
 /* the common part of both entry points: deck->path is set, text (len bytes plus a NUL) is
@@ -1319,6 +1367,14 @@ static mbsStatus load(mbsDeck *deck, char *text, size_t len, const mbsOverride *
     goto fail;
   }
 
+  /* --set parameters.NAME needs a NAME the deck defines: a misspelt parameter in a sweep would
+   * otherwise run the same case again and again */
+  for (int i = 0; i < noverride; i++) {
+    if ((st = check_parameter_override(&r, i)) != MBS_OK) {
+      goto fail;
+    }
+  }
+
   /* --set overrides edit the tree, in order, before anything is validated */
   for (int i = 0; i < noverride; i++) {
     if ((st = deck_apply_override(&r, i)) != MBS_OK) {
@@ -1333,6 +1389,15 @@ static mbsStatus load(mbsDeck *deck, char *text, size_t len, const mbsOverride *
   if ((st = read_deck(&r, deck)) != MBS_OK) {
     goto fail;
   }
+  /* a parameter nothing refers to is likely a typo (or one a sweep varies in vain) */
+  r.ctx[0] = '\0';
+  for (int i = 0; i < r.nparam; i++) {
+    if (!r.params[i].used) {
+      deck_warn(&r, r.params[i].key, "parameter '%s' is not used", r.params[i].name);
+    }
+  }
+  deck->warnings = r.warnings;
+  r.warnings = NULL;
 
   /* the deck text: verbatim, or what the overrides made of it */
   if (noverride == 0) {
@@ -1432,5 +1497,6 @@ void mbs_deck_free(mbsDeck *deck) {
   free(deck->joints);
   free(deck->loads);
   free(deck->text);
+  free(deck->warnings);
   memset(deck, 0, sizeof(*deck));
 }

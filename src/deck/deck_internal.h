@@ -73,6 +73,8 @@ typedef struct {
 typedef struct {
   const char *name; /* the key's text, owned by the document */
   double value;
+  const yaml_node_t *key; /* where it is defined (for the warning when nothing uses it) */
+  int used;               /* some value of the deck refers to it */
 } DeckParam;
 
 /* entry names -> indices (names.c); the names are owned by the deck's entries */
@@ -97,6 +99,7 @@ typedef struct {
   DeckParam *params;
   int nparam;
   DeckNames param_names; /* parameter name -> index into params */
+  const DeckMap *param_map; /* the parameters mapping while it is read, else NULL */
   DeckNames body_names;
   int *refs; /* (nref) per node id: how many collections refer to it, kept by every --set edit;
                 ids at or beyond nref are new nodes not referred to yet */
@@ -108,6 +111,11 @@ typedef struct {
   unsigned *visit; /* (nvisit) per node id: the flatten pass that last reached it */
   int nvisit;
   unsigned pass;
+  char *warnings; /* "file:line:col: text\n" lines (deck_warn), handed to the deck */
+  size_t warn_len;
+  int nwarn;
+  void *expr;    /* the expression parser (expr.c), created on first use, or NULL */
+  int expr_nvar; /* parameters defined in it so far */
   char ctx[192];
 } DeckReader;
 
@@ -136,6 +144,30 @@ mbsStatus deck_fail(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* a warning at n ("file:line:col: entry: text"), kept in the deck's warnings; at most
+ * DECK_MAX_WARNINGS */
+#define DECK_MAX_WARNINGS 100
+void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+mbsStatus deck_fail_at(DeckReader *r, const yaml_node_t *n, int offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* the error for $name that the deck does not define, with the nearest defined name; offset:
+ * where in the scalar */
+mbsStatus deck_unknown_param(DeckReader *r, const yaml_node_t *n, const char *field,
+                             const char *name, int offset);
+/* expr.c: 1 if the scalar text s has anything but digits and points (worth trying as an
+ * expression); the value of the expression s into out; *plain_error = 1 (no message set)
+ * when s is a single word that is neither a number nor a known name; release the parser */
+int deck_expr_looks(const char *s);
+mbsStatus deck_expression(DeckReader *r, const yaml_node_t *n, const char *field, const char *s,
+                          double *out, int *plain_error);
+void deck_expr_free(DeckReader *r);
 mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -25,8 +25,8 @@ void deck_node_pos(const yaml_node_t *n, int *line, int *col) {
   *col = (int)n->start_mark.column + 1;
 }
 
-static mbsStatus vfail(DeckReader *r, const yaml_node_t *n, int prefix, const char *fmt,
-                       va_list ap) {
+static mbsStatus vfail(DeckReader *r, const yaml_node_t *n, int prefix, int offset,
+                       const char *fmt, va_list ap) {
   char msg[MBS_ERROR_MSG_MAX];
   size_t k = 0;
   int line, col;
@@ -48,13 +48,29 @@ static mbsStatus vfail(DeckReader *r, const yaml_node_t *n, int prefix, const ch
     snprintf(msg + used, sizeof(msg) - used, " (from --set %s=%s)", ov->path, ov->value);
   }
   deck_node_pos(n, &line, &col);
+  /* a position inside the scalar: past the opening quote of a quoted one; only on its first
+   * line (a folded scalar's columns would not add up) */
+  if (offset >= 0 && n && n->type == YAML_SCALAR_NODE && n->start_mark.index != DECK_SET_MARK &&
+      n->start_mark.line == n->end_mark.line) {
+    int quoted = n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                 n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    col += offset + quoted;
+  }
   return mbs_error_set(r->err, MBS_ERR_DECK, r->file, line, col, "%s", msg);
 }
 
 mbsStatus deck_fail(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  mbsStatus st = vfail(r, n, 1, fmt, ap);
+  mbsStatus st = vfail(r, n, 1, -1, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+mbsStatus deck_fail_at(DeckReader *r, const yaml_node_t *n, int offset, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  mbsStatus st = vfail(r, n, 1, offset, fmt, ap);
   va_end(ap);
   return st;
 }
@@ -62,9 +78,35 @@ mbsStatus deck_fail(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
 mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  mbsStatus st = vfail(r, n, 0, fmt, ap);
+  mbsStatus st = vfail(r, n, 0, -1, fmt, ap);
   va_end(ap);
   return st;
+}
+
+void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
+  char msg[512];
+  int line, col;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  deck_node_pos(n, &line, &col);
+  char full[1400];
+  int len = snprintf(full, sizeof(full), "%s:%d:%d: %s%s%s\n", r->file ? r->file : "", line, col,
+                     r->ctx[0] ? r->ctx : "", r->ctx[0] ? ": " : "", msg);
+  if (len <= 0 || r->nwarn >= DECK_MAX_WARNINGS) {
+    return;
+  }
+  size_t k = (size_t)len < sizeof(full) ? (size_t)len : sizeof(full) - 1;
+  char *w = realloc(r->warnings, r->warn_len + k + 1);
+  if (!w) {
+    return; /* a warning lost to memory shortage is not an error */
+  }
+  memcpy(w + r->warn_len, full, k);
+  r->warn_len += k;
+  w[r->warn_len] = '\0';
+  r->warnings = w;
+  r->nwarn++;
 }
 
 mbsStatus deck_nomem(DeckReader *r) {
@@ -243,13 +285,29 @@ static mbsStatus param_lookup(DeckReader *r, const yaml_node_t *n, const char *f
   int found = deck_names_get(&r->param_names, name);
   if (found >= 0) {
     *out = r->params[found].value;
+    r->params[found].used = 1;
     return MBS_OK;
   }
+  return deck_unknown_param(r, n, field, name, -1);
+}
 
+mbsStatus deck_unknown_param(DeckReader *r, const yaml_node_t *n, const char *field,
+                             const char *name, int offset) {
+  /* inside `parameters`: one defined further down */
+  for (int i = 0; r->param_map && i < r->param_map->n; i++) {
+    const char *k = deck_text(r->param_map->kv[i].key);
+    if (k && !strcmp(k, name)) {
+      return deck_fail_at(r, n, offset,
+                          "%s: parameter '$%.64s' is defined below it: a parameter may refer only "
+                          "to the ones above it",
+                          field, name);
+    }
+  }
   /* unknown: suggest the nearest defined name */
   if (r->nparam <= 0) {
-    return deck_fail(r, n, "%s: unknown parameter '$%.64s' (the deck defines no parameters)", field,
-                     name);
+    return deck_fail_at(r, n, offset,
+                        "%s: unknown parameter '$%.64s' (the deck defines no parameters)", field,
+                        name);
   }
   const char **names = malloc((size_t)r->nparam * sizeof(*names));
   if (!names) {
@@ -261,9 +319,10 @@ static mbsStatus param_lookup(DeckReader *r, const yaml_node_t *n, const char *f
   const char *near = deck_nearest(name, names, r->nparam);
   mbsStatus st;
   if (near) {
-    st = deck_fail(r, n, "%s: unknown parameter '$%.64s'; did you mean '$%s'?", field, name, near);
+    st = deck_fail_at(r, n, offset, "%s: unknown parameter '$%.64s'; did you mean '$%s'?", field,
+                      name, near);
   } else {
-    st = deck_fail(r, n, "%s: unknown parameter '$%.64s'", field, name);
+    st = deck_fail_at(r, n, offset, "%s: unknown parameter '$%.64s'", field, name);
   }
   free(names);
   return st;
@@ -276,14 +335,21 @@ mbsStatus deck_number(DeckReader *r, const yaml_node_t *n, const char *field, do
   }
 
   /* $name: a parameter */
-  if (s[0] == '$') {
+  if (s[0] == '$' && deck_names_get(&r->param_names, s + 1) >= 0) {
     return param_lookup(r, n, field, s + 1, out);
   }
 
-  /* the whole scalar must be a finite decimal number */
+  /* the whole scalar must be a finite decimal number, or an expression */
   if (!real_syntax(s)) {
     if (nonfinite_word(s)) {
       return deck_fail(r, n, "%s: must be a finite number (got '%.64s')", field, s);
+    }
+    if (deck_expr_looks(s)) {
+      int plain = 0;
+      mbsStatus st = deck_expression(r, n, field, s, out, &plain);
+      if (!plain) {
+        return st;
+      }
     }
     return deck_fail(r, n, "%s: expected a number (got '%.64s')", field, s);
   }
@@ -320,7 +386,7 @@ mbsStatus deck_integer(DeckReader *r, const yaml_node_t *n, const char *field, i
 
   /* $name: the parameter must hold a whole number */
   if (s[0] == '$') {
-    double v;
+    double v = 0.0;
     mbsStatus st = param_lookup(r, n, field, s + 1, &v);
     if (st != MBS_OK) {
       return st;
@@ -540,8 +606,8 @@ static int ident_char(char c, int first) {
          (!first && c >= '0' && c <= '9');
 }
 
-/* parameters are plain numbers: a "$name" value inside `parameters` is an error, so the
- * values never depend on the order of the keys and there are no cycles to detect */
+/* parameters are numbers or expressions of the parameters above them (so there are no cycles
+ * to detect: a later one is unknown where an earlier one refers to it) */
 mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n) {
   DeckMap m = {0};
   mbsStatus st = MBS_OK;
@@ -565,6 +631,7 @@ mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n) {
     }
   }
 
+  r->param_map = &m;
   for (int i = 0; i < m.n; i++) {
     char field[MBS_NAME_MAX + 16];
     const char *name = deck_text(m.kv[i].key);
@@ -583,21 +650,18 @@ mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n) {
       goto fail;
     }
     snprintf(field, sizeof(field), "parameters.%s", name);
-    if (deck_text(v) && deck_text(v)[0] == '$') {
-      st = deck_fail(r, v, "%s: parameters may not refer to other parameters (got '%.64s')", field,
-                     deck_text(v));
-      goto fail;
-    }
     st = deck_number(r, v, field, &r->params[i].value);
     if (st != MBS_OK) {
       goto fail;
     }
     r->params[i].name = name;
+    r->params[i].key = m.kv[i].key;
     r->nparam = i + 1;
     deck_names_put(&r->param_names, name, i);
   }
 
 fail:
+  r->param_map = NULL;
   deck_map_free(&m);
   return st;
 }
