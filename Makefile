@@ -15,7 +15,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \
             -D_POSIX_C_SOURCE=200809L
-CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(SAN) $(CFLAGS)
+# hardening of the normal build: stack canaries, checked string and memory calls (FORTIFY
+# needs optimisation; the sanitizer builds set HARDEN= and instrument instead)
+HARDEN ?= -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
@@ -79,7 +82,7 @@ test-tools:
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build in its own directory
 test-asan: deps
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" HARDEN= \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	  build-asan/mbsim-run build-asan/test_runner
 	cd build-asan && CK_FORK=no ./test_runner
@@ -113,7 +116,7 @@ test-valgrind: deps
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" HARDEN= \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
 	  build-fuzz/fuzz_deck
 	mkdir -p tests/fuzz/corpus
