@@ -161,6 +161,11 @@ typedef struct {
   int n_coordinates, n_constraints, njoint;
 } mbsModelSizes;
 
+/* mbs_output_read_last, in this process, with the sizes checked as
+ * mbs_output_read_last_isolated checks them (sizes may be NULL) */
+mbsStatus mbs_output_read_last_sized(const char *path, const mbsModelSizes *sizes,
+                                     mbsLastRecord *rec, mbsError *err);
+
 /* limits of the child process that reads a file this program did not write */
 #define MBS_INSPECT_SECONDS 20.0
 #define MBS_INSPECT_MEMORY_MB 1024.0

@@ -141,8 +141,7 @@ static int position_consistency(const mbsModel *m, const double *q, double t, wo
   for (int i = 0; i < m->nq; i++) {
     qn = fmax(qn, fabs(q[i]));
   }
-  double floor_abs =
-      10.0 * fmax(m->newton_tolerance, 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn));
+  double floor_abs = 10.0 * fmax(m->newton_tolerance, 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn));
   memset(pos, 0, sizeof(*pos));
   pos->row = -1;
 
@@ -152,8 +151,7 @@ static int position_consistency(const mbsModel *m, const double *q, double t, wo
     double g = mbs_con_eval(row, q, NULL);
     double at = terms(row, row->wa, row->ca, q), bt = terms(row, row->wb, row->cb, q);
     double nn = sqrt(row->n[0] * row->n[0] + row->n[1] * row->n[1] + row->n[2] * row->n[2]);
-    note(pos, g, REL_POSITION * (fabs(row->s) * at * bt + nn * at + fabs(row->c0)) + floor_abs,
-         r);
+    note(pos, g, REL_POSITION * (fabs(row->s) * at * bt + nn * at + fabs(row->c0)) + floor_abs, r);
   }
 
   /* the rows of constraint elements (drives, augmentation), against the size of G q */
@@ -271,8 +269,8 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   double last_dt = last.step_size;
   if (!bad && last_dt > last.dt * (1.0 + 1e-9)) {
     snprintf(msg, sizeof(msg),
-             "bad restart file: its last step size %.17g is larger than its dt = %.17g",
-             last_dt, last.dt);
+             "bad restart file: its last step size %.17g is larger than its dt = %.17g", last_dt,
+             last.dt);
     bad = 1;
   }
   if (!bad && !(last_dt > 0.0) && t > 0.0) {

@@ -72,8 +72,8 @@ static void limit_child(double seconds, size_t as_limit) {
   signal(SIGTERM, SIG_DFL);
 }
 
-int iso_start(isoChild *c, const mbsInspectLimits *lim, void (*work)(void *arg, int fd),
-              void *arg, char *why, size_t nwhy) {
+int iso_start(isoChild *c, const mbsInspectLimits *lim, void (*work)(void *arg, int fd), void *arg,
+              char *why, size_t nwhy) {
   double seconds = lim && lim->seconds > 0 ? lim->seconds : MBS_INSPECT_SECONDS;
   double memory_mb = lim && lim->memory_mb > 0 ? lim->memory_mb : MBS_INSPECT_MEMORY_MB;
   int fds[2];
@@ -90,8 +90,7 @@ int iso_start(isoChild *c, const mbsInspectLimits *lim, void (*work)(void *arg, 
     }
   }
   if (pipe(fds) != 0) {
-    snprintf(why, nwhy, "cannot create a pipe to the process that reads it (%s)",
-             strerror(errno));
+    snprintf(why, nwhy, "cannot create a pipe to the process that reads it (%s)", strerror(errno));
     return -1;
   }
   /* what is buffered goes out once, from this process (the child leaves with _exit) */
@@ -190,16 +189,20 @@ int iso_finish(isoChild *c, int kill_it, char *why, size_t nwhy) {
     c->fd = -1;
   }
   if (timed_out) {
-    snprintf(why, nwhy, "reading it did not finish within %g s (a damaged file that makes "
-             "HDF5 loop?)", c->seconds);
+    snprintf(why, nwhy,
+             "reading it did not finish within %g s (a damaged file that makes "
+             "HDF5 loop?)",
+             c->seconds);
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-    snprintf(why, nwhy, "reading it took more than %g s of CPU time (a damaged file that "
-             "makes HDF5 loop?)", c->seconds);
+    snprintf(why, nwhy,
+             "reading it took more than %g s of CPU time (a damaged file that "
+             "makes HDF5 loop?)",
+             c->seconds);
   } else if (WIFSIGNALED(status) && !kill_it) {
-    snprintf(why, nwhy, "reading it crashed the process that read it (signal %d, %s): a "
-             "damaged file", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    snprintf(why, nwhy, "reading it crashed the process that read it (signal %d, %s)",
+             WTERMSIG(status), strsignal(WTERMSIG(status)));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    snprintf(why, nwhy, "the process that read it failed (exit status %d): a damaged file",
+    snprintf(why, nwhy, "the process that read it failed (exit status %d)",
              WEXITSTATUS(status));
   } else if (kill_it) {
     snprintf(why, nwhy, "the process that read it gave a malformed answer");

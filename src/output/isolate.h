@@ -26,8 +26,8 @@ typedef struct {
 /* Start work(arg, fd) in a child process limited by lim (NULL: defaults): the child writes
  * its answer to fd and exits with _exit(0) after work returns (whatever it returns: the
  * answer says how the work went). Returns 0, or -1 with why filled (no pipe, no fork). */
-int iso_start(isoChild *c, const mbsInspectLimits *lim, void (*work)(void *arg, int fd),
-              void *arg, char *why, size_t nwhy);
+int iso_start(isoChild *c, const mbsInspectLimits *lim, void (*work)(void *arg, int fd), void *arg,
+              char *why, size_t nwhy);
 
 /* read exactly n bytes of the answer before the deadline; 0, or -1 when the child closed
  * the pipe early or the deadline passed (iso_finish then says what happened) */

@@ -58,7 +58,8 @@ static void h5_reason(char *reason) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int say(char *why, const char *fmt, ...) {
+static int
+say(char *why, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(why, DETAIL_MAX, fmt, ap);
@@ -198,8 +199,7 @@ static hid_t attr_open_one(hid_t loc, const char *where, const char *name, value
 
 /* a string attribute (variable or fixed length, at most STRING_MAX bytes) of loc as a
  * malloc'd copy; 0, -1 (why filled) or -2 (out of memory) */
-static int read_string_attr(hid_t loc, const char *where, const char *name, char **out,
-                            char *why) {
+static int read_string_attr(hid_t loc, const char *where, const char *name, char **out, char *why) {
   int rc = -1;
   hid_t ftype;
   hid_t attr = attr_open_one(loc, where, name, KIND_STRING, &ftype, why);
@@ -315,14 +315,14 @@ static hid_t dset_open_checked(hid_t file, const char *path, valueKind kind, int
     goto done;
   }
   if (!type_is(type, kind)) {
-    say(why, "dataset %s does not hold %ss", path, kind == KIND_FLOAT ? "floating-point number"
-                                                   : kind == KIND_INT ? "integer"
-                                                                      : "string");
+    say(why, "dataset %s does not hold %ss", path,
+        kind == KIND_FLOAT ? "floating-point number"
+        : kind == KIND_INT ? "integer"
+                           : "string");
     goto done;
   }
-  if (H5Sget_simple_extent_type(space) != H5S_SIMPLE ||
-      H5Sget_simple_extent_ndims(space) != rank || rank < 1 || rank > 4 ||
-      H5Sget_simple_extent_dims(space, dims, NULL) != rank) {
+  if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || H5Sget_simple_extent_ndims(space) != rank ||
+      rank < 1 || rank > 4 || H5Sget_simple_extent_dims(space, dims, NULL) != rank) {
     say(why, "dataset %s is not of rank %d", path, rank);
     goto done;
   }
@@ -443,8 +443,8 @@ static int read_names(hid_t file, int n, char **out, char *why) {
   hssize_t npts = H5Sget_simple_extent_npoints(space);
   if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || H5Sget_simple_extent_ndims(space) != 1 ||
       npts != n) {
-    say(why, "attribute 'names' of /state/q holds %lld names for %d coordinates",
-        (long long)npts, n);
+    say(why, "attribute 'names' of /state/q holds %lld names for %d coordinates", (long long)npts,
+        n);
     goto done;
   }
   if (n == 0) {
@@ -602,9 +602,9 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     for (const char *c = format; printable && *c; c++) {
       printable = (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f;
     }
-    rc = printable ? say(why, "its root attribute 'format' is '%s', expected '%s'", format,
-                         FORMAT_NAME)
-                   : say(why, "its root attribute 'format' is not '%s'", FORMAT_NAME);
+    rc = printable
+             ? say(why, "its root attribute 'format' is '%s', expected '%s'", format, FORMAT_NAME)
+             : say(why, "its root attribute 'format' is not '%s'", FORMAT_NAME);
   }
   if (rc == 0) {
     rc = read_string_attr(file, "root ", "status", &rec->status, why);
@@ -629,7 +629,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     rc = read_num_attr(file, "n_constraints", KIND_INT, H5T_NATIVE_LLONG, &nc, why);
   }
   if (rc == 0 && (nq < 0 || nc < 0 || (!sizes && (nq > SIZE_MAX_ANY || nc > SIZE_MAX_ANY)))) {
-    rc = say(why, "its root attributes n_coordinates = %lld and n_constraints = %lld are not "
+    rc = say(why,
+             "its root attributes n_coordinates = %lld and n_constraints = %lld are not "
              "sizes of a model",
              nq, nc);
   }
@@ -638,8 +639,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
   int absent;
   hsize_t shape[4] = {0, 0, 0, 0};
   if (rc == 0) {
-    hid_t jn = dset_open_checked(file, "/joints/names", KIND_STRING, 1, shape, dims[0], &absent,
-                                 why);
+    hid_t jn =
+        dset_open_checked(file, "/joints/names", KIND_STRING, 1, shape, dims[0], &absent, why);
     if (jn < 0) {
       rc = absent ? say(why, "dataset /joints/names is missing") : -1;
     } else {
@@ -664,8 +665,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     st = mbs_error_set(err, MBS_ERR_MODEL, NULL, 0, 0,
                        "result file '%s' has %lld coordinates, %lld constraints and %lld joints, "
                        "the model %d, %d and %d",
-                       path, nq, nc, nj, sizes->n_coordinates, sizes->n_constraints,
-                       sizes->njoint);
+                       path, nq, nc, nj, sizes->n_coordinates, sizes->n_constraints, sizes->njoint);
     free(format);
     H5Fclose(file);
     mbs_output_last_free(rec);
@@ -696,8 +696,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_REACTION] = {"/joints/reaction", KIND_FLOAT, 3, {0, (hsize_t)nj, 6}, 0},
       [D_STEP_SIZE] = {"/solver/step_size", KIND_FLOAT, 1, {0}, 1},
       [D_ACCELERATION] = {"/state/acceleration", KIND_FLOAT, 2, {0, (hsize_t)nq}, 1},
-      [D_ALG_ACCELERATION] = {"/state/algorithmic_acceleration", KIND_FLOAT, 2, {0, (hsize_t)nq},
-                              1},
+      [D_ALG_ACCELERATION] =
+          {"/state/algorithmic_acceleration", KIND_FLOAT, 2, {0, (hsize_t)nq}, 1},
   };
   hsize_t nrow = 0;
   int first = 1;
@@ -705,8 +705,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     dset[i] = dset_open_checked(file, sets[i].path, sets[i].kind, sets[i].rank, sets[i].shape,
                                 dims[i], &absent, why);
     if (dset[i] < 0 && !(absent && sets[i].optional)) {
-      st = not_result(err, path, absent ? (say(why, "dataset %s is missing", sets[i].path), why)
-                                        : why);
+      st = not_result(err, path,
+                      absent ? (say(why, "dataset %s is missing", sets[i].path), why) : why);
       goto fail;
     }
     if (dset[i] >= 0) {
@@ -715,8 +715,9 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     }
   }
   if ((dset[D_ACCELERATION] >= 0) != (dset[D_ALG_ACCELERATION] >= 0)) {
-    st = not_result(err, path, "it has only one of /state/acceleration and "
-                               "/state/algorithmic_acceleration");
+    st = not_result(err, path,
+                    "it has only one of /state/acceleration and "
+                    "/state/algorithmic_acceleration");
     goto fail;
   }
   if (nrow == 0) {
@@ -868,6 +869,11 @@ mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *e
   return read_last(path, NULL, rec, err);
 }
 
+mbsStatus mbs_output_read_last_sized(const char *path, const mbsModelSizes *sizes,
+                                     mbsLastRecord *rec, mbsError *err) {
+  return read_last(path, sizes, rec, err);
+}
+
 /* ---------- the same in a child process ---------- */
 
 #define WIRE_MAGIC 0x6d627331u
@@ -1008,10 +1014,10 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
   /* sizes as the caller expects them (or bounded), before anything is allocated */
   long nq = h.n_coordinates, nc = h.n_constraints, nj = h.njoint;
   if (nq < 0 || nc < 0 || nj < 0 || nq > SIZE_MAX_ANY || nc > SIZE_MAX_ANY || nj > SIZE_MAX_ANY ||
-      (sizes && (nq != sizes->n_coordinates || nc != sizes->n_constraints ||
-                 nj != sizes->njoint)) ||
-      (h.has_mu != 0 && h.has_mu != 1) || (h.has_acc != 0 && h.has_acc != 1) ||
-      h.status_len < 1 || h.status_len > STRING_MAX + 1 || h.names_len < (uint64_t)nq ||
+      (sizes &&
+       (nq != sizes->n_coordinates || nc != sizes->n_constraints || nj != sizes->njoint)) ||
+      (h.has_mu != 0 && h.has_mu != 1) || (h.has_acc != 0 && h.has_acc != 1) || h.status_len < 1 ||
+      h.status_len > STRING_MAX + 1 || h.names_len < (uint64_t)nq ||
       h.names_len > (uint64_t)nq * (NAME_BYTES_MAX + 1) || h.nrecord < 1) {
     iso_finish(&c, 1, why, sizeof(why));
     snprintf(why, sizeof(why), "the process that read it gave a malformed answer");
@@ -1159,14 +1165,15 @@ mbsStatus mbs_output_inspect(const char *path, const mbsInspectLimits *lim, int 
     return MBS_OK;
   }
   if (iso_start(&c, lim, inspect_work, (void *)path, why, sizeof(why)) != 0) {
-    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "output file '%s' exists: %s", path,
-                         why);
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "output file '%s' exists: %s", path, why);
   }
   int ok = iso_read(&c, &found, sizeof(found)) == 0 && iso_read(&c, format, sizeof(format)) == 0;
-  if (iso_finish(&c, !ok, why, sizeof(why)) != 0 || !ok || found < FOUND_NOT_HDF5 ||
-      found > FOUND_OPENED) {
-    if (ok) {
-      snprintf(why, sizeof(why), "the process that read it gave a malformed answer");
+  /* how the child ended says why an answer is missing (it is killed if still running) */
+  int ended = iso_finish(&c, 0, why, sizeof(why)) == 0;
+  if (!ended || !ok || found < FOUND_NOT_HDF5 || found > FOUND_OPENED) {
+    if (ended) {
+      snprintf(why, sizeof(why), "the process that read it gave %s answer",
+               ok ? "a malformed" : "an incomplete");
     }
     return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                          "output file '%s' exists and is not an mbsim-run result (it is a "
