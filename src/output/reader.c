@@ -1,6 +1,6 @@
-/* reader.c: read the last record of a result file back (FORMAT.md, "mbsim-run/1"), so that
- * a run can continue from it (mbsim-run --restart), and look at a file at an output path
- * before it is replaced.
+/* reader.c: read the last record of a result file (format "mbsim-run/1", README "Output")
+ * back, so that a run can continue from it (mbsim-run --restart), and look at a file at an
+ * output path before it is replaced.
  *
  * The datasets of a file written by a killed run may hold different numbers of rows (each
  * series is written in its own blocks); the record taken is the last row that every
@@ -148,8 +148,8 @@ static int hard_link_exists(hid_t file, const char *path, char *why) {
       return say(why, "%s cannot be looked up", part);
     }
     if (li.type != H5L_TYPE_HARD) {
-      return say(why, "%s is a %s link (a result holds only its own objects)", part,
-                 li.type == H5L_TYPE_SOFT ? "soft" : "external");
+      return say(why, "%s is %s link (a result holds only its own objects)", part,
+                 li.type == H5L_TYPE_SOFT ? "a soft" : "an external");
     }
   }
   return 1;

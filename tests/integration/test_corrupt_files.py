@@ -78,7 +78,7 @@ for i in range(N):
     if rc == 0 and result_ok(out, 0.06):
         stats["restart"]["exit 0, a correct run"] += 1
     elif rc == 1 and "mbsim-run: error:" in err and not os.path.exists(out):
-        reason = ("the child crashed" if "crashed" in err else
+        reason = ("the child crashed" if "crashed" in err or "read it failed" in err else
                   "the child hung" if "did not finish" in err or "CPU time" in err else
                   "refused with a message")
         stats["restart"]["exit 1, " + reason] += 1
@@ -96,7 +96,7 @@ for i in range(N):
     if rc == 0 and result_ok(path, 0.01):
         stats["output"]["exit 0, replaced by a correct run"] += 1
     elif rc == 1 and "not an mbsim-run result" in err and after == before:
-        reason = ("the child crashed" if "crashed" in err else
+        reason = ("the child crashed" if "crashed" in err or "read it failed" in err else
                   "the child hung" if "did not finish" in err or "CPU time" in err else
                   "refused")
         stats["output"]["exit 1 (file untouched), " + reason] += 1
@@ -124,7 +124,9 @@ for r in regs:
     check(rc == 1 and not os.path.exists(out) and NOT_RESULT in err,
           "%s at --restart: exit 1, not an mbsim-run result (got %s in %.2f s: %s)"
           % (os.path.basename(r), rc, secs, err.strip()[-160:]))
-    crashed += "crashed the process" in err or "did not finish" in err
+    # (under AddressSanitizer the child reports and exits with status 1 instead of a signal)
+    crashed += any(w in err for w in ("crashed the process", "did not finish", "CPU time",
+                                      "the process that read it failed"))
     at_o = os.path.join(TMP, "at_o.h5")
     shutil.copy(r, at_o)
     rc, err, secs = run_case(["-o", at_o, "--t-end", "0.01"])
