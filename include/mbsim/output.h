@@ -133,19 +133,22 @@ void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
 typedef struct {
   long nrecord;            /* records in the file (the last one is index nrecord - 1) */
   char *status;            /* root attribute `status` */
-  double dt;               /* [s] root attribute `dt` */
+  double dt;               /* [s] root attribute `dt` (finite, > 0) */
+  double t_end;            /* [s] root attribute `t_end` (finite, > 0) */
   int n_coordinates;       /* root attribute, also the length of q, v and coordinate_names */
   int n_constraints;       /* root attribute, also the length of multipliers */
   int njoint;              /* length of /joints/names */
   char **coordinate_names; /* (n_coordinates) attribute `names` of /state/q */
-  double time;             /* [s] /time */
+  double time;             /* [s] /time of the last record */
+  double first_time;       /* [s] /time of the first record (the restart time of a restarted
+                              run, else 0) */
   double external_work;    /* [J] /energy/external_work */
   double dissipated;       /* [J] /energy/dissipated */
-  int iterations;          /* /solver/iterations */
-  double step_size;        /* [s] /solver/step_size; 0 when the file has none */
+  int iterations;          /* /solver/iterations (>= 0) */
+  double step_size;        /* [s] /solver/step_size (>= 0); 0 when the file has none */
   double *q, *v;           /* (n_coordinates) /state/q and /state/v */
   double *multipliers;     /* (n_constraints) /state/multipliers; NULL when the file has none
-                              (older files) or they are not finite */
+                              (older files) or they are NaN throughout (none were given) */
   double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
   double *joint_coordinates; /* (njoint x 3) /joints/coordinates of the record (NULL in files
                                 without it) */
@@ -153,15 +156,65 @@ typedef struct {
                               velocities (NULL in files without it; then /state/v) */
   double *acceleration;    /* (n_coordinates) /state/acceleration and */
   double *algorithmic_acceleration; /* /state/algorithmic_acceleration of a genalpha run; NULL
-                                       when the file has none or they are not finite */
+                                       when the file has none or they are NaN throughout */
 } mbsLastRecord;
 
 /* Read the last record of the result file at path into rec (caller-owned; release with
- * mbs_output_last_free). The file must be in the "mbsim-run/1" format with at least one
- * record; when the datasets hold different numbers of rows (a run killed while writing),
- * the last row they all have is taken. Returns MBS_ERR_IO or MBS_ERR_OUTPUT with err filled
- * (naming the path and the dataset) on failure, rec then holds nothing to free. */
+ * mbs_output_last_free), in this process: only for files this program wrote itself (and
+ * for fuzzing the reader); a file from elsewhere goes through
+ * mbs_output_read_last_isolated. The file must be a regular file in the "mbsim-run/1"
+ * format with at least one record: every attribute and dataset read is checked for its
+ * type, rank, shape and size before it is read (hard links only, datasets stored in the
+ * file, the writer's filters), and the record must hold finite numbers (multipliers and
+ * accelerations may be NaN throughout: none). When the datasets hold different numbers of
+ * rows (a run killed while writing), the last row they all have is taken. Returns
+ * MBS_ERR_IO (missing, unreadable, not a regular file, not HDF5) or MBS_ERR_OUTPUT ("...
+ * is not an mbsim-run result: ...", or a non-finite value in the record) with err filled,
+ * naming the path and the attribute or dataset; rec then holds nothing to free. */
 mbsStatus mbs_output_read_last(const char *path, mbsLastRecord *rec, mbsError *err);
+
+/* the sizes a result file must have to belong to a model */
+typedef struct {
+  int n_coordinates, n_constraints, njoint;
+} mbsModelSizes;
+
+/* mbs_output_read_last, in this process, with the sizes checked as
+ * mbs_output_read_last_isolated checks them (sizes may be NULL) */
+mbsStatus mbs_output_read_last_sized(const char *path, const mbsModelSizes *sizes,
+                                     mbsLastRecord *rec, mbsError *err);
+
+/* limits of the child process that reads a file this program did not write */
+#define MBS_INSPECT_SECONDS 20.0
+#define MBS_INSPECT_MEMORY_MB 1024.0
+typedef struct {
+  double seconds;   /* [s] wall and CPU time; <= 0: MBS_INSPECT_SECONDS */
+  double memory_mb; /* [MiB] address space it may add to the caller's; <= 0:
+                       MBS_INSPECT_MEMORY_MB (not limited under AddressSanitizer) */
+} mbsInspectLimits;
+
+/* mbs_output_read_last for an untrusted file: the file is opened and read only by a forked
+ * child process limited by lim (NULL: the defaults), which sends the record back through a
+ * pipe; this process never opens it (HDF5 may crash, loop or allocate without bound on a
+ * damaged file). A non-regular file (a FIFO, a device) is refused before anything opens
+ * it. With sizes (may be NULL), a file whose n_coordinates, n_constraints or number of
+ * joints differ is refused with MBS_ERR_MODEL before anything of the size the file claims
+ * is allocated, its sizes then in rec's size fields (nothing to free). A child that dies,
+ * exceeds a limit or answers out of form gives MBS_ERR_OUTPUT "... is not an mbsim-run
+ * result: reading it crashed ... / did not finish within ...". Forks: call it while the
+ * process has one thread. Other results as for mbs_output_read_last. */
+mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *sizes,
+                                        const mbsInspectLimits *lim, mbsLastRecord *rec,
+                                        mbsError *err);
+
+/* Look at the file at an output path as mbs_output_create does before replacing it (the
+ * HDF5 signature, then the root attribute format), in a forked child limited by lim (NULL:
+ * the defaults). MBS_OK when there is nothing to look at (no file, not a regular file) or
+ * the child finished, *is_result (may be NULL) then 1 for an mbsim-run result;
+ * MBS_ERR_OUTPUT ("output file '...' exists and is not an mbsim-run result (it is a damaged
+ * HDF5 file: ...); refusing to replace it ...") when looking at it crashed the child, hung
+ * or exceeded its memory: such a file must not be opened in this process. */
+mbsStatus mbs_output_inspect(const char *path, const mbsInspectLimits *lim, int *is_result,
+                             mbsError *err);
 
 /* release what mbs_output_read_last allocated (accepts NULL and a zeroed rec) */
 void mbs_output_last_free(mbsLastRecord *rec);

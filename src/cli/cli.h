@@ -4,7 +4,10 @@
 #ifndef MBSIM_CLI_H
 #define MBSIM_CLI_H
 
+#include <stddef.h>
+
 #include "mbsim/model.h"
+#include "mbsim/output.h"
 #include "mbsim/solver.h"
 
 /* what a restart hands to the step loop */
@@ -25,6 +28,21 @@ typedef struct {
  * cli_restart_free). */
 int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
                      mbsData *d);
+
+/* Look at an existing file at the output path (mbs_output_inspect) in a child process
+ * before mbs_output_create opens it: prints the reason and returns 1 when the file is a
+ * damaged HDF5 file that crashed, hung or exhausted the child; 0 otherwise. */
+int cli_inspect_output(const char *out_path);
+
+/* the limits of the child that reads an untrusted file: the library's defaults, the time
+ * from the environment variable MBSIM_INSPECT_SECONDS when set (a warning when invalid) */
+void cli_inspect_limits(mbsInspectLimits *lim);
+
+/* src into dst (n bytes, always terminated, truncated at a whole escape) with what a
+ * terminal would act on written as escapes: control characters (\n, \t, \r, \x1b, ...),
+ * C1 controls and direction overrides (\u009b, \u202e), bytes that are not UTF-8
+ * (\xff); returns dst */
+char *cli_escape(char *dst, size_t n, const char *src);
 
 /* after mbs_observe of the restart state: the first record repeats the restart record
  * (joint reactions and iterations come from the file, not from a step of this run) */

@@ -76,9 +76,9 @@ static double now_seconds(void) {
 }
 
 static void print_error(const mbsError *err) {
-  char buf[2048];
+  char buf[2048], esc[4096];
   mbs_error_format(err, buf, sizeof(buf));
-  fprintf(stderr, "mbsim-run: error: %s\n", buf);
+  fprintf(stderr, "mbsim-run: error: %s\n", cli_escape(esc, sizeof(esc), buf));
 }
 
 typedef struct {
@@ -413,6 +413,11 @@ int main(int argc, char **argv) {
       .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
       .overwrite = args.overwrite,
   };
+  /* a file already at the output path is looked at in a child process first: HDF5 may
+   * crash or hang on a damaged one (with --overwrite the writer does not open it) */
+  if (!args.overwrite && cli_inspect_output(out) != 0) {
+    goto done;
+  }
   w = mbs_output_create(out, &info, &err);
   if (!w) {
     print_error(&err);

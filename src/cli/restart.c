@@ -6,7 +6,15 @@
  * the next step reads: q, v, the scaled multipliers mu = dt^2 lambda of the last step
  * (the Newton predictor starts from them), the time and the accumulated external work and
  * dissipation. Steps keep ending at t_n = n dt, the grid of the run from t = 0, so a run
- * of [0, 10] and a run of [0, 5] restarted to 10 take the same steps. */
+ * of [0, 10] and a run of [0, 5] restarted to 10 take the same steps.
+ *
+ * The restart file is untrusted input like a deck: it is read in a child process with a
+ * time and memory limit (mbs_output_read_last_isolated), its sizes are compared with the
+ * model before anything of its size is allocated, and its record must be a state of this
+ * model (the time on the earlier run's step grid and before t_end, q on the constraints and
+ * v tangent to them) before anything of the run's state is replaced. */
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +22,32 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "mbsim/elements.h"
 #include "mbsim/output.h"
 
+/* relative tolerance of the record's consistency with the constraints: |g(q, t)| against
+ * the size of the terms of g (a converged Newton step leaves |g| at the Newton tolerance,
+ * far below it) */
+#define REL_POSITION 1e-6
+/* The velocities: the schemes enforce the constraints on q only, and their v satisfy
+ * G(q) v = 0 only to the accuracy of the step (on coarse steps the normal part is as large
+ * as the tangential one), so G v cannot tell a bad v from a good one. What a v that no run
+ * of this model reaches (one that violates a joint, or is scaled up) shows is energy: em
+ * conserves E - W_ext + D to the Newton tolerance, the other integrators dissipate or err
+ * by a few percent (genalpha on coarse steps under large loads: up to one energy scale).
+ * The record's energy may exceed E0 + W_ext - D (E0 of this deck at t = 0, W_ext and D of
+ * the record) by at most REL_ENERGY times the energy scale. Not with prescribed motions,
+ * whose drives do work that W_ext does not count. */
+#define REL_ENERGY 4.0
+
+/* print "--restart 'PATH': WHAT" with all of it escaped (WHAT quotes the file) */
 static void restart_error(const char *path, const char *what) {
-  fprintf(stderr, "mbsim-run: error: --restart '%s': %s\n", path, what);
+  char p[1100], w[2400];
+  fprintf(stderr, "mbsim-run: error: --restart '%s': %s\n", cli_escape(p, sizeof(p), path),
+          cli_escape(w, sizeof(w), what));
 }
 
-/* 1 when a and b name the same existing file */
+/* 1 when a and b name the same existing file (stat opens neither) */
 static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
@@ -29,11 +56,135 @@ static int same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+void cli_inspect_limits(mbsInspectLimits *lim) {
+  const char *s = getenv("MBSIM_INSPECT_SECONDS");
+  lim->seconds = MBS_INSPECT_SECONDS;
+  lim->memory_mb = MBS_INSPECT_MEMORY_MB;
+  if (s && s[0]) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno == 0 && *end == '\0' && v > 0.0 && v <= 86400.0) {
+      lim->seconds = v;
+    } else {
+      char e[256];
+      fprintf(stderr,
+              "mbsim-run: warning: MBSIM_INSPECT_SECONDS='%s' is not a number of seconds in "
+              "(0, 86400]; using %g\n",
+              cli_escape(e, sizeof(e), s), MBS_INSPECT_SECONDS);
+    }
+  }
+}
+
+int cli_inspect_output(const char *out_path) {
+  mbsInspectLimits lim;
+  mbsError err;
+  mbs_error_clear(&err);
+  cli_inspect_limits(&lim);
+  if (mbs_output_inspect(out_path, &lim, NULL, &err) != MBS_OK) {
+    char buf[2048], esc[2600];
+    mbs_error_format(&err, buf, sizeof(buf));
+    fprintf(stderr, "mbsim-run: error: %s\n", cli_escape(esc, sizeof(esc), buf));
+    return 1;
+  }
+  return 0;
+}
+
+/* 1 when t is a time a record of the earlier run can have: a step end n dt of its grid
+ * (at most 1e12 steps, the limit of a deck), its t_end (a shortened last step) or its first
+ * record (the restart time of a restarted run) */
+static int on_grid(double t, const mbsLastRecord *l) {
+  double k = t / l->dt;
+  if (!(k <= 1e12 + 1.0)) {
+    return 0;
+  }
+  if (fabs(k - nearbyint(k)) <= 1e-6 + 4.0 * DBL_EPSILON * k) {
+    return 1;
+  }
+  return fabs(t - l->t_end) <= 1e-12 * fmax(1.0, fabs(l->t_end)) ||
+         fabs(t - l->first_time) <= 1e-12 * fmax(1.0, fabs(l->first_time));
+}
+
+/* the worst constraint residual of a state, as a multiple of its tolerance */
+typedef struct {
+  double ratio; /* |residual| / tolerance of the worst row (> 1: inconsistent) */
+  double value; /* its residual */
+  double tol;   /* its tolerance */
+  int row;      /* its constraint row, -1 when none */
+} worstRow;
+
+static void note(worstRow *w, double value, double tol, int row) {
+  double ratio = fabs(value) / tol;
+  if (!(ratio <= w->ratio)) {
+    w->ratio = isnan(ratio) ? INFINITY : ratio;
+    w->value = value;
+    w->tol = tol;
+    w->row = row;
+  }
+}
+
+/* size of the terms of the linear expression sum_k w[k] q_node[k] + c of a row */
+static double terms(const mbsConRow *row, const double *w, const double *c, const double *q) {
+  double s = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  for (int k = 0; k < row->nnode; k++) {
+    const double *x = q + 3 * row->node[k];
+    s += fabs(w[k]) * sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+  }
+  return s;
+}
+
+/* How far q is from the constraints g(q, t) = 0, row by row against REL_POSITION of the
+ * size of each row's terms, with a floor of ten times what a converged Newton step leaves
+ * (its tolerance, or round-off). Returns -1 when out of memory. */
+static int position_consistency(const mbsModel *m, const double *q, double t, worstRow *pos) {
+  double qn = 0.0;
+  for (int i = 0; i < m->nq; i++) {
+    qn = fmax(qn, fabs(q[i]));
+  }
+  double floor_abs = 10.0 * fmax(m->newton_tolerance, 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn));
+  memset(pos, 0, sizeof(*pos));
+  pos->row = -1;
+
+  /* the quadratic rows g = s A.B + n.A + c0 */
+  for (int r = 0; r < m->nrow; r++) {
+    const mbsConRow *row = &m->con[r];
+    double g = mbs_con_eval(row, q, NULL);
+    double at = terms(row, row->wa, row->ca, q), bt = terms(row, row->wb, row->cb, q);
+    double nn = sqrt(row->n[0] * row->n[0] + row->n[1] * row->n[1] + row->n[2] * row->n[2]);
+    note(pos, g, REL_POSITION * (fabs(row->s) * at * bt + nn * at + fabs(row->c0)) + floor_abs, r);
+  }
+
+  /* the rows of constraint elements (drives, augmentation), against the size of G q */
+  double ge[MBS_ELEM_MAXCON];
+  double *G = malloc(MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * sizeof(double));
+  if (!G) {
+    return -1;
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->constraint || el->ncon < 1 || el->ncon > MBS_ELEM_MAXCON) {
+      continue;
+    }
+    kind->constraint(m, el, q, t, ge, G);
+    for (int c = 0; c < el->ncon; c++) {
+      double scale = 1.0;
+      for (int i = 0; i < el->nq; i++) {
+        scale += fabs(G[c * el->nq + i]) * fabs(q[el->qidx[i]]);
+      }
+      note(pos, ge[c], REL_POSITION * scale + floor_abs, el->con0 + c);
+    }
+  }
+  free(G);
+  return 0;
+}
+
 int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
                      mbsData *d) {
-  char msg[1400];
+  char msg[2400], e1[300], e2[300];
   mbsLastRecord last;
   mbsError err;
+  mbsInspectLimits lim;
   mbs_error_clear(&err);
   memset(rs, 0, sizeof(*rs));
 
@@ -42,22 +193,35 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
                         "with -o (the restarted run is written to a new file)");
     return 1;
   }
-  if (mbs_output_read_last(path, &last, &err) != MBS_OK) {
+
+  /* read in a child process; the sizes of the model first, then anything of the file's */
+  mbsModelSizes sizes = {m->nq, m->ncon, m->njoint};
+  cli_inspect_limits(&lim);
+  mbsStatus st = mbs_output_read_last_isolated(path, &sizes, &lim, &last, &err);
+  if (st == MBS_ERR_MODEL) {
+    if (last.n_coordinates != m->nq || last.n_constraints != m->ncon) {
+      snprintf(msg, sizeof(msg),
+               "the run belongs to another model: %d coordinates and %d constraints in the "
+               "file, %d and %d in this deck",
+               last.n_coordinates, last.n_constraints, m->nq, m->ncon);
+    } else {
+      snprintf(msg, sizeof(msg),
+               "the run belongs to another model: %d joints in the file, %d in this deck",
+               last.njoint, m->njoint);
+    }
+    restart_error(path, msg);
+    return 1;
+  }
+  if (st != MBS_OK) {
     char buf[2048];
     mbs_error_format(&err, buf, sizeof(buf));
-    fprintf(stderr, "mbsim-run: error: --restart: %s\n", buf);
+    snprintf(msg, sizeof(msg), "bad restart file: %s", buf);
+    restart_error(path, msg);
     return 1;
   }
 
   /* the file must describe the model of this deck, coordinate by coordinate */
   int bad = 0;
-  if (last.n_coordinates != m->nq || last.n_constraints != m->ncon) {
-    snprintf(msg, sizeof(msg),
-             "the run belongs to another model: %d coordinates and %d constraints in the file, "
-             "%d and %d in this deck",
-             last.n_coordinates, last.n_constraints, m->nq, m->ncon);
-    bad = 1;
-  }
   for (int i = 0; !bad && i < m->nq; i++) {
     if (strcmp(last.coordinate_names[i], mbs_model_coord_name(m, i)) != 0) {
       snprintf(msg, sizeof(msg),
@@ -67,37 +231,107 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
       bad = 1;
     }
   }
-  if (!bad && last.njoint != m->njoint) {
+
+  /* the time: a step end of the earlier run, before t_end; the step loop goes on with
+   * n_first, the first n whose t_n = n dt lies after t (both bounded by the deck's limit
+   * of 1e12 steps once t < t_end) */
+  double t = last.time;
+  if (!bad && (t < 0.0 || !on_grid(t, &last))) {
     snprintf(msg, sizeof(msg),
-             "the run belongs to another model: %d joints in the file, %d in this deck",
-             last.njoint, m->njoint);
+             "bad restart file: its last record is at t = %.17g, which is not a time the "
+             "earlier run (dt = %.17g, t_end = %.17g) wrote a record at",
+             t, last.dt, last.t_end);
     bad = 1;
   }
-
-  /* the step loop goes on with n_first: the first n whose t_n = n dt lies after t */
-  double t = last.time;
-  long n_first = (long)floor(t / m->dt + 1e-9) + 1;
   long nsteps = (long)ceil(m->t_end / m->dt - 1e-9);
-  if (!bad && (!(m->t_end > t) || nsteps < n_first)) {
+  long n_first = 0;
+  if (!bad && !(m->t_end > t)) {
     snprintf(msg, sizeof(msg),
              "the run ends at t = %.9g, which is not before t_end = %.9g; give a later end "
              "with --t-end",
              t, m->t_end);
     bad = 1;
   }
+  if (!bad) {
+    n_first = (long)floor(t / m->dt + 1e-9) + 1;
+    if (nsteps < n_first) {
+      snprintf(msg, sizeof(msg),
+               "the run ends at t = %.9g, which is not before the last step of t_end = %.9g; "
+               "give a later end with --t-end",
+               t, m->t_end);
+      bad = 1;
+    }
+  }
+
+  /* the size of the step that ended at t, so that mu = dt^2 lambda with exactly the dt the
+   * earlier run divided by: recorded in /solver/step_size (never more than its dt), else
+   * (older files) the last step on the grid of the earlier run */
+  double last_dt = last.step_size;
+  if (!bad && last_dt > last.dt * (1.0 + 1e-9)) {
+    snprintf(msg, sizeof(msg),
+             "bad restart file: its last step size %.17g is larger than its dt = %.17g", last_dt,
+             last.dt);
+    bad = 1;
+  }
+  if (!bad && !(last_dt > 0.0) && t > 0.0) {
+    long k = (long)ceil(t / last.dt - 1e-9);
+    last_dt = t - (double)(k - 1) * last.dt;
+  }
+  for (int i = 0; !bad && last.multipliers && i < m->ncon; i++) {
+    if (!isfinite(last.multipliers[i] * (last_dt * last_dt))) {
+      snprintf(msg, sizeof(msg),
+               "bad restart file: multiplier %d (%.17g) times its step size squared is not "
+               "finite",
+               i + 1, last.multipliers[i]);
+      bad = 1;
+    }
+  }
+
+  /* q on the constraints, and no more energy than the run can have */
+  worstRow pos;
+  if (!bad && position_consistency(m, last.q, t, &pos) != 0) {
+    snprintf(msg, sizeof(msg), "out of memory");
+    bad = 1;
+  }
+  if (!bad && pos.ratio > 1.0) {
+    mbs_constraint_describe(m, pos.row, e2, sizeof(e2));
+    snprintf(msg, sizeof(msg),
+             "bad restart file: its last record (t = %.9g) is not a state of this model: its "
+             "position q violates %s by %.3g (tolerance %.3g)",
+             t, e2, fabs(pos.value), pos.tol);
+    bad = 1;
+  }
+  int driven = 0;
+  for (int k = 0; k < m->nelem; k++) {
+    driven |= m->elem[k].kind == MBS_ELEM_DRIVE;
+  }
+  if (!bad && !driven) {
+    mbsObservables o0, o1;
+    d->t = 0.0;
+    mbs_observe(m, d, &o0);
+    memcpy(d->q, last.q, (size_t)m->nq * sizeof(double));
+    memcpy(d->v, last.v, (size_t)m->nq * sizeof(double));
+    d->t = t;
+    mbs_observe(m, d, &o1);
+    double e0 = o0.kinetic + o0.potential, e_rec = o1.kinetic + o1.potential;
+    double budget = e0 + last.external_work - last.dissipated;
+    double scale = fmax(fmax(fabs(e0), fabs(budget)),
+                        fmax(fmax(o0.kinetic, fabs(o1.potential - o0.potential)),
+                             fmax(fabs(last.external_work), fabs(last.dissipated))));
+    if (!(e_rec - budget <= REL_ENERGY * scale + 1e-12 * (1.0 + fabs(e_rec)))) {
+      snprintf(msg, sizeof(msg),
+               "bad restart file: its last record (t = %.9g) is not a state this run can "
+               "reach: its energy T + V = %.6g J exceeds E0 + W_ext - D = %.6g J of this deck "
+               "by %.3g J (more than %g of the energy scale %.3g J; its velocities v violate "
+               "the constraints or are too large)",
+               t, e_rec, budget, e_rec - budget, REL_ENERGY, scale);
+      bad = 1;
+    }
+  }
   if (bad) {
     restart_error(path, msg);
     mbs_output_last_free(&last);
     return 1;
-  }
-
-  /* the size of the step that ended at t, so that mu = dt^2 lambda with exactly the dt the
-   * earlier run divided by: recorded in /solver/step_size, else (older files) the last step
-   * on the grid of the earlier run */
-  double last_dt = last.step_size;
-  if (!(last_dt > 0.0) && t > 0.0 && last.dt > 0.0) {
-    long k = (long)ceil(t / last.dt - 1e-9);
-    last_dt = t - (double)(k - 1) * last.dt;
   }
 
   /* the state */
@@ -129,7 +363,7 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     fprintf(stderr,
             "mbsim-run: note: '%s' has no /state/multipliers; Newton starts the first step "
             "from zero multipliers\n",
-            path);
+            cli_escape(e1, sizeof(e1), path));
   }
   /* genalpha goes on with the accelerations of the record; without them (a file of another
    * integrator or an older version, or the record at t = 0) it starts from consistent
@@ -142,7 +376,7 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     fprintf(stderr,
             "mbsim-run: note: '%s' has no genalpha accelerations at t = %g; the restart starts "
             "from consistent accelerations and does not repeat the earlier run exactly\n",
-            path, t);
+            cli_escape(e1, sizeof(e1), path), t);
   }
 
   /* what the first record and the root attribute restart_from need */
