@@ -106,10 +106,11 @@ START_TEST(test_solvers_agree) {
       ck_assert_msg(mbs_linsolve_factor(ls[k], ax, seed == 1, &err) == MBS_OK, "%s", err.msg);
       ck_assert_msg(mbs_linsolve_solve(ls[k], ax, b, x[k], &err) == MBS_OK, "%s", err.msg);
       double r = residual(a, x[k], b);
-      ck_assert_msg(r <= 1e-10, "solver %d, values %u: residual %.3e", k, seed, r);
+      /* measured: residual up to 5.0e-12, the two solvers agree to 1.2e-12 */
+      ck_assert_msg(r <= 1.5e-11, "solver %d, values %u: residual %.3e", k, seed, r);
     }
     for (int i = 0; i < N; i++) {
-      ck_assert_double_eq_tol(x[0][i], x[1][i], 1e-9 * (1.0 + fabs(x[0][i])));
+      ck_assert_double_eq_tol(x[0][i], x[1][i], 4e-12 * (1.0 + fabs(x[0][i])));
     }
   }
   mbs_linsolve_destroy(ls[0]);

@@ -358,8 +358,9 @@ START_TEST(test_torque_momentum_balance) {
         ck_assert_double_eq_tol(dJ, dt * 1.0, 1e-12);
       }
     }
-    /* the centre moves uniformly: linear momentum m v stays */
-    ck_assert_double_eq_tol(o.linear_momentum[0], 5 * m->body_mass[0], 1e-10);
+    /* the centre moves uniformly: linear momentum m v stays (measured: exactly; J above to
+     * 8.7e-13) */
+    ck_assert_double_eq_tol(o.linear_momentum[0], 5 * m->body_mass[0], 1e-13);
     mbs_data_destroy(d);
     mbs_model_destroy(m);
   }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mbsim/output.h"
@@ -668,6 +669,24 @@ START_TEST(test_status_rewrite) {
 }
 END_TEST
 
+/* a file in a directory without write permission: NULL, a message that says so, nothing
+ * created; 0 when all of that holds, else the number of the first thing that did not */
+static int permission_case(const char *dir, const mbsOutputInfo *info) {
+  char path[256];
+  mbsError err;
+  snprintf(path, sizeof(path), "%s/out.h5", dir);
+  if (mbs_output_create(path, info, &err) != NULL) {
+    return 1;
+  }
+  if (err.status != MBS_ERR_OUTPUT) {
+    return 2;
+  }
+  if (strstr(err.msg, "permission") == NULL || strstr(err.msg, path) == NULL) {
+    return 3;
+  }
+  return access(path, F_OK) == 0 ? 4 : 0;
+}
+
 /* a file that cannot be created: NULL, a message naming the path and why, nothing left */
 START_TEST(test_create_fails) {
   char path[256];
@@ -697,17 +716,29 @@ START_TEST(test_create_fails) {
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_msg(strstr(err.msg, "is a directory") != NULL, "message: %s", err.msg);
 
-  /* no permission (meaningless as root, who may write anywhere) */
+  /* no permission; root may write anywhere, so as root the case runs in a child that has
+   * dropped to the unprivileged uid and gid 65534 (nobody) */
+  char ro[256];
+  path_in(ro, sizeof(ro), "ro");
+  ck_assert_int_eq(mkdir(ro, 0555), 0);
   if (geteuid() != 0) {
-    char ro[256];
-    path_in(ro, sizeof(ro), "ro");
-    ck_assert_int_eq(mkdir(ro, 0555), 0);
-    path_in(path, sizeof(path), "ro/out.h5");
-    ck_assert_ptr_null(mbs_output_create(path, &info, &err));
-    ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
-    ck_assert_msg(strstr(err.msg, "permission") != NULL, "message: %s", err.msg);
-    rmdir(ro);
+    ck_assert_int_eq(permission_case(ro, &info), 0);
+  } else {
+    ck_assert_int_eq(chmod(tmpdir, 0755), 0); /* nobody must reach ro */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      _exit(setgid(65534) == 0 && setuid(65534) == 0 && geteuid() == 65534
+                ? permission_case(ro, &info)
+                : 10);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "permission case as uid 65534 failed (%d; 10: cannot drop root)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
+  rmdir(ro);
 
   /* bad arguments */
   ck_assert_ptr_null(mbs_output_create(NULL, &info, &err));

@@ -189,11 +189,10 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
   memcpy(d->v_rec, d->v, (size_t)nq * sizeof(double));
   memset(d->lambda_rec, 0, (size_t)(m->ncon > 0 ? m->ncon : 1) * sizeof(double));
   d->velocity_violation = 0.0;
-  if (m->ncon == 0) {
-    return MBS_OK;
-  }
+  /* without constraints the matrix is M alone: nothing to project, but the accelerations
+   * (genalpha's start) still come from it */
   mbsStatus st = kkt_factor(m, d, q, t, err);
-  if (st == MBS_OK) {
+  if (st == MBS_OK && m->ncon > 0) {
     st = project(m, d, q, d->v_rec, t, &d->velocity_violation, err);
   }
   if (st != MBS_OK) {

@@ -66,5 +66,11 @@ def check(cond, what):
         failures.append(what)
 
 
+def skip(what, why):
+    """a check that cannot run here: printed as SKIP with the reason, counted by
+    tests/run-integration (never silently dropped)"""
+    print("SKIP  %s: %s" % (what, why))
+
+
 def done():
     sys.exit(1 if failures else 0)

@@ -44,7 +44,8 @@ for dt in (1e-3, 5e-4):
               np.max(np.abs(pos[:, 1, 0] - x2)), np.max(np.abs(pos[:, 1, 2] - z2)))
     errors.append(err)
     print("dt = %g: max position error on [0, %g] = %.3e" % (dt, T, err))
-check(errors[0] <= 1e-4, "positions agree with the scipy reference to 1e-4 at dt = 1e-3 "
+# measured 2.29e-5 at dt = 1e-3
+check(errors[0] <= 7e-5, "positions agree with the scipy reference to 7e-5 at dt = 1e-3 "
       "(%.2e)" % errors[0])
 ratio = errors[0] / errors[1]
 check(3.5 <= ratio <= 4.5, "error falls by about 4 when dt is halved (ratio %.3f)" % ratio)
@@ -86,13 +87,15 @@ for dt in (2e-3, 1e-3):
     ref = np.array([bob_accelerations(sol.y[:, k]) for k in range(len(t))])
     if dt == 2e-3:
         e0 = np.max(np.abs(acc[0] - ref[0]))
-        check(r["q_names"][:3] == ["bob1.phi.x", "bob1.phi.y", "bob1.phi.z"] and e0 <= 1e-12,
+        # measured 8.9e-16
+        check(r["q_names"][:3] == ["bob1.phi.x", "bob1.phi.y", "bob1.phi.z"] and e0 <= 5e-15,
               "genalpha: /state/acceleration at t = 0 equals the Lagrange equations' (%.1e; "
               "bob2 %s)" % (e0, np.round(ref[0, 3:], 4)))
     acc_err.append(np.max(np.abs(acc - ref)))
     print("genalpha dt = %g: max acceleration error on [0, 1] = %.3e" % (dt, acc_err[-1]))
 ratio = acc_err[0] / acc_err[1]
-check(3.5 <= ratio <= 4.5 and acc_err[1] <= 1e-2,
+# measured 2.6e-3 at dt = 1e-3
+check(3.5 <= ratio <= 4.5 and acc_err[1] <= 8e-3,
       "genalpha accelerations converge at order 2 (ratio %.2f, %.1e at dt = 1e-3)"
       % (ratio, acc_err[1]))
 
@@ -101,8 +104,9 @@ if not QUICK:
     _, _, _, out = run(deck("double_pendulum.yaml"))
     r = load(out)
     e = energy_error(r)
-    check(e <= 1e-9, "em relative energy error over [0, 10] <= 1e-9 (%.2e)" % e)
+    # measured: energy 2.1e-12, violation 5.1e-15
+    check(e <= 7e-12, "em relative energy error over [0, 10] <= 7e-12 (%.2e)" % e)
     v = np.max(r["constraints/violation"])
-    check(v <= 1e-10, "constraint violation <= 1e-10 (%.2e)" % v)
+    check(v <= 5e-14, "constraint violation <= 5e-14 (%.2e)" % v)
     check(r["attrs"]["status"] == "completed", "status completed")
 done()

@@ -14,7 +14,7 @@ import time
 import h5py
 import numpy as np
 
-from common import MBSIM, QUICK, ROOT, TMP, check, deck, done
+from common import MBSIM, QUICK, ROOT, TMP, check, deck, done, skip
 
 DECK = deck("double_spherical_pendulum.yaml")
 SERIES = ("time", "energy/kinetic", "energy/total", "momentum/angular", "state/q", "state/v",
@@ -72,10 +72,11 @@ for k, wait in enumerate(kills):
 # ---- a full disk: a 1 MB tmpfs
 full = os.path.join(TMP, "full")
 os.makedirs(full)
-mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full],
-                         capture_output=True).returncode == 0
-if not mounted:
-    print("skip  full disk: cannot mount a 1 MB tmpfs here (not root?)")
+mnt = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full],
+                     capture_output=True, text=True)
+if mnt.returncode != 0:
+    skip("full disk (HDF5 data and XDMF sidecar)", "cannot mount a 1 MB tmpfs here (%s)"
+         % (mnt.stderr.strip() or "mount exit %d" % mnt.returncode))
 else:
     def full_disk(what, extra, status_ok, status_what):
         out = os.path.join(full, "run.h5")

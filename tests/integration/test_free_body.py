@@ -31,13 +31,16 @@ for dt in (1e-3, 2e-3):
     if dt == 1e-3:
         check(abs(r["time"][-1] - T) < 1e-12, "run reaches t = %g" % T)
         e = energy_error(r)
-        check(e <= 1e-9, "em relative energy error <= 1e-9 (%.2e)" % e)
+        # measured over [0, 20]: energy 9.3e-11, J 4.6e-11, violation 3.3e-15 (the energy and
+        # J errors come from modified Newton's reused factorizations)
+        check(e <= 3e-10, "em relative energy error <= 3e-10 (%.2e)" % e)
         J = r["momentum/angular"]
         jrel = np.max(np.abs(J - J[0])) / np.linalg.norm(J[0])
-        check(jrel <= 1e-10, "every component of J constant to 1e-10 relative (%.2e)" % jrel)
+        check(jrel <= 1.5e-10, "every component of J constant to 1.5e-10 relative (%.2e)" % jrel)
         v = np.max(r["constraints/violation"])
-        check(v <= 1e-10, "constraint violation <= 1e-10 (%.2e)" % v)
-check(errs[0] <= 1e-4, "omega in body axes agrees with Euler's equations to 1e-4 at t = %g "
+        check(v <= 1.5e-14, "constraint violation <= 1.5e-14 (%.2e)" % v)
+# measured 1.24e-7
+check(errs[0] <= 4e-7, "omega in body axes agrees with Euler's equations to 4e-7 at t = %g "
       "(%.2e)" % (T, errs[0]))
 order = np.log2(errs[1] / errs[0])
 check(abs(order - 2.0) <= 0.2, "error falls at order 2 (observed %.3f)" % order)
@@ -46,10 +49,12 @@ check(abs(order - 2.0) <= 0.2, "error falls at order 2 (observed %.3f)" % order)
 _, _, _, out = run(deck("free_body_plate.yaml"), "--t-end", str(T))
 r = load(out)
 e = energy_error(r)
-check(e <= 1e-9, "thin plate: relative energy error <= 1e-9 (%.2e)" % e)
+# measured: energy 3.4e-11, J 2.8e-11, L 0
+check(e <= 1e-10, "thin plate: relative energy error <= 1e-10 (%.2e)" % e)
 J = r["momentum/angular"]
 jrel = np.max(np.abs(J - J[0])) / np.linalg.norm(J[0])
 check(jrel <= 1e-10, "thin plate: angular momentum constant to 1e-10 relative (%.2e)" % jrel)
 L = r["momentum/linear"]
-check(np.max(np.abs(L - L[0])) <= 1e-12, "thin plate: linear momentum constant")
+check(np.max(np.abs(L - L[0])) <= 1e-15, "thin plate: linear momentum constant (%.1e)"
+      % np.max(np.abs(L - L[0])))
 done()

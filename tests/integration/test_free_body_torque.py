@@ -44,10 +44,11 @@ _, _, _, out = run(deck("free_body_torque.yaml"))
 r = load(out)
 J = r["momentum/angular"]
 dJ = np.diff(J, axis=0) - 0.01 * M
-check(np.max(np.abs(dJ)) <= 1e-12,
+# measured: 9.7e-14 (J about 1), energy 3.2e-14
+check(np.max(np.abs(dJ)) <= 3e-13,
       "constant load: J_{n+1} - J_n = dt m every step (max deviation %.2e)" % np.max(np.abs(dJ)))
 e = energy_error(r)
-check(e <= 1e-9, "constant load: total - external_work constant to 1e-9 relative (%.2e)" % e)
+check(e <= 1e-13, "constant load: total - external_work constant to 1e-13 relative (%.2e)" % e)
 R1 = r["bodies/orientation"][-1, 0]
 angle = np.degrees(np.arccos((np.trace(R1) - 1) / 2))
 print("constant load: rotation angle at t = 1: %.1f degrees (seed: 'nearly 90')" % angle)
@@ -62,8 +63,9 @@ _, _, _, out = run(deck("free_body_torque.yaml"), "--dt", repr(dtk), "--set",
 Rk = load(out)["bodies/orientation"][-1, 0]
 Rref = reference(0.0, 1.0, 1.0)
 print("overkill em (dt = %g) vs scipy DOP853 at t = 1: %.2e" % (dtk, np.max(np.abs(Rk - Rref))))
-check(np.max(np.abs(Rk - Rref)) <= 1e-8,
-      "overkill run agrees with an independent reference")
+# measured 2.1e-9
+check(np.max(np.abs(Rk - Rref)) <= 6e-9,
+      "overkill run agrees with an independent reference (%.1e)" % np.max(np.abs(Rk - Rref)))
 for integ, want in (("em", 2.0), ("midpoint", 2.0), ("euler", 1.0)):
     errs = []
     for dt in (0.02, 0.01, 0.005):
@@ -84,21 +86,28 @@ J = r["momentum/angular"]
 tm = 0.5 * (t[1:] + t[:-1])
 on = ((tm >= 0.5) & (tm < 1.5)).astype(float)
 dJ = np.diff(J, axis=0) - 0.01 * on[:, None] * M
-check(np.max(np.abs(dJ)) <= 1e-12,
+# measured 9.8e-14
+check(np.max(np.abs(dJ)) <= 3e-13,
       "window load: J_{n+1} - J_n = dt m f(t_n+1/2) every step (max deviation %.2e)"
       % np.max(np.abs(dJ)))
-check(np.allclose(J[-1], M, atol=1e-12), "window load: J(4) = 1 s x m")
+# measured 4.7e-12 (np.allclose's default rtol 1e-5 let 1e-5 through before)
+check(np.max(np.abs(J[-1] - M)) <= 1.5e-11, "window load: J(4) = 1 s x m (%.1e)"
+      % np.max(np.abs(J[-1] - M)))
 
 _, _, _, out = run(deck("free_body_torque_window.yaml"))
 r = load(out)
 c = r["bodies/position"][-1, 0]
-check(np.max(np.abs(c - 20.0)) <= 1e-10, "centre at (20, 20, 20) at t = 4 (%s)" % c)
+# measured 4.3e-13
+check(np.max(np.abs(c - 20.0)) <= 1.5e-12, "centre at (20, 20, 20) at t = 4 (%.1e)"
+      % np.max(np.abs(c - 20.0)))
 e = energy_error(r)
-check(e <= 1e-9, "window load: total - external_work constant to 1e-9 relative (%.2e)" % e)
+# measured 9.0e-13
+check(e <= 3e-12, "window load: total - external_work constant to 3e-12 relative (%.2e)" % e)
 R4 = r["bodies/orientation"][-1, 0]
 Rw = reference(0.5, 1.5, 4.0)
 err = np.max(np.abs(R4 - Rw))
-check(err <= 1e-4, "directors at t = 4 (dt = 1e-3) agree with scipy's Euler equations to 1e-4 "
+# measured 2.4e-6
+check(err <= 7e-6, "directors at t = 4 (dt = 1e-3) agree with scipy's Euler equations to 7e-6 "
       "(%.1e)" % err)
 # orders on the rectangular load too (its switches fall on step boundaries: the load is
 # evaluated at the midpoint of each step, so em and midpoint keep order 2)

@@ -4,6 +4,7 @@ Each fails clearly: exit 1 for a model that cannot run (nothing written), exit 2
 that fails (status "failed: ..." naming time, step, residual and worst constraint), and no
 NaN or infinity is ever written as a result."""
 import os
+import re
 import subprocess
 
 import h5py
@@ -77,8 +78,10 @@ check(p.returncode == 1 and not os.path.exists(out) and "four_bar_flat.yaml:19:5
 p, out = run("four_bar_spherical_cylindrical")
 check(p.returncode == 0, "the four-bar with the suggested joints runs (%s)" % p.stderr.strip())
 with h5py.File(out, "r") as f:
-    check(f.attrs["n_dof"] == 1 and np.max(f["constraints/violation"][()]) < 1e-9,
-          "... with one degree of freedom and its constraints held")
+    viol = np.max(f["constraints/violation"][()])
+    # measured 8.9e-16
+    check(f.attrs["n_dof"] == 1 and viol < 5e-15,
+          "... with one degree of freedom and its constraints held (%.1e)" % viol)
     check(f.attrs["redundant_rows"] == "", "... and nothing dropped (redundant_rows empty)")
 
 # a joint violated at t = 0 (a point mass away from its joint point), and initial velocities
@@ -98,12 +101,20 @@ with h5py.File(out, "r") as f:
     status = f.attrs["status"]
     t = f["time"][()]
 check(p.returncode == 2, "dt far too large: exit 2 (got %d)" % p.returncode)
-check(status.startswith("failed: Newton did not converge") and "at t = 12" in status and
-      "step 7" in status and "residual" in status and "worst constraint: joint 'rod" in status and
+# the pendulum is chaotic: which step fails is not ours to fix, only that the status names it,
+# that it is consistent with the records and that it comes before t_end
+m = re.search(r"at t = ([0-9.e+-]+) \(step ([0-9]+), dt = ([0-9.e+-]+), em\)", status)
+t_fail, step, dt_fail = (float(m.group(1)), int(m.group(2)), float(m.group(3))) if m else \
+    (np.nan, -1, np.nan)
+check(status.startswith("failed: Newton did not converge") and m is not None and
+      "residual" in status and "worst constraint: joint 'rod" in status and
       "smaller dt" in status, "dt far too large: status names time, step, residual, worst "
       "constraint and the remedy ('%s...')" % status[:80])
-check(len(t) == 7 and abs(t[-1] - 12.0) < 1e-12 and all_finite(out) == [],
-      "dt far too large: the records before the failure are kept, all finite")
+check(dt_fail == 2.0 and 0 < step < 20 and t_fail == (step - 1) * dt_fail,
+      "dt far too large: the failing step %d starts at t = %g = (step - 1) dt" % (step, t_fail))
+check(len(t) == step and t[-1] == t_fail and all_finite(out) == [],
+      "dt far too large: the records before the failure are kept (%d, the last at t = %g), "
+      "all finite" % (len(t), t[-1]))
 p, out = run("dt_too_large", "--set", "solver.max_halvings=10", "--t-end", "20")
 with h5py.File(out, "r") as f:
     check(p.returncode == 0 and f.attrs["status"] == "completed" and

@@ -33,7 +33,8 @@ check(p.returncode == 0, "torque profile: orders euler 1, midpoint/em/genalpha 2
 _, _, _, out = run(deck("double_spherical_pendulum.yaml"), "--t-end", "5", "--integrator",
                    "genalpha", "--set", "solver.genalpha.rho_inf=1")
 e1 = energy_error(load(out))
-check(e1 < 1e-3, "genalpha rho_inf = 1: energy error small (%.2e)" % e1)
+# measured 7.3e-6
+check(e1 < 2e-5, "genalpha rho_inf = 1: energy error below 2e-5 (%.2e)" % e1)
 
 # step control: a sudden large load forces halving, the run completes on the output grid
 rc, so, se, out = run(deck("step_halving.yaml"), check=False)
@@ -44,10 +45,13 @@ with_summary = subprocess.run([MBSIM, deck("step_halving.yaml"), "-o",
 line = [l for l in with_summary.stdout.splitlines() if l.startswith("step control:")]
 nrej = int(line[0].split()[2]) if line else 0
 check(nrej > 0, "the summary counts rejected steps (%d)" % nrej)
-check(np.allclose(r["time"], np.arange(11) * 0.05, atol=1e-12), "records stay on the 0.05 s grid")
-check(energy_error(r) <= 1e-9, "em energy balance with the load's work (%.2e)" %
+dtime = np.max(np.abs(r["time"] - np.arange(11) * 0.05))
+check(dtime <= 1e-15, "records stay on the 0.05 s grid (%.1e)" % dtime)
+# measured: energy 1.6e-15, violation 1.1e-16
+check(energy_error(r) <= 1e-14, "em energy balance with the load's work (%.2e)" %
       energy_error(r))
-check(np.max(r["constraints/violation"]) <= 1e-10, "constraints hold after halving")
+check(np.max(r["constraints/violation"]) <= 1e-15, "constraints hold after halving (%.1e)"
+      % np.max(r["constraints/violation"]))
 
 # Newton cannot converge even at the smallest step: failed, exit 2, records kept
 out = os.path.join(TMP, "nc.h5")

@@ -44,16 +44,20 @@ x_exact = rr * np.cos(th) + np.sqrt(ll ** 2 - (rr * np.sin(th)) ** 2)
 err = np.max(np.abs(x - x_exact))
 print("slider-crank: %d steps, max |x - x_exact| = %.2e, x(1.25 s) = %.6f" %
       (len(t) - 1, err, x[np.argmin(np.abs(t - 1.25))]))
-check(err <= 1e-9, "slider position follows r cos(theta) + sqrt(l^2 - r^2 sin^2(theta)) to 1e-9")
+# measured: position 4.4e-16, velocity 4.7e-4, violation 4.4e-16, crank angle 8.9e-16
+check(err <= 1e-14, "slider position follows r cos(theta) + sqrt(l^2 - r^2 sin^2(theta)) to "
+      "1e-14 (%.1e)" % err)
 v = r["bodies/velocity"][:, names.index("slider"), 0]
 v_exact = -rr * OMEGA * np.sin(th) * (1 + rr * np.cos(th) / np.sqrt(ll ** 2 - (rr * np.sin(th)) ** 2))
 ev = np.max(np.abs(v - v_exact)) / np.max(np.abs(v_exact))
 check(ev <= 1e-12, "slider velocity follows the derivative exactly: the recorded velocities "
       "satisfy the velocity constraints (%.1e)" % ev)
-check(np.max(r["constraints/violation"]) <= 1e-10, "constraints hold to 1e-10")
+check(np.max(r["constraints/violation"]) <= 5e-15, "constraints hold (%.1e)"
+      % np.max(r["constraints/violation"]))
 crank = r["bodies/orientation"][:, names.index("crank")]
 ang = np.unwrap(np.arctan2(crank[:, 1, 0], crank[:, 0, 0]))
-check(np.max(np.abs(ang - th)) <= 1e-10, "the crank angle is omega t at every step")
+check(np.max(np.abs(ang - th)) <= 5e-15, "the crank angle is omega t at every step (%.1e)"
+      % np.max(np.abs(ang - th)))
 drive_work_check(r, "crank_bearing", [0, 0, 1], "slider-crank", TOL_W)
 # the rail takes no force along its axis: its reaction is perpendicular to x
 jn = [n.decode() if isinstance(n, bytes) else n for n in r["joints/names"]]
@@ -88,10 +92,13 @@ R1 = r["bodies/orientation"][:, names.index("input")]
 R2 = r["bodies/orientation"][:, names.index("output")]
 phi1 = np.unwrap(np.arctan2(R1[:, 2, 1], R1[:, 1, 1]))        # input d2 from y towards z
 phi2 = np.unwrap(np.arctan2(R2[:, 2, 1], R2[:, :, 1] @ np.array([-sb, cb, 0.0])))
-check(np.max(np.abs(phi1 - OMEGA * t)) <= 1e-10, "the input shaft turns at omega1")
+# measured: input angle 8.9e-16, output angle 1.8e-15, side rotation 2.3e-12, violation
+# 2.2e-16, speed ratio 8.8e-5 (at dt = 2e-3)
+check(np.max(np.abs(phi1 - OMEGA * t)) <= 5e-15, "the input shaft turns at omega1 (%.1e)"
+      % np.max(np.abs(phi1 - OMEGA * t)))
 phi2_exact = np.unwrap(np.arctan2(np.sin(phi1) / cb, np.cos(phi1)))
 e = np.max(np.abs(phi2 - phi2_exact))
-check(e <= 1e-9, "output angle: tan(phi2) = tan(phi1)/cos(b) to 1e-9 (%.1e)" % e)
+check(e <= 1e-14, "output angle: tan(phi2) = tan(phi1)/cos(b) to 1e-14 (%.1e)" % e)
 w2 = r["bodies/angular_velocity"][:, names.index("output")] @ s2
 ratio = cb / (1 - sb ** 2 * np.cos(phi1) ** 2)
 # (the drive stops at t = 2, the last record: omega1 = 0 there)
@@ -104,8 +111,10 @@ print("Cardan shaft: omega2/omega1 in [%.4f, %.4f] (formula [%.4f, %.4f]), max e
 check(e <= 1e-12, "output speed ratio omega2/omega1 = cos(b)/(1 - sin(b)^2 cos(phi1)^2) to "
       "1e-12 (%.1e)" % e)
 w2_side = r["bodies/angular_velocity"][:, names.index("output")] - np.outer(w2, s2)
-check(np.max(np.abs(w2_side)) <= 1e-9, "the output shaft turns about its own axis only")
-check(np.max(r["constraints/violation"]) <= 1e-10, "constraints hold to 1e-10")
+check(np.max(np.abs(w2_side)) <= 1e-11, "the output shaft turns about its own axis only (%.1e)"
+      % np.max(np.abs(w2_side)))
+check(np.max(r["constraints/violation"]) <= 5e-15, "constraints hold (%.1e)"
+      % np.max(r["constraints/violation"]))
 drive_work_check(r, "input_bearing", [1, 0, 0], "Cardan shaft", TOL_W)
 jn = [n.decode() if isinstance(n, bytes) else n for n in r["joints/names"]]
 F = lambda n: r["joints/reaction"][1:-2, jn.index(n), :3]

@@ -13,11 +13,9 @@ T_END = 2.0 if QUICK else 10.0
 T_HALF = T_END / 2
 
 # full Newton (no reused factorization): the restarted run takes exactly the steps of the
-# uninterrupted one (builds without modified Newton know no newton.reuse and need nothing)
+# uninterrupted one (the default modified Newton is checked below)
 DP = deck("double_pendulum.yaml")
 FULL = ("--set", "solver.newton.reuse=false")
-if subprocess.run([MBSIM, DP, "--check"] + list(FULL), capture_output=True).returncode != 0:
-    FULL = ()
 _, _, _, full = run(DP, "--t-end", str(T_END), *FULL)
 _, _, _, half = run(DP, "--t-end", str(T_HALF), *FULL)
 rest = os.path.join(TMP, "restarted.h5")
@@ -39,13 +37,14 @@ for name in ("state/q", "state/v", "state/multipliers", "energy/total", "energy/
              "momentum/angular", "bodies/position", "bodies/velocity", "joints/position",
              "joints/reaction"):
     diff = np.max(np.abs(a[name][-1] - b[name][-1]))
-    check(diff <= 1e-10, "final %s equal to the uninterrupted run (max diff %.1e)" % (name, diff))
+    check(diff == 0.0, "final %s equal to the uninterrupted run, bit for bit (max diff %.1e)"
+          % (name, diff))
 
 # every record after the restart: same times (the same grid and output steps), same state
 i0 = int(np.searchsorted(a["time"], b["time"][0]))
 check(np.array_equal(a["time"][i0:], b["time"]), "records at the same times as the full run")
-check(np.max(np.abs(a["state/q"][i0:] - b["state/q"])) <= 1e-10,
-      "every record of q equal to the full run")
+check(np.array_equal(a["state/q"][i0:], b["state/q"]),
+      "every record of q equal to the full run, bit for bit")
 
 # the first record repeats the restart record
 for name in ("state/q", "state/v", "energy/total", "energy/external_work", "energy/dissipated",
@@ -104,13 +103,14 @@ with h5py.File(gevery, "r") as f:
     t, v, a = f["time"][()], f["state/v"][()], f["state/acceleration"][()]
     fd = (v[2:] - v[:-2]) / (t[2:] - t[:-2])[:, None]
     rel = np.max(np.abs(a[1:-1] - fd)) / np.max(np.abs(a))
-    check(np.all(np.isfinite(a)) and rel <= 1e-3,
+    # measured 5.3e-5 (the O(dt^2) error of the central differences)
+    check(np.all(np.isfinite(a)) and rel <= 1.6e-4,
           "/state/acceleration matches central differences of /state/v to %.1e relative "
           "(every record finite, t = 0 included)" % rel)
 with h5py.File(full_d, "r") as f:
     check("state/acceleration" not in f, "em runs write no accelerations")
 
-# a restart of a rigid-body model with spherical joints (quickstart) to 1e-10
+# a restart of a rigid-body model with spherical joints (quickstart), bit for bit
 QS = deck("quickstart.yaml")
 tq = 1.0 if QUICK else 2.0
 _, _, _, qfull = run(QS, "--t-end", str(tq), *FULL)
@@ -120,7 +120,8 @@ p = subprocess.run([MBSIM, QS, "--restart", qhalf, "-o", qrest, "--quiet", "--t-
                    list(FULL), capture_output=True, text=True, timeout=600)
 with h5py.File(qfull, "r") as f, h5py.File(qrest, "r") as g:
     diff = max(np.max(np.abs(f[k][-1] - g[k][-1])) for k in ("state/q", "state/v"))
-check(p.returncode == 0 and diff <= 1e-10, "quickstart restarted: final state equal (%.1e)" % diff)
+check(p.returncode == 0 and diff == 0.0, "quickstart restarted: final state equal, bit for bit "
+      "(%.1e)" % diff)
 
 
 # refusals: exit 1, a clear message, nothing written
