@@ -54,6 +54,11 @@
  * blocks of ~20 datasets, with a wide margin */
 #define FLUSH_SPACE_BYTES (256.0 * 1024.0)
 #define H5_REASON_MAX 256
+/* an attribute lives in its object's header, whose messages HDF5 limits to 64 KiB: a
+ * variable-length string costs 16 bytes there, so the attribute `names` of /state/q and
+ * /state/v is written for models of up to 4000 coordinates (the dataset /state/names holds
+ * them for any model) */
+#define NAMES_ATTR_MAX 4000
 
 /* row shapes after the time dimension */
 typedef enum {
@@ -993,14 +998,22 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
 
-  /* labels: coordinate names on /state/q and /state/v, body and joint names */
-  if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
-    h5_fail(err, path, "write attribute 'names' of", "/state/q");
+  /* labels: coordinate names (the dataset /state/names for any size; also the attribute
+   * `names` of /state/q and /state/v where it fits in an object header), body and joint
+   * names */
+  if (names_write(w->file, "/state/names", info->coordinate_names, w->nq) < 0) {
+    h5_fail(err, path, "write dataset", "/state/names");
     goto fail;
   }
-  if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
-    h5_fail(err, path, "write attribute 'names' of", "/state/v");
-    goto fail;
+  if (w->nq <= NAMES_ATTR_MAX) {
+    if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
+      h5_fail(err, path, "write attribute 'names' of", "/state/q");
+      goto fail;
+    }
+    if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
+      h5_fail(err, path, "write attribute 'names' of", "/state/v");
+      goto fail;
+    }
   }
   if (names_write(w->file, "/bodies/names", info->body_names, w->nbody) < 0) {
     h5_fail(err, path, "write dataset", "/bodies/names");
