@@ -264,6 +264,31 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
 }
 
+/* ---- output size (a warning before the run) ---- */
+
+/* a warning before a run whose output will be very large: more than WARN_OUTPUT_BYTES, or
+ * more than the free space of its file system (the HDF5 estimate is uncompressed, so an
+ * upper bound) */
+#define WARN_OUTPUT_BYTES (4.0 * 1024.0 * 1024.0 * 1024.0)
+
+static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_first) {
+  long nrec = (nsteps - n_first + 1) / (every > 0 ? every : 1) + 2;
+  double h5 = 0.0, xmf = 0.0;
+  double avail = mbs_output_estimate(w, nrec, &h5, &xmf);
+  double total = h5 + xmf;
+  if (total > WARN_OUTPUT_BYTES || (avail >= 0.0 && total > avail)) {
+    char room[64] = "";
+    if (avail >= 0.0) {
+      snprintf(room, sizeof(room), "; %.3g GB free there", avail / 1e9);
+    }
+    fprintf(stderr,
+            "mbsim-run: warning: this run writes about %ld records: up to %.3g GB of HDF5 data "
+            "and %.3g GB of XDMF sidecar%s. Write fewer records (--set output.every=K) or no "
+            "sidecar (--set output.xdmf=false)\n",
+            nrec, h5 / 1e9, xmf / 1e9, room);
+  }
+}
+
 /* the record of the current state */
 static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
                               double *extra, mbsError *err) {
@@ -425,6 +450,7 @@ int main(int argc, char **argv) {
   if (nsteps < 1) {
     nsteps = 1;
   }
+  warn_output_size(w, nsteps, m->output_every, restart.active ? restart.n_first : 1);
   int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
   double t_last_progress = now_seconds();
   mbsObservables o;
