@@ -1006,6 +1006,12 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     w->s[i].dset = H5I_INVALID_HID;
   }
 
+  w->path = malloc(strlen(path) + 1);
+  if (!w->path) {
+    goto nomem;
+  }
+  strcpy(w->path, path);
+
   /* what is at path now: nothing, an earlier result, or something to leave alone; the
    * lock that keeps a second run off the file */
   if (check_target(w, path, info->overwrite, err) != MBS_OK) {
@@ -1016,11 +1022,6 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   w->nbody = info->nbody;
   w->njoint = info->njoint;
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
-  w->path = malloc(strlen(path) + 1);
-  if (!w->path) {
-    goto nomem;
-  }
-  strcpy(w->path, path);
   const char *slash = strrchr(w->path, '/');
   w->h5_name = slash ? slash + 1 : w->path;
   w->status = malloc(sizeof("running"));
