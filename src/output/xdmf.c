@@ -90,16 +90,23 @@ static void sb_reserve(strbuf *b, size_t more) {
 
 static void sb_printf(strbuf *b, const char *fmt, ...) {
   va_list ap, ap2;
+  /* one pass where the text fits the room left, which is nearly always */
+  sb_reserve(b, 512);
+  if (b->oom) {
+    return;
+  }
   va_start(ap, fmt);
   va_copy(ap2, ap);
-  int k = vsnprintf(NULL, 0, fmt, ap);
+  int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
   va_end(ap);
-  if (k > 0) {
+  if (k > 0 && (size_t)k >= b->cap - b->n) {
     sb_reserve(b, (size_t)k);
     if (!b->oom) {
       vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap2);
-      b->n += (size_t)k;
     }
+  }
+  if (k > 0 && !b->oom) {
+    b->n += (size_t)k;
   }
   va_end(ap2);
 }
@@ -549,9 +556,10 @@ static mbsStatus write_fail(const mbsXdmf *x, int errnum, mbsError *err) {
                        x->path, strerror(errnum));
 }
 
-/* the whole file for records 0 .. nrecord-1 with a reserve of at least reserve bytes (when
- * there are joints), written under a new temporary name and renamed into place */
-static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, size_t reserve,
+/* the whole file for records 0 .. nrecord-1 (with joints and with_reserve: a reserve as
+ * large as the bodies' grids, at least RESERVE_MIN), written under a new temporary name and
+ * renamed into place */
+static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int with_reserve,
                            mbsError *err) {
   mbsStatus st = MBS_OK;
   char *tmp = NULL;
@@ -595,6 +603,10 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, size_t 
   }
   body_end = off + (off_t)b.n;
   if (x->njoint > 0) {
+    size_t reserve = 0;
+    if (with_reserve) {
+      reserve = (size_t)body_end > RESERVE_MIN ? (size_t)body_end : RESERVE_MIN;
+    }
     size_t units = (reserve + RESERVE_UNIT - 1) / RESERVE_UNIT;
     reserve_start = body_end;
     reserve_end = body_end + (off_t)(units * RESERVE_UNIT);
@@ -751,8 +763,7 @@ mbsStatus mbs_xdmf_update(mbsXdmf *x, long nrecord, const double *time, mbsError
   }
   /* the first write, or the reserve is used up: the whole file with a reserve as large as
    * the bodies' grids it holds (doubling, so rewrites stay rare) */
-  size_t reserve = (size_t)(x->fd >= 0 ? x->body_end : 0);
-  return write_all(x, nrecord, time, reserve > RESERVE_MIN ? reserve : RESERVE_MIN, err);
+  return write_all(x, nrecord, time, 1, err);
 }
 
 mbsStatus mbs_xdmf_close(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
