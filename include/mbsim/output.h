@@ -1,4 +1,4 @@
-/* output.h: the HDF5 result file (FORMAT.md, "mbsim-run/1") and its XDMF sidecar.
+/* output.h: the HDF5 result file (format "mbsim-run/1", README "Output") and its XDMF sidecar.
  *
  * The writer knows nothing about models or integrators: it is given names and sizes
  * once, then one mbsRecord per output step. Datasets are chunked along time with an

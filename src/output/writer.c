@@ -1,4 +1,4 @@
-/* writer.c: the HDF5 result file (FORMAT.md, "mbsim-run/1").
+/* writer.c: the HDF5 result file (format "mbsim-run/1", README "Output").
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
  * (about 64 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
@@ -6,8 +6,8 @@
  * as one block when the rows it holds end on a chunk boundary, so blocks stay aligned
  * with chunks and each chunk is compressed once. Every flush_interval seconds (and on
  * request) all buffers are written, the file is flushed with H5Fflush and the XDMF
- * sidecar is rewritten, so that a run killed after a flush leaves a file that opens
- * with every record up to that flush.
+ * sidecar gets the new records (it grows in place, see xdmf.h), so that a run killed after
+ * a flush leaves a file that opens with every record up to that flush.
  *
  * That needs one more thing than H5Fflush: a chunk flushed while partly filled is written
  * again (longer) when more rows arrive, and HDF5 frees its old place in the file. With the
@@ -1098,7 +1098,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   }
   created = 1;
 
-  /* root attributes (FORMAT.md) */
+  /* root attributes (README "Output") */
   struct {
     const char *name;
     const char *value;

@@ -1,4 +1,4 @@
-/* xdmf.c: the XDMF 2 sidecar of the result file (FORMAT.md, "ParaView").
+/* xdmf.c: the XDMF 2 sidecar of the result file (README "Viewing in ParaView").
  *
  * ParaView's "XDMF Reader" (Xdmf2) reads a temporal collection of Uniform grids; each
  * grid is the set of body centres of mass at one record (Polyvertex topology with the
@@ -60,6 +60,7 @@ struct mbsXdmf {
   off_t reserve_end; /* end of the reserve (njoint > 0; the reserve starts at reserve_start) */
   off_t reserve_start;
   off_t joint_end;   /* end of the last joint grid, where the tail starts (njoint > 0) */
+  int no_unnamed;    /* 1: unnamed files (O_TMPFILE) cannot be given a name here */
 };
 
 /* ---------- text ---------- */
@@ -305,14 +306,6 @@ double mbs_xdmf_record_bytes(const char *h5_name, int nbody, int njoint, long nr
   free(b.p);
   free(h5);
   return bytes;
-}
-
-double mbs_xdmf_size(const mbsXdmf *x) {
-  if (!x || x->fd < 0) {
-    return 0.0;
-  }
-  off_t end = x->njoint > 0 ? x->joint_end : x->body_end;
-  return (double)end + (double)(sizeof(tail_text) - 1);
 }
 
 /* ---------- files ---------- */
@@ -569,7 +562,7 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
   off_t body_end = 0, reserve_start = 0, reserve_end = 0, joint_end = 0;
 
   /* unnamed until it is complete where the file system allows, else a new name */
-  int fd = open_unnamed(x->target);
+  int fd = x->no_unnamed ? -1 : open_unnamed(x->target);
   int unnamed = fd >= 0;
   if (!unnamed) {
     fd = open_temp(x->target, &tmp);
@@ -627,9 +620,11 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
 
   /* atomic replacement: readers see the old or the new sidecar, never half of one */
   if (unnamed && name_unnamed(fd, x->target, &tmp) != 0) {
-    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
-                       "cannot name the new XDMF file beside '%s': %s", x->path, strerror(errno));
-    goto fail;
+    /* an unnamed file that cannot be linked (no /proc, no privilege): named ones from now */
+    close(fd);
+    free(b.p);
+    x->no_unnamed = 1;
+    return write_all(x, nrecord, time, with_reserve, err);
   }
   if (rename(tmp, x->target) != 0) {
     st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot rename '%s' to '%s': %s", tmp,

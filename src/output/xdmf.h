@@ -45,9 +45,6 @@ mbsStatus mbs_xdmf_close(mbsXdmf *x, long nrecord, const double *time, mbsError 
 /* bytes the sidecar takes per record for a run of about nrecord records */
 double mbs_xdmf_record_bytes(const char *h5_name, int nbody, int njoint, long nrecord);
 
-/* bytes the sidecar file takes now (0 before the first update) */
-double mbs_xdmf_size(const mbsXdmf *x);
-
 /* the error for a symbolic link at path (what: "output file", "XDMF sidecar") that points
  * nowhere (errnum ENOENT: dangling) or into a loop of links (ELOOP): MBS_ERR_OUTPUT */
 mbsStatus mbs_output_bad_link(const char *what, const char *path, int errnum, mbsError *err);

@@ -59,7 +59,7 @@ _, err = p.communicate(timeout=60)
 st, n = status_of(out)
 check(p.returncode == 3 and st.startswith("interrupted at t=") and n > 1,
       "SIGHUP: exit 3 (got %d), status '%s', %d records" % (p.returncode, st, n))
-check("by SIGHUP; output flushed" in err, "SIGHUP: stderr says so (%s)" % err.strip()[-80:])
+check("by SIGHUP; output flushed" in err, "SIGHUP: stderr says so (%s)" % err.strip().splitlines()[-1])
 
 # ---- SIGPIPE: `mbsim-run ... --progress 2>&1 | head -1`
 out = os.path.join(d, "pipe.h5")
@@ -70,9 +70,10 @@ sh = subprocess.run(["bash", "-c", '"$0" "$1" -o "$2" --t-end 1e6 --progress 2>&
 m = re.search(r"exit=(\d+)", sh.stdout)
 code = int(m.group(1)) if m else -1
 st, n = status_of(out)
-check(code == 3 and st.startswith("interrupted at t=") and n > 1,
-      "mbsim-run --progress 2>&1 | head -1: exit 3 (got %d), a closed file with status '%s'"
-      % (code, st))
+# (head may leave before the first step: then the file holds the initial record)
+check(code == 3 and st.startswith("interrupted at t=") and n >= 1,
+      "mbsim-run --progress 2>&1 | head -1: exit 3 (got %d), a closed file with status '%s', "
+      "%d records" % (code, st, n))
 
 # ---- a signal while a large deck loads: the handlers come first
 big = os.path.join(d, "bodies.yaml")
