@@ -30,7 +30,7 @@ static void on_signal(int sig) {
   g_signal = sig;
 }
 
-/* ---- signals (output path and signal code: install_signals, signal_name) ---- */
+/* ---- signals ---- */
 
 /* SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGPIPE (stdout or stderr is a pipe
  * whose reader left, as in `mbsim-run ... | head`) all end the run the same way: finish the

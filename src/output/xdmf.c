@@ -618,6 +618,12 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
   FLUSH_BLOCK(1);
 #undef FLUSH_BLOCK
 
+  /* on disk before it gets a name: renaming over a file makes some file systems (ext4)
+   * write the new one out inside rename, and a run killed there would leave the name */
+  if (fdatasync(fd) != 0) {
+    goto io_fail;
+  }
+
   /* atomic replacement: readers see the old or the new sidecar, never half of one */
   if (unnamed && name_unnamed(fd, x->target, &tmp) != 0) {
     /* an unnamed file that cannot be linked (no /proc, no privilege): named ones from now */
