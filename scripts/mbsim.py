@@ -133,8 +133,11 @@ class Run:
         self.data = datasets(self.path, self.units)
         with h5py.File(self.path, "r") as f:
             self.attrs = {k: _text(f.attrs[k]) for k in f.attrs}
+            # /state/names (any model); files before it: the attribute names of /state/q
+            names = f["state/names"][()] if "state/names" in f else None
             q = f.get("state/q")
-            names = q.attrs.get("names") if q is not None else None
+            if names is None and q is not None:
+                names = q.attrs.get("names")
             self.coordinate_names = _text(names) if names is not None else []
         self.coordinate_names = list(self.coordinate_names)
         d = self.data

@@ -553,8 +553,16 @@ START_TEST(test_running_after_flush) {
 
   /* right after create: no records, status running, under the temporary name (the file
    * takes its own name, and the sidecar appears, with the first record) */
-  char tmp[256];
-  snprintf(tmp, sizeof(tmp), "%s/.live.h5.tmp-%ld", tmpdir, (long)getpid());
+  char tmp[512] = "";
+  DIR *dir = opendir(tmpdir);
+  ck_assert_ptr_nonnull(dir);
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    if (strncmp(e->d_name, ".live.h5.tmp-", strlen(".live.h5.tmp-")) == 0) {
+      snprintf(tmp, sizeof(tmp), "%s/%s", tmpdir, e->d_name);
+    }
+  }
+  closedir(dir);
+  ck_assert_msg(tmp[0], "no temporary file .live.h5.tmp-* in %s", tmpdir);
   ck_assert_int_ne(access(path, F_OK), 0);
   ck_assert_int_ne(access(xmf, F_OK), 0);
   copy_file(tmp, copy);
@@ -787,10 +795,9 @@ END_TEST
 
 /* the sidecar: one Uniform grid per flushed record, hyperslabs into the file by basename */
 START_TEST(test_xdmf) {
-  char path[256], xmf[256], tmp[256];
+  char path[256], xmf[256];
   path_in(path, sizeof(path), "pendulum.h5");
   path_in(xmf, sizeof(xmf), "pendulum.xmf");
-  path_in(tmp, sizeof(tmp), "pendulum.xmf.tmp");
   mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
   mbsWriter *w = mbs_output_create(path, &info, &err);
@@ -810,7 +817,12 @@ START_TEST(test_xdmf) {
   ck_assert_int_eq(xmf_grids(xmf), 20);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
   ck_assert_int_eq(xmf_grids(xmf), 37);
-  ck_assert_int_ne(access(tmp, F_OK), 0);
+  DIR *dir = opendir(tmpdir);
+  ck_assert_ptr_nonnull(dir);
+  for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+    ck_assert_msg(strstr(e->d_name, ".tmp-") == NULL, "left behind: %s", e->d_name);
+  }
+  closedir(dir);
 
   char *s = slurp(xmf);
   ck_assert_ptr_nonnull(s);
@@ -823,7 +835,9 @@ START_TEST(test_xdmf) {
   ck_assert_int_eq(count_substr(s, ">pendulum.h5:/joints/position<"), 37);
   ck_assert_int_eq(count_substr(s, ">pendulum.h5:/joints/reaction<"), 2 * 37);
   ck_assert_ptr_nonnull(strstr(s, ">36 0 3 1 1 1 1 1 3<"));
-  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 1 6\""));
+  /* the dataset dimensions say N records, one entity that each flush updates in place */
+  ck_assert_ptr_nonnull(strstr(s, "<!ENTITY N \"37 "));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"&N; 1 6\""));
   ck_assert_ptr_nonnull(
       strstr(s, "<Attribute Name=\"torque\" AttributeType=\"Vector\" Center=\"Node\">"));
   ck_assert_int_eq(count_substr(s, "<Time Value="), 2 * 37);
@@ -841,8 +855,10 @@ START_TEST(test_xdmf) {
   /* record 36: start, stride, count into [N,nb,3] and column 1 (d2) of [N,nb,3,3] */
   ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 2 3<"));
   ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 1 1 2 3 1<"));
-  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 2 3\""));
-  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"37 2 3 3\""));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"&N; 2 3\""));
+  ck_assert_ptr_nonnull(strstr(s, "Dimensions=\"&N; 2 3 3\""));
+  /* closed: no reserve left */
+  ck_assert_ptr_null(strstr(s, "<!--    "));
   ck_assert_ptr_nonnull(
       strstr(s, "<Attribute Name=\"d3\" AttributeType=\"Vector\" Center=\"Node\">"));
   free(s);
@@ -1143,6 +1159,144 @@ START_TEST(test_output_path_safety) {
 }
 END_TEST
 
+/* the sidecar grows in place: flushed after every record (its reserve used up and renewed
+ * several times), it lists exactly the records flushed, ends with its closing tags and says
+ * N records; closed, it is byte for byte the sidecar that one write at the end gives */
+START_TEST(test_xdmf_in_place) {
+  char path[256], xmf[256];
+  path_in(path, sizeof(path), "grow.h5");
+  path_in(xmf, sizeof(xmf), "grow.xmf");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  recordBuf rb;
+  const long n = 400;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, 0.0);
+  long rewrites = 0, last_size = 0;
+  for (long k = 0; k < n; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    char *s = slurp(xmf);
+    ck_assert_ptr_nonnull(s);
+    size_t len = strlen(s);
+    char want[64];
+    snprintf(want, sizeof(want), "<!ENTITY N \"%ld ", k + 1);
+    ck_assert_msg(strstr(s, want) != NULL, "record %ld: the count", k);
+    ck_assert_int_eq(count_substr(s, "<Grid Name=\"record "), k + 1);
+    ck_assert_int_eq(count_substr(s, "<Grid Name=\"joints "), k + 1);
+    ck_assert_msg(len > 40 && strcmp(s + len - 32, "    </Grid>\n  </Domain>\n</Xdmf>\n") == 0,
+                  "record %ld: the closing tags end the file", k);
+    /* the bodies' grids stay before the joints' collection, the reserve between them */
+    const char *mid = strstr(s, "<Grid Name=\"joints\"");
+    ck_assert_ptr_nonnull(mid);
+    snprintf(want, sizeof(want), "<Grid Name=\"record %ld\"", k);
+    const char *lastb = strstr(s, want);
+    ck_assert(lastb != NULL && lastb < mid);
+    /* a rewrite shows as a jump of the reserve (the file grows by more than a record) */
+    long size = (long)len;
+    if (k > 0 && size - last_size > 16384) {
+      rewrites++;
+    }
+    last_size = size;
+    free(s);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_msg(rewrites >= 2 && rewrites <= 8, "%ld rewrites for %ld records", rewrites, n);
+  char *grown = slurp(xmf);
+  ck_assert_ptr_nonnull(grown);
+
+  /* the same records written once, at close */
+  w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, INFINITY);
+  for (long k = 0; k < n; k++) {
+    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  char *once = slurp(xmf);
+  ck_assert_ptr_nonnull(once);
+  ck_assert_str_eq(grown, once);
+  free(grown);
+  free(once);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* the sidecar's path: a directory, something mbsim-run did not write, a dangling link; and
+ * dangling links and loops at the output path: refused before anything is replaced */
+START_TEST(test_sidecar_path_rules) {
+  char path[256], xmf[256], link[256], other[256];
+  path_in(path, sizeof(path), "side.h5");
+  path_in(xmf, sizeof(xmf), "side.xmf");
+  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  mbsError err;
+  recordBuf rb;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  char *before = slurp(path);
+
+  /* a directory named like the sidecar: refused, the earlier result untouched */
+  ck_assert_int_eq(remove(xmf), 0);
+  ck_assert_int_eq(mkdir(xmf, 0755), 0);
+  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_msg(strstr(err.msg, "is a directory") && strstr(err.msg, xmf), "message: %s",
+                err.msg);
+  ck_assert_int_eq(records_in(path), 1);
+  ck_assert_int_eq(rmdir(xmf), 0);
+
+  /* someone's own XDMF file: refused, untouched; --overwrite replaces it */
+  const char *mine = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\"><Domain/></Xdmf>\n";
+  write_text(xmf, mine);
+  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_msg(strstr(err.msg, "not one that mbsim-run wrote") && strstr(err.msg, "--overwrite"),
+                "message: %s", err.msg);
+  char *kept = slurp(xmf);
+  ck_assert_str_eq(kept, mine);
+  free(kept);
+  info.overwrite = 1;
+  w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "overwrite: %s", err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(xmf_grids(xmf), 1);
+  info.overwrite = 0;
+
+  /* a dangling link as the sidecar, and as the output: refused, nothing replaced */
+  path_in(other, sizeof(other), "nowhere/missing.xmf");
+  ck_assert_int_eq(remove(xmf), 0);
+  ck_assert_int_eq(symlink(other, xmf), 0);
+  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_msg(strstr(err.msg, "dangling"), "message: %s", err.msg);
+  ck_assert_int_eq(remove(xmf), 0);
+  path_in(link, sizeof(link), "dangling.h5");
+  ck_assert_int_eq(symlink(other, link), 0);
+  ck_assert_ptr_null(mbs_output_create(link, &info, &err));
+  ck_assert_msg(strstr(err.msg, "dangling") && strstr(err.msg, link), "message: %s", err.msg);
+  struct stat st;
+  ck_assert_int_eq(lstat(link, &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  ck_assert_int_eq(remove(link), 0);
+
+  /* a loop of links */
+  path_in(link, sizeof(link), "loop_a.h5");
+  path_in(other, sizeof(other), "loop_b.h5");
+  ck_assert_int_eq(symlink(other, link), 0);
+  ck_assert_int_eq(symlink(link, other), 0);
+  ck_assert_ptr_null(mbs_output_create(link, &info, &err));
+  ck_assert_msg(strstr(err.msg, "loop"), "message: %s", err.msg);
+  ck_assert_int_eq(lstat(link, &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  remove(link);
+  remove(other);
+
+  /* a link planted at a temporary name is never followed: the result is written beside it */
+  free(before);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
 /* a record holding NaN or infinity is refused as a blown-up solution: nothing of it is
  * written and the writer goes on with finite records */
 START_TEST(test_nonfinite_record) {
@@ -1201,6 +1355,8 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_zero_sizes);
   tcase_add_test(tc, test_read_last);
   tcase_add_test(tc, test_output_path_safety);
+  tcase_add_test(tc, test_xdmf_in_place);
+  tcase_add_test(tc, test_sidecar_path_rules);
   tcase_add_test(tc, test_nonfinite_record);
   suite_add_tcase(s, tc);
   return s;

@@ -1,4 +1,4 @@
-/* output.h: the HDF5 result file (FORMAT.md, "mbsim-run/1") and its XDMF sidecar.
+/* output.h: the HDF5 result file (format "mbsim-run/1", README "Output") and its XDMF sidecar.
  *
  * The writer knows nothing about models or integrators: it is given names and sizes
  * once, then one mbsRecord per output step. Datasets are chunked along time with an
@@ -25,11 +25,14 @@ typedef struct {
   int n_coordinates;                   /* n: root attribute and second dimension of /state/q */
   int n_constraints;                   /* root attribute */
   int n_dof;                           /* root attribute */
-  const char *const *coordinate_names; /* n labels like "link1.d2.z" (attribute `names`) */
+  const char *const *coordinate_names; /* n labels like "link1.d2.z" (dataset /state/names;
+                                          also the attribute `names` of /state/q and /state/v
+                                          for n <= 4000, where it fits an object header) */
   int nbody;                           /* nb */
   const char *const *body_names;       /* nb names */
   int write_xdmf;                      /* 1: also write <path>.xmf (path with .h5 replaced, or
-                                          appended) and rewrite it at every flush */
+                                          appended) and append the new records at every
+                                          flush */
   int njoint;                          /* nj (0 when there are no joints: /joints datasets are
                                           then written with a zero second dimension) */
   const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
@@ -95,19 +98,26 @@ typedef struct {
  * create the empty datasets. Returns NULL and fills err on failure (the message names the
  * path and the reason).
  * What is at path is kept until the new file has its first record on disk: the file is
- * written as "<dir>/.<name>.tmp-<pid>" and renamed to path by the flush that follows the
- * first mbs_output_append (the sidecar <path>.xmf appears then and names the final file);
- * closing a writer without records removes the temporary file. A regular file at path
- * that is not an mbsim-run result (not HDF5, or without the root attribute
+ * written under a new name "<dir>/.<name>.tmp-<pid>-<k>" (created with O_EXCL: nothing
+ * there, a file or a link, is ever opened) and renamed to path by the flush that follows
+ * the first mbs_output_append (the sidecar <path>.xmf appears then and names the final
+ * file); closing a writer without records removes the temporary file. A regular file at
+ * path that is not an mbsim-run result (not HDF5, or without the root attribute
  * format = "mbsim-run/1") is refused unless info->overwrite is set; a directory, device or
- * other non-regular file is always refused; a symbolic link is followed. */
+ * other non-regular file is always refused; a symbolic link is followed, and one that
+ * points nowhere (dangling, or a loop of links) is refused. The sidecar's path gets the
+ * same checks (a file there that mbsim-run did not write is refused unless
+ * info->overwrite), all before anything is replaced.
+ * One run writes a file at a time: the writer holds an fcntl lock on "<dir>/.<name>.lock"
+ * (removed at close; a lock file left by a killed run does not block), and a second
+ * writer of the same file is refused with the PID of the holder. */
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err);
 
-/* append one record; flushes the file (and rewrites the XDMF) when at least
+/* append one record; flushes the file (and appends to the XDMF) when at least
  * flush_seconds of wall time passed since the last flush */
 mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err);
 
-/* flush data and metadata to disk now, rewrite the XDMF sidecar */
+/* flush data and metadata to disk now, bring the XDMF sidecar up to date */
 mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err);
 
 /* set the root attribute `status` ("running", "completed", "failed: ...",
@@ -125,9 +135,14 @@ long mbs_output_count(const mbsWriter *w);
 mbsStatus mbs_output_close(mbsWriter *w, mbsError *err);
 
 /* seconds of wall time between automatic flushes (default 2.0; 0 or less: at every
- * append; INFINITY: only on request). A positive interval is stretched to ten times the
- * duration of the last flush, so that rewriting a long sidecar never dominates a run. */
+ * append; INFINITY: only on request). A flush writes only what is new (the sidecar grows in
+ * place), so the interval holds at any run length. */
 void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
+
+/* what a run of nrecord records will write: *h5 the bytes of its datasets uncompressed (an
+ * upper bound of the file), *xmf the bytes of the sidecar (0 without one); returns the bytes
+ * free on the output's file system, or -1 when unknown */
+double mbs_output_estimate(const mbsWriter *w, long nrecord, double *h5, double *xmf);
 
 /* the last record of a result file, read back to continue the run (mbsim-run --restart) */
 typedef struct {

@@ -1,7 +1,8 @@
 /* main.c: the mbsim-run command: arguments, --set overrides, the step loop with output,
- * progress and summary, signals and exit codes (DECK.md "Command line").
+ * progress and summary, signals and exit codes (README "Command line").
  * Exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed
- * (output so far kept); 3 interrupted by SIGINT/SIGTERM (output flushed and closed). */
+ * (output so far kept); 3 interrupted by SIGINT, SIGTERM, SIGHUP or SIGPIPE (output flushed and
+ * closed). */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -27,6 +28,38 @@ static volatile sig_atomic_t g_signal = 0;
 
 static void on_signal(int sig) {
   g_signal = sig;
+}
+
+/* ---- signals ---- */
+
+/* SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGPIPE (stdout or stderr is a pipe
+ * whose reader left, as in `mbsim-run ... | head`) all end the run the same way: finish the
+ * current step, flush and close the file. Installed first thing in main, so that a signal
+ * while a large deck loads is not fatal either. */
+static void install_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "a signal";
+  }
 }
 
 static const char *usage_text =
@@ -66,7 +99,7 @@ static void print_help(void) {
       "\n"
       "exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed\n"
       "(the output so far is kept, its status attribute says where and why); 3 interrupted\n"
-      "by SIGINT/SIGTERM (output flushed and closed).\n");
+      "by SIGINT, SIGTERM, SIGHUP or SIGPIPE (output flushed and closed).\n");
 }
 
 static double now_seconds(void) {
@@ -253,6 +286,31 @@ static mbsStatus observe_record(const mbsModel *m, mbsData *d, mbsObservables *o
   return MBS_OK;
 }
 
+/* ---- output size (a warning before the run) ---- */
+
+/* a warning before a run whose output will be very large: more than WARN_OUTPUT_BYTES, or
+ * more than the free space of its file system (the HDF5 estimate is uncompressed, so an
+ * upper bound) */
+#define WARN_OUTPUT_BYTES (4.0 * 1024.0 * 1024.0 * 1024.0)
+
+static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_first) {
+  long nrec = (nsteps - n_first + 1) / (every > 0 ? every : 1) + 2;
+  double h5 = 0.0, xmf = 0.0;
+  double avail = mbs_output_estimate(w, nrec, &h5, &xmf);
+  double total = h5 + xmf;
+  if (total > WARN_OUTPUT_BYTES || (avail >= 0.0 && total > avail)) {
+    char room[64] = "";
+    if (avail >= 0.0) {
+      snprintf(room, sizeof(room), "; %.3g GB free there", avail / 1e9);
+    }
+    fprintf(stderr,
+            "mbsim-run: warning: this run writes about %ld records: up to %.3g GB of HDF5 data "
+            "and %.3g GB of XDMF sidecar%s. Write fewer records (--set output.every=K) or no "
+            "sidecar (--set output.xdmf=false)\n",
+            nrec, h5 / 1e9, xmf / 1e9, room);
+  }
+}
+
 /* the record of the current state */
 static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
                               double *extra, mbsError *err) {
@@ -310,6 +368,7 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
 }
 
 int main(int argc, char **argv) {
+  install_signals();
   Args args;
   int rc = parse_args(&args, argc, argv);
   if (rc != 0) {
@@ -413,6 +472,13 @@ int main(int argc, char **argv) {
       .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
       .overwrite = args.overwrite,
   };
+  /* a signal while the deck loaded: stop before anything is written */
+  if (g_signal) {
+    fprintf(stderr, "mbsim-run: interrupted by %s before the run started; nothing written\n",
+            signal_name(g_signal));
+    exit_code = EXIT_INTERRUPTED;
+    goto done;
+  }
   /* a file already at the output path is looked at in a child process first: HDF5 may
    * crash or hang on a damaged one (with --overwrite the writer does not open it) */
   if (!args.overwrite && cli_inspect_output(out) != 0) {
@@ -433,19 +499,12 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
 
-  /* signals: finish the current step, then close the file cleanly */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-
   /* the step loop: t_n = n dt, the last step shortened to land on t_end */
   long nsteps = (long)ceil(m->t_end / m->dt - 1e-9);
   if (nsteps < 1) {
     nsteps = 1;
   }
+  warn_output_size(w, nsteps, m->output_every, restart.active ? restart.n_first : 1);
   int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
   double t_last_progress = now_seconds();
   mbsObservables o;
@@ -477,7 +536,13 @@ int main(int argc, char **argv) {
     exit_code = EXIT_SOLVER;
   }
   long n_first = restart.active ? restart.n_first : 1;
-  for (long n = n_first; n <= nsteps && st == MBS_OK; n++) {
+  if (st == MBS_OK && g_signal) {
+    /* a signal before the first step: the file holds the initial record */
+    snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
+    fprintf(stderr, "mbsim-run: %s by %s; output flushed\n", status, signal_name(g_signal));
+    exit_code = EXIT_INTERRUPTED;
+  }
+  for (long n = n_first; n <= nsteps && st == MBS_OK && exit_code == EXIT_DONE; n++) {
     double t_next = (n == nsteps) ? m->t_end : (double)n * m->dt;
     st = mbs_solver_advance(m, d, t_next, &err);
     if (st != MBS_OK) {
@@ -533,7 +598,7 @@ int main(int argc, char **argv) {
     if (sig) {
       snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
       fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
-              g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+              signal_name(g_signal));
       exit_code = EXIT_INTERRUPTED;
       break;
     }

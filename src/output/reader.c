@@ -413,10 +413,84 @@ done:
   return rc;
 }
 
+/* the n variable-length strings vl (at most NAME_BYTES_MAX bytes each) as malloc'd copies
+ * into out; 0, -1 (why) or -2; vl's strings are released */
+static int copy_names(char **vl, int n, char **out, char *why) {
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const char *s = vl[i] ? vl[i] : "";
+    if (strnlen(s, NAME_BYTES_MAX + 1) > NAME_BYTES_MAX) {
+      rc = say(why, "coordinate name %d is longer than %d bytes", i + 1, NAME_BYTES_MAX);
+    } else if (!(out[i] = copy_string(s))) {
+      rc = -2;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    H5free_memory(vl[i]);
+  }
+  return rc;
+}
+
+/* the n coordinate names from the dataset /state/names (written for any model size); 1 when
+ * the file has none (older files: the attribute below), else as read_names */
+static int read_names_dataset(hid_t file, int n, char **out, char *why) {
+  hsize_t shape[4] = {(hsize_t)n, 0, 0, 0}, dims[4];
+  int absent = 0, rc = -1;
+  char **vl = NULL;
+  hid_t d = dset_open_checked(file, "/state/names", KIND_STRING, 1, shape, dims, &absent, why);
+  if (d < 0) {
+    return absent ? 1 : -1;
+  }
+  hid_t ftype = H5Dget_type(d), mtype = H5I_INVALID_HID;
+  if (dims[0] != (hsize_t)n) {
+    say(why, "dataset /state/names holds %lld names for %d coordinates", (long long)dims[0], n);
+    goto done;
+  }
+  if (ftype < 0 || H5Tis_variable_str(ftype) <= 0) {
+    say(why, "dataset /state/names is not a list of variable-length strings");
+    goto done;
+  }
+  if (n == 0) {
+    rc = 0;
+    goto done;
+  }
+  vl = calloc((size_t)n, sizeof(char *));
+  mtype = H5Tcopy(H5T_C_S1);
+  if (!vl) {
+    rc = -2;
+    goto done;
+  }
+  if (mtype < 0 || H5Tset_size(mtype, H5T_VARIABLE) < 0 ||
+      H5Tset_cset(mtype, H5Tget_cset(ftype)) < 0 ||
+      H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl) < 0) {
+    char reason[H5_REASON_MAX];
+    h5_reason(reason);
+    say(why, "dataset /state/names cannot be read (%s)", reason);
+    goto done;
+  }
+  rc = copy_names(vl, n, out, why);
+
+done:
+  free(vl);
+  if (mtype >= 0) {
+    H5Tclose(mtype);
+  }
+  if (ftype >= 0) {
+    H5Tclose(ftype);
+  }
+  H5Dclose(d);
+  return rc;
+}
+
 /* the n labels of attribute `names` of /state/q (variable-length strings of at most
- * NAME_BYTES_MAX bytes) as malloc'd copies into out (n entries, zeroed); 0, -1 (why) or -2 */
+ * NAME_BYTES_MAX bytes) as malloc'd copies into out (n entries, zeroed); 0, -1 (why) or -2.
+ * Files that have the dataset /state/names are read from it. */
 static int read_names(hid_t file, int n, char **out, char *why) {
-  int rc = -1;
+  int rc = read_names_dataset(file, n, out, why);
+  if (rc != 1) {
+    return rc;
+  }
+  rc = -1;
   char **vl = NULL;
   hid_t d = H5Dopen2(file, "/state/q", H5P_DEFAULT);
   htri_t e = d >= 0 ? H5Aexists(d, "names") : -1;
@@ -464,18 +538,7 @@ static int read_names(hid_t file, int n, char **out, char *why) {
     say(why, "attribute 'names' of /state/q cannot be read (%s)", reason);
     goto done;
   }
-  rc = 0;
-  for (int i = 0; i < n && rc == 0; i++) {
-    const char *s = vl[i] ? vl[i] : "";
-    if (strnlen(s, NAME_BYTES_MAX + 1) > NAME_BYTES_MAX) {
-      rc = say(why, "coordinate name %d is longer than %d bytes", i + 1, NAME_BYTES_MAX);
-    } else if (!(out[i] = copy_string(s))) {
-      rc = -2;
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    H5free_memory(vl[i]);
-  }
+  rc = copy_names(vl, n, out, why);
 
 done:
   free(vl);

@@ -1,4 +1,4 @@
-/* writer.c: the HDF5 result file (FORMAT.md, "mbsim-run/1").
+/* writer.c: the HDF5 result file (format "mbsim-run/1", README "Output").
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
  * (about 64 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
@@ -6,8 +6,8 @@
  * as one block when the rows it holds end on a chunk boundary, so blocks stay aligned
  * with chunks and each chunk is compressed once. Every flush_interval seconds (and on
  * request) all buffers are written, the file is flushed with H5Fflush and the XDMF
- * sidecar is rewritten, so that a run killed after a flush leaves a file that opens
- * with every record up to that flush.
+ * sidecar gets the new records (it grows in place, see xdmf.h), so that a run killed after
+ * a flush leaves a file that opens with every record up to that flush.
  *
  * That needs one more thing than H5Fflush: a chunk flushed while partly filled is written
  * again (longer) when more rows arrive, and HDF5 frees its old place in the file. With the
@@ -34,6 +34,7 @@
 #include "mbsim/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
@@ -49,11 +50,15 @@
 #define CHUNK_TARGET_BYTES 16384
 #define DEFLATE_LEVEL 4
 #define DEFAULT_FLUSH_SECONDS 2.0
-#define FLUSH_COST_FACTOR 10.0
 /* free space a flush must find on the file system: new index nodes and object header
  * blocks of ~20 datasets, with a wide margin */
 #define FLUSH_SPACE_BYTES (256.0 * 1024.0)
 #define H5_REASON_MAX 256
+/* an attribute lives in its object's header, whose messages HDF5 limits to 64 KiB: a
+ * variable-length string costs 16 bytes there, so the attribute `names` of /state/q and
+ * /state/v is written for models of up to 4000 coordinates (the dataset /state/names holds
+ * them for any model) */
+#define NAMES_ATTR_MAX 4000
 
 /* row shapes after the time dimension */
 typedef enum {
@@ -145,6 +150,9 @@ struct mbsWriter {
   int dirty;           /* something was written since the last flush */
   int broken;          /* a write to the file failed: it is left as the last flush made it */
   char *xmf_path;      /* sidecar path, NULL when no sidecar */
+  mbsXdmf *xmf;        /* the sidecar (written from the first flush after the commit on) */
+  char *lock_path;     /* "<dir>/.<name>.lock" beside target, held while the run writes */
+  int lock_fd;         /* its descriptor with a write lock (fcntl), -1 when none */
   const char *h5_name; /* basename of path (points into path): the sidecar refers to it */
   hid_t file;
   series s[S_COUNT];
@@ -158,7 +166,6 @@ struct mbsWriter {
   double *time; /* (time_cap) time of every record, for the sidecar */
   long time_cap;
   double flush_interval;      /* [s] wall time between automatic flushes */
-  double flush_cost;          /* [s] wall time the last flush took */
   struct timespec last_flush; /* end of the last flush */
 };
 
@@ -203,15 +210,16 @@ static mbsStatus h5_fail(mbsError *err, const char *path, const char *what, cons
   return h5_fail_reason(err, path, what, object, reason);
 }
 
-/* why the file could not be created, from the file system's point of view */
-static void create_reason(const char *path, char *reason, size_t n) {
+/* why the file could not be created, from the file system's point of view; returns 1 when
+ * HDF5 found a file at the (temporary) name it was to create, else 0 */
+static int create_reason(const char *path, char *reason, size_t n) {
   struct stat st;
   const char *slash = strrchr(path, '/');
   size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
   char *dir = malloc(dlen + 1);
   if (!dir) {
     snprintf(reason, n, "out of memory");
-    return;
+    return 0;
   }
   memcpy(dir, !slash ? "." : slash == path ? "/" : path, dlen);
   dir[dlen] = '\0';
@@ -233,25 +241,35 @@ static void create_reason(const char *path, char *reason, size_t n) {
   }
   free(dir);
   if (bad) {
-    return;
+    return 0;
   }
 
   /* the file itself: a directory, or not writable */
   if (stat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       snprintf(reason, n, "it is a directory");
-      return;
+      return 0;
     }
     if (access(path, W_OK) != 0) {
       snprintf(reason, n, "no permission to overwrite it");
-      return;
+      return 0;
     }
   }
 
-  /* otherwise HDF5 knows best (typically: locked by another program that has it open) */
+  /* otherwise HDF5 knows best: the system's reason (a full disk: "No space left on
+   * device"), or a lock that another program holds */
   char h5[H5_REASON_MAX];
   h5_reason(h5);
-  snprintf(reason, n, "%s (is it open in another program?)", h5);
+  if (strcmp(h5, strerror(EEXIST)) == 0) {
+    snprintf(reason, n, "%s", h5);
+    return 1;
+  }
+  if (strcmp(h5, strerror(EAGAIN)) == 0 || strcmp(h5, strerror(EWOULDBLOCK)) == 0) {
+    snprintf(reason, n, "%s: the file is locked (is it open in another program?)", h5);
+  } else {
+    snprintf(reason, n, "%s", h5);
+  }
+  return 0;
 }
 
 /* ---------- attributes ---------- */
@@ -579,6 +597,8 @@ static double elapsed_since(const struct timespec *t0) {
  * is not closed: closing flushes, and after a failed write (a full disk) a flush writes
  * metadata that points at data that never reached the disk, spoiling what the last good
  * flush left. Its ids stay open until the process ends. */
+static void release_lock(mbsWriter *w);
+
 static herr_t writer_free(mbsWriter *w) {
   herr_t rc = 0;
   for (int i = 0; i < S_COUNT; i++) {
@@ -590,6 +610,8 @@ static herr_t writer_free(mbsWriter *w) {
   if (!w->broken && w->file >= 0 && H5Fclose(w->file) < 0) {
     rc = -1;
   }
+  mbs_xdmf_close(w->xmf, 0, NULL, NULL);
+  release_lock(w);
   free(w->time);
   free(w->status);
   free(w->xmf_path);
@@ -622,17 +644,124 @@ static mbsStatus check_names(const char *const *names, int n, const char *what, 
 
 /* ---------- the file's place: an earlier result, a temporary name ---------- */
 
-/* the temporary name beside target: "<dir>/.<name>.tmp-<pid>"; malloc'd, NULL if no memory */
-static char *temp_path(const char *target) {
+/* a temporary name beside target: "<dir>/.<name>.tmp-<pid>-<k>"; malloc'd, NULL if no
+ * memory. The file is created with O_EXCL (H5F_ACC_EXCL), so a name that exists (a file or a
+ * link planted there) is never opened: the next k is tried. */
+static char *temp_path(const char *target, int k) {
   const char *slash = strrchr(target, '/');
   int dlen = slash ? (int)(slash - target) + 1 : 0;
   const char *base = slash ? slash + 1 : target;
-  size_t n = strlen(target) + 48;
+  size_t n = strlen(target) + 64;
   char *t = malloc(n);
   if (t) {
-    snprintf(t, n, "%.*s.%s.tmp-%ld", dlen, target, base, (long)getpid());
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(t, n, "%.*s.%s.tmp-%ld-%d%04ld", dlen, target, base, (long)getpid(), k,
+             (long)(ts.tv_nsec / 1000 % 10000));
   }
   return t;
+}
+
+/* ---------- one run per output file: a lock ---------- */
+
+/* "<dir>/.<name>.lock" beside target; malloc'd */
+static char *lock_name(const char *target) {
+  const char *slash = strrchr(target, '/');
+  int dlen = slash ? (int)(slash - target) + 1 : 0;
+  const char *base = slash ? slash + 1 : target;
+  size_t n = strlen(target) + 16;
+  char *t = malloc(n);
+  if (t) {
+    snprintf(t, n, "%.*s.%s.lock", dlen, target, base);
+  }
+  return t;
+}
+
+/* Take the write lock of the output file: an fcntl lock on its lock file, which the system
+ * releases when the process ends however it ends, so a lock file left by a killed run does
+ * not block. Another live run holding it is named by its PID. */
+static mbsStatus take_lock(mbsWriter *w, mbsError *err) {
+  w->lock_path = lock_name(w->target);
+  if (!w->lock_path) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory creating output file '%s'",
+                         w->path);
+  }
+  for (int attempt = 0; attempt < 100; attempt++) {
+    int fd = open(w->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      if (errno == ENOENT || errno == EACCES || errno == EROFS || errno == ENOTDIR) {
+        /* the directory is missing or not writable: creating the file says so */
+        return MBS_OK;
+      }
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "cannot create output file '%s': cannot open its lock file '%s': %s",
+                           w->path, w->lock_path,
+                           errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    }
+    struct stat held, now;
+    struct flock fl;
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+      close(fd);
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "cannot create output file '%s': its lock file '%s' is not a regular "
+                           "file",
+                           w->path, w->lock_path);
+    }
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+      int saved = errno;
+      long pid = 0;
+      if (saved == EAGAIN || saved == EACCES) {
+        if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) {
+          pid = (long)fl.l_pid;
+        }
+        close(fd);
+        if (pid == 0) {
+          continue; /* released meanwhile */
+        }
+        return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                             "output file '%s' is being written by another mbsim-run (PID %ld, "
+                             "lock file '%s'); two runs never write one file: wait for that run "
+                             "or choose another output file",
+                             w->path, pid, w->lock_path);
+      }
+      close(fd);
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "cannot create output file '%s': cannot lock '%s': %s", w->path,
+                           w->lock_path, strerror(saved));
+    }
+    /* the holder before us removes the file as it lets go: a lock on a removed file
+     * guards nothing, so take the one that is there now */
+    if (stat(w->lock_path, &now) != 0 || now.st_ino != held.st_ino ||
+        now.st_dev != held.st_dev) {
+      close(fd);
+      continue;
+    }
+    /* the PID inside is for people; the lock itself names its holder */
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+      /* the lock holds without its text */
+    }
+    w->lock_fd = fd;
+    return MBS_OK;
+  }
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                       "cannot create output file '%s': its lock file '%s' keeps changing",
+                       w->path, w->lock_path);
+}
+
+/* let go of the lock: the file is removed while still held (see take_lock) */
+static void release_lock(mbsWriter *w) {
+  if (w->lock_fd >= 0) {
+    unlink(w->lock_path);
+    close(w->lock_fd);
+    w->lock_fd = -1;
+  }
+  free(w->lock_path);
+  w->lock_path = NULL;
 }
 
 /* the root attribute `format` of an open file into buf ("" if it has none or it is not a
@@ -732,13 +861,18 @@ static int is_result(const char *path, char *why, size_t n) {
 /* May a new result be written to path? Nothing there, or an earlier mbsim-run result (or
  * anything regular when overwrite is set). *target is the file that the new result will
  * replace: path, or where path points when it is a symbolic link (malloc'd). */
-static mbsStatus check_target(const char *path, int overwrite, char **target, mbsError *err) {
+static mbsStatus check_target(mbsWriter *w, const char *path, int overwrite, mbsError *err) {
   struct stat st;
   char why[512];
+  char **target = &w->target;
 
   *target = NULL;
   if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    /* a link is followed; one that points nowhere is an error, never replaced */
     *target = realpath(path, NULL);
+    if (!*target) {
+      return mbs_output_bad_link("output file", path, errno, err);
+    }
   }
   if (!*target) {
     *target = malloc(strlen(path) + 1);
@@ -748,25 +882,30 @@ static mbsStatus check_target(const char *path, int overwrite, char **target, mb
     }
     strcpy(*target, path);
   }
-  if (stat(*target, &st) != 0) {
-    /* nothing there (or not reachable: creating the file will say why) */
-    return MBS_OK;
-  }
-  if (S_ISDIR(st.st_mode)) {
+  int exists = stat(*target, &st) == 0;
+  /* (nothing there, or not reachable: creating the file will say why) */
+  if (exists && S_ISDIR(st.st_mode)) {
     return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                          "cannot create output file '%s': it is a directory", path);
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (exists && !S_ISREG(st.st_mode)) {
     return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                          "cannot create output file '%s': it exists and is not a regular file "
                          "(a device, pipe or socket), which a result never replaces",
                          path);
   }
-  if (access(*target, W_OK) != 0) {
+  if (exists && access(*target, W_OK) != 0) {
     return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                          "cannot create output file '%s': no permission to overwrite it", path);
   }
-  if (overwrite || is_result(*target, why, sizeof(why))) {
+
+  /* one run per file: the lock comes before a look inside (a result that another run is
+   * writing does not open) */
+  mbsStatus st_lock = take_lock(w, err);
+  if (st_lock != MBS_OK) {
+    return st_lock;
+  }
+  if (!exists || overwrite || is_result(*target, why, sizeof(why))) {
     return MBS_OK;
   }
   return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
@@ -878,17 +1017,22 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     goto nomem;
   }
 
-  /* what is at path now: nothing, an earlier result, or something to leave alone */
-  if (check_target(path, info->overwrite, &w->target, err) != MBS_OK) {
-    goto fail;
-  }
-  w->tmp_path = temp_path(w->target);
-  if (!w->tmp_path) {
-    goto nomem;
-  }
   w->file = H5I_INVALID_HID;
+  w->lock_fd = -1;
   for (int i = 0; i < S_COUNT; i++) {
     w->s[i].dset = H5I_INVALID_HID;
+  }
+
+  w->path = malloc(strlen(path) + 1);
+  if (!w->path) {
+    goto nomem;
+  }
+  strcpy(w->path, path);
+
+  /* what is at path now: nothing, an earlier result, or something to leave alone; the
+   * lock that keeps a second run off the file */
+  if (check_target(w, path, info->overwrite, err) != MBS_OK) {
+    goto fail;
   }
   w->nq = info->n_coordinates;
   w->ncon = info->n_constraints;
@@ -896,11 +1040,6 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   w->njoint = info->njoint;
   w->nload = info->nload;
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
-  w->path = malloc(strlen(path) + 1);
-  if (!w->path) {
-    goto nomem;
-  }
-  strcpy(w->path, path);
   const char *slash = strrchr(w->path, '/');
   w->h5_name = slash ? slash + 1 : w->path;
   w->status = malloc(sizeof("running"));
@@ -908,10 +1047,20 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     goto nomem;
   }
   strcpy(w->status, "running");
+  /* the sidecar follows the same rules, checked before anything is replaced */
   if (info->write_xdmf) {
+    char *xmf_target = NULL;
     w->xmf_path = mbs_xdmf_path(path);
     if (!w->xmf_path) {
       goto nomem;
+    }
+    if (mbs_xdmf_check_path(w->xmf_path, info->overwrite, &xmf_target, err) != MBS_OK) {
+      goto fail;
+    }
+    w->xmf = mbs_xdmf_create(w->xmf_path, xmf_target, w->h5_name, w->nbody, w->njoint, err);
+    free(xmf_target);
+    if (!w->xmf) {
+      goto fail;
     }
   }
   for (int i = 0; i < S_COUNT; i++) {
@@ -930,19 +1079,45 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     h5_fail(err, path, "set the file space strategy of", path);
     goto fail;
   }
-  w->file = H5Fcreate(w->tmp_path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  /* a new name (O_EXCL): whatever is at a name already, a file or a link, stays untouched */
+  for (int k = 0; k < 100 && w->file < 0; k++) {
+    free(w->tmp_path);
+    w->tmp_path = temp_path(w->target, k);
+    if (!w->tmp_path) {
+      goto nomem;
+    }
+    struct stat st;
+    if (lstat(w->tmp_path, &st) == 0) {
+      continue;
+    }
+    w->file = H5Fcreate(w->tmp_path, H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+    if (w->file < 0) {
+      char reason[1024];
+      int exists = create_reason(path, reason, sizeof(reason));
+      if (exists) {
+        continue; /* another file took the name between the look and the creation */
+      }
+      /* a file that was created and could not be written (a full disk) goes */
+      if (lstat(w->tmp_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        remove(w->tmp_path);
+      }
+      mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot create output file '%s': %s", path,
+                    reason);
+      H5Pclose(fcpl);
+      fcpl = H5I_INVALID_HID;
+      goto fail;
+    }
+  }
   H5Pclose(fcpl);
   fcpl = H5I_INVALID_HID;
   if (w->file < 0) {
-    char reason[1024];
-    create_reason(path, reason, sizeof(reason));
-    mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot create output file '%s': %s", path,
-                  reason);
+    mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                  "cannot create output file '%s': no free temporary name beside it", path);
     goto fail;
   }
   created = 1;
 
-  /* root attributes (FORMAT.md) */
+  /* root attributes (README "Output") */
   struct {
     const char *name;
     const char *value;
@@ -1013,14 +1188,22 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
 
-  /* labels: coordinate names on /state/q and /state/v, body and joint names */
-  if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
-    h5_fail(err, path, "write attribute 'names' of", "/state/q");
+  /* labels: coordinate names (the dataset /state/names for any size; also the attribute
+   * `names` of /state/q and /state/v where it fits in an object header), body and joint
+   * names */
+  if (names_write(w->file, "/state/names", info->coordinate_names, w->nq) < 0) {
+    h5_fail(err, path, "write dataset", "/state/names");
     goto fail;
   }
-  if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
-    h5_fail(err, path, "write attribute 'names' of", "/state/v");
-    goto fail;
+  if (w->nq <= NAMES_ATTR_MAX) {
+    if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
+      h5_fail(err, path, "write attribute 'names' of", "/state/q");
+      goto fail;
+    }
+    if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
+      h5_fail(err, path, "write attribute 'names' of", "/state/v");
+      goto fail;
+    }
   }
   if (names_write(w->file, "/bodies/names", info->body_names, w->nbody) < 0) {
     h5_fail(err, path, "write dataset", "/bodies/names");
@@ -1259,16 +1442,11 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
     }
   }
 
-  /* periodic flush so that an interrupted run keeps its records. The sidecar grows with
-   * the number of records (about 2.5 kB each) and is rewritten whole, so automatic
-   * flushes are spaced to at least ten times the cost of the last one: flushing never
-   * takes more than about a tenth of the run, however long it gets. */
-  double wait = w->flush_interval;
-  if (wait > 0.0 && wait < FLUSH_COST_FACTOR * w->flush_cost) {
-    wait = FLUSH_COST_FACTOR * w->flush_cost;
-  }
-  /* the first record is flushed at once: then the file replaces an earlier result */
-  if (!w->committed || elapsed_since(&w->last_flush) >= wait) {
+  /* periodic flush so that an interrupted run keeps its records: a flush writes what is
+   * new (buffered rows, the sidecar's new grids), so its cost does not grow with the run
+   * and the interval holds at any length. The first record is flushed at once: then the
+   * file replaces an earlier result. */
+  if (!w->committed || elapsed_since(&w->last_flush) >= w->flush_interval) {
     return mbs_output_flush(w, err);
   }
   return MBS_OK;
@@ -1282,8 +1460,6 @@ mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
     return abandoned(w, err);
   }
   mbsStatus st = MBS_OK;
-  struct timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
 
   /* every buffered row, then data and metadata to the operating system; a failure breaks
    * the file (writer_free says why) */
@@ -1331,14 +1507,13 @@ mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
   }
 
   /* the sidecar lists exactly the records now in the file (and names the file by its
-   * final name, so it waits for the commit) */
-  if (w->xmf_path && w->committed) {
-    st = mbs_xdmf_write(w->xmf_path, w->h5_name, w->nbody, w->njoint, w->count, w->time, err);
+   * final name, so it waits for the commit); it grows by the new records only */
+  if (w->xmf && w->committed) {
+    st = mbs_xdmf_update(w->xmf, w->count, w->time, err);
   }
 
 done:
-  /* the interval counts from the end of this flush; its cost paces the next one */
-  w->flush_cost = elapsed_since(&start);
+  /* the interval counts from the end of this flush */
   clock_gettime(CLOCK_MONOTONIC, &w->last_flush);
   return st;
 }
@@ -1385,6 +1560,11 @@ mbsStatus mbs_output_close(mbsWriter *w, mbsError *err) {
   /* the first error wins; everything is released in any case. A broken file already
    * returned its error to the call that broke it. */
   mbsStatus st = w->broken ? MBS_OK : mbs_output_flush(w, err);
+  /* the finished sidecar drops its reserve */
+  if (!w->broken && st == MBS_OK && w->xmf && w->committed) {
+    st = mbs_xdmf_close(w->xmf, w->count, w->time, err);
+    w->xmf = NULL;
+  }
   char path[MBS_ERROR_MSG_MAX];
   snprintf(path, sizeof(path), "%s", w->path);
 
@@ -1402,6 +1582,28 @@ mbsStatus mbs_output_close(mbsWriter *w, mbsError *err) {
     free(drop);
   }
   return st;
+}
+
+double mbs_output_estimate(const mbsWriter *w, long nrecord, double *h5, double *xmf) {
+  *h5 = 0.0;
+  *xmf = 0.0;
+  if (!w) {
+    return -1.0;
+  }
+  for (int i = 0; i < S_COUNT; i++) {
+    if (!w->s[i].off) {
+      *h5 += (double)w->s[i].row_bytes * (double)nrecord;
+    }
+  }
+  if (w->xmf) {
+    *xmf = mbs_xdmf_record_bytes(w->h5_name, w->nbody, w->njoint, nrecord) * (double)nrecord;
+  }
+  struct statvfs fs;
+  const char *where = w->tmp_path ? w->tmp_path : w->target;
+  if (where && statvfs(where, &fs) == 0 && fs.f_blocks > 0) {
+    return (double)fs.f_bavail * (double)fs.f_frsize;
+  }
+  return -1.0;
 }
 
 void mbs_output_set_flush_interval(mbsWriter *w, double seconds) {

@@ -1,4 +1,4 @@
-/* xdmf.c: the XDMF 2 sidecar of the result file (FORMAT.md, "ParaView").
+/* xdmf.c: the XDMF 2 sidecar of the result file (README "Viewing in ParaView").
  *
  * ParaView's "XDMF Reader" (Xdmf2) reads a temporal collection of Uniform grids; each
  * grid is the set of body centres of mass at one record (Polyvertex topology with the
@@ -7,13 +7,128 @@
  * (/joints/position) with the reaction force and torque; the reader shows the two as the
  * blocks "bodies" and "joints" of one multiblock data set. All arrays are HyperSlabs of
  * the time-major datasets (/bodies/position [N,nb,3], /bodies/orientation [N,nb,3,3],
- * /joints/position [N,nj,3], /joints/reaction [N,nj,6]), so nothing is copied. */
+ * /joints/position [N,nj,3], /joints/reaction [N,nj,6]), so nothing is copied.
+ *
+ * The file is laid out so that it grows in place (see xdmf.h):
+ *
+ *   head        the record count N as an internal entity of fixed width, which every
+ *               HyperSlab's dataset dimensions use (&N;), so it changes in one place
+ *   bodies      one grid per record, then the reserve: 4 KiB units "<!-- ... -->\n" that
+ *               new grids overwrite, the rest of a partly used unit blanked with spaces
+ *   mid         the end of the bodies' collection, the start of the joints'
+ *   joints      one grid per record
+ *   tail        the closing tags, rewritten after every append
+ *
+ * Every write leaves well-formed XML behind it (a kill -9 between two writes leaves a file
+ * that opens), and a failed append at the end of the file puts the old tail back. */
+/* realpath() is an XSI function; O_TMPFILE and linkat's AT_EMPTY_PATH are Linux's */
+#define _GNU_SOURCE
+
 #include "output/xdmf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RESERVE_UNIT 4096
+#define RESERVE_MIN (64 * 1024)
+#define COUNT_WIDTH 20
+/* a full write goes to the file in blocks of about this size */
+#define WRITE_BLOCK (1 << 20)
+
+static const char tail_text[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
+static const char mid_text[] =
+    "    </Grid>\n"
+    "    <Grid Name=\"joints\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+static const char marker[] = "<!-- written by mbsim-run";
+
+struct mbsXdmf {
+  char *path;        /* the sidecar path as given (messages) */
+  char *target;      /* where it is written (a symbolic link at path resolved) */
+  char *h5;          /* the HDF5 file name, escaped for XML */
+  int nbody, njoint;
+  int fd;            /* open for appends; -1 before the first update */
+  long nrec;         /* records listed */
+  off_t count_off;   /* the COUNT_WIDTH characters of the entity N */
+  off_t body_end;    /* end of the last body grid */
+  off_t reserve_end; /* end of the reserve (njoint > 0; the reserve starts at reserve_start) */
+  off_t reserve_start;
+  off_t joint_end;   /* end of the last joint grid, where the tail starts (njoint > 0) */
+  int no_unnamed;    /* 1: unnamed files (O_TMPFILE) cannot be given a name here */
+};
+
+/* ---------- text ---------- */
+
+/* a growing string; oom is set once an allocation failed (everything after is dropped) */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} strbuf;
+
+static void sb_reserve(strbuf *b, size_t more) {
+  if (b->oom || b->n + more + 1 <= b->cap) {
+    return;
+  }
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->n + more + 1) {
+    cap *= 2;
+  }
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return;
+  }
+  b->p = p;
+  b->cap = cap;
+}
+
+static void sb_printf(strbuf *b, const char *fmt, ...) {
+  va_list ap, ap2;
+  /* one pass where the text fits the room left, which is nearly always */
+  sb_reserve(b, 512);
+  if (b->oom) {
+    return;
+  }
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+  va_end(ap);
+  if (k > 0 && (size_t)k >= b->cap - b->n) {
+    sb_reserve(b, (size_t)k);
+    if (!b->oom) {
+      vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap2);
+    }
+  }
+  if (k > 0 && !b->oom) {
+    b->n += (size_t)k;
+  }
+  va_end(ap2);
+}
+
+static void sb_put(strbuf *b, const char *s, size_t n) {
+  sb_reserve(b, n);
+  if (!b->oom) {
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+  }
+}
+
+static void sb_fill(strbuf *b, char c, size_t n) {
+  sb_reserve(b, n);
+  if (!b->oom) {
+    memset(b->p + b->n, c, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+  }
+}
 
 char *mbs_xdmf_path(const char *h5_path) {
   size_t len = strlen(h5_path);
@@ -57,33 +172,28 @@ static char *xml_escape(const char *s) {
 
 /* a node vector (rows x 3) of record k: components off .. off+2 of the last dimension of
  * the [N,rows,width] dataset at dset */
-static void slab_vec(FILE *f, const char *h5, const char *dset, long k, long n, int rows, int width,
+static void slab_vec(strbuf *b, const char *h5, const char *dset, long k, int rows, int width,
                      int off) {
-  fprintf(f,
-          "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
-          "            <DataItem Dimensions=\"3 3\" Format=\"XML\">%ld 0 %d 1 1 1 1 %d 3"
-          "</DataItem>\n"
-          "            <DataItem Dimensions=\"%ld %d %d\" NumberType=\"Float\" Precision=\"8\" "
-          "Format=\"HDF\">%s:%s</DataItem>\n"
-          "          </DataItem>\n",
-          rows, k, off, rows, n, rows, width, h5, dset);
-}
-
-/* a node vector (nb x 3) of record k taken from the [N,nb,3] dataset at dset */
-static void slab_vec3(FILE *f, const char *h5, const char *dset, long k, long n, int nb) {
-  slab_vec(f, h5, dset, k, n, nb, 3, 0);
+  sb_printf(b,
+            "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
+            "            <DataItem Dimensions=\"3 3\" Format=\"XML\">%ld 0 %d 1 1 1 1 %d 3"
+            "</DataItem>\n"
+            "            <DataItem Dimensions=\"&N; %d %d\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:%s</DataItem>\n"
+            "          </DataItem>\n",
+            rows, k, off, rows, rows, width, h5, dset);
 }
 
 /* director d_(col+1) of record k: column col of the row-major rotation matrices */
-static void slab_director(FILE *f, const char *h5, long k, long n, int nb, int col) {
-  fprintf(f,
-          "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
-          "            <DataItem Dimensions=\"3 4\" Format=\"XML\">%ld 0 0 %d 1 1 1 1 1 %d 3 1"
-          "</DataItem>\n"
-          "            <DataItem Dimensions=\"%ld %d 3 3\" NumberType=\"Float\" Precision=\"8\" "
-          "Format=\"HDF\">%s:/bodies/orientation</DataItem>\n"
-          "          </DataItem>\n",
-          nb, k, col, nb, n, nb, h5);
+static void slab_director(strbuf *b, const char *h5, long k, int nb, int col) {
+  sb_printf(b,
+            "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
+            "            <DataItem Dimensions=\"3 4\" Format=\"XML\">%ld 0 0 %d 1 1 1 1 1 %d 3 1"
+            "</DataItem>\n"
+            "            <DataItem Dimensions=\"&N; %d 3 3\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:/bodies/orientation</DataItem>\n"
+            "          </DataItem>\n",
+            nb, k, col, nb, nb, h5);
 }
 
 /* the shortest of 15, 16 or 17 significant digits that reads back as t */
@@ -98,61 +208,586 @@ static void format_time(char *buf, size_t n, double t) {
 }
 
 /* the opening of a Uniform grid "<label> k" of npoint points at time t */
-static void grid_open(FILE *f, const char *label, long k, double t, int npoint) {
+static void grid_open(strbuf *b, const char *label, long k, double t, int npoint) {
   char time[32];
   format_time(time, sizeof(time), t);
-  fprintf(f,
-          "      <Grid Name=\"%s %ld\" GridType=\"Uniform\">\n"
-          "        <Time Value=\"%s\"/>\n"
-          "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
-          "NodesPerElement=\"1\"/>\n",
-          label, k, time, npoint);
+  sb_printf(b,
+            "      <Grid Name=\"%s %ld\" GridType=\"Uniform\">\n"
+            "        <Time Value=\"%s\"/>\n"
+            "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
+            "NodesPerElement=\"1\"/>\n",
+            label, k, time, npoint);
 }
 
 /* one Uniform grid: the bodies at record k */
-static void write_grid(FILE *f, const char *h5, long k, long n, int nb, double t) {
-  grid_open(f, "record", k, t, nb);
+static void body_grid(strbuf *b, const char *h5, long k, int nb, double t) {
+  grid_open(b, "record", k, t, nb);
   if (nb == 0) {
     /* nothing to draw: the grid only carries its time */
-    fputs("      </Grid>\n", f);
+    sb_printf(b, "      </Grid>\n");
     return;
   }
-  fputs("        <Geometry GeometryType=\"XYZ\">\n", f);
-  slab_vec3(f, h5, "/bodies/position", k, n, nb);
-  fputs("        </Geometry>\n", f);
+  sb_printf(b, "        <Geometry GeometryType=\"XYZ\">\n");
+  slab_vec(b, h5, "/bodies/position", k, nb, 3, 0);
+  sb_printf(b, "        </Geometry>\n");
 
   /* node vectors: velocities, then the directors d1, d2, d3 */
   static const char *const vec_name[2] = {"velocity", "angular_velocity"};
   static const char *const vec_dset[2] = {"/bodies/velocity", "/bodies/angular_velocity"};
   for (int i = 0; i < 2; i++) {
-    fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
-            vec_name[i]);
-    slab_vec3(f, h5, vec_dset[i], k, n, nb);
-    fputs("        </Attribute>\n", f);
+    sb_printf(b, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
+              vec_name[i]);
+    slab_vec(b, h5, vec_dset[i], k, nb, 3, 0);
+    sb_printf(b, "        </Attribute>\n");
   }
   for (int col = 0; col < 3; col++) {
-    fprintf(f, "        <Attribute Name=\"d%d\" AttributeType=\"Vector\" Center=\"Node\">\n",
-            col + 1);
-    slab_director(f, h5, k, n, nb, col);
-    fputs("        </Attribute>\n", f);
+    sb_printf(b, "        <Attribute Name=\"d%d\" AttributeType=\"Vector\" Center=\"Node\">\n",
+              col + 1);
+    slab_director(b, h5, k, nb, col);
+    sb_printf(b, "        </Attribute>\n");
   }
-  fputs("      </Grid>\n", f);
+  sb_printf(b, "      </Grid>\n");
 }
 
 /* one Uniform grid: the joint points at record k, with force and torque on body 2 */
-static void write_joint_grid(FILE *f, const char *h5, long k, long n, int nj, double t) {
-  grid_open(f, "joints", k, t, nj);
-  fputs("        <Geometry GeometryType=\"XYZ\">\n", f);
-  slab_vec(f, h5, "/joints/position", k, n, nj, 3, 0);
-  fputs("        </Geometry>\n", f);
+static void joint_grid(strbuf *b, const char *h5, long k, int nj, double t) {
+  grid_open(b, "joints", k, t, nj);
+  sb_printf(b, "        <Geometry GeometryType=\"XYZ\">\n");
+  slab_vec(b, h5, "/joints/position", k, nj, 3, 0);
+  sb_printf(b, "        </Geometry>\n");
   static const char *const name[2] = {"force", "torque"};
   for (int i = 0; i < 2; i++) {
-    fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
-            name[i]);
-    slab_vec(f, h5, "/joints/reaction", k, n, nj, 6, 3 * i);
-    fputs("        </Attribute>\n", f);
+    sb_printf(b, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
+              name[i]);
+    slab_vec(b, h5, "/joints/reaction", k, nj, 6, 3 * i);
+    sb_printf(b, "        </Attribute>\n");
   }
-  fputs("      </Grid>\n", f);
+  sb_printf(b, "      </Grid>\n");
+}
+
+/* the head up to the opening of the bodies' collection; *count_off: where the count is */
+static void head_text(strbuf *b, long nrecord, size_t *count_off) {
+  sb_printf(b, "<?xml version=\"1.0\" ?>\n"
+               "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" [\n"
+               "<!ENTITY N \"");
+  *count_off = b->n;
+  sb_printf(b, "%-*ld", COUNT_WIDTH, nrecord);
+  sb_printf(b, "\">\n"
+               "]>\n"
+               "%s: N is the number of records in the HDF5 file, and the file grows in "
+               "place -->\n"
+               "<Xdmf Version=\"2.0\">\n"
+               "  <Domain>\n"
+               "    <Grid Name=\"bodies\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+            marker);
+}
+
+/* reserve units of the bodies' collection: n bytes, a multiple of RESERVE_UNIT */
+static void reserve_text(strbuf *b, size_t n) {
+  for (size_t done = 0; done < n; done += RESERVE_UNIT) {
+    sb_put(b, "<!--", 4);
+    sb_fill(b, ' ', RESERVE_UNIT - 8);
+    sb_put(b, "-->\n", 4);
+  }
+}
+
+double mbs_xdmf_record_bytes(const char *h5_name, int nbody, int njoint, long nrecord) {
+  strbuf b = {0};
+  char *h5 = xml_escape(h5_name);
+  double bytes = 0.0;
+  if (h5) {
+    long k = nrecord > 0 ? nrecord - 1 : 0;
+    body_grid(&b, h5, k, nbody, 1.0 / 3.0 + (double)k);
+    if (njoint > 0) {
+      joint_grid(&b, h5, k, njoint, 1.0 / 3.0 + (double)k);
+    }
+    bytes = b.oom ? 0.0 : (double)b.n;
+  }
+  free(b.p);
+  free(h5);
+  return bytes;
+}
+
+/* ---------- files ---------- */
+
+/* write all n bytes at offset off (pwrite until done); 0 or -1 with errno set */
+static int pwrite_all(int fd, const char *p, size_t n, off_t off) {
+  while (n > 0) {
+    ssize_t k = pwrite(fd, p, n, off);
+    if (k < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -1;
+    }
+    if (k == 0) {
+      errno = EIO;
+      return -1;
+    }
+    p += k;
+    n -= (size_t)k;
+    off += k;
+  }
+  return 0;
+}
+
+/* create a new file beside target: "<dir>/.<name>.tmp-<pid>-<k>", with O_EXCL and
+ * O_NOFOLLOW, so that nothing that was there (a file, a link planted at a name that could
+ * be guessed) is ever opened; returns the descriptor and *tmp (malloc'd), or -1 */
+static void temp_name(char *buf, size_t n, const char *target, unsigned long *seed);
+
+static int open_temp(const char *target, char **tmp) {
+  size_t n = strlen(target) + 64;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned long seed = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
+  *tmp = malloc(n);
+  if (!*tmp) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (int attempt = 0; attempt < 100; attempt++) {
+    temp_name(*tmp, n, target, &seed);
+    int fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) {
+      if (fd < 0) {
+        int saved = errno;
+        free(*tmp);
+        *tmp = NULL;
+        errno = saved;
+      }
+      return fd;
+    }
+  }
+  free(*tmp);
+  *tmp = NULL;
+  errno = EEXIST;
+  return -1;
+}
+
+/* the name part of open_temp without creating anything: "<dir>/.<name>.tmp-<pid>-<k>" */
+static void temp_name(char *buf, size_t n, const char *target, unsigned long *seed) {
+  const char *slash = strrchr(target, '/');
+  int dlen = slash ? (int)(slash - target) + 1 : 0;
+  const char *base = slash ? slash + 1 : target;
+  *seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+  snprintf(buf, n, "%.*s.%s.tmp-%ld-%06lx", dlen, target, base, (long)getpid(),
+           (*seed >> 40) & 0xffffffUL);
+}
+
+/* an unnamed file in target's directory (O_TMPFILE): a run killed while writing it leaves
+ * nothing behind; -1 where the file system cannot (then open_temp) */
+static int open_unnamed(const char *target) {
+#ifdef O_TMPFILE
+  const char *slash = strrchr(target, '/');
+  char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
+  if (!dir) {
+    return -1;
+  }
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  free(dir);
+  return fd;
+#else
+  (void)target;
+  return -1;
+#endif
+}
+
+/* give the unnamed file fd a new temporary name beside target (linkat never replaces
+ * anything); 0 with *tmp malloc'd, or -1 with errno set */
+static int name_unnamed(int fd, const char *target, char **tmp) {
+  size_t n = strlen(target) + 64;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned long seed = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
+  *tmp = malloc(n);
+  if (!*tmp) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (int attempt = 0; attempt < 100; attempt++) {
+    temp_name(*tmp, n, target, &seed);
+    int rc = linkat(fd, "", AT_FDCWD, *tmp, AT_EMPTY_PATH);
+    if (rc != 0 && errno != EEXIST) {
+      /* without CAP_DAC_READ_SEARCH: through /proc */
+      char proc[64];
+      snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+      rc = linkat(AT_FDCWD, proc, AT_FDCWD, *tmp, AT_SYMLINK_FOLLOW);
+    }
+    if (rc == 0) {
+      return 0;
+    }
+    if (errno != EEXIST) {
+      break;
+    }
+  }
+  int saved = errno;
+  free(*tmp);
+  *tmp = NULL;
+  errno = saved;
+  return -1;
+}
+
+/* ---------- the sidecar's place ---------- */
+
+mbsStatus mbs_output_bad_link(const char *what, const char *path, int errnum, mbsError *err) {
+  char to[1024];
+  ssize_t n = readlink(path, to, sizeof(to) - 1);
+  to[n > 0 ? n : 0] = '\0';
+  if (errnum == ELOOP) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "%s '%s' is a symbolic link in a loop of links (it points to '%s'); "
+                         "nothing was written",
+                         what, path, to);
+  }
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                       "%s '%s' is a symbolic link to '%s', which %s; mbsim-run writes where a "
+                       "link points: remove the link or let it point to a file; nothing was "
+                       "written",
+                       what, path, to,
+                       errnum == ENOENT ? "does not exist (a dangling link)" : strerror(errnum));
+}
+
+/* 1 if the regular file at path is a sidecar mbsim-run wrote */
+static int is_sidecar(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    return 0;
+  }
+  /* the head and the first grid's first DataItem fit in the first 2 kB */
+  char head[2048];
+  size_t n = fread(head, 1, sizeof(head) - 1, f);
+  fclose(f);
+  head[n] = '\0';
+  return strncmp(head, "<?xml", 5) == 0 && strstr(head, "<Xdmf Version=\"2.0\">") &&
+         (strstr(head, marker) || strstr(head, ":/bodies/position<"));
+}
+
+mbsStatus mbs_xdmf_check_path(const char *xmf_path, int overwrite, char **target, mbsError *err) {
+  struct stat st;
+  char *resolved = NULL;
+  const char *real = xmf_path;
+  mbsStatus rc = MBS_OK;
+
+  *target = NULL;
+  if (lstat(xmf_path, &st) != 0) {
+    /* nothing there (or not reachable: creating the output file says why) */
+  } else {
+    /* a link is followed, to something that exists */
+    if (S_ISLNK(st.st_mode)) {
+      resolved = realpath(xmf_path, NULL);
+      if (!resolved || stat(resolved, &st) != 0) {
+        rc = mbs_output_bad_link("XDMF sidecar", xmf_path, errno, err);
+        goto done;
+      }
+      real = resolved;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      rc = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot write the XDMF sidecar '%s' of the output: it is a directory; "
+                         "nothing was written",
+                         xmf_path);
+      goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      rc = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot write the XDMF sidecar '%s' of the output: it exists and is not "
+                         "a regular file; nothing was written",
+                         xmf_path);
+      goto done;
+    }
+    if (access(real, W_OK) != 0) {
+      rc = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot write the XDMF sidecar '%s': no permission to overwrite it",
+                         xmf_path);
+      goto done;
+    }
+    if (!overwrite && !is_sidecar(real)) {
+      rc = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "XDMF sidecar '%s' exists and is not one that mbsim-run wrote; refusing "
+                         "to replace it: remove it, choose another output file, write no sidecar "
+                         "(--set output.xdmf=false) or allow overwriting it (mbsim-run "
+                         "--overwrite)",
+                         xmf_path);
+      goto done;
+    }
+  }
+  *target = resolved ? resolved : strdup(xmf_path);
+  resolved = NULL;
+  if (!*target) {
+    rc = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+
+done:
+  free(resolved);
+  return rc;
+}
+
+/* ---------- writing ---------- */
+
+mbsXdmf *mbs_xdmf_create(const char *xmf_path, const char *target, const char *h5_name,
+                         int nbody, int njoint, mbsError *err) {
+  mbsXdmf *x = calloc(1, sizeof(*x));
+  if (x) {
+    x->fd = -1;
+    x->nbody = nbody;
+    x->njoint = njoint;
+    x->path = strdup(xmf_path);
+    x->target = strdup(target);
+    x->h5 = xml_escape(h5_name);
+  }
+  if (!x || !x->path || !x->target || !x->h5) {
+    mbs_xdmf_close(x, 0, NULL, NULL);
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for XDMF file '%s'", xmf_path);
+    return NULL;
+  }
+  return x;
+}
+
+static mbsStatus write_fail(const mbsXdmf *x, int errnum, mbsError *err) {
+  return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot write XDMF file '%s': %s",
+                       x->path, strerror(errnum));
+}
+
+/* the whole file for records 0 .. nrecord-1 (with joints and with_reserve: a reserve as
+ * large as the bodies' grids, at least RESERVE_MIN), written under a new temporary name and
+ * renamed into place */
+static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int with_reserve,
+                           mbsError *err) {
+  mbsStatus st = MBS_OK;
+  char *tmp = NULL;
+  strbuf b = {0};
+  off_t off = 0;
+  size_t count_off = 0;
+  off_t body_end = 0, reserve_start = 0, reserve_end = 0, joint_end = 0;
+
+  /* unnamed until it is complete where the file system allows, else a new name */
+  int fd = x->no_unnamed ? -1 : open_unnamed(x->target);
+  int unnamed = fd >= 0;
+  if (!unnamed) {
+    fd = open_temp(x->target, &tmp);
+  }
+  if (fd < 0) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "cannot create a temporary file beside XDMF file '%s': %s", x->path,
+                         strerror(errno));
+  }
+
+  /* the text goes out in blocks: a sidecar may be far larger than memory should hold */
+#define FLUSH_BLOCK(force)                                                                         \
+  do {                                                                                             \
+    if (b.oom) {                                                                                   \
+      errno = ENOMEM;                                                                              \
+      goto io_fail;                                                                                \
+    }                                                                                              \
+    if ((force) || b.n >= WRITE_BLOCK) {                                                           \
+      if (pwrite_all(fd, b.p, b.n, off) < 0) {                                                     \
+        goto io_fail;                                                                              \
+      }                                                                                            \
+      off += (off_t)b.n;                                                                           \
+      b.n = 0;                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+  head_text(&b, nrecord, &count_off);
+  for (long k = 0; k < nrecord; k++) {
+    body_grid(&b, x->h5, k, x->nbody, time[k]);
+    FLUSH_BLOCK(0);
+  }
+  body_end = off + (off_t)b.n;
+  if (x->njoint > 0) {
+    size_t reserve = 0;
+    if (with_reserve) {
+      reserve = (size_t)body_end > RESERVE_MIN ? (size_t)body_end : RESERVE_MIN;
+    }
+    size_t units = (reserve + RESERVE_UNIT - 1) / RESERVE_UNIT;
+    reserve_start = body_end;
+    reserve_end = body_end + (off_t)(units * RESERVE_UNIT);
+    for (size_t u = 0; u < units; u += 256) {
+      reserve_text(&b, (units - u < 256 ? units - u : 256) * RESERVE_UNIT);
+      FLUSH_BLOCK(0);
+    }
+    sb_put(&b, mid_text, sizeof(mid_text) - 1);
+    for (long k = 0; k < nrecord; k++) {
+      joint_grid(&b, x->h5, k, x->njoint, time[k]);
+      FLUSH_BLOCK(0);
+    }
+    joint_end = off + (off_t)b.n;
+  }
+  sb_put(&b, tail_text, sizeof(tail_text) - 1);
+  FLUSH_BLOCK(1);
+#undef FLUSH_BLOCK
+
+  /* on disk before it gets a name: renaming over a file makes some file systems (ext4)
+   * write the new one out inside rename, and a run killed there would leave the name */
+  if (fdatasync(fd) != 0) {
+    goto io_fail;
+  }
+
+  /* atomic replacement: readers see the old or the new sidecar, never half of one */
+  if (unnamed && name_unnamed(fd, x->target, &tmp) != 0) {
+    /* an unnamed file that cannot be linked (no /proc, no privilege): named ones from now */
+    close(fd);
+    free(b.p);
+    x->no_unnamed = 1;
+    return write_all(x, nrecord, time, with_reserve, err);
+  }
+  if (rename(tmp, x->target) != 0) {
+    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot rename '%s' to '%s': %s", tmp,
+                       x->path, strerror(errno));
+    goto fail;
+  }
+  if (x->fd >= 0) {
+    close(x->fd);
+  }
+  x->fd = fd;
+  x->nrec = nrecord;
+  x->count_off = (off_t)count_off;
+  x->body_end = body_end;
+  x->reserve_start = reserve_start;
+  x->reserve_end = reserve_end;
+  x->joint_end = joint_end;
+  free(tmp);
+  free(b.p);
+  return MBS_OK;
+
+io_fail:
+  st = write_fail(x, errno, err);
+fail:
+  close(fd);
+  if (tmp) {
+    unlink(tmp);
+  }
+  free(tmp);
+  free(b.p);
+  return st;
+}
+
+/* the grids of records x->nrec .. nrecord-1 in place; 1 when the reserve is too small
+ * (nothing written), 0 done, -1 with err filled */
+static int append(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
+  strbuf bodies = {0}, joints = {0};
+  int rc = -1;
+  for (long k = x->nrec; k < nrecord; k++) {
+    body_grid(&bodies, x->h5, k, x->nbody, time[k]);
+    if (x->njoint > 0) {
+      joint_grid(&joints, x->h5, k, x->njoint, time[k]);
+    }
+  }
+  if (bodies.oom || joints.oom) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
+                  x->path);
+    goto done;
+  }
+  if (x->njoint > 0 && (off_t)bodies.n > x->reserve_end - x->body_end) {
+    rc = 1;
+    goto done;
+  }
+
+  /* the count first: the HDF5 file already holds the new records */
+  char count[COUNT_WIDTH + 1];
+  snprintf(count, sizeof(count), "%-*ld", COUNT_WIDTH, nrecord);
+  if (pwrite_all(x->fd, count, COUNT_WIDTH, x->count_off) < 0) {
+    write_fail(x, errno, err);
+    goto done;
+  }
+
+  /* the bodies: into the reserve, the rest of its last unit blanked; or at the end */
+  off_t end_off;
+  strbuf *last;
+  if (x->njoint > 0) {
+    size_t grids_b = bodies.n;
+    off_t used = x->body_end + (off_t)bodies.n - x->reserve_start;
+    off_t unit_end = x->reserve_start + (used + RESERVE_UNIT - 1) / RESERVE_UNIT * RESERVE_UNIT;
+    sb_fill(&bodies, ' ', (size_t)(unit_end - x->body_end) - grids_b);
+    if (bodies.oom) {
+      mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
+                    x->path);
+      goto done;
+    }
+    if (pwrite_all(x->fd, bodies.p, bodies.n, x->body_end) < 0) {
+      write_fail(x, errno, err);
+      goto done;
+    }
+    /* (the blanks after the new grids stay part of the reserve) */
+    x->body_end += (off_t)grids_b;
+    end_off = x->joint_end;
+    last = &joints;
+  } else {
+    end_off = x->body_end;
+    last = &bodies;
+  }
+  size_t grids = last->n;
+  sb_put(last, tail_text, sizeof(tail_text) - 1);
+  if (last->oom) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
+                  x->path);
+    goto done;
+  }
+  if (pwrite_all(x->fd, last->p, last->n, end_off) < 0) {
+    /* a full disk: the old tail back in its place (those bytes are the file's already) */
+    int saved = errno;
+    if (pwrite_all(x->fd, tail_text, sizeof(tail_text) - 1, end_off) == 0) {
+      if (ftruncate(x->fd, end_off + (off_t)(sizeof(tail_text) - 1)) != 0) {
+        /* the tail is whole again; trailing bytes after it are only wasted */
+      }
+    }
+    write_fail(x, saved, err);
+    goto done;
+  }
+  if (x->njoint > 0) {
+    x->joint_end += (off_t)grids;
+  } else {
+    x->body_end += (off_t)grids;
+  }
+  x->nrec = nrecord;
+  rc = 0;
+
+done:
+  free(bodies.p);
+  free(joints.p);
+  return rc;
+}
+
+mbsStatus mbs_xdmf_update(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
+  if (!x) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "XDMF: no sidecar");
+  }
+  if (x->fd >= 0 && nrecord <= x->nrec) {
+    return MBS_OK;
+  }
+  if (x->fd >= 0) {
+    int rc = append(x, nrecord, time, err);
+    if (rc <= 0) {
+      return rc == 0 ? MBS_OK : MBS_ERR_OUTPUT;
+    }
+  }
+  /* the first write, or the reserve is used up: the whole file with a reserve as large as
+   * the bodies' grids it holds (doubling, so rewrites stay rare) */
+  return write_all(x, nrecord, time, 1, err);
+}
+
+mbsStatus mbs_xdmf_close(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
+  if (!x) {
+    return MBS_OK;
+  }
+  mbsStatus st = MBS_OK;
+  if (x->fd >= 0 && time) {
+    st = mbs_xdmf_update(x, nrecord, time, err);
+    /* the reserve goes: the finished file is written once more, compact, so that it is
+     * the same whatever the flushes were */
+    if (st == MBS_OK && x->njoint > 0 && x->reserve_end > x->body_end) {
+      st = write_all(x, x->nrec, time, 0, err);
+    }
+  }
+  if (x->fd >= 0) {
+    close(x->fd);
+  }
+  free(x->path);
+  free(x->target);
+  free(x->h5);
+  free(x);
+  return st;
 }
 
 void mbs_xdmf_remove_stale(const char *xmf_path, const char *h5_name) {
@@ -181,81 +816,4 @@ void mbs_xdmf_remove_stale(const char *xmf_path, const char *h5_name) {
   }
   free(ref);
   free(h5);
-}
-
-mbsStatus mbs_xdmf_write(const char *xmf_path, const char *h5_name, int nbody, int njoint,
-                         long nrecord, const double *time, mbsError *err) {
-  mbsStatus st = MBS_OK;
-  char *tmp = NULL;
-  char *h5 = NULL;
-  FILE *f = NULL;
-
-  size_t len = strlen(xmf_path);
-  tmp = malloc(len + sizeof(".tmp"));
-  h5 = xml_escape(h5_name);
-  if (!tmp || !h5) {
-    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
-                       xmf_path);
-    goto done;
-  }
-  memcpy(tmp, xmf_path, len);
-  memcpy(tmp + len, ".tmp", sizeof(".tmp"));
-
-  /* write the whole text to the temporary file */
-  f = fopen(tmp, "w");
-  if (!f) {
-    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot write XDMF file '%s': %s", tmp,
-                       strerror(errno));
-    goto done;
-  }
-  fputs("<?xml version=\"1.0\" ?>\n"
-        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-        "<Xdmf Version=\"2.0\">\n"
-        "  <Domain>\n"
-        "    <Grid Name=\"bodies\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-        f);
-  for (long k = 0; k < nrecord; k++) {
-    write_grid(f, h5, k, nrecord, nbody, time[k]);
-  }
-  fputs("    </Grid>\n", f);
-
-  /* the joints, when there are any, as a second temporal collection */
-  if (njoint > 0) {
-    fputs("    <Grid Name=\"joints\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", f);
-    for (long k = 0; k < nrecord; k++) {
-      write_joint_grid(f, h5, k, nrecord, njoint, time[k]);
-    }
-    fputs("    </Grid>\n", f);
-  }
-  fputs("  </Domain>\n"
-        "</Xdmf>\n",
-        f);
-
-  /* a write error may only show at fclose (full disk) */
-  int bad = ferror(f);
-  int saved = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    saved = errno;
-  }
-  f = NULL;
-  if (bad) {
-    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot write XDMF file '%s': %s", tmp,
-                       strerror(saved));
-    remove(tmp);
-    goto done;
-  }
-
-  /* atomic replacement: readers see the old or the new sidecar, never half of one */
-  if (rename(tmp, xmf_path) != 0) {
-    st = mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot rename '%s' to '%s': %s", tmp,
-                       xmf_path, strerror(errno));
-    remove(tmp);
-    goto done;
-  }
-
-done:
-  free(h5);
-  free(tmp);
-  return st;
 }

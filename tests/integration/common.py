@@ -45,7 +45,7 @@ def load(path):
         f.visititems(visit)
         res["attrs"] = {k: f.attrs[k] for k in f.attrs}
         res["q_names"] = [n.decode() if isinstance(n, bytes) else n
-                          for n in f["state/q"].attrs["names"]]
+                          for n in f["state/names"][()]]
     return res
 
 

@@ -57,6 +57,8 @@ with h5py.File(out, "r") as f:
           f["state/q"].maxshape[0] is None, "/state/q is chunked, shuffled, gzip, unlimited")
     names = [n.decode() if isinstance(n, bytes) else n for n in f["state/q"].attrs["names"]]
     check(names[3:6] == ["link1.d1.x", "link1.d1.y", "link1.d1.z"], "coordinate names")
+    ds = [n.decode() if isinstance(n, bytes) else n for n in f["state/names"][()]]
+    check(ds == names, "/state/names holds the same coordinate names as the attribute")
     check(abs(f["time"][-1] - 5.0) < 1e-12, "last record at t_end")
 check(os.path.exists(out[:-3] + ".xmf"), "XDMF sidecar written")
 

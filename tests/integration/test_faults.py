@@ -84,8 +84,13 @@ else:
         p = subprocess.run([MBSIM, DECK, "-o", out, "--quiet", "--t-end", "1e6", "--set",
                             "output.every=200"] + extra, capture_output=True, text=True,
                            timeout=600)
-        first = (p.stderr.strip().splitlines() or [""])[0]
+        lines = p.stderr.strip().splitlines()
+        first = ([ln for ln in lines if "warning" not in ln] or [""])[0]
         check(p.returncode == 2, "full disk, %s: exit status 2 (got %d)" % (what, p.returncode))
+        # before the run: the output will not fit, and the run says so
+        check(lines and "warning: this run writes about" in lines[0] and "free there" in
+              lines[0], "full disk, %s: a warning before the run that the output will not fit "
+              "(%s)" % (what, (lines or [""])[0][:150]))
         check(("No space left on device" in p.stderr or "file system is full" in p.stderr) and
               "run." in first, "full disk, %s: the error names the file and says the disk is "
               "full (%s)" % (what, first[:150]))
