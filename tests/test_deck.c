@@ -579,6 +579,21 @@ START_TEST(test_parameters) {
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"max(1 2)\", position: [0, 0, "
            "0]}]\n",
            NULL, 0, MBS_ERR_DECK, 2, 46, "mass: Unexpected value \"2\" in the expression");
+  /* profile expressions: of t only, differentiable by libmatheval; t nowhere else */
+  load_ok("mbsim: 1\nparameters: {w: 2}\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, "
+          "0]}]\nloads: [{name: f, type: force, body: b, value: [1, 0, 0], profile: {expression: "
+          "\"sin($w * t)\"}}]\n",
+          NULL, 0, &d);
+  ck_assert_int_eq(d.loads[0].profile.kind, MBS_PROFILE_EXPRESSION);
+  ck_assert_str_eq(d.loads[0].profile.expr, "sin((2) * t)");
+  mbs_deck_free(&d);
+  load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, 0]}]\nloads: "
+           "[{name: f, type: force, body: b, value: [1, 0, 0], profile: {expression: "
+           "\"atan2(t, 1)\"}}]\n",
+           NULL, 0, MBS_ERR_DECK, 3, 81, "profile.expression: 'atan2(t, 1)': it is not an "
+           "expression of t that can be differentiated exactly");
+  load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"2 * t\", position: [0, 0, 0]}]\n",
+           NULL, 0, MBS_ERR_DECK, 2, 39, "mass: t is the time of a profile expression");
   /* a parameter nothing uses is a warning, at its key */
   load_ok("mbsim: 1\nparameters: {m: 2, spare: 1}\n"
           "bodies: [{name: b, type: point, mass: $m, position: [0, 0, 0]}]\n",

@@ -67,7 +67,8 @@ typedef struct {
   X(MBS_PROFILE_WINDOW, "window")                                                                  \
   X(MBS_PROFILE_RAMP, "ramp")                                                                      \
   X(MBS_PROFILE_SINE, "sine")                                                                      \
-  X(MBS_PROFILE_TABLE, "table")
+  X(MBS_PROFILE_TABLE, "table")                                                                    \
+  X(MBS_PROFILE_EXPRESSION, "expression")
 
 /* integrators; "auto" resolves at compile time (model.h) */
 #define MBS_INTEGRATOR_LIST(X)                                                                     \
@@ -129,11 +130,16 @@ typedef struct {
 
 /* a time profile f(t) (decks/README.md "Profiles"), validated: t0 < t1, table strictly increasing
  * in t */
+/* an expression profile with its derivatives (src/util/profile.c) */
+typedef struct mbsProfileExpr mbsProfileExpr;
+
 typedef struct {
   mbsProfileKind kind;
   double p[3];   /* window, ramp: t0, t1 [s]; sine: amplitude, frequency [Hz], phase [rad] */
   int ntab;      /* table: number of points (>= 1) */
   double *table; /* table: (ntab x 2) points (t, f), owned by the deck; NULL otherwise */
+  char *expr;    /* expression: the text in t with parameters substituted (owned), else NULL */
+  mbsProfileExpr *ev; /* expression: its evaluators (owned), else NULL */
 } mbsDeckProfile;
 
 /* a joint between two bodies; body index -1 is ground */

@@ -69,6 +69,7 @@ typedef struct {
   double p[3]; /* window, ramp: t0, t1 [s]; sine: amplitude, frequency [Hz], phase [rad] */
   int ntab;    /* table: number of points */
   int tab0;    /* table: first point in mbsModel.profile_table */
+  mbsProfileExpr *ev; /* expression: f(t) and its derivatives (owned by the model), else NULL */
 } mbsProfile;
 
 /* one element instance */

@@ -227,12 +227,77 @@ static mbsStatus profile_table(DeckReader *r, yaml_node_t *n, const char *field,
   return MBS_OK;
 }
 
+/* {expression: "f(t)"}: the text with $parameters replaced by their values, checked by the
+ * deck's expression parser (located errors) with t defined, then differentiated exactly */
+static mbsStatus profile_expression(DeckReader *r, yaml_node_t *n, const char *field,
+                                    mbsDeckProfile *p) {
+  const char *s = deck_text(n);
+  if (!s || n->type != YAML_SCALAR_NODE || deck_is_null(n)) {
+    return deck_fail(r, n, "%s: expected an expression of t (a string), got %s", field,
+                     deck_kind(n));
+  }
+  double f0;
+  mbsStatus st = deck_time_expression(r, n, field, s, &f0);
+  if (st != MBS_OK) {
+    return st;
+  }
+  /* $name -> (value) */
+  size_t cap = strlen(s) * 4 + 64, k = 0;
+  char *out = malloc(cap);
+  if (!out) {
+    return deck_nomem(r);
+  }
+  for (const char *c = s; *c;) {
+    if (*c == '$') {
+      const char *e = c + 1;
+      while ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || (*e >= '0' && *e <= '9') ||
+             *e == '_') {
+        e++;
+      }
+      char name[MBS_NAME_MAX];
+      snprintf(name, sizeof(name), "%.*s", (int)(e - c - 1), c + 1);
+      int i = deck_names_get(&r->param_names, name);
+      double v = i >= 0 ? r->params[i].value : 0.0;
+      if (k + 40 >= cap) {
+        char *bigger = realloc(out, cap *= 2);
+        if (!bigger) {
+          free(out);
+          return deck_nomem(r);
+        }
+        out = bigger;
+      }
+      k += (size_t)snprintf(out + k, cap - k, "(%.17g)", v);
+      c = e;
+    } else {
+      if (k + 2 >= cap) {
+        char *bigger = realloc(out, cap *= 2);
+        if (!bigger) {
+          free(out);
+          return deck_nomem(r);
+        }
+        out = bigger;
+      }
+      out[k++] = *c++;
+    }
+  }
+  out[k] = '\0';
+  char why[256];
+  p->ev = mbs_profile_expr_create(out, why, sizeof(why));
+  if (!p->ev) {
+    free(out);
+    return deck_fail(r, n, "%s: '%.64s': %s", field, s, why);
+  }
+  p->expr = out;
+  return MBS_OK;
+}
+
 /* `constant` or a mapping with one key: {window: [t0, t1]}, {ramp: [t0, t1]},
  * {sine: {amplitude, frequency, phase}}, {table: [[t, f], ...]}; on failure p->table is
  * released */
 static mbsStatus read_profile(DeckReader *r, yaml_node_t *n, const char *field, mbsDeckProfile *p) {
   static const char *const want = "constant, {window: [t0, t1]}, {ramp: [t0, t1]}, {sine: "
-                                  "{amplitude, frequency, phase}} or {table: [[t, f], ...]}";
+                                  "{amplitude, frequency, phase}}, {table: [[t, f], ...]} or "
+                                  "{expression: \"f(t)\"}";
   DeckMap m = {0};
   char f[160];
   int t;
@@ -260,8 +325,8 @@ static mbsStatus read_profile(DeckReader *r, yaml_node_t *n, const char *field, 
   }
   if (m.n != 1) {
     st = deck_fail(r, n,
-                   "%s: expected one profile (a mapping with one key: window, ramp, sine "
-                   "or table), got %d keys",
+                   "%s: expected one profile (a mapping with one key: window, ramp, sine, "
+                   "table or expression), got %d keys",
                    field, m.n);
     goto fail;
   }
@@ -286,6 +351,9 @@ static mbsStatus read_profile(DeckReader *r, yaml_node_t *n, const char *field, 
     case MBS_PROFILE_TABLE:
       st = profile_table(r, v, f, p);
       break;
+    case MBS_PROFILE_EXPRESSION:
+      st = profile_expression(r, v, f, p);
+      break;
     case MBS_PROFILE_COUNT:
       break;
   }
@@ -295,13 +363,17 @@ fail:
     free(p->table);
     p->table = NULL;
     p->ntab = 0;
+    free(p->expr);
+    p->expr = NULL;
+    mbs_profile_expr_destroy(p->ev);
+    p->ev = NULL;
   }
   return st;
 }
 
 /* value x profile(t) of a deck profile at t (the deck only needs t = 0) */
 static double profile_at(const mbsDeckProfile *p, double t, double *rate) {
-  return mbs_profile_eval(p->kind, p->p, p->table, p->ntab, t, rate);
+  return mbs_profile_eval(p->kind, p->p, p->table, p->ntab, p->ev, t, rate);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1490,9 +1562,13 @@ void mbs_deck_free(mbsDeck *deck) {
   free(deck->bodies);
   for (int i = 0; deck->joints && i < deck->njoint; i++) {
     free(deck->joints[i].motion_profile.table);
+    free(deck->joints[i].motion_profile.expr);
+    mbs_profile_expr_destroy(deck->joints[i].motion_profile.ev);
   }
   for (int i = 0; deck->loads && i < deck->nload; i++) {
     free(deck->loads[i].profile.table);
+    free(deck->loads[i].profile.expr);
+    mbs_profile_expr_destroy(deck->loads[i].profile.ev);
   }
   free(deck->joints);
   free(deck->loads);

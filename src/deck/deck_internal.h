@@ -116,6 +116,8 @@ typedef struct {
   int nwarn;
   void *expr;    /* the expression parser (expr.c), created on first use, or NULL */
   int expr_nvar; /* parameters defined in it so far */
+  double expr_t;  /* the variable t of profile expressions (0 when they are checked) */
+  int expr_allow_t; /* 1 while a profile expression is checked */
   char ctx[192];
 } DeckReader;
 
@@ -168,6 +170,9 @@ int deck_expr_looks(const char *s);
 mbsStatus deck_expression(DeckReader *r, const yaml_node_t *n, const char *field, const char *s,
                           double *out, int *plain_error);
 void deck_expr_free(DeckReader *r);
+/* a profile expression of t: checked as deck_expression with t = 0 defined; f(0) into f0 */
+mbsStatus deck_time_expression(DeckReader *r, const yaml_node_t *n, const char *field,
+                               const char *s, double *f0);
 mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -49,6 +49,12 @@ static muParserHandle_t parser(DeckReader *r) {
       mupRelease(h);
       return NULL;
     }
+    /* t: defined for profile expressions (deck_time_expression), refused elsewhere */
+    mupDefineVar(h, "t", &r->expr_t);
+    if (mupError(h)) {
+      mupRelease(h);
+      return NULL;
+    }
     r->expr = h;
     r->expr_nvar = 0;
   }
@@ -146,17 +152,36 @@ mbsStatus deck_expression(DeckReader *r, const yaml_node_t *n, const char *field
     return deck_fail(r, n, "%s: the expression '%.64s' is not a finite number (%g)", field, s,
                      res[0]);
   }
-  /* mark the parameters it uses */
+  /* mark the parameters it uses; t only where a profile allows it */
   int nv = mupGetExprVarNum(h);
   for (int k = 0; k < nv; k++) {
     const muChar_t *name = NULL;
     muFloat_t *ptr = NULL;
     mupGetExprVar(h, (unsigned)k, &name, &ptr);
-    int i = name ? deck_names_get(&r->param_names, name + 1) : -1;
+    if (name && !strcmp(name, "t") && !r->expr_allow_t) {
+      return deck_fail(r, n,
+                       "%s: t is the time of a profile expression ({expression: ...}); here the "
+                       "value is a number (got '%.64s')",
+                       field, s);
+    }
+    int i = name && name[0] == '$' ? deck_names_get(&r->param_names, name + 1) : -1;
     if (i >= 0) {
       r->params[i].used = 1;
     }
   }
   *out = res[0];
   return MBS_OK;
+}
+
+mbsStatus deck_time_expression(DeckReader *r, const yaml_node_t *n, const char *field,
+                               const char *s, double *f0) {
+  int plain = 0;
+  r->expr_allow_t = 1;
+  r->expr_t = 0.0;
+  mbsStatus st = deck_expression(r, n, field, s, f0, &plain);
+  r->expr_allow_t = 0;
+  if (plain) {
+    return deck_fail(r, n, "%s: expected an expression of t (got '%.64s')", field, s);
+  }
+  return st;
 }

@@ -69,14 +69,14 @@ double mbs_elem_profile(const mbsModel *m, int ip, double t, double *rate) {
     return 1.0;
   }
   const mbsProfile *p = &m->profile[ip];
-  return mbs_profile_eval(p->kind, p->p, m->profile_table + 2 * p->tab0, p->ntab, t, rate);
+  return mbs_profile_eval(p->kind, p->p, m->profile_table + 2 * p->tab0, p->ntab, p->ev, t, rate);
 }
 
 double mbs_elem_profile_accel(const mbsModel *m, int ip, double t) {
   if (ip < 0 || ip >= m->nprofile) {
     return 0.0;
   }
-  return mbs_profile_accel(m->profile[ip].kind, m->profile[ip].p, t);
+  return mbs_profile_accel(m->profile[ip].kind, m->profile[ip].p, m->profile[ip].ev, t);
 }
 
 int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b) {

@@ -12,6 +12,7 @@
 #include "elements/elem_internal.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
+#include "util/profile.h"
 #include "util/vec3.h"
 
 #define NAME_LEN (2 * MBS_NAME_MAX)
@@ -746,6 +747,12 @@ static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
   memcpy(mp->p, p->p, sizeof(mp->p));
   mp->ntab = p->kind == MBS_PROFILE_TABLE ? p->ntab : 0;
   mp->tab0 = tab0;
+  mp->ev = NULL;
+  if (p->kind == MBS_PROFILE_EXPRESSION && p->expr) {
+    /* the model's own evaluators (the deck's go with the deck); the deck checked the text */
+    char why[256];
+    mp->ev = mbs_profile_expr_create(p->expr, why, sizeof(why));
+  }
   if (mp->ntab > 0) {
     memcpy(m->profile_table + 2 * tab0, p->table, (size_t)mp->ntab * 2 * sizeof(double));
   }
@@ -1247,6 +1254,9 @@ fail:
 void mbs_model_destroy(mbsModel *m) {
   if (!m) {
     return;
+  }
+  for (int i = 0; m->profile && i < m->nprofile; i++) {
+    mbs_profile_expr_destroy(m->profile[i].ev);
   }
   void *ptrs[] = {m->coord_names, m->q0,         m->v0,         m->node_position, m->body_name,
                   m->body_type,   m->body_fixed, m->body_node,  m->body_mass,     m->body_e,

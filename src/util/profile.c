@@ -2,6 +2,74 @@
 #include "util/profile.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <matheval.h>
+
+/* f, f', f'' of an expression profile, as libmatheval evaluators of the variable t */
+struct mbsProfileExpr {
+  void *f[3];
+};
+
+mbsProfileExpr *mbs_profile_expr_create(const char *text, char *why, size_t nwhy) {
+  mbsProfileExpr *ex = calloc(1, sizeof(*ex));
+  char *copy = text ? strdup(text) : NULL;
+  if (!ex || !copy) {
+    snprintf(why, nwhy, "out of memory");
+    goto fail;
+  }
+  ex->f[0] = evaluator_create(copy);
+  if (!ex->f[0]) {
+    snprintf(why, nwhy,
+             "it is not an expression of t that can be differentiated exactly (a profile takes "
+             "+ - * / ^, numbers, pi, t and sqrt sin cos tan asin acos atan exp log abs)");
+    goto fail;
+  }
+  char **names = NULL;
+  int n = 0;
+  evaluator_get_variables(ex->f[0], &names, &n);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(names[i], "t") != 0) {
+      snprintf(why, nwhy, "'%.64s' is not defined in a profile (its variable is t)", names[i]);
+      goto fail;
+    }
+  }
+  /* its derivatives: symbolic, so a drive's rate and acceleration are exact */
+  ex->f[1] = evaluator_derivative(ex->f[0], "t");
+  ex->f[2] = ex->f[1] ? evaluator_derivative(ex->f[1], "t") : NULL;
+  if (!ex->f[2]) {
+    snprintf(why, nwhy, "its derivative could not be formed");
+    goto fail;
+  }
+  free(copy);
+  return ex;
+fail:
+  free(copy);
+  mbs_profile_expr_destroy(ex);
+  return NULL;
+}
+
+void mbs_profile_expr_destroy(mbsProfileExpr *ex) {
+  if (!ex) {
+    return;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (ex->f[k]) {
+      evaluator_destroy(ex->f[k]);
+    }
+  }
+  free(ex);
+}
+
+/* the k-th derivative of an expression profile at t */
+static double expr_eval(const mbsProfileExpr *ex, int k, double t) {
+  char name[] = "t";
+  char *names[1] = {name};
+  double values[1] = {t};
+  return ex && ex->f[k] ? evaluator_evaluate(ex->f[k], 1, names, values) : 0.0;
+}
 
 /* piecewise linear through (t_k, f_k), constant outside; right derivative */
 static double table_eval(const double *tab, int n, double t, double *rate) {
@@ -31,7 +99,7 @@ static double table_eval(const double *tab, int n, double t, double *rate) {
 }
 
 double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
-                        double t, double *rate) {
+                        const mbsProfileExpr *ex, double t, double *rate) {
   double f = 1.0, r = 0.0;
   switch (kind) {
     case MBS_PROFILE_CONSTANT:
@@ -59,6 +127,10 @@ double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *ta
     case MBS_PROFILE_TABLE:
       f = table_eval(table, ntab, t, &r);
       break;
+    case MBS_PROFILE_EXPRESSION:
+      f = expr_eval(ex, 0, t);
+      r = expr_eval(ex, 1, t);
+      break;
   }
   if (rate) {
     *rate = r;
@@ -66,7 +138,11 @@ double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *ta
   return f;
 }
 
-double mbs_profile_accel(mbsProfileKind kind, const double p[3], double t) {
+double mbs_profile_accel(mbsProfileKind kind, const double p[3], const mbsProfileExpr *ex,
+                         double t) {
+  if (kind == MBS_PROFILE_EXPRESSION) {
+    return expr_eval(ex, 2, t);
+  }
   if (kind != MBS_PROFILE_SINE) {
     return 0.0;
   }

@@ -13,11 +13,18 @@
  * the right derivative df/dt at t into *rate when rate is not NULL (0 at the jumps of a
  * window) */
 double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
-                        double t, double *rate);
+                        const mbsProfileExpr *ex, double t, double *rate);
+
+/* an expression profile f(t) with its exact derivatives (libmatheval differentiates it
+ * symbolically): NULL and a reason in why when text is not an expression of t that it can
+ * parse and differentiate */
+mbsProfileExpr *mbs_profile_expr_create(const char *text, char *why, size_t nwhy);
+void mbs_profile_expr_destroy(mbsProfileExpr *ex);
 
 /* the right second derivative d2f/dt2 at t (sine: -a (2 pi f)^2 sin(...); 0 for the
  * piecewise linear and piecewise constant kinds) */
-double mbs_profile_accel(mbsProfileKind kind, const double p[3], double t);
+double mbs_profile_accel(mbsProfileKind kind, const double p[3], const mbsProfileExpr *ex,
+                         double t);
 
 /* 1 if the profile has a kink or a jump (a point where its rate is discontinuous) in the
  * interval (a, b]: the ends of a window or ramp, every interior point of a table */

@@ -153,4 +153,39 @@ _, _, _, out = run(tpath, "--integrator", "em")
 res = load(out)
 e = np.max(np.abs(res["energy/total"] - res["energy/total"][0])) / res["energy/total"][0]
 check(res["attrs"]["status"] == "completed" and e <= 1e-12, "em at dt = 4e-3: completed, energy %.1e" % e)
+# a motion with an expression profile: the joint follows A f(t) and turns at A f'(t) (the
+# exact derivative, from libmatheval), a smooth start-up from rest
+PE = """mbsim: 1
+parameters: {w: 1.5707963267948966, A: 0.8}
+bodies:
+  - {name: crank, mass: 2.0, inertia: [0.001, 0.2, 0.2], position: [0.5, 0, 0]}
+joints:
+  - {name: bearing, type: revolute, bodies: [ground, crank], point: [0, 0, 0], axis: [0, 0, 1],
+     motion: {value: "$A", profile: {expression: "0.5 * (1 - cos($w * t))"}}}
+solver: {dt: 1.0e-3, t_end: 2.0}
+output: {xdmf: false, every: 10}
+"""
+ppath = os.path.join(TMP, "expr_motion.yaml")
+with open(ppath, "w") as f:
+    f.write(PE)
+for integ in INTEGRATORS:
+    _, _, _, out = run(ppath, "--integrator", integ)
+    res = load(out)
+    t, w, A = res["time"], np.pi / 2, 0.8
+    ec = np.max(np.abs(res["joints/coordinates"][:, 0, 0] - A * 0.5 * (1 - np.cos(w * t))))
+    er = np.max(np.abs(res["joints/rates"][:, 0, 0] - A * 0.5 * w * np.sin(w * t)))
+    check(ec <= 1e-12 and er <= 1e-12, "%s: a motion with an expression profile: angle (%.1e) "
+          "and rate (%.1e) follow A f(t), A f'(t)" % (integ, ec, er))
+
+# a load with an expression profile acts exactly as the same sine profile
+SINE = WIN.replace("profile: {window: [0.5, 1.5]}", "profile: {sine: {amplitude: 2, frequency: 0.5}}")
+EXPR = WIN.replace("profile: {window: [0.5, 1.5]}", 'profile: {expression: "2 * sin(pi * t)"}')
+outs = []
+for name, text in (("sine.yaml", SINE), ("expr.yaml", EXPR)):
+    pth = os.path.join(TMP, name)
+    with open(pth, "w") as f:
+        f.write(text)
+    outs.append(load(run(pth)[3]))
+d = np.max(np.abs(outs[0]["state/q"] - outs[1]["state/q"]))
+check(d <= 1e-14, "a force with the expression 2 sin(pi t) moves like the sine profile (%.1e)" % d)
 done()
