@@ -161,6 +161,8 @@ typedef struct {
                           relative to t = 0 (value x profile(0) = 0) */
   mbsDeckProfile motion_profile;
   mbsMark motion_mark; /* the `motion` entry */
+  int has_initial_rate; /* revolute, cylindrical, prismatic: 1 if `initial_rate` was given */
+  double initial_rate;  /* [rad/s] or [m/s]: the joint's rate at t = 0 (its first coordinate) */
 } mbsDeckJoint;
 
 /* an applied load, a spring or a damper */
@@ -225,6 +227,8 @@ typedef struct {
   mbsDeckSolver solver;
   mbsDeckOutput output;
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */
+  int project_velocities; /* initial.project_velocities: project the initial velocities onto
+                             the joints (keeping initial_rate), instead of refusing them */
   char *warnings; /* NULL or "file:line:col: text" lines, each ending in a newline (owned): a
                      parameter nothing uses, an angle in radians above 2 pi ... */
 } mbsDeck;

@@ -173,6 +173,8 @@ typedef struct mbsModel {
   mbsLinearSolver linear_solver;
   double rho_inf;   /* genalpha spectral radius at infinity */
   int max_halvings; /* step control: max halvings of dt within one step */
+  int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */
+  double *joint_initial_rate; /* (njoint) [rad/s or m/s] initial_rate, NaN where not given */
   double energy_warning;  /* relative |E - E0 - W + D| above which the run warns */
   double energy_unstable; /* relative energy gain E - E0 - W + D above which it fails */
   int output_every;

@@ -109,6 +109,13 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err);
  * changes to d->external_work (the impulse of a prescribed motion whose rate jumps) */
 mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *err);
 
+/* initial.project_velocities: d->v at t = 0 onto G v + g_t = 0, in the mass metric, with the
+ * given joint rates (joint_initial_rate) as further conditions; the largest change of a
+ * body's velocity coordinates [m/s or 1/s] and that body into *max_change, *body (-1: none).
+ * Fails with a message when the rates conflict with the joints. */
+mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *max_change,
+                                        int *body, mbsError *err);
+
 /* r (ncon, may be NULL) = G(q) v + g_t(q, t); returns max |r| */
 double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
                              double t, double *r);

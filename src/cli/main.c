@@ -424,6 +424,17 @@ int main(int argc, char **argv) {
   if (args.restart && cli_restart_load(&restart, args.restart, out, m, d) != 0) {
     goto done;
   }
+  /* initial.project_velocities: the velocities at t = 0 onto the joints, before anything is
+   * written (a restart goes on from the state in its file) */
+  int projected = 0, proj_body = -1;
+  double proj_change = 0.0;
+  if (!restart.active && m->project_velocities) {
+    if (mbs_solver_initial_velocities(m, d, &proj_change, &proj_body, &err) != MBS_OK) {
+      print_error(&err);
+      goto done;
+    }
+    projected = 1;
+  }
   names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
   bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
   jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
@@ -508,6 +519,11 @@ int main(int argc, char **argv) {
   int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
   double t_last_progress = now_seconds();
   mbsObservables o;
+  if (projected && !args.quiet) {
+    printf("initial:      velocities projected onto the joints: largest change %.4g (body "
+           "'%s')\n",
+           proj_change, proj_body >= 0 ? m->body_name[proj_body] : "none");
+  }
   /* genalpha: the accelerations of the first record (a restart has them from its file) */
   if (!restart.active) {
     mbs_solver_start(m, d);

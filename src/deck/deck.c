@@ -62,9 +62,11 @@ int mbs_integrator_from_word(const char *word) {
 /* keys */
 
 static const char *const top_keys[] = {"mbsim",  "title", "gravity", "parameters", "bodies",
-                                       "joints", "loads", "solver",  "output",     NULL};
+                                       "joints", "loads", "solver",  "output",     "initial",
+                                       NULL};
+static const char *const initial_keys[] = {"assemble", "project_velocities", NULL};
 static const char *const joint_keys[] = {"name", "type",   "bodies", "point", "axis",
-                                         "axes", "points", "motion", NULL};
+                                         "axes", "points", "motion", "initial_rate", NULL};
 static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
@@ -621,6 +623,29 @@ static mbsStatus read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int 
   }
   if (kv && (st = read_motion(r, j, kv->value)) != MBS_OK) {
     goto fail;
+  }
+
+  /* initial_rate: the joint's rate at t = 0, kept when velocities are projected */
+  kv = deck_map_find(&m, "initial_rate");
+  if (kv && j->type != MBS_JOINT_REVOLUTE && j->type != MBS_JOINT_PRISMATIC &&
+      j->type != MBS_JOINT_CYLINDRICAL) {
+    st = deck_fail(r, kv->key,
+                   "a %s joint takes no 'initial_rate' (revolute, cylindrical and prismatic "
+                   "joints do)",
+                   tw);
+    goto fail;
+  }
+  if (kv && j->has_motion) {
+    st = deck_fail(r, kv->key,
+                   "joint '%s' has a motion, which sets its rate: it takes no 'initial_rate'",
+                   j->name);
+    goto fail;
+  }
+  if (kv) {
+    if ((st = deck_number(r, kv->value, "initial_rate", &j->initial_rate)) != MBS_OK) {
+      goto fail;
+    }
+    j->has_initial_rate = 1;
   }
 
 fail:
@@ -1341,6 +1366,46 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
       goto fail;
     }
     deck->nload = i + 1;
+  }
+
+  /* initial: {project_velocities} */
+  if ((v = deck_map_get(&m, "initial")) && !deck_is_null(v)) {
+    DeckMap im = {0};
+    r->ctx[0] = '\0';
+    if (v->type != YAML_MAPPING_NODE) {
+      st = deck_fail(r, v, "initial: expected a mapping {project_velocities}, got %s",
+                     deck_kind(v));
+      goto fail;
+    }
+    if ((st = deck_map_flatten(r, v, &im)) == MBS_OK &&
+        (st = deck_check_keys(r, &im, "initial", initial_keys, NULL)) == MBS_OK) {
+      yaml_node_t *a = deck_map_get(&im, "assemble");
+      yaml_node_t *pv = deck_map_get(&im, "project_velocities");
+      if (a) {
+        st = deck_fail(r, a,
+                       "initial.assemble: joints are set up from the positions at t = 0 (each "
+                       "joint's frames on both bodies at its point), so positions always satisfy "
+                       "them and there is nothing to assemble; place the bodies where the "
+                       "mechanism is");
+      } else if (pv) {
+        st = deck_bool(r, pv, "initial.project_velocities", &deck->project_velocities);
+      }
+    }
+    deck_map_free(&im);
+    if (st != MBS_OK) {
+      goto fail;
+    }
+  }
+  for (int i = 0; i < deck->njoint; i++) {
+    if (deck->joints[i].has_initial_rate && !deck->project_velocities) {
+      r->ctx[0] = '\0';
+      st = mbs_error_set(r->err, MBS_ERR_DECK, r->file, deck->joints[i].mark.line,
+                         deck->joints[i].mark.col,
+                         "joint '%s': initial_rate sets the joint's rate by projecting the "
+                         "velocities: add `initial: {project_velocities: true}`",
+                         deck->joints[i].name);
+      goto fail;
+    }
   }
 
   if ((st = read_solver(r, deck, deck_map_get(&m, "solver"))) != MBS_OK ||

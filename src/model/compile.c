@@ -397,6 +397,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
   m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
+  m->joint_initial_rate = calloc((size_t)nj, sizeof(double));
   m->elem = calloc((size_t)(nb + nl + nj), sizeof(mbsElem));
   m->profile = calloc((size_t)(nl + nj), sizeof(mbsProfile));
   m->profile_table =
@@ -406,7 +407,8 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->mass_a || !m->mass_b || !m->mass_val ||
       !m->con || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
-      !m->joint_mark || !m->joint_body || !m->joint_point || !m->joint_frame || !m->elem ||
+      !m->joint_mark || !m->joint_body || !m->joint_point || !m->joint_frame || !m->joint_initial_rate ||
+      !m->elem ||
       !m->load_name ||
       !m->profile || !m->profile_table) {
     return MBS_ERR_NOMEM;
@@ -1057,7 +1059,9 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
                            m->joint_mark[j].col,
                            "joint '%s': the initial velocities violate the joint (velocity "
                            "constraint residual %.3g); give the connected bodies velocity and "
-                           "angular_velocity that the joint allows",
+                           "angular_velocity that the joint allows, or let mbsim-run project "
+                           "them: `initial: {project_velocities: true}` (with a joint's "
+                           "`initial_rate` to set its rate)",
                            m->joint_name[j], worst);
     }
   }
@@ -1085,7 +1089,7 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
                            "joint '%s': the initial velocities do not follow its motion: the "
                            "motion's rate at t = 0 is %.9g %s, the bodies' velocities give %.9g "
                            "%s; give the bodies velocities that match (or a profile that starts "
-                           "with zero slope)",
+                           "with zero slope), or `initial: {project_velocities: true}`",
                            m->joint_name[j], want, unit, have + 0.0, unit);
     }
   }
@@ -1239,7 +1243,12 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   m->ncon, m->nq);
     goto fail;
   }
-  if (check_initial_velocities(m, err) != MBS_OK) {
+  /* velocities: checked here, or projected onto the joints when the run starts */
+  m->project_velocities = deck->project_velocities;
+  for (int j = 0; j < m->njoint; j++) {
+    m->joint_initial_rate[j] = deck->joints[j].has_initial_rate ? deck->joints[j].initial_rate : NAN;
+  }
+  if (!m->project_velocities && check_initial_velocities(m, err) != MBS_OK) {
     goto fail;
   }
   if (build_pattern(m, err) != MBS_OK) {
@@ -1266,7 +1275,8 @@ void mbs_model_destroy(mbsModel *m) {
                   m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
                   m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
                   m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table,
-                  m->drop,        m->red_row,    m->red_colmap, m->joint_frame};
+                  m->drop,        m->red_row,    m->red_colmap, m->joint_frame,
+                  m->joint_initial_rate};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -19,6 +19,7 @@
  * /state/scheme_velocity, from which a restart continues. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mbsim/elements.h"
@@ -262,4 +263,201 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
   memcpy(d->acc_rec, d->dx, (size_t)nq * sizeof(double));
   memcpy(d->lambda_rec, d->dx + nq, (size_t)m->ncon * sizeof(double));
   return MBS_OK;
+}
+
+/* the coefficients of joint j's first rate at q (rates are linear in v): coef[i] for the
+ * joint's coordinates idx[i], n of them; vz (nq) is zero on entry and exit */
+static int rate_row(const mbsModel *m, int j, const double *q, double *vz, int *idx,
+                    double *coef) {
+  const mbsElem *e = &m->joint_frame[j];
+  int n = 0;
+  for (int i = 0; i < e->nq; i++) {
+    double x[3], xd[3];
+    int ang[3];
+    vz[e->qidx[i]] = 1.0;
+    mbs_joint_coordinates(m, j, q, vz, x, xd, ang);
+    vz[e->qidx[i]] = 0.0;
+    if (isfinite(xd[0]) && xd[0] != 0.0) {
+      idx[n] = e->qidx[i];
+      coef[n++] = xd[0];
+    }
+  }
+  return n;
+}
+
+/* solve the small dense system S x = b (n x n, row-major) by Gaussian elimination with
+ * partial pivoting; 0, or -1 when S is singular */
+static int small_solve(double *S, double *b, int n) {
+  double smax = 0.0;
+  for (int i = 0; i < n * n; i++) {
+    smax = fmax(smax, fabs(S[i]));
+  }
+  for (int c = 0; c < n; c++) {
+    int p = c;
+    for (int r = c + 1; r < n; r++) {
+      if (fabs(S[r * n + c]) > fabs(S[p * n + c])) {
+        p = r;
+      }
+    }
+    if (!(fabs(S[p * n + c]) > 1e-12 * smax)) {
+      return -1;
+    }
+    for (int k = 0; k < n; k++) {
+      double tmp = S[c * n + k];
+      S[c * n + k] = S[p * n + k];
+      S[p * n + k] = tmp;
+    }
+    double tb = b[c];
+    b[c] = b[p];
+    b[p] = tb;
+    for (int r = c + 1; r < n; r++) {
+      double f = S[r * n + c] / S[c * n + c];
+      for (int k = c; k < n; k++) {
+        S[r * n + k] -= f * S[c * n + k];
+      }
+      b[r] -= f * b[c];
+    }
+  }
+  for (int c = n - 1; c >= 0; c--) {
+    for (int k = c + 1; k < n; k++) {
+      b[c] -= S[c * n + k] * b[k];
+    }
+    b[c] /= S[c * n + c];
+  }
+  return 0;
+}
+
+mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *max_change,
+                                        int *body, mbsError *err) {
+  int nq = m->nq, ns = m->nsys, nr = 0;
+  *max_change = 0.0;
+  *body = -1;
+  for (int j = 0; j < m->njoint; j++) {
+    nr += isfinite(m->joint_initial_rate[j]);
+  }
+  double *Y = calloc((size_t)(nr > 0 ? nr : 1) * (size_t)ns, sizeof(double));
+  double *S = calloc((size_t)(nr > 0 ? nr * nr : 1), sizeof(double));
+  double *rb = calloc((size_t)(nr > 0 ? nr : 1), sizeof(double));
+  double *coef = calloc((size_t)MBS_ELEM_MAXQ * (size_t)(nr > 0 ? nr : 1), sizeof(double));
+  int *idx = calloc((size_t)MBS_ELEM_MAXQ * (size_t)(nr > 0 ? nr : 1), sizeof(int));
+  int *nrow = calloc((size_t)(nr > 0 ? nr : 1), sizeof(int));
+  int *joint = calloc((size_t)(nr > 0 ? nr : 1), sizeof(int));
+  double *y0 = calloc((size_t)ns, sizeof(double));
+  double *v0 = calloc((size_t)(nq > 0 ? nq : 1), sizeof(double));
+  mbsStatus st = MBS_OK;
+  if (!Y || !S || !rb || !coef || !idx || !nrow || !joint || !y0 || !v0) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  memcpy(v0, d->v, (size_t)nq * sizeof(double));
+  if (m->ncon + nr == 0) {
+    goto done;
+  }
+  /* the rows of the given joint rates R v = r (linear in v at q0) */
+  memset(d->vtmp, 0, (size_t)nq * sizeof(double));
+  for (int j = 0, k = 0; j < m->njoint; j++) {
+    if (!isfinite(m->joint_initial_rate[j])) {
+      continue;
+    }
+    joint[k] = j;
+    nrow[k] = rate_row(m, j, d->q, d->vtmp, idx + k * MBS_ELEM_MAXQ, coef + k * MBS_ELEM_MAXQ);
+    double rv = 0.0;
+    for (int i = 0; i < nrow[k]; i++) {
+      rv += coef[k * MBS_ELEM_MAXQ + i] * v0[idx[k * MBS_ELEM_MAXQ + i]];
+    }
+    rb[k] = m->joint_initial_rate[j] - rv;
+    k++;
+  }
+  /* min 1/2 |v - v0|_M^2 with G v + g_t = 0 and R v = r: the KKT system bordered by R,
+   * solved through the factored [M G^T; G 0] and the small Schur complement R K^-1 R^T */
+  st = kkt_factor(m, d, d->q, d->t, err);
+  if (st != MBS_OK) {
+    goto done;
+  }
+  double *rhs = d->res;
+  memset(rhs, 0, (size_t)ns * sizeof(double));
+  mbs_velocity_residual(m, d, d->q, v0, d->t, rhs + nq);
+  for (int i = 0; i < m->ncon; i++) {
+    rhs[nq + i] = -rhs[nq + i];
+  }
+  if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, y0, err)) != MBS_OK) {
+    goto done;
+  }
+  for (int k = 0; k < nr; k++) {
+    memset(rhs, 0, (size_t)ns * sizeof(double));
+    for (int i = 0; i < nrow[k]; i++) {
+      rhs[idx[k * MBS_ELEM_MAXQ + i]] = coef[k * MBS_ELEM_MAXQ + i];
+    }
+    if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
+      goto done;
+    }
+  }
+  for (int a = 0; a < nr; a++) {
+    double ry = 0.0;
+    for (int i = 0; i < nrow[a]; i++) {
+      ry += coef[a * MBS_ELEM_MAXQ + i] * y0[idx[a * MBS_ELEM_MAXQ + i]];
+    }
+    rb[a] = ry - rb[a];
+    for (int b = 0; b < nr; b++) {
+      double s = 0.0;
+      for (int i = 0; i < nrow[a]; i++) {
+        s += coef[a * MBS_ELEM_MAXQ + i] * Y[(size_t)b * ns + idx[a * MBS_ELEM_MAXQ + i]];
+      }
+      S[a * nr + b] = s;
+    }
+  }
+  if (nr > 0 && small_solve(S, rb, nr) != 0) {
+    st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[joint[0]].line,
+                       m->joint_mark[joint[0]].col,
+                       "the initial_rate of the joints (the first: '%s') conflict with the "
+                       "constraints or each other: the mechanism cannot move so; give fewer "
+                       "initial rates",
+                       m->joint_name[joint[0]]);
+    goto done;
+  }
+  for (int i = 0; i < nq; i++) {
+    double dv = y0[i];
+    for (int k = 0; k < nr; k++) {
+      dv -= Y[(size_t)k * ns + i] * rb[k];
+    }
+    d->v[i] = v0[i] + dv;
+  }
+  /* what it did: the residual left, and the largest change of a body's velocities */
+  double left = mbs_velocity_residual(m, d, d->q, d->v, d->t, NULL);
+  double vscale = 1.0;
+  for (int i = 0; i < nq; i++) {
+    vscale = fmax(vscale, fabs(d->v[i]));
+  }
+  if (!(left <= 1e-10 * vscale)) {
+    st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
+                       "the initial velocities could not be projected onto the joints "
+                       "(residual %.3g left)",
+                       left);
+    goto done;
+  }
+  for (int b = 0; b < m->nbody; b++) {
+    int n0 = m->body_node[b];
+    if (n0 < 0) {
+      continue;
+    }
+    int nn = m->body_type[b] == MBS_BODY_RIGID ? 4 : 1;
+    for (int i = 3 * n0; i < 3 * (n0 + nn); i++) {
+      if (fabs(d->v[i] - v0[i]) > *max_change) {
+        *max_change = fabs(d->v[i] - v0[i]);
+        *body = b;
+      }
+    }
+  }
+  memcpy(d->v_rec, d->v, (size_t)nq * sizeof(double));
+done:
+  free(Y);
+  free(S);
+  free(rb);
+  free(coef);
+  free(idx);
+  free(nrow);
+  free(joint);
+  free(y0);
+  free(v0);
+  return st;
 }
