@@ -594,6 +594,29 @@ START_TEST(test_parameters) {
            "expression of t that can be differentiated exactly");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"2 * t\", position: [0, 0, 0]}]\n",
            NULL, 0, MBS_ERR_DECK, 2, 39, "mass: t is the time of a profile expression");
+  /* relative placement: a body in the frame of one above it, a joint in a body's frame */
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [1, 2, 3],\n"
+          "     orientation: {axis: [0, 0, 1], angle_deg: 90}}\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], relative_to: a, position: [0.5, 0, 0.25],\n"
+          "     orientation: {axis: [1, 0, 0], angle_deg: 90}}\n"
+          "joints:\n"
+          "  - {name: j, type: revolute, bodies: [a, b], relative_to: a, point: [0.5, 0, 0],\n"
+          "     axis: [0, 1, 0]}\n",
+          NULL, 0, &d);
+  /* a's d1 = y, d2 = -x, d3 = z: b's centre = (1, 2, 3) + 0.5 y + 0.25 z */
+  ck_assert_double_eq_tol(d.bodies[1].position[0], 1.0, 1e-15);
+  ck_assert_double_eq_tol(d.bodies[1].position[1], 2.5, 1e-15);
+  ck_assert_double_eq_tol(d.bodies[1].position[2], 3.25, 1e-15);
+  /* b's d2 = R_a (R_x(90) e2) = R_a e3 = z (column 1 of the row-major matrix) */
+  ck_assert_double_eq_tol(d.bodies[1].directors[3 * 2 + 1], 1.0, 1e-15);
+  /* the joint point (1, 2.5, 3) and its axis R_a e2 = -x */
+  ck_assert_double_eq_tol(d.joints[0].point[1], 2.5, 1e-15);
+  ck_assert_double_eq_tol(d.joints[0].axis[0], -1.0, 1e-15);
+  mbs_deck_free(&d);
+  load_bad("mbsim: 1\nbodies:\n  - {name: a, mass: 1, inertia: [1, 1, 1], relative_to: b, "
+           "position: [0, 0, 0]}\n  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n",
+           NULL, 0, MBS_ERR_DECK, 3, 57, "relative_to: 'b' is not a body defined above 'a'");
   /* a parameter nothing uses is a warning, at its key */
   load_ok("mbsim: 1\nparameters: {m: 2, spare: 1}\n"
           "bodies: [{name: b, type: point, mass: $m, position: [0, 0, 0]}]\n",

@@ -31,6 +31,7 @@ static const char *const body_keys[] = {"name",
                                         "velocity",
                                         "angular_velocity",
                                         "fixed",
+                                        "relative_to",
                                         NULL};
 
 /* keys a point mass does not take */
@@ -638,6 +639,40 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   }
   if ((v = deck_map_get(&m, "orientation")) && (st = orientation(r, v, b->directors)) != MBS_OK) {
     goto fail;
+  }
+  /* relative_to: position and orientation given in the frame of a body above (its centre of
+   * mass and directors at t = 0): x = x_ref + R_ref x', R = R_ref R' */
+  if ((v = deck_map_get(&m, "relative_to"))) {
+    const char *ref = deck_text(v);
+    int j = ref ? deck_names_get(&r->body_names, ref) : -1;
+    if (!ref || deck_is_null(v)) {
+      st = deck_fail(r, v, "relative_to: expected a body name, got %s", deck_kind(v));
+      goto fail;
+    }
+    if (strcmp(ref, "ground") != 0) {
+      if (j < 0 || j >= i) {
+        st = deck_fail(r, v,
+                       "relative_to: '%.64s' is not a body defined above '%s' (a body is "
+                       "placed relative to one before it in the list)",
+                       ref, b->name);
+        goto fail;
+      }
+      const mbsDeckBody *rb = &deck->bodies[j];
+      double x[3], R[9];
+      for (int a = 0; a < 3; a++) {
+        x[a] = rb->position[a];
+        for (int k = 0; k < 3; k++) {
+          x[a] += rb->directors[3 * a + k] * b->position[k];
+          double rr = 0.0;
+          for (int l = 0; l < 3; l++) {
+            rr += rb->directors[3 * a + l] * b->directors[3 * l + k];
+          }
+          R[3 * a + k] = rr;
+        }
+      }
+      memcpy(b->position, x, sizeof(x));
+      memcpy(b->directors, R, sizeof(R));
+    }
   }
   if ((v = deck_map_get(&m, "fixed")) && (st = deck_bool(r, v, "fixed", &b->fixed)) != MBS_OK) {
     goto fail;

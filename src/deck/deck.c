@@ -66,7 +66,8 @@ static const char *const top_keys[] = {"mbsim",  "title", "gravity", "parameters
                                        NULL};
 static const char *const initial_keys[] = {"assemble", "project_velocities", NULL};
 static const char *const joint_keys[] = {"name", "type",   "bodies", "point", "axis",
-                                         "axes", "points", "motion", "initial_rate", NULL};
+                                         "axes", "points", "motion", "initial_rate",
+                                         "relative_to", NULL};
 static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
@@ -609,6 +610,36 @@ static mbsStatus read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int 
       st = deck_fail(r, kv ? kv->value : m.node,
                      "the two points of a distance joint coincide (the length would be zero)");
       goto fail;
+    }
+  }
+
+  /* relative_to: point, axis, axes and points given in a body's frame (its centre of mass and
+   * directors at t = 0) */
+  kv = deck_map_find(&m, "relative_to");
+  if (kv) {
+    int b;
+    if ((st = body_ref(r, kv->value, "relative_to", &b)) != MBS_OK) {
+      goto fail;
+    }
+    if (b >= 0) {
+      const mbsDeckBody *rb = &deck->bodies[b];
+      double *pts[3] = {j->point, j->points[0], j->points[1]};
+      double *dirs[3] = {j->axis, j->axes[0], j->axes[1]};
+      for (int k = 0; k < 3; k++) {
+        double x[3], a[3];
+        for (int c = 0; c < 3; c++) {
+          x[c] = rb->position[c];
+          a[c] = 0.0;
+          for (int l = 0; l < 3; l++) {
+            x[c] += rb->directors[3 * c + l] * pts[k][l];
+            a[c] += rb->directors[3 * c + l] * dirs[k][l];
+          }
+        }
+        if (k == 0 || j->has_points) {
+          memcpy(pts[k], x, sizeof(x));
+        }
+        memcpy(dirs[k], a, sizeof(a));
+      }
     }
   }
 
