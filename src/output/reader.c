@@ -431,17 +431,45 @@ static int copy_names(char **vl, int n, char **out, char *why) {
   return rc;
 }
 
+/* the n variable-length strings of the attribute (attr = 1) or dataset obj of file type ftype
+ * into out, through copy_names; what names it in messages */
+static int read_vlen_names(hid_t obj, int attr, hid_t ftype, int n, char **out, const char *what,
+                           char *why) {
+  int rc = -1;
+  char **vl = calloc((size_t)n, sizeof(char *));
+  hid_t mtype = H5Tcopy(H5T_C_S1);
+  if (!vl) {
+    rc = -2;
+    goto done;
+  }
+  if (mtype < 0 || H5Tset_size(mtype, H5T_VARIABLE) < 0 ||
+      H5Tset_cset(mtype, H5Tget_cset(ftype)) < 0 ||
+      (attr ? H5Aread(obj, mtype, vl) : H5Dread(obj, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl)) <
+          0) {
+    char reason[H5_REASON_MAX];
+    h5_reason(reason);
+    say(why, "%s cannot be read (%s)", what, reason);
+    goto done;
+  }
+  rc = copy_names(vl, n, out, why);
+done:
+  free(vl);
+  if (mtype >= 0) {
+    H5Tclose(mtype);
+  }
+  return rc;
+}
+
 /* the n coordinate names from the dataset /state/names (written for any model size); 1 when
  * the file has none (older files: the attribute below), else as read_names */
 static int read_names_dataset(hid_t file, int n, char **out, char *why) {
   hsize_t shape[4] = {(hsize_t)n, 0, 0, 0}, dims[4];
   int absent = 0, rc = -1;
-  char **vl = NULL;
   hid_t d = dset_open_checked(file, "/state/names", KIND_STRING, 1, shape, dims, &absent, why);
   if (d < 0) {
     return absent ? 1 : -1;
   }
-  hid_t ftype = H5Dget_type(d), mtype = H5I_INVALID_HID;
+  hid_t ftype = H5Dget_type(d);
   if (dims[0] != (hsize_t)n) {
     say(why, "dataset /state/names holds %lld names for %d coordinates", (long long)dims[0], n);
     goto done;
@@ -450,31 +478,9 @@ static int read_names_dataset(hid_t file, int n, char **out, char *why) {
     say(why, "dataset /state/names is not a list of variable-length strings");
     goto done;
   }
-  if (n == 0) {
-    rc = 0;
-    goto done;
-  }
-  vl = calloc((size_t)n, sizeof(char *));
-  mtype = H5Tcopy(H5T_C_S1);
-  if (!vl) {
-    rc = -2;
-    goto done;
-  }
-  if (mtype < 0 || H5Tset_size(mtype, H5T_VARIABLE) < 0 ||
-      H5Tset_cset(mtype, H5Tget_cset(ftype)) < 0 ||
-      H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl) < 0) {
-    char reason[H5_REASON_MAX];
-    h5_reason(reason);
-    say(why, "dataset /state/names cannot be read (%s)", reason);
-    goto done;
-  }
-  rc = copy_names(vl, n, out, why);
+  rc = n == 0 ? 0 : read_vlen_names(d, 0, ftype, n, out, "dataset /state/names", why);
 
 done:
-  free(vl);
-  if (mtype >= 0) {
-    H5Tclose(mtype);
-  }
   if (ftype >= 0) {
     H5Tclose(ftype);
   }
@@ -491,13 +497,11 @@ static int read_names(hid_t file, int n, char **out, char *why) {
     return rc;
   }
   rc = -1;
-  char **vl = NULL;
   hid_t d = H5Dopen2(file, "/state/q", H5P_DEFAULT);
   htri_t e = d >= 0 ? H5Aexists(d, "names") : -1;
   hid_t attr = e > 0 ? H5Aopen(d, "names", H5P_DEFAULT) : H5I_INVALID_HID;
   hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
   hid_t ftype = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
-  hid_t mtype = H5I_INVALID_HID;
   if (e == 0) {
     say(why, "attribute 'names' of /state/q is missing");
     goto done;
@@ -521,30 +525,9 @@ static int read_names(hid_t file, int n, char **out, char *why) {
         n);
     goto done;
   }
-  if (n == 0) {
-    rc = 0;
-    goto done;
-  }
-  mtype = H5Tcopy(H5T_C_S1);
-  vl = calloc((size_t)n, sizeof(char *));
-  if (!vl) {
-    rc = -2;
-    goto done;
-  }
-  if (mtype < 0 || H5Tset_size(mtype, H5T_VARIABLE) < 0 || H5Tset_cset(mtype, cset) < 0 ||
-      H5Aread(attr, mtype, vl) < 0) {
-    char reason[H5_REASON_MAX];
-    h5_reason(reason);
-    say(why, "attribute 'names' of /state/q cannot be read (%s)", reason);
-    goto done;
-  }
-  rc = copy_names(vl, n, out, why);
+  rc = n == 0 ? 0 : read_vlen_names(attr, 1, ftype, n, out, "attribute 'names' of /state/q", why);
 
 done:
-  free(vl);
-  if (mtype >= 0) {
-    H5Tclose(mtype);
-  }
   if (ftype >= 0) {
     H5Tclose(ftype);
   }
