@@ -119,6 +119,7 @@ typedef struct {
   const char *out_path;
   mbsOverride *ov;
   char **ov_text; /* owned "key=value" copies split in place */
+  unsigned char *ov_option; /* 1: the override came from --dt, --t-end or --integrator */
   int nov;
   int quiet, progress, check;
   int overwrite;       /* --overwrite */
@@ -153,6 +154,7 @@ static int add_override(Args *a, const char *key, const char *value, const char 
     value = buf + strlen(buf) + 1;
   }
   a->ov_text[a->nov] = buf;
+  a->ov_option[a->nov] = whole == NULL;
   a->ov[a->nov].path = key;
   a->ov[a->nov].value = value;
   a->nov++;
@@ -164,6 +166,7 @@ static void free_args(Args *a) {
     free(a->ov_text[i]);
   }
   free(a->ov_text);
+  free(a->ov_option);
   free(a->ov);
 }
 
@@ -172,14 +175,39 @@ static int parse_args(Args *a, int argc, char **argv) {
   memset(a, 0, sizeof(*a));
   a->ov = calloc((size_t)argc + 1, sizeof(mbsOverride));
   a->ov_text = calloc((size_t)argc + 1, sizeof(char *));
-  if (!a->ov || !a->ov_text) {
+  a->ov_option = calloc((size_t)argc + 1, 1);
+  if (!a->ov || !a->ov_text || !a->ov_option) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     return 1;
   }
+  static const char *const valued[] = {"--output", "--set",        "--dt",
+                                       "--t-end",  "--integrator", "--restart"};
+  char opt[32];
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-    int rc = 0;
+    int rc = 0, inline_value = 0;
+    /* --opt=value is --opt value for the options that take a value */
+    const char *eq = !strncmp(s, "--", 2) ? strchr(s, '=') : NULL;
+    if (eq) {
+      size_t len = (size_t)(eq - s);
+      int known = 0;
+      for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+        known |= strlen(valued[k]) == len && !strncmp(s, valued[k], len);
+      }
+      if (!known || len >= sizeof(opt)) {
+        fprintf(stderr,
+                "mbsim-run: error: unknown option '%s' (only options that take a value accept "
+                "--OPTION=VALUE)\n%s",
+                s, usage_text);
+        return 1;
+      }
+      memcpy(opt, s, len);
+      opt[len] = '\0';
+      s = opt;
+      next = eq + 1;
+      inline_value = 1;
+    }
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
       print_help();
       return -1;
@@ -201,7 +229,9 @@ static int parse_args(Args *a, int argc, char **argv) {
         fprintf(stderr, "mbsim-run: error: %s needs a value\n%s", s, usage_text);
         return 1;
       }
-      i++;
+      if (!inline_value) {
+        i++;
+      }
       if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
         a->out_path = next;
       } else if (!strcmp(s, "--set")) {
@@ -408,6 +438,18 @@ int main(int argc, char **argv) {
     print_error(&err);
     goto done;
   }
+  /* an integrator named on the command line: say so (the model only knows the deck) */
+  if (deck.solver.integrator_override > 0 && deck.solver.integrator != MBS_INTEGRATOR_AUTO) {
+    int i = deck.solver.integrator_override - 1;
+    if (args.ov_option[i]) {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "chosen on the command line: --integrator %s", args.ov[i].value);
+    } else {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "chosen on the command line: --set %.100s=%.100s", args.ov[i].path,
+               args.ov[i].value);
+    }
+  }
   if (args.check) {
     print_model_summary(stdout, m, &deck);
     exit_code = EXIT_DONE;
@@ -505,7 +547,11 @@ int main(int argc, char **argv) {
     nsteps = 1;
   }
   warn_output_size(w, nsteps, m->output_every, restart.active ? restart.n_first : 1);
-  int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
+  /* on a terminal the progress line is rewritten in place (\r); in a log file each update
+   * is a line of its own */
+  int stderr_tty = isatty(STDERR_FILENO);
+  int show_progress = !args.quiet && (args.progress || stderr_tty);
+  int progress_cr = show_progress && stderr_tty;
   double t_last_progress = now_seconds();
   mbsObservables o;
   /* genalpha: the accelerations of the first record (a restart has them from its file) */
@@ -548,7 +594,7 @@ int main(int argc, char **argv) {
     if (st != MBS_OK) {
       char msg[1200];
       mbs_error_format(&err, msg, sizeof(msg));
-      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", msg);
+      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", msg);
       snprintf(status, sizeof(status), "failed: %s", msg);
       exit_code = EXIT_SOLVER;
       break;
@@ -591,13 +637,13 @@ int main(int argc, char **argv) {
                    ? "genalpha is not energy-stable for fast nonlinear rotation: use em, or a "
                      "smaller dt"
                    : "Try a smaller dt");
-      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", status);
+      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", status);
       exit_code = EXIT_SOLVER;
       break;
     }
     if (sig) {
       snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
-      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
+      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", progress_cr ? "\n" : "", status,
               signal_name(g_signal));
       exit_code = EXIT_INTERRUPTED;
       break;
@@ -605,12 +651,13 @@ int main(int argc, char **argv) {
     if (show_progress && now_seconds() - t_last_progress > 0.5) {
       double el = now_seconds() - t_wall0;
       double rate = (double)(n - n_first + 1) / el;
-      fprintf(stderr, "\r  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s   ", d->t,
-              m->t_end, n, rate, (double)(nsteps - n) / rate);
+      fprintf(stderr, "%s  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s%s",
+              progress_cr ? "\r" : "", d->t, m->t_end, n, rate, (double)(nsteps - n) / rate,
+              progress_cr ? "   " : "\n");
       t_last_progress = now_seconds();
     }
   }
-  if (show_progress) {
+  if (progress_cr) {
     fprintf(stderr, "\r%*s\r", 78, "");
   }
   if (exit_code == EXIT_DONE && warn_t >= 0.0) {

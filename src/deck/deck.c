@@ -954,6 +954,14 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       goto fail;
     }
     s->integrator = (mbsIntegrator)t;
+    /* a value node made by --set number i says where the choice came from (unless it is
+     * the copy of a file's value that an override of another key went through) */
+    if (v->start_mark.index == DECK_SET_MARK && v->start_mark.column < (size_t)r->noverride) {
+      const char *path = r->overrides[v->start_mark.column].path;
+      if (!strcmp(path, "solver.integrator") || !strcmp(path, "solver")) {
+        s->integrator_override = (int)v->start_mark.column + 1;
+      }
+    }
   }
   if ((v = deck_map_get(&m, "linear_solver"))) {
     if ((st = deck_word(r, v, "linear_solver", "linear solver", linear_solver_words,
