@@ -832,9 +832,13 @@ static mbsStatus read_rotational_spring(DeckReader *r, mbsDeck *deck, const Deck
       (st = nonnegative(r, v, "damping", &l->damping)) != MBS_OK) {
     return st;
   }
-  if ((v = deck_map_get(m, "rest_angle")) &&
-      (st = deck_number(r, v, "rest_angle", &l->rest_angle)) != MBS_OK) {
-    return st;
+  if ((v = deck_map_get(m, "rest_angle"))) {
+    if ((st = deck_number(r, v, "rest_angle", &l->rest_angle)) != MBS_OK) {
+      return st;
+    }
+    char hint[80];
+    snprintf(hint, sizeof(hint), "degrees, written rest_angle: \"%g * pi / 180\"", l->rest_angle);
+    deck_warn_turn(r, v, "rest_angle", l->rest_angle, hint);
   }
   return MBS_OK;
 }
