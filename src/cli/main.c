@@ -118,7 +118,7 @@ typedef struct {
   const char *deck_path;
   const char *out_path;
   mbsOverride *ov;
-  char **ov_text; /* owned "key=value" copies split in place */
+  char **ov_text;           /* owned "key=value" copies split in place */
   unsigned char *ov_option; /* 1: the override came from --dt, --t-end or --integrator */
   int nov;
   int quiet, progress, check;
@@ -300,6 +300,40 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
 }
 
+/* the units of a joint's /joints/coordinates and /joints/rates columns (joint_coords.c) */
+static void cli_joint_units(mbsJointType t, const char **coord, const char **rate) {
+  switch (t) {
+    case MBS_JOINT_REVOLUTE:
+      *coord = "rad";
+      *rate = "rad/s";
+      return;
+    case MBS_JOINT_PRISMATIC:
+      *coord = "m";
+      *rate = "m/s";
+      return;
+    case MBS_JOINT_CYLINDRICAL:
+      *coord = "rad, m";
+      *rate = "rad/s, m/s";
+      return;
+    case MBS_JOINT_UNIVERSAL:
+      *coord = "rad, rad";
+      *rate = "rad/s, rad/s";
+      return;
+    case MBS_JOINT_PLANAR:
+      *coord = "m, m, rad";
+      *rate = "m/s, m/s, rad/s";
+      return;
+    case MBS_JOINT_SPHERICAL:
+      *coord = "rad, rad, rad";
+      *rate = "rad/s, rad/s, rad/s";
+      return;
+    default: /* fixed, distance: no coordinates (NaN) */
+      *coord = "none";
+      *rate = "none";
+      return;
+  }
+}
+
 /* the consistent state of a record (velocities on the constraints, reactions of the
  * index-1 equations) and its observables */
 static mbsStatus observe_record(const mbsModel *m, mbsData *d, mbsObservables *o, mbsError *err) {
@@ -414,6 +448,7 @@ int main(int argc, char **argv) {
   mbsData *d = NULL;
   mbsWriter *w = NULL;
   const char **names = NULL, **bnames = NULL, **jnames = NULL, **lnames = NULL;
+  const char **qunits = NULL, **junits = NULL, **jrunits = NULL;
   double *extra = NULL;
   cliRestart restart;
   memset(&restart, 0, sizeof(restart));
@@ -470,19 +505,25 @@ int main(int argc, char **argv) {
   bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
   jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   lnames = malloc((size_t)(m->nload > 0 ? m->nload : 1) * sizeof(char *));
+  qunits = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
+  junits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
+  jrunits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
-  if (!names || !bnames || !jnames || !lnames || !extra) {
+  if (!names || !bnames || !jnames || !lnames || !qunits || !junits || !jrunits || !extra) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
   }
   for (int i = 0; i < m->nq; i++) {
     names[i] = mbs_model_coord_name(m, i);
+    /* vector nodes: positions m, directors 1; the scalars after them are joint angles */
+    qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1") : "rad";
   }
   for (int b = 0; b < m->nbody; b++) {
     bnames[b] = m->body_name[b];
   }
   for (int j = 0; j < m->njoint; j++) {
     jnames[j] = m->joint_name[j];
+    cli_joint_units(m->joint_type[j], &junits[j], &jrunits[j]);
   }
   for (int l = 0; l < m->nload; l++) {
     lnames[l] = m->load_name[l];
@@ -503,6 +544,9 @@ int main(int argc, char **argv) {
       .n_constraints = m->ncon,
       .n_dof = m->ndof,
       .coordinate_names = names,
+      .coordinate_units = qunits,
+      .joint_units = m->njoint > 0 ? junits : NULL,
+      .joint_rate_units = m->njoint > 0 ? jrunits : NULL,
       .nbody = m->nbody,
       .body_names = bnames,
       .write_xdmf = m->output_xdmf,
@@ -709,6 +753,9 @@ done:
   free(bnames);
   free(jnames);
   free(lnames);
+  free(qunits);
+  free(junits);
+  free(jrunits);
   free(extra);
   cli_restart_free(&restart);
   mbs_data_destroy(d);
