@@ -90,12 +90,13 @@ static void print_help(void) {
       "  --overwrite           replace any regular file at the output path; without it only an\n"
       "                        earlier mbsim-run result is replaced (once the new run has\n"
       "                        written its first record) and anything else is refused\n"
-      "  --check               read and compile the deck, print the model summary, write "
-      "nothing\n"
+      "  --check               read and compile the deck, print the model summary and its\n"
+      "                        bodies, joints and loads, write nothing\n"
       "  --quiet               no progress line and no summary (errors are still printed)\n"
       "  --progress            progress line on stderr even when it is not a terminal\n"
       "  --version             print the version\n"
       "  --help                print this help\n"
+      "options with a value also take it as --OPTION=VALUE (--t-end=2, --set=KEY=VALUE)\n"
       "\n"
       "exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed\n"
       "(the output so far is kept, its status attribute says where and why); 3 interrupted\n"
@@ -487,6 +488,7 @@ int main(int argc, char **argv) {
   }
   if (args.check) {
     print_model_summary(stdout, m, &deck);
+    cli_print_check(stdout, &deck);
     exit_code = EXIT_DONE;
     goto done;
   }
