@@ -1173,11 +1173,13 @@ START_TEST(test_angle_turn_warning) {
           "  - {name: k, type: rotational_spring, joint: h, stiffness: 1, rest_angle: 90}\n",
           NULL, 0, &d);
   ck_assert_ptr_nonnull(d.warnings);
-  ck_assert_ptr_nonnull(strstr(d.warnings, ":4:44: bodies[0] 'b': orientation.angle 30 rad is more "
-                                           "than a turn (4.77 turns); did you mean angle_deg: 30?\n"));
-  ck_assert_ptr_nonnull(strstr(d.warnings, ":6:44: bodies[1] 'c': orientation.angle -6.3 rad is "
-                                           "more than a turn (-1.00 turns); did you mean angle_deg: "
-                                           "-6.3?\n"));
+  ck_assert_ptr_nonnull(strstr(d.warnings,
+                               ":4:44: bodies[0] 'b': orientation.angle 30 rad is more "
+                               "than a turn (4.77 turns); did you mean angle_deg: 30?\n"));
+  ck_assert_ptr_nonnull(strstr(d.warnings,
+                               ":6:44: bodies[1] 'c': orientation.angle -6.3 rad is "
+                               "more than a turn (-1.00 turns); did you mean angle_deg: "
+                               "-6.3?\n"));
   ck_assert_ptr_nonnull(strstr(d.warnings, ":10:76: loads[0] 'k': rest_angle 90 rad is more than a "
                                            "turn (14.32 turns); did you mean degrees, written "
                                            "rest_angle: \"90 * pi / 180\"?\n"));
