@@ -143,12 +143,23 @@ def v_rank3(f):
 
 
 refused(craft("vrank3", v_rank3), [NOT, "dataset /state/v is not of rank 2"], "/state/v of rank 3")
-refused(craft("names3", lambda f: f["state/q"].attrs.__setitem__("names", ["a", "b", "c"])),
-        [NOT, "attribute 'names' of /state/q holds 3 names for %d coordinates" % NQ],
+
+
+def set_names(names):
+    """the coordinate names replaced where the restart reader takes them from (the dataset
+    /state/names), and in the attribute `names` of /state/q"""
+    def edit(f):
+        del f["state/names"]
+        f.create_dataset("state/names", data=names, dtype=h5py.string_dtype())
+        f["state/q"].attrs["names"] = names
+    return edit
+
+
+refused(craft("names3", set_names(["a", "b", "c"])),
+        [NOT, "/state/names holds 3 names for %d coordinates" % NQ],
         "three coordinate names for six coordinates")
-refused(craft("nameslong", lambda f: f["state/q"].attrs.__setitem__(
-    "names", ["n" * 100000] * NQ)), [NOT, "coordinate name 1 is longer than 255 bytes"],
-    "a coordinate name of 100 kB")
+refused(craft("nameslong", set_names(["n" * 100000] * NQ)),
+        [NOT, "coordinate name 1 is longer than 255 bytes"], "a coordinate name of 100 kB")
 
 # links and storage outside the file: never followed (HDF5 would open what they name)
 fifo = os.path.join(TMP, "fifo")
@@ -235,7 +246,7 @@ ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"
 def evil_names(f):
     names = [n.decode() if isinstance(n, bytes) else n for n in f["state/q"].attrs["names"]]
     names[0] = ESC + "bob1.x"
-    f["state/q"].attrs["names"] = names
+    set_names(names)(f)
 
 
 refused(craft("escnames", evil_names),
