@@ -1197,6 +1197,47 @@ START_TEST(test_bad_table) {
 }
 END_TEST
 
+/* an angle in radians beyond a turn was probably meant in degrees: a warning at the value */
+START_TEST(test_angle_turn_warning) {
+  mbsDeck d;
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1], angle: 30}}\n"
+          "  - {name: c, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1], angle: -6.3}}\n"
+          "joints:\n"
+          "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0], axis: [0, 0, 1]}\n"
+          "loads:\n"
+          "  - {name: k, type: rotational_spring, joint: h, stiffness: 1, rest_angle: 90}\n",
+          NULL, 0, &d);
+  ck_assert_ptr_nonnull(d.warnings);
+  ck_assert_ptr_nonnull(strstr(d.warnings,
+                               ":4:44: bodies[0] 'b': orientation.angle 30 rad is more "
+                               "than a turn (4.77 turns); did you mean angle_deg: 30?\n"));
+  ck_assert_ptr_nonnull(strstr(d.warnings,
+                               ":6:44: bodies[1] 'c': orientation.angle -6.3 rad is "
+                               "more than a turn (-1.00 turns); did you mean angle_deg: "
+                               "-6.3?\n"));
+  ck_assert_ptr_nonnull(strstr(d.warnings, ":10:76: loads[0] 'k': rest_angle 90 rad is more than a "
+                                           "turn (14.32 turns); did you mean degrees, written "
+                                           "rest_angle: \"90 * pi / 180\"?\n"));
+  mbs_deck_free(&d);
+  /* a turn or less, or degrees: no warning */
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1], angle: \"-2 * pi\"}}\n"
+          "  - {name: c, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0],\n"
+          "     orientation: {axis: [0, 0, 1], angle_deg: 720}}\n"
+          "joints:\n"
+          "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0], axis: [0, 0, 1]}\n"
+          "loads:\n"
+          "  - {name: k, type: rotational_spring, joint: h, stiffness: 1, rest_angle: 6.28}\n",
+          NULL, 0, &d);
+  ck_assert_ptr_null(d.warnings);
+  mbs_deck_free(&d);
+}
+END_TEST
+
 START_TEST(test_free) {
   mbsDeck d;
   memset(&d, 0, sizeof(d));
@@ -1238,6 +1279,7 @@ Suite *deck_suite(void) {
   tcase_add_test(tc, test_files_and_syntax);
   tcase_add_test(tc, test_bad_values);
   tcase_add_test(tc, test_bad_table);
+  tcase_add_test(tc, test_angle_turn_warning);
   tcase_add_test(tc, test_free);
   suite_add_tcase(s, tc);
   return s;

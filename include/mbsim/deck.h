@@ -193,6 +193,8 @@ typedef struct {
 
 typedef struct {
   mbsIntegrator integrator;
+  int integrator_override;   /* 0: integrator from the file (or the default); i + 1: from the
+                                override overrides[i] (--set solver.integrator=, --integrator) */
   double dt;                 /* [s] > 0, default 1e-3 */
   double t_end;              /* [s] > 0, default 1.0 */
   double newton_tolerance;   /* default 1e-10 */

@@ -28,6 +28,13 @@ typedef struct {
   const char *const *coordinate_names; /* n labels like "link1.d2.z" (dataset /state/names;
                                           also the attribute `names` of /state/q and /state/v
                                           for n <= 4000, where it fits an object header) */
+  const char *const *coordinate_units; /* n units of /state/q ("m", "1", "rad"; at most 6
+                                          characters), written with those per second and per
+                                          second squared as the attribute `column_units` of
+                                          the /state series for n <= 4000; NULL: none */
+  const char *const *joint_units;      /* nj units of each joint's /joints/coordinates ("rad",
+                                          "rad, m", ...: attribute `joint_units`); NULL: none */
+  const char *const *joint_rate_units; /* nj units of /joints/rates; NULL: none */
   int nbody;                           /* nb */
   const char *const *body_names;       /* nb names */
   int write_xdmf;                      /* 1: also write <path>.xmf (path with .h5 replaced, or

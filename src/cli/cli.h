@@ -5,6 +5,7 @@
 #define MBSIM_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mbsim/model.h"
 #include "mbsim/output.h"
@@ -43,6 +44,10 @@ void cli_inspect_limits(mbsInspectLimits *lim);
  * C1 controls and direction overrides (\u009b, \u202e), bytes that are not UTF-8
  * (\xff); returns dst */
 char *cli_escape(char *dst, size_t n, const char *src);
+
+/* the model listing of --check (check.c): gravity, bodies (mass, principal moments of
+ * inertia, centre of mass), joints (type, bodies, point, axes) and loads, world, t = 0 */
+void cli_print_check(FILE *f, const mbsDeck *deck);
 
 /* after mbs_observe of the restart state: the first record repeats the restart record
  * (joint reactions and iterations come from the file, not from a step of this run) */

@@ -90,12 +90,14 @@ static void print_help(void) {
       "  --overwrite           replace any regular file at the output path; without it only an\n"
       "                        earlier mbsim-run result is replaced (once the new run has\n"
       "                        written its first record) and anything else is refused\n"
-      "  --check               read and compile the deck, print the model summary, write "
-      "nothing\n"
+      "  --check               read and compile the deck, print the model summary and its\n"
+      "                        bodies, joints and loads, write nothing\n"
       "  --quiet               no progress line and no summary (errors are still printed)\n"
-      "  --progress            progress line on stderr even when it is not a terminal\n"
+      "  --progress            progress on stderr even when it is not a terminal (then one\n"
+      "                        line per update, for log files)\n"
       "  --version             print the version\n"
       "  --help                print this help\n"
+      "options with a value also take it as --OPTION=VALUE (--t-end=2, --set=KEY=VALUE)\n"
       "\n"
       "exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed\n"
       "(the output so far is kept, its status attribute says where and why); 3 interrupted\n"
@@ -118,7 +120,8 @@ typedef struct {
   const char *deck_path;
   const char *out_path;
   mbsOverride *ov;
-  char **ov_text; /* owned "key=value" copies split in place */
+  char **ov_text;           /* owned "key=value" copies split in place */
+  unsigned char *ov_option; /* 1: the override came from --dt, --t-end or --integrator */
   int nov;
   int quiet, progress, check;
   int overwrite;       /* --overwrite */
@@ -153,6 +156,7 @@ static int add_override(Args *a, const char *key, const char *value, const char 
     value = buf + strlen(buf) + 1;
   }
   a->ov_text[a->nov] = buf;
+  a->ov_option[a->nov] = whole == NULL;
   a->ov[a->nov].path = key;
   a->ov[a->nov].value = value;
   a->nov++;
@@ -164,6 +168,7 @@ static void free_args(Args *a) {
     free(a->ov_text[i]);
   }
   free(a->ov_text);
+  free(a->ov_option);
   free(a->ov);
 }
 
@@ -172,14 +177,39 @@ static int parse_args(Args *a, int argc, char **argv) {
   memset(a, 0, sizeof(*a));
   a->ov = calloc((size_t)argc + 1, sizeof(mbsOverride));
   a->ov_text = calloc((size_t)argc + 1, sizeof(char *));
-  if (!a->ov || !a->ov_text) {
+  a->ov_option = calloc((size_t)argc + 1, 1);
+  if (!a->ov || !a->ov_text || !a->ov_option) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     return 1;
   }
+  static const char *const valued[] = {"--output", "--set",        "--dt",
+                                       "--t-end",  "--integrator", "--restart"};
+  char opt[32];
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-    int rc = 0;
+    int rc = 0, inline_value = 0;
+    /* --opt=value is --opt value for the options that take a value */
+    const char *eq = !strncmp(s, "--", 2) ? strchr(s, '=') : NULL;
+    if (eq) {
+      size_t len = (size_t)(eq - s);
+      int known = 0;
+      for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+        known |= strlen(valued[k]) == len && !strncmp(s, valued[k], len);
+      }
+      if (!known || len >= sizeof(opt)) {
+        fprintf(stderr,
+                "mbsim-run: error: unknown option '%s' (only options that take a value accept "
+                "--OPTION=VALUE)\n%s",
+                s, usage_text);
+        return 1;
+      }
+      memcpy(opt, s, len);
+      opt[len] = '\0';
+      s = opt;
+      next = eq + 1;
+      inline_value = 1;
+    }
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
       print_help();
       return -1;
@@ -201,7 +231,9 @@ static int parse_args(Args *a, int argc, char **argv) {
         fprintf(stderr, "mbsim-run: error: %s needs a value\n%s", s, usage_text);
         return 1;
       }
-      i++;
+      if (!inline_value) {
+        i++;
+      }
       if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
         a->out_path = next;
       } else if (!strcmp(s, "--set")) {
@@ -268,6 +300,40 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
           mbs_linear_solver_word(m->linear_solver));
   fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
+}
+
+/* the units of a joint's /joints/coordinates and /joints/rates columns (joint_coords.c) */
+static void cli_joint_units(mbsJointType t, const char **coord, const char **rate) {
+  switch (t) {
+    case MBS_JOINT_REVOLUTE:
+      *coord = "rad";
+      *rate = "rad/s";
+      return;
+    case MBS_JOINT_PRISMATIC:
+      *coord = "m";
+      *rate = "m/s";
+      return;
+    case MBS_JOINT_CYLINDRICAL:
+      *coord = "rad, m";
+      *rate = "rad/s, m/s";
+      return;
+    case MBS_JOINT_UNIVERSAL:
+      *coord = "rad, rad";
+      *rate = "rad/s, rad/s";
+      return;
+    case MBS_JOINT_PLANAR:
+      *coord = "m, m, rad";
+      *rate = "m/s, m/s, rad/s";
+      return;
+    case MBS_JOINT_SPHERICAL:
+      *coord = "rad, rad, rad";
+      *rate = "rad/s, rad/s, rad/s";
+      return;
+    default: /* fixed, distance: no coordinates (NaN) */
+      *coord = "none";
+      *rate = "none";
+      return;
+  }
 }
 
 /* the consistent state of a record (velocities on the constraints, reactions of the
@@ -384,6 +450,7 @@ int main(int argc, char **argv) {
   mbsData *d = NULL;
   mbsWriter *w = NULL;
   const char **names = NULL, **bnames = NULL, **jnames = NULL, **lnames = NULL;
+  const char **qunits = NULL, **junits = NULL, **jrunits = NULL;
   double *extra = NULL;
   cliRestart restart;
   memset(&restart, 0, sizeof(restart));
@@ -408,8 +475,21 @@ int main(int argc, char **argv) {
     print_error(&err);
     goto done;
   }
+  /* an integrator named on the command line: say so (the model only knows the deck) */
+  if (deck.solver.integrator_override > 0 && deck.solver.integrator != MBS_INTEGRATOR_AUTO) {
+    int i = deck.solver.integrator_override - 1;
+    if (args.ov_option[i]) {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "chosen on the command line: --integrator %s", args.ov[i].value);
+    } else {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "chosen on the command line: --set %.100s=%.100s", args.ov[i].path,
+               args.ov[i].value);
+    }
+  }
   if (args.check) {
     print_model_summary(stdout, m, &deck);
+    cli_print_check(stdout, &deck);
     exit_code = EXIT_DONE;
     goto done;
   }
@@ -439,19 +519,25 @@ int main(int argc, char **argv) {
   bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
   jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   lnames = malloc((size_t)(m->nload > 0 ? m->nload : 1) * sizeof(char *));
+  qunits = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
+  junits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
+  jrunits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
-  if (!names || !bnames || !jnames || !lnames || !extra) {
+  if (!names || !bnames || !jnames || !lnames || !qunits || !junits || !jrunits || !extra) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
   }
   for (int i = 0; i < m->nq; i++) {
     names[i] = mbs_model_coord_name(m, i);
+    /* vector nodes: positions m, directors 1; the scalars after them are joint angles */
+    qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1") : "rad";
   }
   for (int b = 0; b < m->nbody; b++) {
     bnames[b] = m->body_name[b];
   }
   for (int j = 0; j < m->njoint; j++) {
     jnames[j] = m->joint_name[j];
+    cli_joint_units(m->joint_type[j], &junits[j], &jrunits[j]);
   }
   for (int l = 0; l < m->nload; l++) {
     lnames[l] = m->load_name[l];
@@ -472,6 +558,9 @@ int main(int argc, char **argv) {
       .n_constraints = m->ncon,
       .n_dof = m->ndof,
       .coordinate_names = names,
+      .coordinate_units = qunits,
+      .joint_units = m->njoint > 0 ? junits : NULL,
+      .joint_rate_units = m->njoint > 0 ? jrunits : NULL,
       .nbody = m->nbody,
       .body_names = bnames,
       .write_xdmf = m->output_xdmf,
@@ -516,7 +605,11 @@ int main(int argc, char **argv) {
     nsteps = 1;
   }
   warn_output_size(w, nsteps, m->output_every, restart.active ? restart.n_first : 1);
-  int show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO));
+  /* on a terminal the progress line is rewritten in place (\r); in a log file each update
+   * is a line of its own */
+  int stderr_tty = isatty(STDERR_FILENO);
+  int show_progress = !args.quiet && (args.progress || stderr_tty);
+  int progress_cr = show_progress && stderr_tty;
   double t_last_progress = now_seconds();
   mbsObservables o;
   if (projected && !args.quiet) {
@@ -564,7 +657,7 @@ int main(int argc, char **argv) {
     if (st != MBS_OK) {
       char msg[1200];
       mbs_error_format(&err, msg, sizeof(msg));
-      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", msg);
+      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", msg);
       snprintf(status, sizeof(status), "failed: %s", msg);
       exit_code = EXIT_SOLVER;
       break;
@@ -607,13 +700,13 @@ int main(int argc, char **argv) {
                    ? "genalpha is not energy-stable for fast nonlinear rotation: use em, or a "
                      "smaller dt"
                    : "Try a smaller dt");
-      fprintf(stderr, "%smbsim-run: error: %s\n", show_progress ? "\n" : "", status);
+      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", status);
       exit_code = EXIT_SOLVER;
       break;
     }
     if (sig) {
       snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
-      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", show_progress ? "\n" : "", status,
+      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", progress_cr ? "\n" : "", status,
               signal_name(g_signal));
       exit_code = EXIT_INTERRUPTED;
       break;
@@ -621,12 +714,13 @@ int main(int argc, char **argv) {
     if (show_progress && now_seconds() - t_last_progress > 0.5) {
       double el = now_seconds() - t_wall0;
       double rate = (double)(n - n_first + 1) / el;
-      fprintf(stderr, "\r  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s   ", d->t,
-              m->t_end, n, rate, (double)(nsteps - n) / rate);
+      fprintf(stderr, "%s  t = %.4g / %.4g s   %ld steps   %.0f steps/s   ETA %.1f s%s",
+              progress_cr ? "\r" : "", d->t, m->t_end, n, rate, (double)(nsteps - n) / rate,
+              progress_cr ? "   " : "\n");
       t_last_progress = now_seconds();
     }
   }
-  if (show_progress) {
+  if (progress_cr) {
     fprintf(stderr, "\r%*s\r", 78, "");
   }
   if (exit_code == EXIT_DONE && warn_t >= 0.0) {
@@ -678,6 +772,9 @@ done:
   free(bnames);
   free(jnames);
   free(lnames);
+  free(qunits);
+  free(junits);
+  free(jrunits);
   free(extra);
   cli_restart_free(&restart);
   mbs_data_destroy(d);

@@ -496,6 +496,11 @@ static mbsStatus orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
                        g ? "angle" : "angle_deg", angle, DECK_MAX_ANGLE,
                        DECK_MAX_ANGLE / (2 * PI));
       } else {
+        if (g) {
+          char hint[64];
+          snprintf(hint, sizeof(hint), "angle_deg: %g", angle);
+          deck_warn_turn(r, g, "orientation.angle", angle, hint);
+        }
         axis_angle(k, rad, R);
       }
     }

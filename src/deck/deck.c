@@ -960,9 +960,13 @@ static mbsStatus read_rotational_spring(DeckReader *r, mbsDeck *deck, const Deck
       (st = nonnegative(r, v, "damping", &l->damping)) != MBS_OK) {
     return st;
   }
-  if ((v = deck_map_get(m, "rest_angle")) &&
-      (st = deck_number(r, v, "rest_angle", &l->rest_angle)) != MBS_OK) {
-    return st;
+  if ((v = deck_map_get(m, "rest_angle"))) {
+    if ((st = deck_number(r, v, "rest_angle", &l->rest_angle)) != MBS_OK) {
+      return st;
+    }
+    char hint[80];
+    snprintf(hint, sizeof(hint), "degrees, written rest_angle: \"%g * pi / 180\"", l->rest_angle);
+    deck_warn_turn(r, v, "rest_angle", l->rest_angle, hint);
   }
   return MBS_OK;
 }
@@ -1082,6 +1086,14 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       goto fail;
     }
     s->integrator = (mbsIntegrator)t;
+    /* a value node made by --set number i says where the choice came from (unless it is
+     * the copy of a file's value that an override of another key went through) */
+    if (v->start_mark.index == DECK_SET_MARK && v->start_mark.column < (size_t)r->noverride) {
+      const char *path = r->overrides[v->start_mark.column].path;
+      if (!strcmp(path, "solver.integrator") || !strcmp(path, "solver")) {
+        s->integrator_override = (int)v->start_mark.column + 1;
+      }
+    }
   }
   if ((v = deck_map_get(&m, "linear_solver"))) {
     if ((st = deck_word(r, v, "linear_solver", "linear solver", linear_solver_words,

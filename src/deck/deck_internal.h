@@ -154,6 +154,10 @@ void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* the warning for an angle in radians whose magnitude is more than a turn (value of key at n,
+ * probably meant in degrees): hint says what to write instead */
+void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double value,
+                    const char *hint);
 mbsStatus deck_fail_at(DeckReader *r, const yaml_node_t *n, int offset, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))

@@ -109,6 +109,15 @@ void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
   r->nwarn++;
 }
 
+void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double value,
+                    const char *hint) {
+  /* 2 pi to the last digit: a full turn itself is no mistake */
+  if (fabs(value) > 6.283185307179586) {
+    deck_warn(r, n, "%s %g rad is more than a turn (%.2f turns); did you mean %s?", key, value,
+              value / 6.283185307179586, hint);
+  }
+}
+
 mbsStatus deck_nomem(DeckReader *r) {
   return mbs_error_set(r->err, MBS_ERR_NOMEM, r->file, 0, 0, "out of memory");
 }

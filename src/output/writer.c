@@ -74,55 +74,68 @@ typedef enum {
   SHAPE_LOAD_WRENCH,  /* [N,nl,6] */
 } rowShape;
 
-/* X-macro list of the time series: id, dataset path, row shape */
+/* X-macro list of the time series: id, dataset path, row shape, `units` attribute */
+#define U_Q "m, 1 or rad (per column: attribute column_units)"
+#define U_V "m/s, 1/s or rad/s (per column: attribute column_units)"
+#define U_A "m/s^2, 1/s^2 or rad/s^2 (per column: attribute column_units)"
 #define SERIES_LIST(X)                                                                             \
-  X(S_TIME, "/time", SHAPE_SCALAR)                                                                 \
-  X(S_KINETIC, "/energy/kinetic", SHAPE_SCALAR)                                                    \
-  X(S_POTENTIAL, "/energy/potential", SHAPE_SCALAR)                                                \
-  X(S_TOTAL, "/energy/total", SHAPE_SCALAR)                                                        \
-  X(S_EXTERNAL_WORK, "/energy/external_work", SHAPE_SCALAR)                                        \
-  X(S_DISSIPATED, "/energy/dissipated", SHAPE_SCALAR)                                              \
-  X(S_LINEAR, "/momentum/linear", SHAPE_VEC3)                                                      \
-  X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3)                                                    \
-  X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR)                                           \
-  X(S_VELOCITY_VIOLATION, "/constraints/velocity_violation", SHAPE_SCALAR)                         \
-  X(S_ITERATIONS, "/solver/iterations", SHAPE_INT)                                                 \
-  X(S_FACTORIZATIONS, "/solver/factorizations", SHAPE_INT)                                         \
-  X(S_SOLVES, "/solver/solves", SHAPE_INT)                                                         \
-  X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR)                                                \
-  X(S_Q, "/state/q", SHAPE_COORD)                                                                  \
-  X(S_V, "/state/v", SHAPE_COORD)                                                                  \
-  X(S_SCHEME_VELOCITY, "/state/scheme_velocity", SHAPE_COORD)                                      \
-  X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3)                                               \
-  X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3)                                         \
-  X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3)                                               \
-  X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3)                               \
-  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH)                                            \
-  X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT)                                         \
-  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3)                                        \
-  X(S_JOINT_COORDINATES, "/joints/coordinates", SHAPE_JOINT_VEC3)                                  \
-  X(S_JOINT_RATES, "/joints/rates", SHAPE_JOINT_VEC3)                                              \
-  X(S_LOAD_FORCE, "/loads/force", SHAPE_LOAD_WRENCH)                                               \
-  X(S_ACCELERATION, "/state/acceleration", SHAPE_COORD)                                            \
-  X(S_ALG_ACCELERATION, "/state/algorithmic_acceleration", SHAPE_COORD)
+  X(S_TIME, "/time", SHAPE_SCALAR, "s")                                                            \
+  X(S_KINETIC, "/energy/kinetic", SHAPE_SCALAR, "J")                                               \
+  X(S_POTENTIAL, "/energy/potential", SHAPE_SCALAR, "J")                                           \
+  X(S_TOTAL, "/energy/total", SHAPE_SCALAR, "J")                                                   \
+  X(S_EXTERNAL_WORK, "/energy/external_work", SHAPE_SCALAR, "J")                                   \
+  X(S_DISSIPATED, "/energy/dissipated", SHAPE_SCALAR, "J")                                         \
+  X(S_LINEAR, "/momentum/linear", SHAPE_VEC3, "kg m/s")                                            \
+  X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3, "kg m^2/s")                                        \
+  X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR, "m or 1 (that of the worst row)")         \
+  X(S_VELOCITY_VIOLATION, "/constraints/velocity_violation", SHAPE_SCALAR,                         \
+    "m/s or 1/s (that of the worst row)")                                                          \
+  X(S_ITERATIONS, "/solver/iterations", SHAPE_INT, "1")                                            \
+  X(S_FACTORIZATIONS, "/solver/factorizations", SHAPE_INT, "1")                                    \
+  X(S_SOLVES, "/solver/solves", SHAPE_INT, "1")                                                    \
+  X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR, "s")                                           \
+  X(S_Q, "/state/q", SHAPE_COORD, U_Q)                                                             \
+  X(S_V, "/state/v", SHAPE_COORD, U_V)                                                             \
+  X(S_SCHEME_VELOCITY, "/state/scheme_velocity", SHAPE_COORD, U_V)                                 \
+  X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3, "m")                                          \
+  X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3, "1")                                    \
+  X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3, "m/s")                                        \
+  X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3, "rad/s")                      \
+  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH, "N, N m")                                  \
+  X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT,                                         \
+    "N or N m (J per unit of the constraint row)")                                                 \
+  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3, "m")                                   \
+  X(S_JOINT_COORDINATES, "/joints/coordinates", SHAPE_JOINT_VEC3,                                  \
+    "rad or m (per joint: attribute joint_units)")                                                 \
+  X(S_JOINT_RATES, "/joints/rates", SHAPE_JOINT_VEC3,                                              \
+    "rad/s or m/s (per joint: attribute joint_units)")                                             \
+  X(S_LOAD_FORCE, "/loads/force", SHAPE_LOAD_WRENCH, "N, N m")                                     \
+  X(S_ACCELERATION, "/state/acceleration", SHAPE_COORD, U_A)                                       \
+  X(S_ALG_ACCELERATION, "/state/algorithmic_acceleration", SHAPE_COORD, U_A)
 
 typedef enum {
-#define SERIES_ENUM(id, path, shape) id,
+#define SERIES_ENUM(id, path, shape, units) id,
   SERIES_LIST(SERIES_ENUM)
 #undef SERIES_ENUM
       S_COUNT
 } seriesId;
 
 static const char *const series_path[S_COUNT] = {
-#define SERIES_PATH(id, path, shape) path,
+#define SERIES_PATH(id, path, shape, units) path,
     SERIES_LIST(SERIES_PATH)
 #undef SERIES_PATH
 };
 
 static const rowShape series_shape[S_COUNT] = {
-#define SERIES_SHAPE(id, path, shape) shape,
+#define SERIES_SHAPE(id, path, shape, units) shape,
     SERIES_LIST(SERIES_SHAPE)
 #undef SERIES_SHAPE
+};
+
+static const char *const series_units[S_COUNT] = {
+#define SERIES_UNITS(id, path, shape, units) units,
+    SERIES_LIST(SERIES_UNITS)
+#undef SERIES_UNITS
 };
 
 /* groups that hold the datasets, created before them */
@@ -981,6 +994,54 @@ static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *b
   return NULL;
 }
 
+/* the attribute `column_units` of the /state series ("m", "1", "rad" of /state/q, per second
+ * for the velocities, per second squared for the accelerations) and `joint_units` of
+ * /joints/coordinates and /joints/rates; like `names`, only where an object header holds
+ * them. Returns < 0 on failure. */
+static herr_t units_write(mbsWriter *w, const mbsOutputInfo *info) {
+  static const struct {
+    seriesId id;
+    const char *suffix;
+  } coord[] = {{S_Q, ""},
+               {S_V, "/s"},
+               {S_SCHEME_VELOCITY, "/s"},
+               {S_ACCELERATION, "/s^2"},
+               {S_ALG_ACCELERATION, "/s^2"}};
+  herr_t rc = 0;
+  const char **col = NULL;
+  char *text = NULL;
+  if (info->coordinate_units && w->nq > 0 && w->nq <= NAMES_ATTR_MAX) {
+    col = malloc((size_t)w->nq * sizeof(*col));
+    text = malloc((size_t)w->nq * 16);
+    if (!col || !text) {
+      rc = -1;
+      goto done;
+    }
+    for (size_t k = 0; k < sizeof(coord) / sizeof(coord[0]) && rc >= 0; k++) {
+      if (w->s[coord[k].id].off) {
+        continue;
+      }
+      for (int i = 0; i < w->nq; i++) {
+        const char *u = info->coordinate_units[i] ? info->coordinate_units[i] : "";
+        snprintf(text + 16 * (size_t)i, 16, "%.6s%s", u, coord[k].suffix);
+        col[i] = text + 16 * (size_t)i;
+      }
+      rc = attr_strings(w->s[coord[k].id].dset, "column_units", col, w->nq);
+    }
+  }
+  if (rc >= 0 && info->joint_units && info->joint_rate_units && w->njoint > 0 &&
+      w->njoint <= NAMES_ATTR_MAX) {
+    rc = attr_strings(w->s[S_JOINT_COORDINATES].dset, "joint_units", info->joint_units, w->njoint);
+    if (rc >= 0) {
+      rc = attr_strings(w->s[S_JOINT_RATES].dset, "joint_units", info->joint_rate_units, w->njoint);
+    }
+  }
+done:
+  free(col);
+  free(text);
+  return rc;
+}
+
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err) {
   mbsWriter *w = NULL;
   hid_t fcpl = H5I_INVALID_HID;
@@ -1186,6 +1247,14 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
       h5_fail(err, path, "create dataset", series_path[i]);
       goto fail;
     }
+    if (!w->s[i].off && attr_string(w->s[i].dset, "units", series_units[i]) < 0) {
+      h5_fail(err, path, "write attribute 'units' of", series_path[i]);
+      goto fail;
+    }
+  }
+  if (units_write(w, info) < 0) {
+    h5_fail(err, path, "write the per-column units of", "/state and /joints");
+    goto fail;
   }
 
   /* labels: coordinate names (the dataset /state/names for any size; also the attribute

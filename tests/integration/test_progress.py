@@ -1,6 +1,6 @@
 """The progress line: on stderr when it is a terminal (a pseudo-terminal here), with the
 simulated time, steps/s and the ETA; silenced by --quiet; absent when stderr is a pipe
-unless --progress."""
+unless --progress, which then writes one line per update (a log file has no \\r)."""
 import os
 import pty
 import re
@@ -73,4 +73,9 @@ rc, out, err = run_on_pipe()
 check(rc == 0 and not LINE.search(err), "no progress when stderr is not a terminal")
 rc, out, err = run_on_pipe("--progress")
 check(rc == 0 and len(LINE.findall(err)) >= 1, "--progress forces it on a pipe (%d updates)" % len(LINE.findall(err)))
+# a log file: one whole line per update, no carriage returns
+progress_lines = [l for l in err.split("\n") if LINE.search(l)]
+check("\r" not in err and len(progress_lines) == len(LINE.findall(err)) and err.endswith("\n"),
+      "--progress on a pipe: one line per update ending in a newline, no \\r (%d lines)"
+      % len(progress_lines))
 done()

@@ -259,8 +259,13 @@ with h5py.File(b, "r+") as f:
     names[4] = "bob2.phi.w"
     f["state/q"].attrs["names"] = names
 code, out, err = compare(a, a)
-check(code == 0 and "2 attributes" in out, "compare: a file with itself, names included (%s)" %
-      out.strip())
+# every attribute of every dataset is compared: names, units, column_units, joint_units
+nattr = []
+with h5py.File(a, "r") as f:
+    f.visititems(lambda n, o: nattr.append(len(o.attrs)) if isinstance(o, h5py.Dataset) else None)
+check(code == 0 and "names" in h5py.File(a, "r")["state/q"].attrs and
+      (" %d attributes" % sum(nattr)) in out,
+      "compare: a file with itself, names included (%s; %d dataset attributes)" % (out.strip(), sum(nattr)))
 code, out, err = compare(a, b)
 check(code == 1 and "/state/q@names: 1 of 6 strings differ, first at 4" in out and
       "/state/v@names" not in out, "compare: a renamed coordinate is a difference (%s)" %

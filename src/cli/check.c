@@ -1,0 +1,184 @@
+/* check.c: the model listing of `mbsim-run --check` after the summary: gravity, each body's
+ * mass and principal moments of inertia, each joint's type, bodies, point and axes, each
+ * load (all world, t = 0, as the deck reader normalised them). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* entries listed per section: a deck of 60,000 bodies gets a count, not 60,000 lines */
+#define CHECK_LIST_MAX 1000
+
+/* eigenvalues of a symmetric 3x3 matrix by cyclic Jacobi rotations, ascending */
+static void principal_moments(const double m[9], double lam[3]) {
+  static const int pq[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  double a[9];
+  memcpy(a, m, sizeof(a));
+  for (int sweep = 0; sweep < 64; sweep++) {
+    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
+    double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+    if (off == 0.0 || off <= 1e-40 * diag) {
+      break;
+    }
+    for (int k = 0; k < 3; k++) {
+      int p = pq[k][0], q = pq[k][1];
+      double apq = a[3 * p + q];
+      if (apq == 0.0) {
+        continue;
+      }
+      double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
+      double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+      double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+      for (int j = 0; j < 3; j++) {
+        double ajp = a[3 * j + p], ajq = a[3 * j + q];
+        a[3 * j + p] = c * ajp - s * ajq;
+        a[3 * j + q] = s * ajp + c * ajq;
+      }
+      for (int j = 0; j < 3; j++) {
+        double apj = a[3 * p + j], aqj = a[3 * q + j];
+        a[3 * p + j] = c * apj - s * aqj;
+        a[3 * q + j] = s * apj + c * aqj;
+      }
+    }
+  }
+  lam[0] = a[0];
+  lam[1] = a[4];
+  lam[2] = a[8];
+  for (int i = 0; i < 2; i++) {
+    for (int j = i + 1; j < 3; j++) {
+      if (lam[j] < lam[i]) {
+        double t = lam[i];
+        lam[i] = lam[j];
+        lam[j] = t;
+      }
+    }
+  }
+}
+
+static const char *vec(char *buf, size_t n, const double v[3]) {
+  snprintf(buf, n, "[%.6g, %.6g, %.6g]", v[0], v[1], v[2]);
+  return buf;
+}
+
+static const char *body_name(const mbsDeck *deck, int b, char *buf, size_t n) {
+  return b < 0 ? "ground" : cli_escape(buf, n, deck->bodies[b].name);
+}
+
+static int more(FILE *f, int i, int n, const char *what) {
+  if (i == CHECK_LIST_MAX) {
+    fprintf(f, "  ... %d more %s not listed\n", n - i, what);
+    return 1;
+  }
+  return 0;
+}
+
+static void print_bodies(FILE *f, const mbsDeck *deck) {
+  char name[256], p[96];
+  fprintf(f, "bodies (mass; principal moments of inertia about the centre of mass; centre of "
+             "mass, world, t = 0):\n");
+  for (int b = 0; b < deck->nbody && !more(f, b, deck->nbody, "bodies"); b++) {
+    const mbsDeckBody *db = &deck->bodies[b];
+    fprintf(f, "  %s: %s%s, mass %.6g kg", cli_escape(name, sizeof(name), db->name),
+            mbs_body_type_word(db->type), db->fixed ? " (fixed)" : "", db->mass);
+    if (db->type == MBS_BODY_RIGID) {
+      double lam[3];
+      principal_moments(db->inertia, lam);
+      fprintf(f, ", inertia %.6g, %.6g, %.6g kg m^2", lam[0], lam[1], lam[2]);
+    }
+    fprintf(f, ", at %s m\n", vec(p, sizeof(p), db->position));
+  }
+}
+
+static void print_joints(FILE *f, const mbsDeck *deck) {
+  char n0[256], n1[256], n2[256], p[96], q[96];
+  fprintf(f, "joints (type, first body - second body, point and axes, world, t = 0):\n");
+  for (int j = 0; j < deck->njoint && !more(f, j, deck->njoint, "joints"); j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    fprintf(f, "  %s: %s, %s - %s", cli_escape(n0, sizeof(n0), dj->name),
+            mbs_joint_type_word(dj->type), body_name(deck, dj->body[0], n1, sizeof(n1)),
+            body_name(deck, dj->body[1], n2, sizeof(n2)));
+    switch (dj->type) {
+      case MBS_JOINT_DISTANCE: {
+        double d[3];
+        for (int c = 0; c < 3; c++) {
+          d[c] = dj->points[1][c] - dj->points[0][c];
+        }
+        fprintf(f, ", points %s and %s m, length %.6g m", vec(p, sizeof(p), dj->points[0]),
+                vec(q, sizeof(q), dj->points[1]), sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+        break;
+      }
+      case MBS_JOINT_UNIVERSAL:
+        fprintf(f, ", point %s m, axes %s and %s", vec(p, sizeof(p), dj->point),
+                vec(q, sizeof(q), dj->axes[0]), vec(n0, sizeof(n0), dj->axes[1]));
+        break;
+      case MBS_JOINT_REVOLUTE:
+      case MBS_JOINT_CYLINDRICAL:
+      case MBS_JOINT_PRISMATIC:
+      case MBS_JOINT_PLANAR:
+        fprintf(f, ", point %s m, %s %s", vec(p, sizeof(p), dj->point),
+                dj->type == MBS_JOINT_PLANAR ? "normal" : "axis", vec(q, sizeof(q), dj->axis));
+        break;
+      default: /* spherical, fixed: the frames are the bodies' own at t = 0 */
+        fprintf(f, ", point %s m", vec(p, sizeof(p), dj->point));
+        break;
+    }
+    if (dj->has_motion) {
+      fprintf(f, ", motion %.6g %s x profile", dj->motion_value,
+              dj->type == MBS_JOINT_REVOLUTE ? "rad" : "m");
+    }
+    fprintf(f, "\n");
+  }
+}
+
+static void print_loads(FILE *f, const mbsDeck *deck) {
+  char n0[256], n1[256], n2[256], p[96], q[96];
+  fprintf(f, "loads (world, t = 0):\n");
+  for (int l = 0; l < deck->nload && !more(f, l, deck->nload, "loads"); l++) {
+    const mbsDeckLoad *dl = &deck->loads[l];
+    fprintf(f, "  %s: %s", cli_escape(n0, sizeof(n0), dl->name), mbs_load_type_word(dl->type));
+    switch (dl->type) {
+      case MBS_LOAD_FORCE:
+      case MBS_LOAD_TORQUE:
+        fprintf(f, " on %s, %s %s (%s frame)", body_name(deck, dl->body, n1, sizeof(n1)),
+                vec(p, sizeof(p), dl->value), dl->type == MBS_LOAD_FORCE ? "N" : "N m",
+                dl->frame == MBS_FRAME_BODY ? "body" : "world");
+        if (dl->type == MBS_LOAD_FORCE && dl->has_point) {
+          fprintf(f, " at %s m", vec(q, sizeof(q), dl->point));
+        }
+        break;
+      case MBS_LOAD_JOINT_TORQUE:
+      case MBS_LOAD_JOINT_FORCE:
+        fprintf(f, " on joint %s, %.6g %s",
+                cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->value[0],
+                dl->type == MBS_LOAD_JOINT_FORCE ? "N" : "N m");
+        break;
+      case MBS_LOAD_SPRING:
+        fprintf(f,
+                ", %s - %s, points %s and %s m, stiffness %.6g N/m, damping %.6g N s/m, rest "
+                "length %.6g m",
+                body_name(deck, dl->bodies[0], n1, sizeof(n1)),
+                body_name(deck, dl->bodies[1], n2, sizeof(n2)), vec(p, sizeof(p), dl->points[0]),
+                vec(q, sizeof(q), dl->points[1]), dl->stiffness, dl->damping, dl->rest_length);
+        break;
+      case MBS_LOAD_ROTATIONAL_SPRING:
+        fprintf(f,
+                " on joint %s, stiffness %.6g N m/rad, damping %.6g N m s/rad, rest angle "
+                "%.6g rad",
+                cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->stiffness,
+                dl->damping, dl->rest_angle);
+        break;
+      default:
+        break;
+    }
+    fprintf(f, "\n");
+  }
+}
+
+void cli_print_check(FILE *f, const mbsDeck *deck) {
+  char g[96];
+  fprintf(f, "gravity:      %s m/s^2\n", vec(g, sizeof(g), deck->gravity));
+  print_bodies(f, deck);
+  print_joints(f, deck);
+  print_loads(f, deck);
+}
