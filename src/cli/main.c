@@ -80,7 +80,8 @@ static void print_help(void) {
       "  --set KEY=VALUE       override a scalar or a list of the deck by path, e.g.\n"
       "                        --set parameters.m=3, --set bodies.link1.mass=2,\n"
       "                        --set gravity=[0, 0, -1.62] (list entries by name or\n"
-      "                        index); may be repeated; missing keys are added\n"
+      "                        index); may be repeated; missing keys are added, but\n"
+      "                        parameters.NAME must name a parameter of the deck\n"
       "  --dt S                same as --set solver.dt=S\n"
       "  --t-end S             same as --set solver.t_end=S\n"
       "  --integrator NAME     same as --set solver.integrator=NAME (auto, em, midpoint,\n"
@@ -99,8 +100,11 @@ static void print_help(void) {
       "  --help                print this help\n"
       "options with a value also take it as --OPTION=VALUE (--t-end=2, --set=KEY=VALUE)\n"
       "\n"
-      "exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed\n"
-      "(the output so far is kept, its status attribute says where and why); 3 interrupted\n"
+      "exit status: 0 done (status 'completed', or 'completed with warning: ...' when the\n"
+      "energy balance is off by more than solver.energy_balance.warning); 1 bad deck,\n"
+      "arguments or restart file, or an output path that may not be replaced (nothing\n"
+      "written); 2 the solver failed or the motion blew up ('failed: unstable at t=...';\n"
+      "the output so far is kept, its status attribute says where and why); 3 interrupted\n"
       "by SIGINT, SIGTERM, SIGHUP or SIGPIPE (output flushed and closed).\n");
 }
 
