@@ -6,55 +6,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/eig3.h"
 
 /* entries listed per section: a deck of 60,000 bodies gets a count, not 60,000 lines */
 #define CHECK_LIST_MAX 1000
 
-/* eigenvalues of a symmetric 3x3 matrix by cyclic Jacobi rotations, ascending */
-static void principal_moments(const double m[9], double lam[3]) {
-  static const int pq[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-  double a[9];
-  memcpy(a, m, sizeof(a));
-  for (int sweep = 0; sweep < 64; sweep++) {
-    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
-    double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
-    if (off == 0.0 || off <= 1e-40 * diag) {
-      break;
-    }
-    for (int k = 0; k < 3; k++) {
-      int p = pq[k][0], q = pq[k][1];
-      double apq = a[3 * p + q];
-      if (apq == 0.0) {
-        continue;
-      }
-      double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
-      double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-      double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-      for (int j = 0; j < 3; j++) {
-        double ajp = a[3 * j + p], ajq = a[3 * j + q];
-        a[3 * j + p] = c * ajp - s * ajq;
-        a[3 * j + q] = s * ajp + c * ajq;
-      }
-      for (int j = 0; j < 3; j++) {
-        double apj = a[3 * p + j], aqj = a[3 * q + j];
-        a[3 * p + j] = c * apj - s * aqj;
-        a[3 * q + j] = s * apj + c * aqj;
-      }
-    }
-  }
-  lam[0] = a[0];
-  lam[1] = a[4];
-  lam[2] = a[8];
-  for (int i = 0; i < 2; i++) {
-    for (int j = i + 1; j < 3; j++) {
-      if (lam[j] < lam[i]) {
-        double t = lam[i];
-        lam[i] = lam[j];
-        lam[j] = t;
-      }
-    }
-  }
-}
 
 static const char *vec(char *buf, size_t n, const double v[3]) {
   snprintf(buf, n, "[%.6g, %.6g, %.6g]", v[0], v[1], v[2]);
@@ -83,7 +39,7 @@ static void print_bodies(FILE *f, const mbsDeck *deck) {
             mbs_body_type_word(db->type), db->fixed ? " (fixed)" : "", db->mass);
     if (db->type == MBS_BODY_RIGID) {
       double lam[3];
-      principal_moments(db->inertia, lam);
+      mbs_sym3_eigenvalues(db->inertia, lam);
       fprintf(f, ", inertia %.6g, %.6g, %.6g kg m^2", lam[0], lam[1], lam[2]);
     }
     fprintf(f, ", at %s m\n", vec(p, sizeof(p), db->position));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "deck/deck_internal.h"
+#include "util/eig3.h"
 
 #define PI 3.14159265358979323846
 
@@ -42,56 +43,6 @@ static const char *const point_rejects[] = {
 /* ---------------------------------------------------------------------------------------- */
 /* mass properties */
 
-/* eigenvalues of a symmetric 3x3 matrix by cyclic Jacobi rotations, ascending */
-static void sym3_eigenvalues(const double m[9], double lam[3]) {
-  static const int pq[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-  double a[9];
-  memcpy(a, m, sizeof(a));
-
-  for (int sweep = 0; sweep < 64; sweep++) {
-    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
-    double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
-    if (off <= 1e-40 * diag || off == 0.0) {
-      break;
-    }
-
-    /* zero a_pq with the rotation of Numerical Recipes sec. 11.1 (A' = P^T A P) */
-    for (int k = 0; k < 3; k++) {
-      int p = pq[k][0], q = pq[k][1];
-      double apq = a[3 * p + q];
-      if (apq == 0.0) {
-        continue;
-      }
-      double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
-      double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-      double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-      for (int j = 0; j < 3; j++) {
-        double ajp = a[3 * j + p], ajq = a[3 * j + q];
-        a[3 * j + p] = c * ajp - s * ajq;
-        a[3 * j + q] = s * ajp + c * ajq;
-      }
-      for (int j = 0; j < 3; j++) {
-        double apj = a[3 * p + j], aqj = a[3 * q + j];
-        a[3 * p + j] = c * apj - s * aqj;
-        a[3 * q + j] = s * apj + c * aqj;
-      }
-    }
-  }
-
-  /* sort the diagonal */
-  lam[0] = a[0];
-  lam[1] = a[4];
-  lam[2] = a[8];
-  for (int i = 0; i < 2; i++) {
-    for (int j = i + 1; j < 3; j++) {
-      if (lam[j] < lam[i]) {
-        double tmp = lam[i];
-        lam[i] = lam[j];
-        lam[j] = tmp;
-      }
-    }
-  }
-}
 
 /* inertia I and Euler tensor E = tr(I)/2 * 1 - I (E^ij = ∫ θi θj dm, seed 000 eq. 14) say
  * the same thing: E must be positive semi-definite, which for I means I is positive
@@ -101,7 +52,7 @@ static void sym3_eigenvalues(const double m[9], double lam[3]) {
 static mbsStatus check_inertia(DeckReader *r, const yaml_node_t *at, int from_euler,
                                const double I[9]) {
   double lam[3], e[3];
-  sym3_eigenvalues(I, lam);
+  mbs_sym3_eigenvalues(I, lam);
   double scale = fmax(fabs(lam[0]), fabs(lam[2]));
   double tol = INERTIA_RTOL * scale;
 
