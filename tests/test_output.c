@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mbsim/output.h"
+#include "scratch_dir.h"
 
 #define NQ 4
 #define NB 2
@@ -21,31 +22,12 @@
 
 /* ---------- fixture: a scratch directory and a record with known values ---------- */
 
-static char tmpdir[64];
-
 static void setup(void) {
-  snprintf(tmpdir, sizeof(tmpdir), "/tmp/mbs_test_output_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void) {
-  DIR *d = opendir(tmpdir);
-  if (d) {
-    struct dirent *e;
-    char p[512];
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-        snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
-        remove(p);
-      }
-    }
-    closedir(d);
-  }
-  rmdir(tmpdir);
+  scratch_make("mbs_test_output");
 }
 
 static void path_in(char *buf, size_t n, const char *name) {
-  snprintf(buf, n, "%s/%s", tmpdir, name);
+  snprintf(buf, n, "%s/%s", scratch, name);
 }
 
 static const char *const coord_names[NQ] = {"link1.x", "link1.d2.z", "mass.y", "\xc3\xbc.x"};
@@ -160,6 +142,16 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
   };
   rb->rec = r;
   return &rb->rec;
+}
+
+/* a result of one record at path, all of it succeeding (what names the case) */
+static void write_one_record(const char *path, const mbsOutputInfo *info, recordBuf *rb,
+                             const char *what) {
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, info, &err);
+  ck_assert_msg(w != NULL, "%s: %s", what, err.msg);
+  ck_assert_int_eq(mbs_output_append(w, make_record(rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
 }
 
 static long open_ids(void) {
@@ -554,15 +546,15 @@ START_TEST(test_running_after_flush) {
   /* right after create: no records, status running, under the temporary name (the file
    * takes its own name, and the sidecar appears, with the first record) */
   char tmp[512] = "";
-  DIR *dir = opendir(tmpdir);
+  DIR *dir = opendir(scratch);
   ck_assert_ptr_nonnull(dir);
   for (struct dirent *e; (e = readdir(dir)) != NULL;) {
     if (strncmp(e->d_name, ".live.h5.tmp-", strlen(".live.h5.tmp-")) == 0) {
-      snprintf(tmp, sizeof(tmp), "%s/%s", tmpdir, e->d_name);
+      snprintf(tmp, sizeof(tmp), "%s/%s", scratch, e->d_name);
     }
   }
   closedir(dir);
-  ck_assert_msg(tmp[0], "no temporary file .live.h5.tmp-* in %s", tmpdir);
+  ck_assert_msg(tmp[0], "no temporary file .live.h5.tmp-* in %s", scratch);
   ck_assert_int_ne(access(path, F_OK), 0);
   ck_assert_int_ne(access(xmf, F_OK), 0);
   copy_file(tmp, copy);
@@ -720,7 +712,7 @@ START_TEST(test_create_fails) {
   ck_assert_msg(strstr(err.msg, "is not a directory") != NULL, "message: %s", err.msg);
 
   /* the path is a directory */
-  ck_assert_ptr_null(mbs_output_create(tmpdir, &info, &err));
+  ck_assert_ptr_null(mbs_output_create(scratch, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_msg(strstr(err.msg, "is a directory") != NULL, "message: %s", err.msg);
 
@@ -732,7 +724,7 @@ START_TEST(test_create_fails) {
   if (geteuid() != 0) {
     ck_assert_int_eq(permission_case(ro, &info), 0);
   } else {
-    ck_assert_int_eq(chmod(tmpdir, 0755), 0); /* nobody must reach ro */
+    ck_assert_int_eq(chmod(scratch, 0755), 0); /* nobody must reach ro */
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -817,7 +809,7 @@ START_TEST(test_xdmf) {
   ck_assert_int_eq(xmf_grids(xmf), 20);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
   ck_assert_int_eq(xmf_grids(xmf), 37);
-  DIR *dir = opendir(tmpdir);
+  DIR *dir = opendir(scratch);
   ck_assert_ptr_nonnull(dir);
   for (struct dirent *e; (e = readdir(dir)) != NULL;) {
     ck_assert_msg(strstr(e->d_name, ".tmp-") == NULL, "left behind: %s", e->d_name);
@@ -851,7 +843,7 @@ START_TEST(test_xdmf) {
   ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/velocity<"), 37);
   ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/angular_velocity<"), 37);
   ck_assert_int_eq(count_substr(s, ">pendulum.h5:/bodies/orientation<"), 3 * 37);
-  ck_assert_ptr_null(strstr(s, tmpdir));
+  ck_assert_ptr_null(strstr(s, scratch));
   /* record 36: start, stride, count into [N,nb,3] and column 1 (d2) of [N,nb,3,3] */
   ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 2 3<"));
   ck_assert_ptr_nonnull(strstr(s, ">36 0 0 1 1 1 1 1 1 2 3 1<"));
@@ -867,18 +859,12 @@ START_TEST(test_xdmf) {
   char other[256], other_xmf[256];
   path_in(other, sizeof(other), "run.hdf5");
   path_in(other_xmf, sizeof(other_xmf), "run.hdf5.xmf");
-  w = mbs_output_create(other, &info, &err);
-  ck_assert_msg(w != NULL, "create: %s", err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  write_one_record(other, &info, &rb, "create");
   ck_assert_int_eq(xmf_grids(other_xmf), 1);
   info.write_xdmf = 0;
   path_in(other, sizeof(other), "plain.h5");
   path_in(other_xmf, sizeof(other_xmf), "plain.xmf");
-  w = mbs_output_create(other, &info, &err);
-  ck_assert_msg(w != NULL, "create: %s", err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  write_one_record(other, &info, &rb, "create");
   ck_assert_int_ne(access(other_xmf, F_OK), 0);
   ck_assert_int_eq(open_ids(), 0);
 }
@@ -1148,7 +1134,7 @@ START_TEST(test_output_path_safety) {
   remove(link);
 
   /* no temporary file is left behind */
-  DIR *dir = opendir(tmpdir);
+  DIR *dir = opendir(scratch);
   ck_assert_ptr_nonnull(dir);
   struct dirent *e;
   while ((e = readdir(dir)) != NULL) {
@@ -1256,10 +1242,7 @@ START_TEST(test_sidecar_path_rules) {
   ck_assert_str_eq(kept, mine);
   free(kept);
   info.overwrite = 1;
-  w = mbs_output_create(path, &info, &err);
-  ck_assert_msg(w != NULL, "overwrite: %s", err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  write_one_record(path, &info, &rb, "overwrite");
   ck_assert_int_eq(xmf_grids(xmf), 1);
   info.overwrite = 0;
 
@@ -1343,7 +1326,7 @@ END_TEST
 Suite *output_suite(void) {
   Suite *s = suite_create("output");
   TCase *tc = tcase_create("writer");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, setup, scratch_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_running_after_flush);

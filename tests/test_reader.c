@@ -12,26 +12,14 @@
 #include <unistd.h>
 
 #include "mbsim/output.h"
+#include "scratch_dir.h"
 
 #define NQ 4
 #define NC 2
 #define NJ 1
 
-static char dir[64];
-
 static void setup(void) {
-  snprintf(dir, sizeof(dir), "/tmp/mbs_test_reader_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void) {
-  char p[128];
-  static const char *const names[] = {"r.h5", "r.xmf", "fifo", "text.h5", NULL};
-  for (int i = 0; names[i]; i++) {
-    snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-    remove(p);
-  }
-  rmdir(dir);
+  scratch_make("mbs_test_reader");
 }
 
 /* a genalpha-like result of 5 records with known values; multipliers only when with_mu */
@@ -105,7 +93,7 @@ static int same_doubles(const double *a, const double *b, int n) {
 /* the child's record is the in-process record, bit for bit */
 START_TEST(test_isolated_equals_in_process) {
   char path[128];
-  snprintf(path, sizeof(path), "%s/r.h5", dir);
+  snprintf(path, sizeof(path), "%s/r.h5", scratch);
   for (int with_mu = 0; with_mu <= 1; with_mu++) {
     write_result(path, with_mu);
     mbsLastRecord a, b;
@@ -144,7 +132,7 @@ END_TEST
 /* other sizes: refused before the record is read, with the file's sizes */
 START_TEST(test_isolated_sizes) {
   char path[128];
-  snprintf(path, sizeof(path), "%s/r.h5", dir);
+  snprintf(path, sizeof(path), "%s/r.h5", scratch);
   write_result(path, 1);
   mbsLastRecord r;
   mbsError err;
@@ -161,7 +149,7 @@ END_TEST
 /* a FIFO is refused at once (nothing writes to it: an open would block for ever) */
 START_TEST(test_fifo_not_opened) {
   char path[128];
-  snprintf(path, sizeof(path), "%s/fifo", dir);
+  snprintf(path, sizeof(path), "%s/fifo", scratch);
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   mbsLastRecord r;
   mbsError err;
@@ -179,10 +167,10 @@ START_TEST(test_inspect) {
   char path[128], text[128];
   int is_result = 1;
   mbsError err;
-  snprintf(path, sizeof(path), "%s/r.h5", dir);
+  snprintf(path, sizeof(path), "%s/r.h5", scratch);
   ck_assert_int_eq(mbs_output_inspect(path, NULL, &is_result, &err), MBS_OK);
   ck_assert_int_eq(is_result, 0);
-  snprintf(text, sizeof(text), "%s/text.h5", dir);
+  snprintf(text, sizeof(text), "%s/text.h5", scratch);
   FILE *f = fopen(text, "w");
   ck_assert_ptr_nonnull(f);
   fputs("notes\n", f);
@@ -234,7 +222,7 @@ END_TEST
 Suite *reader_suite(void) {
   Suite *s = suite_create("reader");
   TCase *tc = tcase_create("isolated");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, setup, scratch_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_isolated_equals_in_process);
   tcase_add_test(tc, test_isolated_sizes);

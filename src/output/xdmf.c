@@ -331,12 +331,13 @@ static int pwrite_all(int fd, const char *p, size_t n, off_t off) {
   return 0;
 }
 
-/* create a new file beside target: "<dir>/.<name>.tmp-<pid>-<k>", with O_EXCL and
- * O_NOFOLLOW, so that nothing that was there (a file, a link planted at a name that could
- * be guessed) is ever opened; returns the descriptor and *tmp (malloc'd), or -1 */
 static void temp_name(char *buf, size_t n, const char *target, unsigned long *seed);
 
-static int open_temp(const char *target, char **tmp) {
+/* try fresh temporary names beside target ("<dir>/.<name>.tmp-<pid>-<k>") with claim until it
+ * succeeds (a result >= 0) or fails otherwise than with EEXIST; returns that result with *tmp
+ * malloc'd, or -1 with errno set and *tmp NULL */
+static int claim_temp(const char *target, char **tmp, int (*claim)(const char *name, void *arg),
+                      void *arg) {
   size_t n = strlen(target) + 64;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -348,21 +349,32 @@ static int open_temp(const char *target, char **tmp) {
   }
   for (int attempt = 0; attempt < 100; attempt++) {
     temp_name(*tmp, n, target, &seed);
-    int fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0 || errno != EEXIST) {
-      if (fd < 0) {
-        int saved = errno;
-        free(*tmp);
-        *tmp = NULL;
-        errno = saved;
-      }
-      return fd;
+    int rc = claim(*tmp, arg);
+    if (rc >= 0) {
+      return rc;
+    }
+    if (errno != EEXIST) {
+      break;
     }
   }
+  int saved = errno;
   free(*tmp);
   *tmp = NULL;
-  errno = EEXIST;
+  errno = saved;
   return -1;
+}
+
+/* a new file at name, with O_EXCL and O_NOFOLLOW, so that nothing that was there (a file, a
+ * link planted at a name that could be guessed) is ever opened */
+static int create_excl(const char *name, void *arg) {
+  (void)arg;
+  return open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+
+/* a new file beside target (see create_excl); returns the descriptor and *tmp (malloc'd), or
+ * -1 */
+static int open_temp(const char *target, char **tmp) {
+  return claim_temp(target, tmp, create_excl, NULL);
 }
 
 /* the name part of open_temp without creating anything: "<dir>/.<name>.tmp-<pid>-<k>" */
@@ -393,39 +405,23 @@ static int open_unnamed(const char *target) {
 #endif
 }
 
-/* give the unnamed file fd a new temporary name beside target (linkat never replaces
- * anything); 0 with *tmp malloc'd, or -1 with errno set */
+/* the unnamed file *(int *)arg linked at name (linkat never replaces anything) */
+static int link_unnamed(const char *name, void *arg) {
+  int fd = *(const int *)arg;
+  int rc = linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH);
+  if (rc != 0 && errno != EEXIST) {
+    /* without CAP_DAC_READ_SEARCH: through /proc */
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    rc = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW);
+  }
+  return rc;
+}
+
+/* give the unnamed file fd a new temporary name beside target; 0 with *tmp malloc'd, or -1
+ * with errno set */
 static int name_unnamed(int fd, const char *target, char **tmp) {
-  size_t n = strlen(target) + 64;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  unsigned long seed = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
-  *tmp = malloc(n);
-  if (!*tmp) {
-    errno = ENOMEM;
-    return -1;
-  }
-  for (int attempt = 0; attempt < 100; attempt++) {
-    temp_name(*tmp, n, target, &seed);
-    int rc = linkat(fd, "", AT_FDCWD, *tmp, AT_EMPTY_PATH);
-    if (rc != 0 && errno != EEXIST) {
-      /* without CAP_DAC_READ_SEARCH: through /proc */
-      char proc[64];
-      snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-      rc = linkat(AT_FDCWD, proc, AT_FDCWD, *tmp, AT_SYMLINK_FOLLOW);
-    }
-    if (rc == 0) {
-      return 0;
-    }
-    if (errno != EEXIST) {
-      break;
-    }
-  }
-  int saved = errno;
-  free(*tmp);
-  *tmp = NULL;
-  errno = saved;
-  return -1;
+  return claim_temp(target, tmp, link_unnamed, &fd);
 }
 
 /* ---------- the sidecar's place ---------- */

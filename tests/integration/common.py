@@ -24,6 +24,14 @@ def deck(name):
     return os.path.join(ROOT, "decks", name)
 
 
+def write_deck(name, text):
+    """Write text as the deck TMP/name; return its path."""
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def run(deck_path, *args, out=None, check=True, timeout=600):
     """Run mbsim-run; return (returncode, stdout, stderr, output path)."""
     if out is None:

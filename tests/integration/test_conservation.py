@@ -4,11 +4,10 @@ tilted 30 deg, spinning at 50 rad/s, dt = 1e-3) conserved to round-off over 1e4 
 steps, with no linear drift, and a state that does not depend on output.every. The reference
 is the conservation law itself (gravity has no moment about the vertical through the fixed
 tip, so the vertical angular momentum J_z is conserved exactly; E is conserved exactly)."""
-import os
 
 import numpy as np
 
-from common import QUICK, TMP, check, done, load, run
+from common import QUICK, check, done, load, run, write_deck
 
 TOP = """mbsim: 1
 title: heavy symmetric top
@@ -25,9 +24,7 @@ joints:
 solver: {dt: 1.0e-3, t_end: 10.0}
 output: {xdmf: false}
 """
-path = os.path.join(TMP, "top.yaml")
-with open(path, "w") as f:
-    f.write(TOP)
+path = write_deck("top.yaml", TOP)
 
 
 def drift(r):

@@ -15,7 +15,7 @@ import subprocess
 import h5py
 import numpy as np
 
-from common import MBSIM, TMP, check, deck, done, load, run
+from common import MBSIM, TMP, check, deck, done, load, run, write_deck
 
 INTEGRATORS = ("em", "midpoint", "euler", "genalpha")
 m, r = 2.0, 0.5
@@ -29,9 +29,7 @@ joints:
 solver: {dt: 1.0e-3, t_end: 3.0}
 output: {xdmf: false}
 """
-path = os.path.join(TMP, "crank.yaml")
-with open(path, "w") as f:
-    f.write(CRANK)
+path = write_deck("crank.yaml", CRANK)
 for integ in INTEGRATORS:
     _, _, _, out = run(path, "--integrator", integ)
     res = load(out)
@@ -77,9 +75,7 @@ loads:
 solver: {dt: 1.0e-2, t_end: 2.0}
 output: {xdmf: false}
 """
-wpath = os.path.join(TMP, "window.yaml")
-with open(wpath, "w") as f:
-    f.write(WIN)
+wpath = write_deck("window.yaml", WIN)
 for integ in INTEGRATORS:
     _, _, _, out = run(wpath, "--integrator", integ)
     res = load(out)
@@ -109,9 +105,7 @@ loads:
 solver: {integrator: genalpha, t_end: 2.0}
 output: {xdmf: false}
 """
-opath = os.path.join(TMP, "osc.yaml")
-with open(opath, "w") as f:
-    f.write(OSC)
+opath = write_deck("osc.yaml", OSC)
 errs = []
 for dt in (4e-3, 2e-3, 1e-3):
     _, _, _, out = run(opath, "--dt", str(dt))
@@ -134,9 +128,7 @@ joints:
 solver: {integrator: genalpha, dt: 4.0e-3, t_end: 10.0}
 output: {xdmf: false}
 """
-tpath = os.path.join(TMP, "top.yaml")
-with open(tpath, "w") as f:
-    f.write(TOP)
+tpath = write_deck("top.yaml", TOP)
 out = os.path.join(TMP, "top.h5")
 p = subprocess.run([MBSIM, tpath, "-o", out], capture_output=True, text=True, timeout=600)
 with h5py.File(out, "r") as f:
@@ -165,9 +157,7 @@ joints:
 solver: {dt: 1.0e-3, t_end: 2.0}
 output: {xdmf: false, every: 10}
 """
-ppath = os.path.join(TMP, "expr_motion.yaml")
-with open(ppath, "w") as f:
-    f.write(PE)
+ppath = write_deck("expr_motion.yaml", PE)
 for integ in INTEGRATORS:
     _, _, _, out = run(ppath, "--integrator", integ)
     res = load(out)
@@ -182,9 +172,7 @@ SINE = WIN.replace("profile: {window: [0.5, 1.5]}", "profile: {sine: {amplitude:
 EXPR = WIN.replace("profile: {window: [0.5, 1.5]}", 'profile: {expression: "2 * sin(pi * t)"}')
 outs = []
 for name, text in (("sine.yaml", SINE), ("expr.yaml", EXPR)):
-    pth = os.path.join(TMP, name)
-    with open(pth, "w") as f:
-        f.write(text)
+    pth = write_deck(name, text)
     outs.append(load(run(pth)[3]))
 d = np.max(np.abs(outs[0]["state/q"] - outs[1]["state/q"]))
 check(d <= 1e-14, "a force with the expression 2 sin(pi t) moves like the sine profile (%.1e)" % d)

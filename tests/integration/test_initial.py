@@ -13,7 +13,7 @@ import subprocess
 
 import numpy as np
 
-from common import MBSIM, TMP, check, deck, done, load, run
+from common import MBSIM, TMP, check, deck, done, load, run, write_deck
 
 # the shipped decks/four_bar_projected.yaml: decks/four_bar.yaml without its velocities
 bare = open(deck("four_bar_projected.yaml")).read()
@@ -61,14 +61,7 @@ output: {xdmf: false}
 """
 
 
-def write(name, txt):
-    pth = os.path.join(TMP, name)
-    with open(pth, "w") as f:
-        f.write(txt)
-    return pth
-
-
-pp = write("pend.yaml", PEND % (", initial_rate: 2.0", "initial: {project_velocities: true}"))
+pp = write_deck("pend.yaml", PEND % (", initial_rate: 2.0", "initial: {project_velocities: true}"))
 _, _, _, out = run(pp)
 r = load(out)
 check(abs(r["joints/rates"][0, 0, 0] - 2.0) <= 1e-12 and
@@ -78,7 +71,7 @@ check(abs(r["joints/rates"][0, 0, 0] - 2.0) <= 1e-12 and
 
 
 def refused(name, txt, want, line):
-    pth = write(name, txt)
+    pth = write_deck(name, txt)
     q = subprocess.run([MBSIM, pth, "-o", os.path.join(TMP, "no.h5")], capture_output=True,
                        text=True)
     check(q.returncode == 1 and want in q.stderr and ("%s:%d:" % (name, line)) in q.stderr and

@@ -9,20 +9,12 @@ an independent ODE:
 - a top on a spherical joint: the rotation vector of its attitude relative to t = 0
   (scipy's Rotation from /bodies/orientation) and the angular velocity as the rates;
 - a joint torque: the load's torque is tau about the axis."""
-import os
 
 import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from common import TMP, check, done, load, run
-
-
-def write(name, text):
-    path = os.path.join(TMP, name)
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+from common import check, done, load, run, write_deck
 
 
 def names(r, key):
@@ -31,7 +23,7 @@ def names(r, key):
 
 # cart on a rail, pushed
 m, F = 2.0, 3.0
-p = write("cart.yaml", """mbsim: 1
+p = write_deck("cart.yaml", """mbsim: 1
 bodies:
   - {name: cart, mass: 2.0, inertia: [0.1, 0.1, 0.1], position: [0, 0, 0]}
 joints:
@@ -56,7 +48,7 @@ check(np.max(np.abs(fl - [F, 0, 0, 0, 0, 0])) <= 1e-12, "the joint force acts al
 
 # spring-damper between the cart and a mass
 k, c, L = 40.0, 0.7, 1.0
-p = write("spring.yaml", """mbsim: 1
+p = write_deck("spring.yaml", """mbsim: 1
 bodies:
   - {name: cart, mass: 2.0, inertia: [0.1, 0.1, 0.1], position: [0, 0, 0]}
   - {name: bob, type: point, mass: 0.5, position: [1.2, 0.3, 0]}
@@ -86,7 +78,7 @@ check(np.max(np.abs(r["loads/force"][:, 1, 3:])) <= 1e-12, "no torque about the 
 # rod pendulum on a revolute joint, swinging over the top
 mr, lr, g, w0 = 1.0, 0.6, 9.81, 12.0
 I_O = mr * lr ** 2 / 3
-p = write("rod.yaml", """mbsim: 1
+p = write_deck("rod.yaml", """mbsim: 1
 gravity: [0, 0, -9.81]
 bodies:
   - {name: rod, mass: 1.0, inertia: [1.0e-4, 0.03, 0.03], position: [0, 0, -0.3],
@@ -115,7 +107,7 @@ check(errs[1][0] <= 5e-4 and errs[1][1] <= 1e-3 and 1.8 <= o <= 2.2,
       % (errs[1][0], errs[1][1], o))
 
 # top on a spherical joint
-p = write("top.yaml", """mbsim: 1
+p = write_deck("top.yaml", """mbsim: 1
 gravity: [0, 0, -9.81]
 bodies:
   - {name: top, mass: 1.0, inertia: [0.05, 0.05, 0.08], position: [0.25, 0, 0.4330127018922193],
@@ -144,7 +136,7 @@ check(np.max(np.abs(ft - [0, 0, 0, 0, 0, 0.2])) <= 1e-12, "a world torque: /load
 #   (M + m) x'' + m lc (th'' cos th - th'^2 sin th) = 0
 #   (Ic + m lc^2) th'' + m lc x'' cos th + m g lc sin th = 0
 M, mc, lc, Ic, th0 = 4.0, 1.0, 0.5, 1.0 / 12.0, 0.5
-p = write("crane.yaml", """mbsim: 1
+p = write_deck("crane.yaml", """mbsim: 1
 gravity: [0, 0, -9.81]
 bodies:
   - {name: trolley, mass: 4.0, inertia: [0.1, 0.1, 0.1], position: [0, 0, 0]}

@@ -7,12 +7,11 @@ recorded (consistent) state, for every integrator.
 - On the double pendulum of point masses the rods are the only forces besides gravity:
   m a - m g (a from central differences of the recorded velocities) equals the reactions to
   O(dt^2), halving as dt^2 with dt."""
-import os
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from common import QUICK, TMP, check, deck, done, load, run
+from common import QUICK, check, deck, done, load, run, write_deck
 
 m, L, g, th0 = 1.5, 0.8, 9.81, 1.0
 PEND = """mbsim: 1
@@ -24,9 +23,7 @@ joints:
 solver: {t_end: 2.0}
 output: {xdmf: false}
 """ % ((L * np.sin(th0), -L * np.cos(th0)) * 2)
-path = os.path.join(TMP, "pendulum.yaml")
-with open(path, "w") as f:
-    f.write(PEND)
+path = write_deck("pendulum.yaml", PEND)
 
 # independent reference: theta'' = -g/L sin(theta)
 sol = solve_ivp(lambda t, y: [y[1], -g / L * np.sin(y[0])], (0, 2), [th0, 0.0],
