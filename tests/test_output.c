@@ -1217,10 +1217,7 @@ START_TEST(test_sidecar_path_rules) {
   mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
   recordBuf rb;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
-  ck_assert_msg(w != NULL, "create: %s", err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  write_one_record(path, &info, &rb, "create");
   char *before = slurp(path);
 
   /* a directory named like the sidecar: refused, the earlier result untouched */
