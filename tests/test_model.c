@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "mbsim/solver.h"

@@ -11,8 +11,8 @@
 #ifndef MBSIM_MODEL_H
 #define MBSIM_MODEL_H
 
-#include "mbsim/deck.h"
 #include "mbsim/error.h"
+#include "mbsim/types.h"
 
 /* max vector nodes one constraint row touches (two bodies of four nodes each) */
 #define MBS_CON_MAXNODE 8
@@ -43,22 +43,6 @@ typedef struct {
   int jrow;  /* its row number within the joint (0-based, as listed in decks/README.md,
                 whatever was dropped), or within the body's rigidity */
 } mbsConRow;
-
-/* element kinds: potentials and non-potential forces (elements.h has the function table) */
-#define MBS_ELEM_KIND_LIST(X)                                                                      \
-  X(MBS_ELEM_GRAVITY, "gravity")                                                                   \
-  X(MBS_ELEM_FORCE, "force")                                                                       \
-  X(MBS_ELEM_TORQUE, "torque")                                                                     \
-  X(MBS_ELEM_JOINT_TORQUE, "joint_torque")                                                         \
-  X(MBS_ELEM_JOINT_FORCE, "joint_force")                                                           \
-  X(MBS_ELEM_AUGMENTED_TORQUE, "augmented_torque")                                                 \
-  X(MBS_ELEM_DRIVE, "drive")                                                                       \
-  X(MBS_ELEM_SPRING, "spring")                                                                     \
-  X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")
-
-#define MBS_ENUM_ENTRY(name, word) name,
-typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
-#undef MBS_ENUM_ENTRY
 
 #define MBS_ELEM_NPARAM 32
 
@@ -207,6 +191,7 @@ typedef struct mbsModel {
  * initial state, integrator choice and the sparsity pattern of the Newton matrix.
  * Checks what needs the whole model (e.g. initial velocities that violate a joint).
  * Returns NULL and fills err on failure. */
+typedef struct mbsDeck mbsDeck; /* deck.h */
 mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 
 /* release a model (accepts NULL) */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "mbsim/deck.h"
 #include "mbsim/model.h"
 #include "mbsim/output.h"
 #include "mbsim/solver.h"

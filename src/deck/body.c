@@ -15,10 +15,6 @@
 #define INERTIA_RTOL 1e-12
 #define DIRECTOR_TOL 1e-9
 
-#define WORD(name, word) word,
-static const char *const body_type_words[] = {MBS_BODY_TYPE_LIST(WORD)};
-#undef WORD
-
 static const char *const body_keys[] = {"name",
                                         "type",
                                         "mass",
@@ -555,7 +551,7 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   deck_names_put(&r->body_names, b->name, i);
 
   if ((v = deck_map_get(&m, "type"))) {
-    if ((st = deck_word(r, v, "type", "body type", body_type_words, MBS_BODY_TYPE_COUNT, &t)) !=
+    if ((st = deck_word(r, v, "type", "body type", mbs_body_type_words, MBS_BODY_TYPE_COUNT, &t)) !=
         MBS_OK) {
       goto fail;
     }

@@ -12,53 +12,6 @@
 #include "util/profile.h"
 
 /* ---------------------------------------------------------------------------------------- */
-/* keyword tables (one X-macro list each in deck.h) */
-
-#define WORD(name, word) word,
-static const char *const body_type_words[] = {MBS_BODY_TYPE_LIST(WORD)};
-static const char *const joint_type_words[] = {MBS_JOINT_TYPE_LIST(WORD)};
-static const char *const load_type_words[] = {MBS_LOAD_TYPE_LIST(WORD)};
-static const char *const frame_words[] = {MBS_FRAME_LIST(WORD)};
-static const char *const method_words[] = {MBS_TORQUE_METHOD_LIST(WORD)};
-static const char *const augmentation_words[] = {MBS_AUGMENTATION_LIST(WORD)};
-static const char *const profile_words[] = {MBS_PROFILE_LIST(WORD)};
-static const char *const integrator_words[] = {MBS_INTEGRATOR_LIST(WORD)};
-static const char *const linear_solver_words[] = {MBS_LINEAR_SOLVER_LIST(WORD)};
-#undef WORD
-
-const char *mbs_body_type_word(mbsBodyType t) {
-  return (unsigned)t < MBS_BODY_TYPE_COUNT ? body_type_words[t] : "unknown";
-}
-
-const char *mbs_joint_type_word(mbsJointType t) {
-  return (unsigned)t < MBS_JOINT_TYPE_COUNT ? joint_type_words[t] : "unknown";
-}
-
-const char *mbs_load_type_word(mbsLoadType t) {
-  return (unsigned)t < MBS_LOAD_TYPE_COUNT ? load_type_words[t] : "unknown";
-}
-
-const char *mbs_linear_solver_word(mbsLinearSolver t) {
-  return (unsigned)t < MBS_LINEAR_SOLVER_COUNT ? linear_solver_words[t] : "unknown";
-}
-
-const char *mbs_integrator_word(mbsIntegrator t) {
-  return (unsigned)t < MBS_INTEGRATOR_COUNT ? integrator_words[t] : "unknown";
-}
-
-int mbs_integrator_from_word(const char *word) {
-  if (!word) {
-    return -1;
-  }
-  for (int i = 0; i < MBS_INTEGRATOR_COUNT; i++) {
-    if (strcmp(word, integrator_words[i]) == 0) {
-      return i;
-    }
-  }
-  return -1;
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* keys */
 
 static const char *const top_keys[] = {"mbsim",  "title", "gravity", "parameters", "bodies",
@@ -313,9 +266,9 @@ static mbsStatus read_profile(DeckReader *r, yaml_node_t *n, const char *field, 
       return MBS_OK;
     }
     for (t = 1; t < MBS_PROFILE_COUNT; t++) {
-      if (deck_text_is(n, profile_words[t])) {
+      if (deck_text_is(n, mbs_profile_words[t])) {
         return deck_fail(r, n, "%s: the %s profile needs parameters, e.g. {%s: ...}", field,
-                         profile_words[t], profile_words[t]);
+                         mbs_profile_words[t], mbs_profile_words[t]);
       }
     }
     return deck_fail(r, n, "%s: expected %s", field, want);
@@ -333,12 +286,12 @@ static mbsStatus read_profile(DeckReader *r, yaml_node_t *n, const char *field, 
                    field, m.n);
     goto fail;
   }
-  if ((st = deck_word(r, m.kv[0].key, field, "profile", profile_words, MBS_PROFILE_COUNT, &t)) !=
+  if ((st = deck_word(r, m.kv[0].key, field, "profile", mbs_profile_words, MBS_PROFILE_COUNT, &t)) !=
       MBS_OK) {
     goto fail;
   }
   p->kind = (mbsProfileKind)t;
-  snprintf(f, sizeof(f), "%.100s.%s", field, profile_words[t]);
+  snprintf(f, sizeof(f), "%.100s.%s", field, mbs_profile_words[t]);
   yaml_node_t *v = m.kv[0].value;
   switch (p->kind) {
     case MBS_PROFILE_CONSTANT:
@@ -487,12 +440,12 @@ static mbsStatus read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int 
     st = deck_fail(r, m.node, "missing required key 'type'");
     goto fail;
   }
-  if ((st = deck_word(r, v, "type", "joint type", joint_type_words, MBS_JOINT_TYPE_COUNT, &t)) !=
+  if ((st = deck_word(r, v, "type", "joint type", mbs_joint_type_words, MBS_JOINT_TYPE_COUNT, &t)) !=
       MBS_OK) {
     goto fail;
   }
   j->type = (mbsJointType)t;
-  const char *tw = joint_type_words[t];
+  const char *tw = mbs_joint_type_words[t];
 
   /* the two bodies, different, "ground" = -1 */
   if (!(v = deck_map_get(&m, "bodies"))) {
@@ -750,7 +703,7 @@ static mbsStatus joint_ref(DeckReader *r, const mbsDeck *deck, const DeckNames *
   mbsJointType jt = deck->joints[*out].type;
   if (jt != a && jt != b) {
     return deck_fail(r, n, "joint '%s' is a %s joint, which has no %s; a %s needs a %s or %s joint",
-                     s, joint_type_words[jt], need, tw, joint_type_words[a], joint_type_words[b]);
+                     s, mbs_joint_type_words[jt], need, tw, mbs_joint_type_words[a], mbs_joint_type_words[b]);
   }
   return MBS_OK;
 }
@@ -789,7 +742,7 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
     return st;
   }
   if ((v = deck_map_get(m, "frame"))) {
-    if ((st = deck_word(r, v, "frame", "frame", frame_words, MBS_FRAME_COUNT, &t)) != MBS_OK) {
+    if ((st = deck_word(r, v, "frame", "frame", mbs_frame_words, MBS_FRAME_COUNT, &t)) != MBS_OK) {
       return st;
     }
     l->frame = (mbsFrame)t;
@@ -806,7 +759,7 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
 
   /* method: torques only; augmentation needs a joint axis */
   if ((kv = deck_map_find(m, "method"))) {
-    if ((st = deck_word(r, kv->value, "method", "torque method", method_words,
+    if ((st = deck_word(r, kv->value, "method", "torque method", mbs_torque_method_words,
                         MBS_TORQUE_METHOD_COUNT, &t)) != MBS_OK) {
       return st;
     }
@@ -827,7 +780,7 @@ static mbsStatus read_joint_load(DeckReader *r, mbsDeck *deck, const DeckNames *
   yaml_node_t *v;
   int t;
   mbsStatus st;
-  const char *tw = load_type_words[l->type];
+  const char *tw = mbs_load_type_words[l->type];
 
   if (!(v = deck_map_get(m, "joint"))) {
     return deck_fail(r, m->node, "missing required key 'joint'");
@@ -851,7 +804,7 @@ static mbsStatus read_joint_load(DeckReader *r, mbsDeck *deck, const DeckNames *
     return st;
   }
   if ((kv = deck_map_find(m, "method"))) {
-    if ((st = deck_word(r, kv->value, "method", "torque method", method_words,
+    if ((st = deck_word(r, kv->value, "method", "torque method", mbs_torque_method_words,
                         MBS_TORQUE_METHOD_COUNT, &t)) != MBS_OK) {
       return st;
     }
@@ -861,7 +814,7 @@ static mbsStatus read_joint_load(DeckReader *r, mbsDeck *deck, const DeckNames *
     if (l->method != MBS_TORQUE_AUGMENTED) {
       return deck_fail(r, kv->key, "'augmentation' only applies to method: augmented");
     }
-    if ((st = deck_word(r, kv->value, "augmentation", "augmentation", augmentation_words,
+    if ((st = deck_word(r, kv->value, "augmentation", "augmentation", mbs_augmentation_words,
                         MBS_AUGMENTATION_COUNT, &t)) != MBS_OK) {
       return st;
     }
@@ -1009,7 +962,7 @@ static mbsStatus read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const
     st = deck_fail(r, m.node, "missing required key 'type'");
     goto fail;
   }
-  if ((st = deck_word(r, v, "type", "load type", load_type_words, MBS_LOAD_TYPE_COUNT, &t)) !=
+  if ((st = deck_word(r, v, "type", "load type", mbs_load_type_words, MBS_LOAD_TYPE_COUNT, &t)) !=
       MBS_OK) {
     goto fail;
   }
@@ -1020,7 +973,7 @@ static mbsStatus read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const
   for (int k = 0; k < m.n; k++) {
     const char *key = deck_text(m.kv[k].key);
     if (key && strcmp(key, "name") != 0 && strcmp(key, "type") != 0 && !word_in(key, mine)) {
-      st = deck_fail(r, m.kv[k].key, "a %s takes no '%s'", load_type_words[t], key);
+      st = deck_fail(r, m.kv[k].key, "a %s takes no '%s'", mbs_load_type_words[t], key);
       goto fail;
     }
   }
@@ -1081,7 +1034,7 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
 
   if ((v = deck_map_get(&m, "integrator"))) {
-    if ((st = deck_word(r, v, "integrator", "integrator", integrator_words, MBS_INTEGRATOR_COUNT,
+    if ((st = deck_word(r, v, "integrator", "integrator", mbs_integrator_words, MBS_INTEGRATOR_COUNT,
                         &t)) != MBS_OK) {
       goto fail;
     }
@@ -1096,7 +1049,7 @@ static mbsStatus read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
   }
   if ((v = deck_map_get(&m, "linear_solver"))) {
-    if ((st = deck_word(r, v, "linear_solver", "linear solver", linear_solver_words,
+    if ((st = deck_word(r, v, "linear_solver", "linear solver", mbs_linear_solver_words,
                         MBS_LINEAR_SOLVER_COUNT, &t)) != MBS_OK) {
       goto fail;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "util/profile.h"

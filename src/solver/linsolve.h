@@ -3,7 +3,7 @@
 #ifndef MBS_SOLVER_LINSOLVE_H
 #define MBS_SOLVER_LINSOLVE_H
 
-#include "mbsim/deck.h"
+#include "mbsim/types.h"
 #include "mbsim/error.h"
 
 typedef struct mbsLinsolve mbsLinsolve;

@@ -6,7 +6,9 @@
 #ifndef MBS_UTIL_PROFILE_H
 #define MBS_UTIL_PROFILE_H
 
-#include "mbsim/deck.h"
+#include <stddef.h>
+
+#include "mbsim/types.h"
 
 /* f(t) of a profile of the given kind with parameters p (window, ramp: t0, t1; sine:
  * amplitude, frequency [Hz], phase [rad]) and, for tables, ntab points (t, f) in table;

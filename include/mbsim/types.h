@@ -1,0 +1,131 @@
+/* types.h: the model's vocabulary, shared by every layer (deck reader, compiler, elements,
+ * solver, output, command line): names, source positions, the enums of body, joint, load and
+ * element kinds, frames, torque methods, profiles, integrators and linear solvers, each from
+ * one X-macro list (enum value, word), and their word tables. It depends on nothing else, so
+ * the kernel links without the deck reader (`make check-layering`). */
+#ifndef MBSIM_TYPES_H
+#define MBSIM_TYPES_H
+
+/* bytes of the name of a body, joint or load, its NUL included */
+#define MBS_NAME_MAX 64
+
+/* source position of a YAML node (1-based; 0 = not from the file) */
+typedef struct {
+  int line;
+  int col;
+} mbsMark;
+
+/* X-macro keyword lists: enum value, word (the deck's, the output's and the messages') */
+#define MBS_BODY_TYPE_LIST(X)                                                                      \
+  X(MBS_BODY_RIGID, "rigid")                                                                       \
+  X(MBS_BODY_POINT, "point")
+
+#define MBS_JOINT_TYPE_LIST(X)                                                                     \
+  X(MBS_JOINT_SPHERICAL, "spherical")                                                              \
+  X(MBS_JOINT_REVOLUTE, "revolute")                                                                \
+  X(MBS_JOINT_FIXED, "fixed")                                                                      \
+  X(MBS_JOINT_DISTANCE, "distance")                                                                \
+  X(MBS_JOINT_CYLINDRICAL, "cylindrical")                                                          \
+  X(MBS_JOINT_PRISMATIC, "prismatic")                                                              \
+  X(MBS_JOINT_UNIVERSAL, "universal")                                                              \
+  X(MBS_JOINT_PLANAR, "planar")
+
+#define MBS_LOAD_TYPE_LIST(X)                                                                      \
+  X(MBS_LOAD_FORCE, "force")                                                                       \
+  X(MBS_LOAD_TORQUE, "torque")                                                                     \
+  X(MBS_LOAD_JOINT_TORQUE, "joint_torque")                                                         \
+  X(MBS_LOAD_JOINT_FORCE, "joint_force")                                                           \
+  X(MBS_LOAD_SPRING, "spring")                                                                     \
+  X(MBS_LOAD_ROTATIONAL_SPRING, "rotational_spring")
+
+#define MBS_FRAME_LIST(X)                                                                          \
+  X(MBS_FRAME_WORLD, "world")                                                                      \
+  X(MBS_FRAME_BODY, "body")
+
+/* torque methods: contravariant directors (seed 000 eq. 61, the default), the covariant
+ * midpoint directors (eq. 70, wrong: kept for comparison), coordinate augmentation (seed 004
+ * sec. 5, joint torques only) */
+#define MBS_TORQUE_METHOD_LIST(X)                                                                  \
+  X(MBS_TORQUE_CONTRAVARIANT, "contravariant")                                                     \
+  X(MBS_TORQUE_NAIVE, "naive")                                                                     \
+  X(MBS_TORQUE_AUGMENTED, "augmented")
+
+/* augmentation constraints (seed 004 eq. 21-23): variable a = cos gamma_n, b = sin gamma_n
+ * (eq. 23, the default) or classical a = b = 1 (eq. 21) */
+#define MBS_AUGMENTATION_LIST(X)                                                                   \
+  X(MBS_AUGMENTATION_VARIABLE, "variable")                                                         \
+  X(MBS_AUGMENTATION_CLASSICAL, "classical")
+
+/* time profiles f(t) (decks/README.md "Profiles"; src/util/profile.c) */
+#define MBS_PROFILE_LIST(X)                                                                        \
+  X(MBS_PROFILE_CONSTANT, "constant")                                                              \
+  X(MBS_PROFILE_WINDOW, "window")                                                                  \
+  X(MBS_PROFILE_RAMP, "ramp")                                                                      \
+  X(MBS_PROFILE_SINE, "sine")                                                                      \
+  X(MBS_PROFILE_TABLE, "table")                                                                    \
+  X(MBS_PROFILE_EXPRESSION, "expression")
+
+/* integrators; "auto" resolves at compile time (model.h) */
+#define MBS_INTEGRATOR_LIST(X)                                                                     \
+  X(MBS_INTEGRATOR_AUTO, "auto")                                                                   \
+  X(MBS_INTEGRATOR_EM, "em")                                                                       \
+  X(MBS_INTEGRATOR_MIDPOINT, "midpoint")                                                           \
+  X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
+  X(MBS_INTEGRATOR_GENALPHA, "genalpha")
+
+/* sparse LU of the Newton matrix (src/solver/linsolve.c) */
+#define MBS_LINEAR_SOLVER_LIST(X)                                                                  \
+  X(MBS_LINEAR_UMFPACK, "umfpack")                                                                 \
+  X(MBS_LINEAR_KLU, "klu")
+
+/* element kinds: potentials and non-potential forces (elements.h has the function table) */
+#define MBS_ELEM_KIND_LIST(X)                                                                      \
+  X(MBS_ELEM_GRAVITY, "gravity")                                                                   \
+  X(MBS_ELEM_FORCE, "force")                                                                       \
+  X(MBS_ELEM_TORQUE, "torque")                                                                     \
+  X(MBS_ELEM_JOINT_TORQUE, "joint_torque")                                                         \
+  X(MBS_ELEM_JOINT_FORCE, "joint_force")                                                           \
+  X(MBS_ELEM_AUGMENTED_TORQUE, "augmented_torque")                                                 \
+  X(MBS_ELEM_DRIVE, "drive")                                                                       \
+  X(MBS_ELEM_SPRING, "spring")                                                                     \
+  X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")
+
+#define MBS_ENUM_ENTRY(name, word) name,
+typedef enum { MBS_BODY_TYPE_LIST(MBS_ENUM_ENTRY) MBS_BODY_TYPE_COUNT } mbsBodyType;
+typedef enum { MBS_JOINT_TYPE_LIST(MBS_ENUM_ENTRY) MBS_JOINT_TYPE_COUNT } mbsJointType;
+typedef enum { MBS_LOAD_TYPE_LIST(MBS_ENUM_ENTRY) MBS_LOAD_TYPE_COUNT } mbsLoadType;
+typedef enum { MBS_FRAME_LIST(MBS_ENUM_ENTRY) MBS_FRAME_COUNT } mbsFrame;
+typedef enum { MBS_TORQUE_METHOD_LIST(MBS_ENUM_ENTRY) MBS_TORQUE_METHOD_COUNT } mbsTorqueMethod;
+typedef enum { MBS_AUGMENTATION_LIST(MBS_ENUM_ENTRY) MBS_AUGMENTATION_COUNT } mbsAugmentation;
+typedef enum { MBS_PROFILE_LIST(MBS_ENUM_ENTRY) MBS_PROFILE_COUNT } mbsProfileKind;
+typedef enum { MBS_INTEGRATOR_LIST(MBS_ENUM_ENTRY) MBS_INTEGRATOR_COUNT } mbsIntegrator;
+typedef enum { MBS_LINEAR_SOLVER_LIST(MBS_ENUM_ENTRY) MBS_LINEAR_SOLVER_COUNT } mbsLinearSolver;
+typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
+#undef MBS_ENUM_ENTRY
+
+/* the words of each list, indexed by enum value (src/util/words.c) */
+extern const char *const mbs_body_type_words[MBS_BODY_TYPE_COUNT];
+extern const char *const mbs_joint_type_words[MBS_JOINT_TYPE_COUNT];
+extern const char *const mbs_load_type_words[MBS_LOAD_TYPE_COUNT];
+extern const char *const mbs_frame_words[MBS_FRAME_COUNT];
+extern const char *const mbs_torque_method_words[MBS_TORQUE_METHOD_COUNT];
+extern const char *const mbs_augmentation_words[MBS_AUGMENTATION_COUNT];
+extern const char *const mbs_profile_words[MBS_PROFILE_COUNT];
+extern const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT];
+extern const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT];
+extern const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT];
+
+/* word of an enum value (static string; "unknown" out of range) */
+const char *mbs_body_type_word(mbsBodyType t);
+const char *mbs_joint_type_word(mbsJointType t);
+const char *mbs_load_type_word(mbsLoadType t);
+const char *mbs_integrator_word(mbsIntegrator t);
+const char *mbs_linear_solver_word(mbsLinearSolver t);
+const char *mbs_elem_kind_word(mbsElemKind t);
+/* enum value of an integrator word, or -1 */
+int mbs_integrator_from_word(const char *word);
+
+/* an expression profile f(t) with its derivatives (opaque; src/util/profile.c) */
+typedef struct mbsProfileExpr mbsProfileExpr;
+
+#endif

@@ -1,0 +1,56 @@
+/* words.c: the word tables of the enums in types.h, one X-macro list each, so that the kernel
+ * can name a joint type or an integrator without the deck reader. */
+#include <string.h>
+
+#include "mbsim/types.h"
+
+#define WORD(name, word) word,
+const char *const mbs_body_type_words[MBS_BODY_TYPE_COUNT] = {MBS_BODY_TYPE_LIST(WORD)};
+const char *const mbs_joint_type_words[MBS_JOINT_TYPE_COUNT] = {MBS_JOINT_TYPE_LIST(WORD)};
+const char *const mbs_load_type_words[MBS_LOAD_TYPE_COUNT] = {MBS_LOAD_TYPE_LIST(WORD)};
+const char *const mbs_frame_words[MBS_FRAME_COUNT] = {MBS_FRAME_LIST(WORD)};
+const char *const mbs_torque_method_words[MBS_TORQUE_METHOD_COUNT] = {
+    MBS_TORQUE_METHOD_LIST(WORD)};
+const char *const mbs_augmentation_words[MBS_AUGMENTATION_COUNT] = {MBS_AUGMENTATION_LIST(WORD)};
+const char *const mbs_profile_words[MBS_PROFILE_COUNT] = {MBS_PROFILE_LIST(WORD)};
+const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT] = {MBS_INTEGRATOR_LIST(WORD)};
+const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT] = {
+    MBS_LINEAR_SOLVER_LIST(WORD)};
+const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT] = {MBS_ELEM_KIND_LIST(WORD)};
+#undef WORD
+
+const char *mbs_body_type_word(mbsBodyType t) {
+  return (unsigned)t < MBS_BODY_TYPE_COUNT ? mbs_body_type_words[t] : "unknown";
+}
+
+const char *mbs_joint_type_word(mbsJointType t) {
+  return (unsigned)t < MBS_JOINT_TYPE_COUNT ? mbs_joint_type_words[t] : "unknown";
+}
+
+const char *mbs_load_type_word(mbsLoadType t) {
+  return (unsigned)t < MBS_LOAD_TYPE_COUNT ? mbs_load_type_words[t] : "unknown";
+}
+
+const char *mbs_linear_solver_word(mbsLinearSolver t) {
+  return (unsigned)t < MBS_LINEAR_SOLVER_COUNT ? mbs_linear_solver_words[t] : "unknown";
+}
+
+const char *mbs_integrator_word(mbsIntegrator t) {
+  return (unsigned)t < MBS_INTEGRATOR_COUNT ? mbs_integrator_words[t] : "unknown";
+}
+
+const char *mbs_elem_kind_word(mbsElemKind t) {
+  return (unsigned)t < MBS_ELEM_KIND_COUNT ? mbs_elem_kind_words[t] : "unknown";
+}
+
+int mbs_integrator_from_word(const char *word) {
+  if (!word) {
+    return -1;
+  }
+  for (int i = 0; i < MBS_INTEGRATOR_COUNT; i++) {
+    if (strcmp(word, mbs_integrator_words[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
