@@ -4,9 +4,14 @@
  *             flattens merge keys (<<) and applies --set overrides to the node tree;
  * scalars.c   turns scalar nodes into numbers, integers, booleans, words and vectors,
  *             resolves $parameters and writes every error message;
+ * deck.c      implements the public API (deck.h) and reads the top level, section by section;
  * body.c      reads one body (mass properties, orientation);
- * names.c     hashes entry names for duplicate checks and lookups;
- * deck.c      reads the rest of the schema and implements the public API (deck.h).
+ * joints.c    reads one joint;
+ * loads.c     reads one load, spring or damper;
+ * profiles.c  reads the time profiles of loads and motions;
+ * solver.c    reads the sections initial, solver and output;
+ * expr.c      evaluates expressions with muParser;
+ * names.c     hashes entry names for duplicate checks and lookups.
  * Only this directory includes <yaml.h>. */
 #ifndef MBSIM_DECK_INTERNAL_H
 #define MBSIM_DECK_INTERNAL_H
@@ -210,7 +215,36 @@ mbsStatus deck_entry_start(DeckReader *r, const DeckMap *m, const char *section,
                            const char *const *allowed, const char *const *reserved,
                            char name[MBS_NAME_MAX], const yaml_node_t **name_node);
 
-/* body.c */
+/* the k-th item of a list node, and the number of its items */
+static inline yaml_node_t *deck_item(DeckReader *r, const yaml_node_t *seq, int k) {
+  return yaml_document_get_node(r->doc, seq->data.sequence.items.start[k]);
+}
+
+static inline int deck_count(const yaml_node_t *seq) {
+  return (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+}
+
+/* deck.c: a body name ("ground" -> -1, a defined body -> its index); a list of exactly two
+ * entries (want says what they are in the message) */
+mbsStatus deck_body_ref(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
+mbsStatus deck_pair_list(DeckReader *r, yaml_node_t *n, const char *field, const char *want);
+
+/* profiles.c: the profile mapping n ({window: [t0, t1]}, ...) into p; value x profile(t) of a
+ * deck profile at t, its rate into *rate when rate is not NULL */
+mbsStatus deck_read_profile(DeckReader *r, yaml_node_t *n, const char *field,
+                            mbsDeckProfile *p);
+double deck_profile_at(const mbsDeckProfile *p, double t, double *rate);
+
+/* the section readers: body i, joint i (names: the joint names so far), load i (names: the
+ * load names so far, jnames: all joint names), the sections initial, solver and output (node
+ * NULL when the deck has none) */
 mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node);
+mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
+                          yaml_node_t *node);
+mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const DeckNames *jnames,
+                         int i, yaml_node_t *node);
+mbsStatus deck_read_initial(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 
 #endif

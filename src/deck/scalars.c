@@ -478,14 +478,6 @@ mbsStatus deck_word(DeckReader *r, const yaml_node_t *n, const char *field, cons
 /* ---------------------------------------------------------------------------------------- */
 /* vectors and matrices */
 
-static yaml_node_t *item(DeckReader *r, const yaml_node_t *seq, int k) {
-  return yaml_document_get_node(r->doc, seq->data.sequence.items.start[k]);
-}
-
-static int count(const yaml_node_t *seq) {
-  return (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-}
-
 /* |v| of n components without overflow or underflow in the squares: an axis of 1e200 or
  * 1e-200 is a direction like any other */
 double deck_norm(const double *v, int n) {
@@ -508,12 +500,12 @@ mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out
   if (!n || n->type != YAML_SEQUENCE_NODE) {
     return deck_fail(r, n, "%s: expected a list of 3 numbers, got %s", field, deck_kind(n));
   }
-  if (count(n) != 3) {
-    return deck_fail(r, n, "%s: expected a list of 3 numbers (got %d items)", field, count(n));
+  if (deck_count(n) != 3) {
+    return deck_fail(r, n, "%s: expected a list of 3 numbers (got %d items)", field, deck_count(n));
   }
   for (int k = 0; k < 3; k++) {
     snprintf(f, sizeof(f), "%s[%d]", field, k);
-    mbsStatus st = deck_number(r, item(r, n, k), f, &out[k]);
+    mbsStatus st = deck_number(r, deck_item(r, n, k), f, &out[k]);
     if (st != MBS_OK) {
       return st;
     }
@@ -524,12 +516,12 @@ mbsStatus deck_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out
 mbsStatus deck_mat3(DeckReader *r, yaml_node_t *n, const char *field, int allow_diag,
                     double out[9]) {
   const char *want = allow_diag ? "[a, b, c] or a 3x3 list of lists" : "a 3x3 list of lists";
-  if (!n || n->type != YAML_SEQUENCE_NODE || count(n) != 3) {
+  if (!n || n->type != YAML_SEQUENCE_NODE || deck_count(n) != 3) {
     return deck_fail(r, n, "%s: expected %s, got %s", field, want, deck_kind(n));
   }
 
   /* [a, b, c]: the diagonal */
-  if (allow_diag && item(r, n, 0)->type == YAML_SCALAR_NODE) {
+  if (allow_diag && deck_item(r, n, 0)->type == YAML_SCALAR_NODE) {
     double d[3];
     mbsStatus st = deck_vec3(r, n, field, d);
     if (st != MBS_OK) {
@@ -545,8 +537,8 @@ mbsStatus deck_mat3(DeckReader *r, yaml_node_t *n, const char *field, int allow_
   /* three rows of three */
   for (int i = 0; i < 3; i++) {
     char f[160];
-    yaml_node_t *row = item(r, n, i);
-    if (row->type != YAML_SEQUENCE_NODE || count(row) != 3) {
+    yaml_node_t *row = deck_item(r, n, i);
+    if (row->type != YAML_SEQUENCE_NODE || deck_count(row) != 3) {
       return deck_fail(r, row, "%s: expected %s (row %d is not a list of 3 numbers)", field, want,
                        i);
     }

@@ -9,13 +9,11 @@ const char *const mbs_body_type_words[MBS_BODY_TYPE_COUNT] = {MBS_BODY_TYPE_LIST
 const char *const mbs_joint_type_words[MBS_JOINT_TYPE_COUNT] = {MBS_JOINT_TYPE_LIST(WORD)};
 const char *const mbs_load_type_words[MBS_LOAD_TYPE_COUNT] = {MBS_LOAD_TYPE_LIST(WORD)};
 const char *const mbs_frame_words[MBS_FRAME_COUNT] = {MBS_FRAME_LIST(WORD)};
-const char *const mbs_torque_method_words[MBS_TORQUE_METHOD_COUNT] = {
-    MBS_TORQUE_METHOD_LIST(WORD)};
+const char *const mbs_torque_method_words[MBS_TORQUE_METHOD_COUNT] = {MBS_TORQUE_METHOD_LIST(WORD)};
 const char *const mbs_augmentation_words[MBS_AUGMENTATION_COUNT] = {MBS_AUGMENTATION_LIST(WORD)};
 const char *const mbs_profile_words[MBS_PROFILE_COUNT] = {MBS_PROFILE_LIST(WORD)};
 const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT] = {MBS_INTEGRATOR_LIST(WORD)};
-const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT] = {
-    MBS_LINEAR_SOLVER_LIST(WORD)};
+const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT] = {MBS_LINEAR_SOLVER_LIST(WORD)};
 const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT] = {MBS_ELEM_KIND_LIST(WORD)};
 #undef WORD
 

@@ -1,0 +1,326 @@
+/* joints.c: one entry of `joints:` (decks/README.md "Joints"): its type, bodies, point, axes,
+ * prescribed motion and initial rate. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deck/deck_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* keys */
+
+static const char *const joint_keys[] = {"name", "type",   "bodies", "point", "axis",
+                                         "axes", "points", "motion", "initial_rate",
+                                         "relative_to", NULL};
+
+/* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
+static const char *const joint_later[] = {NULL};
+
+/* ---------------------------------------------------------------------------------------- */
+/* joints */
+
+/* a nonzero vector, normalised */
+static mbsStatus unit_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]) {
+  mbsStatus st = deck_vec3(r, n, field, out);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double len = deck_norm(out, 3);
+  if (!(len > 0) || !isfinite(len)) {
+    return deck_fail(r, n, "%s must be a nonzero vector", field);
+  }
+  for (int k = 0; k < 3; k++) {
+    out[k] /= len;
+  }
+  return MBS_OK;
+}
+
+/* motion: {value, profile} on a revolute (angle) or prismatic (displacement) joint; the
+ * prescribed value x profile(t) is relative to t = 0, so it must vanish there */
+static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
+  static const char *const motion_keys[] = {"value", "profile", NULL};
+  DeckMap m = {0};
+  yaml_node_t *v;
+  mbsStatus st;
+  const char *what = j->type == MBS_JOINT_REVOLUTE ? "angle" : "displacement";
+
+  deck_node_pos(n, &j->motion_mark.line, &j->motion_mark.col);
+  if (n->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, n, "motion: expected a mapping {value, profile}, got %s", deck_kind(n));
+  }
+  if ((st = deck_map_flatten(r, n, &m)) != MBS_OK ||
+      (st = deck_check_keys(r, &m, "motion", motion_keys, NULL)) != MBS_OK) {
+    goto fail;
+  }
+  if (!(v = deck_map_get(&m, "value"))) {
+    st = deck_fail(r, n, "motion: missing required key 'value' (the %s [%s])", what,
+                   j->type == MBS_JOINT_REVOLUTE ? "rad" : "m");
+    goto fail;
+  }
+  if ((st = deck_number(r, v, "motion.value", &j->motion_value)) != MBS_OK) {
+    goto fail;
+  }
+  j->motion_profile.kind = MBS_PROFILE_CONSTANT;
+  yaml_node_t *pn = deck_map_get(&m, "profile");
+  if (pn && (st = deck_read_profile(r, pn, "motion.profile", &j->motion_profile)) != MBS_OK) {
+    goto fail;
+  }
+  double f0 = j->motion_value * deck_profile_at(&j->motion_profile, 0.0, NULL);
+  if (f0 != 0.0) {
+    st = deck_fail(r, pn ? pn : v,
+                   "motion: the prescribed %s is relative to t = 0 and must be 0 there, but "
+                   "value x profile(0) = %g; use a profile that starts at 0 (ramp, sine, table)",
+                   what, f0);
+    goto fail;
+  }
+  j->has_motion = 1;
+fail:
+  deck_map_free(&m);
+  if (st != MBS_OK) {
+    free(j->motion_profile.table);
+    memset(&j->motion_profile, 0, sizeof(j->motion_profile));
+  }
+  return st;
+}
+
+static int joint_has_axis(mbsJointType t) {
+  return t == MBS_JOINT_REVOLUTE || t == MBS_JOINT_CYLINDRICAL || t == MBS_JOINT_PRISMATIC ||
+         t == MBS_JOINT_PLANAR;
+}
+
+mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
+                            yaml_node_t *node) {
+  mbsDeckJoint *j = &deck->joints[i];
+  DeckMap m = {0};
+  const yaml_node_t *nn = NULL;
+  const DeckKeyValue *kv;
+  yaml_node_t *v;
+  int t;
+  mbsStatus st;
+
+  j->body[0] = j->body[1] = -1;
+  deck_node_pos(node, &j->mark.line, &j->mark.col);
+  deck_entry_ctx(r, node, "joints", i);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node, "expected a mapping (one joint), got %s", deck_kind(node));
+  }
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+    return st;
+  }
+  if ((st = deck_entry_start(r, &m, "joints", i, joint_keys, joint_later, j->name, &nn)) !=
+      MBS_OK) {
+    goto fail;
+  }
+  int first = deck_names_get(names, j->name);
+  if (first >= 0) {
+    st = deck_fail(r, nn, "duplicate joint name '%s' (first at %d:%d)", j->name,
+                   deck->joints[first].mark.line, deck->joints[first].mark.col);
+    goto fail;
+  }
+  deck_names_put(names, j->name, i);
+
+  /* type */
+  if (!(v = deck_map_get(&m, "type"))) {
+    st = deck_fail(r, m.node, "missing required key 'type'");
+    goto fail;
+  }
+  if ((st = deck_word(r, v, "type", "joint type", mbs_joint_type_words, MBS_JOINT_TYPE_COUNT,
+                      &t)) != MBS_OK) {
+    goto fail;
+  }
+  j->type = (mbsJointType)t;
+  const char *tw = mbs_joint_type_words[t];
+
+  /* the two bodies, different, "ground" = -1 */
+  if (!(v = deck_map_get(&m, "bodies"))) {
+    st = deck_fail(r, m.node, "missing required key 'bodies'");
+    goto fail;
+  }
+  if ((st = deck_pair_list(r, v, "bodies", "a list of two body names [first, second]")) != MBS_OK ||
+      (st = deck_body_ref(r, deck_item(r, v, 0), "bodies[0]", &j->body[0])) != MBS_OK ||
+      (st = deck_body_ref(r, deck_item(r, v, 1), "bodies[1]", &j->body[1])) != MBS_OK) {
+    goto fail;
+  }
+  if (j->body[0] == j->body[1]) {
+    st = deck_fail(r, v, "the two bodies must differ (both are '%s')",
+                   deck_text(deck_item(r, v, 0)));
+    goto fail;
+  }
+
+  /* point: all but distance */
+  kv = deck_map_find(&m, "point");
+  if (j->type == MBS_JOINT_DISTANCE) {
+    if (kv) {
+      st = deck_fail(r, kv->key, "a distance joint takes no 'point' (use 'points')");
+      goto fail;
+    }
+  } else if (!kv) {
+    st = deck_fail(r, m.node, "missing required key 'point' (a %s joint needs it)", tw);
+    goto fail;
+  } else if ((st = deck_vec3(r, kv->value, "point", j->point)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* axis: revolute, cylindrical, prismatic (the axis), planar (the plane normal); normalised */
+  kv = deck_map_find(&m, "axis");
+  if (joint_has_axis(j->type)) {
+    if (!kv) {
+      st = deck_fail(r, m.node, "missing required key 'axis' (a %s joint needs it%s)", tw,
+                     j->type == MBS_JOINT_PLANAR ? ": the normal of the plane" : "");
+      goto fail;
+    }
+    if ((st = unit_vec3(r, kv->value, "axis", j->axis)) != MBS_OK) {
+      goto fail;
+    }
+  } else if (kv) {
+    st = deck_fail(r, kv->key, "a %s joint takes no 'axis'%s", tw,
+                   j->type == MBS_JOINT_UNIVERSAL ? " (use 'axes')" : "");
+    goto fail;
+  }
+
+  /* axes: universal only, two perpendicular unit vectors (the cross of a Cardan joint) */
+  kv = deck_map_find(&m, "axes");
+  if (j->type == MBS_JOINT_UNIVERSAL) {
+    if (!kv) {
+      st = deck_fail(r, m.node,
+                     "missing required key 'axes' (a universal joint needs [axis on body 1, "
+                     "axis on body 2])");
+      goto fail;
+    }
+    if ((st = deck_pair_list(r, kv->value, "axes", "two axes [[x, y, z], [x, y, z]]")) != MBS_OK ||
+        (st = unit_vec3(r, deck_item(r, kv->value, 0), "axes[0]", j->axes[0])) != MBS_OK ||
+        (st = unit_vec3(r, deck_item(r, kv->value, 1), "axes[1]", j->axes[1])) != MBS_OK) {
+      goto fail;
+    }
+    double c = j->axes[0][0] * j->axes[1][0] + j->axes[0][1] * j->axes[1][1] +
+               j->axes[0][2] * j->axes[1][2];
+    if (fabs(c) > 1e-9) {
+      st = deck_fail(r, kv->value,
+                     "axes: the two axes of a universal joint must be perpendicular (they are "
+                     "at %.6g degrees)",
+                     acos(fmax(-1.0, fmin(1.0, c))) * 180.0 / 3.14159265358979323846);
+      goto fail;
+    }
+  } else if (kv) {
+    st = deck_fail(r, kv->key, "a %s joint takes no 'axes'%s", tw,
+                   joint_has_axis(j->type) ? " (use 'axis')" : "");
+    goto fail;
+  }
+
+  /* points: distance only; default the centres of mass, required next to ground */
+  kv = deck_map_find(&m, "points");
+  if (j->type != MBS_JOINT_DISTANCE) {
+    if (kv) {
+      st = deck_fail(r, kv->key, "a %s joint takes no 'points'", tw);
+      goto fail;
+    }
+  } else {
+    if (kv) {
+      if ((st = deck_pair_list(r, kv->value, "points", "two points [[x, y, z], [x, y, z]]")) !=
+              MBS_OK ||
+          (st = deck_vec3(r, deck_item(r, kv->value, 0), "points[0]", j->points[0])) != MBS_OK ||
+          (st = deck_vec3(r, deck_item(r, kv->value, 1), "points[1]", j->points[1])) != MBS_OK) {
+        goto fail;
+      }
+      j->has_points = 1;
+    } else if (j->body[0] < 0 || j->body[1] < 0) {
+      st = deck_fail(r, m.node, "a distance joint to ground needs 'points'");
+      goto fail;
+    } else {
+      memcpy(j->points[0], deck->bodies[j->body[0]].position, sizeof(j->points[0]));
+      memcpy(j->points[1], deck->bodies[j->body[1]].position, sizeof(j->points[1]));
+    }
+
+    /* the length is the distance at t = 0: it must not vanish */
+    double d2 = 0, s2 = 0;
+    for (int k = 0; k < 3; k++) {
+      double dk = j->points[1][k] - j->points[0][k];
+      d2 += dk * dk;
+      s2 += j->points[0][k] * j->points[0][k] + j->points[1][k] * j->points[1][k];
+    }
+    if (!(d2 <= DECK_MAX_SCALE) || !(s2 <= DECK_MAX_SCALE)) {
+      st = deck_fail(r, kv ? kv->value : m.node,
+                     "%s: the points of a distance joint are too far apart or from the origin "
+                     "(their squares exceed %g; the constraint would overflow)",
+                     kv ? "points" : "the bodies' positions", DECK_MAX_SCALE);
+      goto fail;
+    }
+    if (sqrt(d2) <= 1e-12 * (1.0 + sqrt(s2))) {
+      st = deck_fail(r, kv ? kv->value : m.node,
+                     "the two points of a distance joint coincide (the length would be zero)");
+      goto fail;
+    }
+  }
+
+  /* relative_to: point, axis, axes and points given in a body's frame (its centre of mass and
+   * directors at t = 0) */
+  kv = deck_map_find(&m, "relative_to");
+  if (kv) {
+    int b;
+    if ((st = deck_body_ref(r, kv->value, "relative_to", &b)) != MBS_OK) {
+      goto fail;
+    }
+    if (b >= 0) {
+      const mbsDeckBody *rb = &deck->bodies[b];
+      double *pts[3] = {j->point, j->points[0], j->points[1]};
+      double *dirs[3] = {j->axis, j->axes[0], j->axes[1]};
+      for (int k = 0; k < 3; k++) {
+        double x[3], a[3];
+        for (int c = 0; c < 3; c++) {
+          x[c] = rb->position[c];
+          a[c] = 0.0;
+          for (int l = 0; l < 3; l++) {
+            x[c] += rb->directors[3 * c + l] * pts[k][l];
+            a[c] += rb->directors[3 * c + l] * dirs[k][l];
+          }
+        }
+        if (k == 0 || j->has_points) {
+          memcpy(pts[k], x, sizeof(x));
+        }
+        memcpy(dirs[k], a, sizeof(a));
+      }
+    }
+  }
+
+  /* motion: revolute and prismatic joints only */
+  kv = deck_map_find(&m, "motion");
+  if (kv && j->type != MBS_JOINT_REVOLUTE && j->type != MBS_JOINT_PRISMATIC) {
+    st = deck_fail(r, kv->key,
+                   "a %s joint takes no 'motion' (only revolute and prismatic joints can be "
+                   "driven)",
+                   tw);
+    goto fail;
+  }
+  if (kv && (st = read_motion(r, j, kv->value)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* initial_rate: the joint's rate at t = 0, kept when velocities are projected */
+  kv = deck_map_find(&m, "initial_rate");
+  if (kv && j->type != MBS_JOINT_REVOLUTE && j->type != MBS_JOINT_PRISMATIC &&
+      j->type != MBS_JOINT_CYLINDRICAL) {
+    st = deck_fail(r, kv->key,
+                   "a %s joint takes no 'initial_rate' (revolute, cylindrical and prismatic "
+                   "joints do)",
+                   tw);
+    goto fail;
+  }
+  if (kv && j->has_motion) {
+    st = deck_fail(r, kv->key,
+                   "joint '%s' has a motion, which sets its rate: it takes no 'initial_rate'",
+                   j->name);
+    goto fail;
+  }
+  if (kv) {
+    if ((st = deck_number(r, kv->value, "initial_rate", &j->initial_rate)) != MBS_OK) {
+      goto fail;
+    }
+    j->has_initial_rate = 1;
+  }
+
+fail:
+  deck_map_free(&m);
+  return st;
+}
+
