@@ -76,19 +76,7 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   mbsStatus st;
 
   /* defaults */
-  deck->solver.integrator = MBS_INTEGRATOR_AUTO;
-  deck->solver.linear_solver = MBS_LINEAR_UMFPACK;
-  deck->solver.dt = 1e-3;
-  deck->solver.t_end = 1.0;
-  deck->solver.newton_tolerance = 1e-10;
-  deck->solver.newton_max_iterations = 25;
-  deck->solver.newton_reuse = 1;
-  deck->solver.rho_inf = 0.8;
-  deck->solver.max_halvings = 10;
-  deck->solver.energy_warning = -1.0;
-  deck->solver.energy_unstable = -1.0;
-  deck->output.every = 1;
-  deck->output.xdmf = 1;
+  deck_default_settings(deck);
 
   r->ctx[0] = '\0';
   if (root->type != YAML_MAPPING_NODE) {

@@ -235,6 +235,9 @@ mbsStatus deck_read_profile(DeckReader *r, yaml_node_t *n, const char *field,
                             mbsDeckProfile *p);
 double deck_profile_at(const mbsDeckProfile *p, double t, double *rate);
 
+/* solver.c: the defaults of the sections solver and output, set before anything is read */
+void deck_default_settings(mbsDeck *deck);
+
 /* the section readers: body i, joint i (names: the joint names so far), load i (names: the
  * load names so far, jnames: all joint names), the sections initial, solver and output (node
  * NULL when the deck has none) */

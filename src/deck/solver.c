@@ -23,6 +23,25 @@ static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
 static const char *const solver_later[] = {"moreau", "spacetime", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
+/* defaults */
+
+void deck_default_settings(mbsDeck *deck) {
+  deck->solver.integrator = MBS_INTEGRATOR_AUTO;
+  deck->solver.linear_solver = MBS_LINEAR_UMFPACK;
+  deck->solver.dt = 1e-3;
+  deck->solver.t_end = 1.0;
+  deck->solver.newton_tolerance = 1e-10;
+  deck->solver.newton_max_iterations = 25;
+  deck->solver.newton_reuse = 1;
+  deck->solver.rho_inf = 0.8;
+  deck->solver.max_halvings = 10;
+  deck->solver.energy_warning = -1.0;
+  deck->solver.energy_unstable = -1.0;
+  deck->output.every = 1;
+  deck->output.xdmf = 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* initial */
 
 /* initial: {project_velocities}; a joint's initial_rate needs project_velocities */
