@@ -378,7 +378,7 @@ void mbs_rows_begin_joint(mbsRowIter *it, const mbsModel *m, int j, const double
 /* advance to the next row: 1 while there is one, 0 at the end */
 int mbs_rows_next(mbsRowIter *it);
 
-/* the value of global row r alone at (q, t) (work as above) */
+/* the value of global row r alone at (q, t); work has MBS_ELEM_MAXCON doubles */
 double mbs_row_value(const mbsModel *m, int r, const double *q, double t, double *work);
 
 #endif
