@@ -265,6 +265,14 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 /* release a model (accepts NULL) */
 void mbs_model_destroy(mbsModel *m);
 
+/* Append an element to the model: a copy of *proto with the nq coordinates qidx (copied into
+ * the model's pool: no size limit; proto->qidx and qadr are ignored). Every element's qidx
+ * and m->elem_maxq follow. Model-level use (compile builds every element this way; tests,
+ * new kinds): the Newton pattern of a compiled model does not know the new element, and its
+ * constraint rows get numbers from mbs_model_number_rows. Returns the element's index, or -1
+ * when out of memory (the model is unchanged). */
+int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq);
+
 /* Redundant constraint rows at the configuration q, time t (mbs_model_compile calls it at q0,
  * t = 0, after the rows are built and before the Newton pattern): a rank-revealing sparse QR
  * (SuiteSparseQR) of G(q)^T, rigidity rows first, then joint rows in deck order, then the

@@ -81,6 +81,7 @@ void elem_vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out
 
 double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double *q, double s,
                 double *g, double *H) {
+  assert(e->nq <= ELEM_SIDES_MAXQ);
   double a[3], b[3];
   elem_vx_eval(e, A, q, a);
   elem_vx_eval(e, B, q, b);

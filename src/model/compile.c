@@ -840,6 +840,29 @@ static void link_qidx(mbsModel *m) {
   }
 }
 
+int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq) {
+  assert(nq >= 0);
+  int ne = m->nelem, nqidx = m->elem_qidx_n;
+  mbsElem *el = new_elem(m);
+  if (!el) {
+    return -1;
+  }
+  *el = *proto;
+  el->nq = 0;
+  el->qadr = m->elem_qidx_n;
+  el->qidx = NULL;
+  for (int i = 0; i < nq; i++) {
+    if (push_q(m, el, qidx[i]) != MBS_OK) {
+      m->nelem = ne;
+      m->elem_qidx_n = nqidx;
+      link_qidx(m);
+      return -1;
+    }
+  }
+  link_qidx(m);
+  return ne;
+}
+
 /* the coordinates of body b (its frame's nodes) */
 static mbsStatus body_qidx(mbsModel *m, int b, mbsElem *el) {
   int f = m->body_attach[b], n0 = m->attach_node[f];
