@@ -65,13 +65,12 @@ void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, co
   switch (e->kind) {
     case MBS_ELEM_FORCE:
     case MBS_ELEM_TORQUE: {
-      /* one body: the application point phi + Theta^i d_i (a torque: Theta = 0) */
+      /* one body: the application point phi + Theta^i d_i on its frame (a torque: phi) */
       int nb = e->nq / 3;
-      for (int c = 0; c < 3; c++) {
-        p[c] = q[e->qidx[c]];
-        for (int i = 1; i < nb && e->kind == MBS_ELEM_FORCE; i++) {
-          p[c] += e->param[3 + i - 1] * q[e->qidx[3 * i + c]];
-        }
+      if (e->kind == MBS_ELEM_FORCE) {
+        mbs_attach_point(m, e->attach[0], e->param + 3, q, p);
+      } else {
+        vcopy(p, q + e->qidx[0]);
       }
       resultant(e, q, f, 0, nb, p, out);
       return;
