@@ -39,8 +39,7 @@ static const char *DECK_TEXT =
 static mbsModel *compile_text(const char *text, mbsDeck *deck) {
   mbsError err;
   memset(deck, 0, sizeof(*deck));
-  ck_assert_msg(mbs_deck_load_text(deck, "vocab.yaml", text, strlen(text), NULL, 0, &err) ==
-                    MBS_OK,
+  ck_assert_msg(mbs_deck_load_text(deck, "vocab.yaml", text, strlen(text), NULL, 0, &err) == MBS_OK,
                 "%s", err.msg);
   mbsModel *m = mbs_model_compile(deck, &err);
   ck_assert_msg(m != NULL, "%s", err.msg);
@@ -235,8 +234,8 @@ START_TEST(test_many_bodies_grow) {
   size_t cap = 400 + (size_t)NB * 400;
   char *text = malloc(cap);
   ck_assert_ptr_nonnull(text);
-  size_t len = (size_t)snprintf(text, cap,
-                                "mbsim: 1\ntitle: chain\ngravity: [0, 0, -9.81]\nbodies:\n");
+  size_t len =
+      (size_t)snprintf(text, cap, "mbsim: 1\ntitle: chain\ngravity: [0, 0, -9.81]\nbodies:\n");
   for (int b = 0; b < NB; b++) {
     len += (size_t)snprintf(text + len, cap - len,
                             "  - {name: b%d, type: rigid, shape: {box: [0.5, 0.2, 0.1]},"

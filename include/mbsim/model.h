@@ -99,10 +99,10 @@ typedef enum { MBS_ATTACH_KIND_LIST(MBS_ENUM_ENTRY) MBS_ATTACH_KIND_COUNT } mbsA
 /* The linear expression of a point (or direction) fixed to a frame over its vector nodes:
  * x = sum_k w[k] q_node[k] + c (seed 004 eq. 4-5), the node weights of constraint rows. */
 typedef struct {
-  int n;          /* nodes: 0 (static), 1 (point mass or a direction's none), up to 4 */
-  int node[4];    /* node indices (global, or an element's local blocks) */
-  double w[4];    /* their weights: 1, c^1, c^2, c^3 for a point; C^1, C^2, C^3 for a direction */
-  double c[3];    /* constant part (static frames) */
+  int n;       /* nodes: 0 (static), 1 (point mass or a direction's none), up to 4 */
+  int node[4]; /* node indices (global, or an element's local blocks) */
+  double w[4]; /* their weights: 1, c^1, c^2, c^3 for a point; C^1, C^2, C^3 for a direction */
+  double c[3]; /* constant part (static frames) */
 } mbsPointWeights;
 
 /* one element instance */
@@ -157,12 +157,12 @@ typedef struct mbsModel {
   int *body_attach;       /* (nbody) the body's attachment frame */
 
   /* attachment frames (MBS_ATTACH_KIND_LIST) */
-  mbsAttachKind *attach_kind;         /* (nattach) */
-  int *attach_node;                   /* (nattach) first vector node (phi or x), -1 if static */
-  int *attach_body;                   /* (nattach) owner body, -1 for the ground */
-  char (*attach_name)[MBS_NAME_MAX];  /* (nattach) for messages ("ground", the body's name) */
-  double *attach_pos0;                /* (nattach x 3) [m] reference point phi at t = 0 */
-  double *attach_R0;                  /* (nattach x 9) directors at t = 0, column i = d_i */
+  mbsAttachKind *attach_kind;        /* (nattach) */
+  int *attach_node;                  /* (nattach) first vector node (phi or x), -1 if static */
+  int *attach_body;                  /* (nattach) owner body, -1 for the ground */
+  char (*attach_name)[MBS_NAME_MAX]; /* (nattach) for messages ("ground", the body's name) */
+  double *attach_pos0;               /* (nattach x 3) [m] reference point phi at t = 0 */
+  double *attach_R0;                 /* (nattach x 9) directors at t = 0, column i = d_i */
 
   /* constant mass matrix M^ab (x) I3, node level, a <= b (seed 000 eq. 15) */
   int nmass, mass_cap;  /* entries, allocated entries (grows while compiling) */

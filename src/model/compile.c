@@ -426,10 +426,10 @@ static mbsStatus alloc_model(mbsModel *m) {
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->attach_kind ||
-      !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 ||
-      !m->attach_R0 || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
-      !m->joint_mark || !m->joint_body || !m->joint_attach || !m->joint_point ||
-      !m->joint_frame || !m->joint_initial_rate || !m->load_name || !m->profile_table) {
+      !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
+      !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
+      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_frame ||
+      !m->joint_initial_rate || !m->load_name || !m->profile_table) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -486,10 +486,10 @@ static void set_attach(mbsModel *m, int f, int b) {
   int n0 = b < 0 ? -1 : m->body_node[b];
   m->attach_body[f] = b;
   m->attach_node[f] = n0;
-  m->attach_kind[f] = b < 0                                 ? MBS_ATTACH_GROUND
-                      : n0 < 0                              ? MBS_ATTACH_STATIC
+  m->attach_kind[f] = b < 0                               ? MBS_ATTACH_GROUND
+                      : n0 < 0                            ? MBS_ATTACH_STATIC
                       : m->body_type[b] == MBS_BODY_RIGID ? MBS_ATTACH_DIRECTORS
-                                                            : MBS_ATTACH_POINT;
+                                                          : MBS_ATTACH_POINT;
   snprintf(m->attach_name[f], MBS_NAME_MAX, "%s", b < 0 ? "ground" : m->body_name[b]);
   memcpy(m->attach_R0 + 9 * f, b < 0 ? I3 : m->body_R0 + 9 * b, 9 * sizeof(double));
   if (n0 >= 0) {
@@ -816,8 +816,7 @@ static mbsStatus push_q(mbsModel *m, mbsElem *el, int qi) {
   }
   assert(el->qadr + el->nq == m->elem_qidx_n); /* one element is built at a time */
   assert(qi >= 0 && qi < m->nq);
-  if (grow((void **)&m->elem_qidx_pool, &m->elem_qidx_cap, m->elem_qidx_n + 1, sizeof(int),
-           256)) {
+  if (grow((void **)&m->elem_qidx_pool, &m->elem_qidx_cap, m->elem_qidx_n + 1, sizeof(int), 256)) {
     return MBS_ERR_NOMEM;
   }
   m->elem_qidx_pool[m->elem_qidx_n++] = qi;
@@ -1002,8 +1001,8 @@ static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
 }
 
 /* joint_torque, joint_force, rotational_spring: both sides of the joint with its frame */
-static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl,
-                            mbsElem *el, int *nscalar) {
+static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
+                            int *nscalar) {
   const mbsDeckJoint *dj = &deck->joints[dl->joint];
   double Z[9];
   joint_frame(dj, Z);
@@ -1450,18 +1449,18 @@ void mbs_model_destroy(mbsModel *m) {
   for (int i = 0; m->profile && i < m->nprofile; i++) {
     mbs_profile_expr_destroy(m->profile[i].ev);
   }
-  void *ptrs[] = {m->coord_names, m->q0,         m->v0,         m->node_position, m->body_name,
-                  m->body_type,   m->body_fixed, m->body_node,  m->body_mass,     m->body_e,
-                  m->body_E,      m->body_ref,   m->body_pos0,  m->body_R0,       m->mass_a,
-                  m->mass_b,      m->mass_val,   m->con,        m->joint_name,    m->joint_type,
-                  m->joint_con,   m->joint_ncon, m->joint_mark, m->joint_body,    m->joint_point,
-                  m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
-                  m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
-                  m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table,
-                  m->drop,        m->red_row,    m->red_colmap, m->joint_frame,
-                  m->joint_initial_rate, m->joint_attach, m->body_attach, m->attach_kind,
-                  m->attach_node, m->attach_body, m->attach_name, m->attach_pos0,
-                  m->attach_R0, m->elem_qidx_pool};
+  void *ptrs[] = {
+      m->coord_names,  m->q0,          m->v0,          m->node_position, m->body_name,
+      m->body_type,    m->body_fixed,  m->body_node,   m->body_mass,     m->body_e,
+      m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
+      m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
+      m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
+      m->elem,         m->load_name,   m->jac_colptr,  m->jac_rowind,    m->mass_map,
+      m->con_gmap,     m->con_hstart,  m->con_hk,      m->con_hl,        m->con_hcoef,
+      m->con_hmap,     m->elem_jmap,   m->elem_gmap,   m->profile,       m->profile_table,
+      m->drop,         m->red_row,     m->red_colmap,  m->joint_frame,   m->joint_initial_rate,
+      m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
+      m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
