@@ -375,7 +375,8 @@ typedef struct {
 size_t mbs_rows_work_size(const mbsModel *m);
 
 /* start a walk over every row at (q, t); gradients when grad != 0; work has
- * mbs_rows_work_size(m) doubles (kept by the caller, nothing is allocated) */
+ * mbs_rows_work_size(m) doubles (MBS_ELEM_MAXCON suffice when grad = 0), kept by the caller:
+ * nothing is allocated, so the walk may run in the step loop */
 void mbs_rows_begin(mbsRowIter *it, const mbsModel *m, const double *q, double t, int grad,
                     double *work);
 
