@@ -224,7 +224,7 @@ START_TEST(test_discrete_gradient_property) {
     qm[i] = 0.5 * (q0[i] + q1[i]);
   }
   double grad[3 * MBS_CON_MAXNODE];
-  for (int r = 0; r < m->ncon; r++) {
+  for (int r = 0; r < m->nrow; r++) {
     const mbsConRow *row = &m->con[r];
     double dg = mbs_con_eval(row, q1, NULL) - mbs_con_eval(row, q0, NULL);
     mbs_con_eval(row, qm, grad);

@@ -14,11 +14,15 @@
 #include "mbsim/error.h"
 #include "mbsim/types.h"
 
-/* max vector nodes one constraint row touches (two bodies of four nodes each) */
+/* max vector nodes one constraint row touches (two bodies of four nodes each); make_row in
+ * compile.c checks it */
 #define MBS_CON_MAXNODE 8
-/* max coordinates one element touches (two rigid bodies and three scalar coordinates) */
+/* Stride of the solver's per-element scatter maps and scratch (elem_jmap, elem_gmap, ework)
+ * until the solver-owned linear system replaces them: mbsElem has no size limit (qidx points
+ * into the model's pool, m->elem_maxq is the largest element), but mbs_model_compile refuses
+ * an element with more coordinates than this while the solver still uses it. */
 #define MBS_ELEM_MAXQ 27
-/* max constraint rows of one constraint element */
+/* max constraint rows of one constraint element (compile checks it) */
 #define MBS_ELEM_MAXCON 6
 
 /* One bilateral constraint row, at most quadratic in q (seed 000 eq. 22, 48-49; seed 004
@@ -45,6 +49,7 @@ typedef struct {
 } mbsConRow;
 
 #define MBS_ELEM_NPARAM 32
+#define MBS_ELEM_NIPARAM 4
 
 /* a time profile f(t) that scales a load or a prescribed motion (decks/README.md "Profiles";
  * evaluated by src/util/profile.c) */
@@ -56,19 +61,41 @@ typedef struct {
   mbsProfileExpr *ev; /* expression: f(t) and its derivatives (owned by the model), else NULL */
 } mbsProfile;
 
+/* Attachment frames: what joints, loads and springs attach to (the design's "frames"; named
+ * attach_* so as not to clash with MBS_FRAME_LIST, a torque's world/body frame). Frame 0 is
+ * the ground; then one frame per body (body_attach): a rigid body's director frame (nodes
+ * phi, d1, d2, d3), a point mass's single node x, a fixed body's static frame. A beam node's
+ * director frame will be one more kind. A point fixed to a frame is x = phi + c^i d_i
+ * (mbs_attach_point); on a static frame c is the world point itself. */
+/* the ground's attachment frame */
+#define MBS_ATTACH_GROUND_ID 0
+
+/* The linear expression of a point (or direction) fixed to a frame over its vector nodes:
+ * x = sum_k w[k] q_node[k] + c (seed 004 eq. 4-5), the node weights of constraint rows. */
+typedef struct {
+  int n;       /* nodes: 0 (static), 1 (point mass or a direction's none), up to 4 */
+  int node[4]; /* node indices (global, or an element's local blocks) */
+  double w[4]; /* their weights: 1, c^1, c^2, c^3 for a point; C^1, C^2, C^3 for a direction */
+  double c[3]; /* constant part (static frames) */
+} mbsPointWeights;
+
 /* one element instance */
 typedef struct {
   mbsElemKind kind;
   int body;                      /* body it acts on (the first one for two-body elements) */
+  int attach[2];                 /* attachment frames of its sides (one-body kinds: attach[0]
+                                    is the body's, attach[1] = -1) */
   int load;                      /* deck load index, or -1 */
   int joint;                     /* owning joint, or -1 (its constraint rows count for the
                                     joint's reaction) */
   int ncon;                      /* constraint rows of a constraint element (else 0) */
   int con0;                      /* their first global row */
   int nq;                        /* coordinates touched (body coordinates, then scalars) */
-  int qidx[MBS_ELEM_MAXQ];       /* their global indices */
+  int qadr;                      /* first entry in mbsModel.elem_qidx_pool */
+  int *qidx;                     /* (nq) their global indices (points into the model's pool,
+                                    no size limit) */
   double param[MBS_ELEM_NPARAM]; /* kind-specific constants (elements.c documents them) */
-  int iparam[4];
+  int iparam[MBS_ELEM_NIPARAM];
 } mbsElem;
 
 typedef struct mbsModel {
@@ -80,6 +107,8 @@ typedef struct mbsModel {
   int nrow;    /* generic quadratic rows (con) */
   int ndof;    /* nq - ncon (the rows left after dropping redundant ones are independent) */
   int nbody, njoint, nload, nelem;
+  int nattach;   /* attachment frames: the ground, then one per body */
+  int elem_maxq; /* largest element's nq (the solver's element scratch and maps) */
 
   /* coordinates */
   char *coord_names;  /* (nq x MBS_NAME_MAX*2) labels like "link1.d2.z" */
@@ -99,14 +128,24 @@ typedef struct mbsModel {
   double *body_ref;       /* (nbody x 3) [m] phi relative to the centre, body axes */
   double *body_pos0;      /* (nbody x 3) [m] centre of mass at t = 0 */
   double *body_R0;        /* (nbody x 9) directors at t = 0, column i = d_i */
+  int *body_attach;       /* (nbody) the body's attachment frame */
+
+  /* attachment frames (MBS_ATTACH_KIND_LIST) */
+  mbsAttachKind *attach_kind;        /* (nattach) */
+  int *attach_node;                  /* (nattach) first vector node (phi or x), -1 if static */
+  int *attach_body;                  /* (nattach) owner body, -1 for the ground */
+  char (*attach_name)[MBS_NAME_MAX]; /* (nattach) for messages ("ground", the body's name) */
+  double *attach_pos0;               /* (nattach x 3) [m] reference point phi at t = 0 */
+  double *attach_R0;                 /* (nattach x 9) directors at t = 0, column i = d_i */
 
   /* constant mass matrix M^ab (x) I3, node level, a <= b (seed 000 eq. 15) */
-  int nmass;
+  int nmass, mass_cap;  /* entries, allocated entries (grows while compiling) */
   int *mass_a, *mass_b; /* (nmass) node indices */
   double *mass_val;     /* (nmass) [kg, kg m, kg m^2] */
 
   /* constraints */
-  mbsConRow *con; /* (ncon) */
+  mbsConRow *con; /* (nrow) quadratic rows; mbs_rows_begin walks them with the element rows */
+  int con_cap;    /* allocated rows */
 
   /* joint rows dropped at compile time because they repeat the others (a closed loop with
    * redundant equations, mbs_model_drop_redundant): not in con or the Newton system, kept
@@ -128,18 +167,22 @@ typedef struct mbsModel {
   int *joint_ncon;          /* (njoint) number of rows */
   mbsMark *joint_mark;      /* (njoint) deck position */
   int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground */
+  int *joint_attach;        /* (njoint x 2) attachment frames of its two sides */
   mbsElem *joint_frame;     /* (njoint) the joint's two sides as a two-sided element (no
                                kind): body-fixed frames d'_a and points of both bodies, for
                                /joints/coordinates (mbs_joint_coordinates) */
-  double *joint_point;      /* (njoint x 3) the joint point on the second body in its
-                               director frame relative to phi (world point if static) */
+  double *joint_point;      /* (njoint x 3) the joint point c on its second side's frame
+                               (mbs_attach_point; the world point if static) */
 
   /* elements (gravity, loads, springs, drives of joints with a motion) */
   mbsElem *elem; /* (nelem) */
+  int elem_cap;  /* allocated elements */
+  int *elem_qidx_pool; /* (elem_qidx_n) coordinates of every element and joint_frame entry */
+  int elem_qidx_n, elem_qidx_cap;
   char (*load_name)[MBS_NAME_MAX];
 
   /* time profiles of loads and motions; elements refer to them by index (-1: constant 1) */
-  int nprofile;
+  int nprofile, profile_cap;
   int nprofile_points;   /* table points of all profiles */
   mbsProfile *profile;   /* (nprofile) */
   double *profile_table; /* (sum of ntab x 2) table points (t, f) */
@@ -197,6 +240,14 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 /* release a model (accepts NULL) */
 void mbs_model_destroy(mbsModel *m);
 
+/* Append an element to the model: a copy of *proto with the nq coordinates qidx (copied into
+ * the model's pool: no size limit; proto->qidx and qadr are ignored). Every element's qidx
+ * and m->elem_maxq follow. Model-level use (compile builds every element this way; tests,
+ * new kinds): the Newton pattern of a compiled model does not know the new element, and its
+ * constraint rows get numbers from mbs_model_number_rows. Returns the element's index, or -1
+ * when out of memory (the model is unchanged). */
+int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq);
+
 /* Redundant constraint rows at the configuration q, time t (mbs_model_compile calls it at q0,
  * t = 0, after the rows are built and before the Newton pattern): a rank-revealing sparse QR
  * (SuiteSparseQR) of G(q)^T, rigidity rows first, then joint rows in deck order, then the
@@ -241,5 +292,77 @@ double mbs_con_eval(const mbsConRow *row, const double *q, double *grad);
 
 /* compute the 3-vectors A(q) and B(q) of a row */
 void mbs_con_ab(const mbsConRow *row, const double *q, double A[3], double B[3]);
+
+/* ---- attachment frames and the one point expression (src/model/attach.c) ---- */
+
+/* vector nodes of a frame kind: 0 static, 1 point mass, 4 director frame */
+int mbs_attach_nnode(mbsAttachKind kind);
+
+/* the point fixed to a frame of nnode nodes starting at node0 (global nodes, or an element's
+ * local blocks) with frame coordinates c: x = q_node0 + c^i q_node0+1+i (seed 004 eq. 4-5),
+ * a point mass's x, or the constant c on a static frame (nnode = 0) */
+void mbs_point_weights(mbsPointWeights *pw, int nnode, int node0, const double c[3]);
+
+/* the direction fixed to the frame C^i d_i (seed 004 eq. 5-6: d'_a); the constant C on a
+ * static frame, nothing (n = 0, c = 0) on a point mass, which has no directors */
+void mbs_dir_weights(mbsPointWeights *pw, int nnode, int node0, const double C[3]);
+
+/* the weights of the point c fixed to attachment frame f (global nodes) */
+void mbs_attach_point_weights(const mbsModel *m, int f, const double c[3], mbsPointWeights *pw);
+
+/* x = phi + c^i d_i of attachment frame f at q (a point mass: its x; static: c) */
+void mbs_attach_point(const mbsModel *m, int f, const double c[3], const double *q, double x[3]);
+
+/* frame coordinates of the world point P at t = 0: c^i = d_i(0) . (P - phi(0)) for a director
+ * frame (seed 004 eq. 5), 0 for a point mass, P itself on a static frame */
+void mbs_attach_coords(const mbsModel *m, int f, const double P[3], double c[3]);
+
+/* ---- one walk over every constraint row (src/model/rows.c) ----
+ * The quadratic rows (m->con, mbs_con_eval) and the rows of constraint elements (elements
+ * with ncon > 0) in the global order: row r = 0 .. ncon-1. Each step gives the row's owner,
+ * its value g at (q, t) and, when asked, its gradient as a sparse row (idx, val; a
+ * coordinate may repeat when an element's sides share one: add the entries). A constraint
+ * element is evaluated once for all its rows. Usage:
+ *   mbsRowIter it;
+ *   for (mbs_rows_begin(&it, m, q, t, 1, work); mbs_rows_next(&it);) { ... it.row ... } */
+typedef struct {
+  /* the current row */
+  int row;           /* global row index */
+  int joint;         /* owning joint, -1 for a body's rigidity */
+  int body;          /* owning body of a rigidity row, else -1 */
+  int elem;          /* constraint element, -1 for a quadratic row */
+  int erow;          /* row within the element (0 for quadratic rows) */
+  double g;          /* value at (q, t) */
+  int nz;            /* gradient entries (0 if no gradient was asked) */
+  const int *idx;    /* (nz) coordinates */
+  const double *val; /* (nz) dg/dq */
+  /* private */
+  const mbsModel *m;
+  const double *q;
+  double t;
+  int grad, only_joint, next_q, next_e, end_q;
+  double *work;
+  int ibuf[3 * MBS_CON_MAXNODE];
+  double gbuf[3 * MBS_CON_MAXNODE];
+} mbsRowIter;
+
+/* doubles of work the walk needs (an element's g and G) */
+size_t mbs_rows_work_size(const mbsModel *m);
+
+/* start a walk over every row at (q, t); gradients when grad != 0; work has
+ * mbs_rows_work_size(m) doubles (MBS_ELEM_MAXCON suffice when grad = 0), kept by the caller:
+ * nothing is allocated, so the walk may run in the step loop */
+void mbs_rows_begin(mbsRowIter *it, const mbsModel *m, const double *q, double t, int grad,
+                    double *work);
+
+/* the same over the rows joint j owns (its quadratic rows, then its constraint elements') */
+void mbs_rows_begin_joint(mbsRowIter *it, const mbsModel *m, int j, const double *q, double t,
+                          int grad, double *work);
+
+/* advance to the next row: 1 while there is one, 0 at the end */
+int mbs_rows_next(mbsRowIter *it);
+
+/* the value of global row r alone at (q, t); work has MBS_ELEM_MAXCON doubles */
+double mbs_row_value(const mbsModel *m, int r, const double *q, double t, double *work);
 
 #endif

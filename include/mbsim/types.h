@@ -90,6 +90,13 @@ typedef struct {
   X(MBS_ELEM_SPRING, "spring")                                                                     \
   X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")
 
+/* kinds of attachment frames (model.h): what joints, loads and springs attach to */
+#define MBS_ATTACH_KIND_LIST(X)                                                                    \
+  X(MBS_ATTACH_GROUND, "ground")                                                                   \
+  X(MBS_ATTACH_STATIC, "fixed body")                                                               \
+  X(MBS_ATTACH_POINT, "point mass")                                                                \
+  X(MBS_ATTACH_DIRECTORS, "rigid body")
+
 #define MBS_ENUM_ENTRY(name, word) name,
 typedef enum { MBS_BODY_TYPE_LIST(MBS_ENUM_ENTRY) MBS_BODY_TYPE_COUNT } mbsBodyType;
 typedef enum { MBS_JOINT_TYPE_LIST(MBS_ENUM_ENTRY) MBS_JOINT_TYPE_COUNT } mbsJointType;
@@ -101,6 +108,7 @@ typedef enum { MBS_PROFILE_LIST(MBS_ENUM_ENTRY) MBS_PROFILE_COUNT } mbsProfileKi
 typedef enum { MBS_INTEGRATOR_LIST(MBS_ENUM_ENTRY) MBS_INTEGRATOR_COUNT } mbsIntegrator;
 typedef enum { MBS_LINEAR_SOLVER_LIST(MBS_ENUM_ENTRY) MBS_LINEAR_SOLVER_COUNT } mbsLinearSolver;
 typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
+typedef enum { MBS_ATTACH_KIND_LIST(MBS_ENUM_ENTRY) MBS_ATTACH_KIND_COUNT } mbsAttachKind;
 #undef MBS_ENUM_ENTRY
 
 /* the words of each list, indexed by enum value (src/util/words.c) */

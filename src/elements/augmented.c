@@ -52,7 +52,7 @@ static void constraint(const mbsModel *m, const mbsElem *e, const double *q, dou
   (void)m;
   (void)t;
   int n = e->nq;
-  double u, w, gu[MBS_ELEM_MAXQ], gw[MBS_ELEM_MAXQ];
+  double u, w, gu[ELEM_SIDES_MAXQ], gw[ELEM_SIDES_MAXQ];
   double gam = q[e->qidx[n - 1]], cg = cos(gam), sg = sin(gam);
   uw(e, q, &u, &w, gu, gw, NULL, NULL);
   if (e->iparam[3] == MBS_AUGMENTATION_CLASSICAL) {
@@ -74,8 +74,8 @@ static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double
   (void)m;
   (void)t;
   int n = e->nq, ig = n - 1;
-  double u, w, gu[MBS_ELEM_MAXQ], gw[MBS_ELEM_MAXQ];
-  double Hu[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Hw[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double u, w, gu[ELEM_SIDES_MAXQ], gw[ELEM_SIDES_MAXQ];
+  double Hu[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hw[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   double gam = q[e->qidx[ig]], cg = cos(gam), sg = sin(gam);
   uw(e, q, &u, &w, gu, gw, Hu, Hw);
   if (e->iparam[3] == MBS_AUGMENTATION_CLASSICAL) {
@@ -102,9 +102,9 @@ static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, co
   (void)m;
   (void)t;
   int n = e->nq, ig = n - 1;
-  double ua, wa, ub, wb, gua[MBS_ELEM_MAXQ], gwa[MBS_ELEM_MAXQ], gub[MBS_ELEM_MAXQ],
-      gwb[MBS_ELEM_MAXQ];
-  double Hu[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Hw[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double ua, wa, ub, wb, gua[ELEM_SIDES_MAXQ], gwa[ELEM_SIDES_MAXQ], gub[ELEM_SIDES_MAXQ],
+      gwb[ELEM_SIDES_MAXQ];
+  double Hu[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hw[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   uw(e, qa, &ua, &wa, gua, gwa, NULL, NULL);
   uw(e, qb, &ub, &wb, gub, gwb, Hb ? Hu : NULL, Hb ? Hw : NULL);
   double ga = qa[e->qidx[ig]], gb = qb[e->qidx[ig]];

@@ -1,5 +1,6 @@
 /* elem_common.c: linear vector expressions over an element's local nodes, bilinear forms
  * with their gradients and Hessians, and the director forces of a torque (elem_internal.h) */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -10,43 +11,29 @@ int elem_side_offset(const mbsElem *e, int s) {
   return s == 0 ? 0 : 3 * e->iparam[0];
 }
 
-ElemVx elem_dir(const mbsElem *e, int s, int a) {
+/* the model's point expression over the element's local blocks */
+static ElemVx from_weights(const mbsPointWeights *pw) {
   ElemVx v;
   memset(&v, 0, sizeof(v));
-  int nb = e->iparam[s], b0 = s == 0 ? 0 : e->iparam[0];
-  const double *C = e->param + 12 * s + 3 * a;
-  if (nb == 4) {
-    for (int i = 0; i < 3; i++) {
-      v.blk[v.n] = b0 + 1 + i;
-      v.w[v.n] = C[i];
-      v.n++;
-    }
-  } else if (nb == 0) {
-    vcopy(v.c, C);
+  v.n = pw->n;
+  for (int k = 0; k < pw->n; k++) {
+    v.blk[k] = pw->node[k];
+    v.w[k] = pw->w[k];
   }
+  vcopy(v.c, pw->c);
   return v;
 }
 
+ElemVx elem_dir(const mbsElem *e, int s, int a) {
+  mbsPointWeights pw;
+  mbs_dir_weights(&pw, e->iparam[s], s == 0 ? 0 : e->iparam[0], e->param + 12 * s + 3 * a);
+  return from_weights(&pw);
+}
+
 ElemVx elem_point(const mbsElem *e, int s) {
-  ElemVx v;
-  memset(&v, 0, sizeof(v));
-  int nb = e->iparam[s], b0 = s == 0 ? 0 : e->iparam[0];
-  const double *P = e->param + 12 * s + 9;
-  if (nb == 0) {
-    vcopy(v.c, P);
-    return v;
-  }
-  v.blk[0] = b0;
-  v.w[0] = 1.0;
-  v.n = 1;
-  if (nb == 4) {
-    for (int i = 0; i < 3; i++) {
-      v.blk[v.n] = b0 + 1 + i;
-      v.w[v.n] = P[i];
-      v.n++;
-    }
-  }
-  return v;
+  mbsPointWeights pw;
+  mbs_point_weights(&pw, e->iparam[s], s == 0 ? 0 : e->iparam[0], e->param + 12 * s + 9);
+  return from_weights(&pw);
 }
 
 ElemVx elem_vx_lin(double sa, const ElemVx *A, double sb, const ElemVx *B) {
@@ -67,6 +54,7 @@ ElemVx elem_vx_lin(double sa, const ElemVx *A, double sb, const ElemVx *B) {
         }
       }
       if (slot < 0) {
+        assert(v.n < 8);
         slot = v.n++;
         v.blk[slot] = src[p]->blk[k];
       }
@@ -93,6 +81,7 @@ void elem_vx_rate(const mbsElem *e, const ElemVx *X, const double *v, double out
 
 double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double *q, double s,
                 double *g, double *H) {
+  assert(e->nq <= ELEM_SIDES_MAXQ);
   double a[3], b[3];
   elem_vx_eval(e, A, q, a);
   elem_vx_eval(e, B, q, b);

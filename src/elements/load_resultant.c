@@ -5,6 +5,7 @@
  * the load's attachment point on that body (springs, joint loads: its joint or spring point;
  * a force: its application point, where M = 0; a torque: the reference point). A load whose
  * second body is static (ground) reports minus what it exerts on the first body. */
+#include <assert.h>
 #include <string.h>
 
 #include "elements/elem_internal.h"
@@ -14,7 +15,8 @@
 static void generalized(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                         double t, double *f) {
   const mbsElementKindTable *kind = mbs_element_kind(e->kind);
-  double g[MBS_ELEM_MAXQ];
+  double g[ELEM_SIDES_MAXQ];
+  assert(e->nq <= ELEM_SIDES_MAXQ); /* loads are one- or two-sided kinds */
   memset(f, 0, (size_t)e->nq * sizeof(double));
   if (kind->gradient) {
     kind->gradient(m, e, q, g, NULL);
@@ -57,19 +59,18 @@ static void resultant(const mbsElem *e, const double *q, const double *f, int b0
 
 void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                         double t, double out[6]) {
-  double f[MBS_ELEM_MAXQ], p[3];
+  double f[ELEM_SIDES_MAXQ], p[3];
   memset(out, 0, 6 * sizeof(double));
   generalized(m, e, q, v, t, f);
   switch (e->kind) {
     case MBS_ELEM_FORCE:
     case MBS_ELEM_TORQUE: {
-      /* one body: the application point phi + Theta^i d_i (a torque: Theta = 0) */
+      /* one body: the application point phi + Theta^i d_i on its frame (a torque: phi) */
       int nb = e->nq / 3;
-      for (int c = 0; c < 3; c++) {
-        p[c] = q[e->qidx[c]];
-        for (int i = 1; i < nb && e->kind == MBS_ELEM_FORCE; i++) {
-          p[c] += e->param[3 + i - 1] * q[e->qidx[3 * i + c]];
-        }
+      if (e->kind == MBS_ELEM_FORCE) {
+        mbs_attach_point(m, e->attach[0], e->param + 3, q, p);
+      } else {
+        vcopy(p, q + e->qidx[0]);
       }
       resultant(e, q, f, 0, nb, p, out);
       return;

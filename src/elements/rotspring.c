@@ -41,8 +41,8 @@ static void cs(const mbsElem *e, const double *q, double *c, double *s, double *
 /* theta = atan2(s, c), its gradient and (if H is not NULL) Hessian */
 static double theta_derivs(const mbsElem *e, const double *q, double *gt, double *H) {
   int n = e->nq;
-  double c, s, gc[MBS_ELEM_MAXQ], gs[MBS_ELEM_MAXQ];
-  double Hc[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Hs[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double c, s, gc[ELEM_SIDES_MAXQ], gs[ELEM_SIDES_MAXQ];
+  double Hc[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hs[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   cs(e, q, &c, &s, gc, gs, H ? Hc : NULL, H ? Hs : NULL);
   double r2 = c * c + s * s;
   if (!(r2 > 0.0)) {
@@ -72,7 +72,7 @@ static double theta_derivs(const mbsElem *e, const double *q, double *gt, double
 
 static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
   (void)m;
-  double c, s, gc[MBS_ELEM_MAXQ], gs[MBS_ELEM_MAXQ];
+  double c, s, gc[ELEM_SIDES_MAXQ], gs[ELEM_SIDES_MAXQ];
   cs(e, q, &c, &s, gc, gs, NULL, NULL);
   double delta = wrap(atan2(s, c) - e->param[ELEM_P + 2]);
   return 0.5 * e->param[ELEM_P] * delta * delta;
@@ -81,7 +81,7 @@ static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
 static void gradient(const mbsModel *m, const mbsElem *e, const double *q, double *g, double *H) {
   (void)m;
   int n = e->nq;
-  double k = e->param[ELEM_P], gt[MBS_ELEM_MAXQ], Ht[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double k = e->param[ELEM_P], gt[ELEM_SIDES_MAXQ], Ht[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   double delta = wrap(theta_derivs(e, q, gt, H ? Ht : NULL) - e->param[ELEM_P + 2]);
   for (int i = 0; i < n; i++) {
     g[i] = k * delta * gt[i];
@@ -112,9 +112,9 @@ static void discrete_gradient(const mbsModel *m, const mbsElem *e, const double 
   (void)m;
   int n = e->nq;
   double k = e->param[ELEM_P], rest = e->param[ELEM_P + 2];
-  double ca, sa, cb, sb, gca[MBS_ELEM_MAXQ], gsa[MBS_ELEM_MAXQ], gcb[MBS_ELEM_MAXQ],
-      gsb[MBS_ELEM_MAXQ];
-  double Hc[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Hs[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double ca, sa, cb, sb, gca[ELEM_SIDES_MAXQ], gsa[ELEM_SIDES_MAXQ], gcb[ELEM_SIDES_MAXQ],
+      gsb[ELEM_SIDES_MAXQ];
+  double Hc[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hs[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   cs(e, qa, &ca, &sa, gca, gsa, NULL, NULL);
   cs(e, qb, &cb, &sb, gcb, gsb, Hb ? Hc : NULL, Hb ? Hs : NULL);
 
@@ -167,7 +167,7 @@ static void discrete_gradient(const mbsModel *m, const mbsElem *e, const double 
   }
 
   /* dgV = psi (cbar grad s(q_m) - sbar grad c(q_m)) */
-  double cbar = 0.5 * (ca + cb), sbar = 0.5 * (sa + sb), N[MBS_ELEM_MAXQ];
+  double cbar = 0.5 * (ca + cb), sbar = 0.5 * (sa + sb), N[ELEM_SIDES_MAXQ];
   for (int i = 0; i < n; i++) {
     N[i] = 0.5 * (cbar * (gsa[i] + gsb[i]) - sbar * (gca[i] + gcb[i]));
     g[i] = psi * N[i];
@@ -197,7 +197,7 @@ static void force(const mbsModel *m, const mbsElem *e, const double *q, const do
   if (d == 0.0) {
     return;
   }
-  double gt[MBS_ELEM_MAXQ], Ht[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], vl[MBS_ELEM_MAXQ];
+  double gt[ELEM_SIDES_MAXQ], Ht[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], vl[ELEM_SIDES_MAXQ];
   theta_derivs(e, q, gt, Fq ? Ht : NULL);
   mbs_elem_gather(e, v, vl);
   double rate = 0.0;
@@ -208,7 +208,7 @@ static void force(const mbsModel *m, const mbsElem *e, const double *q, const do
     f[i] = -d * rate * gt[i];
   }
   /* Fv = -d grad theta (x) grad theta; Fq = -d (grad theta (x) H v + rate H), H symmetric */
-  double hv[MBS_ELEM_MAXQ];
+  double hv[ELEM_SIDES_MAXQ];
   for (int j = 0; Fq && j < n; j++) {
     hv[j] = 0.0;
     for (int l = 0; l < n; l++) {

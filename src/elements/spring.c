@@ -35,7 +35,7 @@ static void gradient(const mbsModel *m, const mbsElem *e, const double *q, doubl
   int n = e->nq;
   double k = e->param[ELEM_P], L = e->param[ELEM_P + 2];
   ElemVx D = delta(e);
-  double gc[MBS_ELEM_MAXQ];
+  double gc[ELEM_SIDES_MAXQ];
   memset(gc, 0, (size_t)n * sizeof(double));
   double C = elem_dot(e, &D, &D, q, 1.0, gc, NULL), l = sqrt(C);
   /* W'(C) = k/2 (1 - L/l), W''(C) = k L / (4 l^3) */
@@ -60,7 +60,7 @@ static void discrete_gradient(const mbsModel *m, const mbsElem *e, const double 
   int n = e->nq;
   double k = e->param[ELEM_P], L = e->param[ELEM_P + 2];
   ElemVx D = delta(e);
-  double ga[MBS_ELEM_MAXQ], gb[MBS_ELEM_MAXQ];
+  double ga[ELEM_SIDES_MAXQ], gb[ELEM_SIDES_MAXQ];
   memset(ga, 0, (size_t)n * sizeof(double));
   memset(gb, 0, (size_t)n * sizeof(double));
   double la = sqrt(elem_dot(e, &D, &D, qa, 1.0, ga, NULL));

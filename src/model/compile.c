@@ -4,6 +4,7 @@
  * 13-15), writes rigidity (eq. 22, 58) and joint constraints with body-fixed frames set in
  * the initial configuration (seed 004 eq. 4-7) in the generic quadratic row form, creates
  * the elements, the initial state, and the fixed sparsity pattern of the Newton matrix. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,40 @@ typedef struct {
   double c[3];
 } Vx;
 
-/* one side of a joint: a moving body (nodes) or a static frame (ground, fixed body) */
+/* one side of a joint: the attachment frame of a moving body (nodes) or a static frame
+ * (ground, fixed body) */
 typedef struct {
   int body;       /* deck body index or -1 */
+  int attach;     /* its attachment frame */
   int node0;      /* first node, -1 if static */
   int rigid;      /* has directors */
-  double phi0[3]; /* reference point at t = 0 */
   double R0[9];   /* directors at t = 0 (column i = d_i) */
 } Side;
+
+static Vx vx_from(const mbsPointWeights *pw) {
+  Vx v;
+  memset(&v, 0, sizeof(v));
+  assert(pw->n <= MBS_CON_MAXNODE);
+  v.n = pw->n;
+  for (int k = 0; k < pw->n; k++) {
+    v.node[k] = pw->node[k];
+    v.w[k] = pw->w[k];
+  }
+  vcopy(v.c, pw->c);
+  return v;
+}
+
+/* the frame coordinates C_i = d_i(0) . z of a direction z (world, t = 0) on a director
+ * frame (seed 004 eq. 5: C = R0^-1 R'0); z itself on a static frame */
+static void dir_coords(const Side *s, const double z[3], double C[3]) {
+  if (s->node0 < 0) {
+    vcopy(C, z);
+    return;
+  }
+  for (int i = 0; i < 3; i++) {
+    C[i] = s->rigid ? s->R0[0 + i] * z[0] + s->R0[3 + i] * z[1] + s->R0[6 + i] * z[2] : 0.0;
+  }
+}
 
 static const char *side_name(const mbsDeck *deck, int b) {
   return b < 0 ? "ground" : deck->bodies[b].name;
@@ -41,53 +68,29 @@ static const char *side_name(const mbsDeck *deck, int b) {
 
 /* x^T-weights: the body-fixed point P (world, t = 0) as phi + c^i d_i (seed 004 eq. 4-5:
  * c = R0^-1 (P - phi0)); a static side gives the constant P */
-static Vx vx_point(const Side *s, const double P[3]) {
-  Vx v;
-  memset(&v, 0, sizeof(v));
-  if (s->node0 < 0) {
-    vcopy(v.c, P);
-    return v;
-  }
-  v.n = 1;
-  v.node[0] = s->node0;
-  v.w[0] = 1.0;
-  if (s->rigid) {
-    double rel[3];
-    vsub(rel, P, s->phi0);
-    for (int i = 0; i < 3; i++) {
-      /* c^i = d_i(0) . (P - phi0) since R0 is orthonormal */
-      double ci = s->R0[0 + i] * rel[0] + s->R0[3 + i] * rel[1] + s->R0[6 + i] * rel[2];
-      v.node[v.n] = s->node0 + 1 + i;
-      v.w[v.n] = ci;
-      v.n++;
-    }
-  }
-  return v;
+static Vx vx_point(const mbsModel *m, const Side *s, const double P[3]) {
+  double c[3];
+  mbsPointWeights pw;
+  mbs_attach_coords(m, s->attach, P, c);
+  mbs_attach_point_weights(m, s->attach, c, &pw);
+  return vx_from(&pw);
 }
 
 /* the body-fixed unit vector that equals z (world) at t = 0: d' = C_i d_i with
  * C_i = d_i(0) . z (seed 004 eq. 5: C = R0^-1 R'0); static sides give the constant z */
-static Vx vx_dir(const Side *s, const double z[3]) {
-  Vx v;
-  memset(&v, 0, sizeof(v));
-  if (s->node0 < 0) {
-    vcopy(v.c, z);
-    return v;
-  }
-  if (!s->rigid) {
-    return v; /* a point mass has no directors (joints that need them reject it) */
-  }
-  for (int i = 0; i < 3; i++) {
-    v.node[v.n] = s->node0 + 1 + i;
-    v.w[v.n] = s->R0[0 + i] * z[0] + s->R0[3 + i] * z[1] + s->R0[6 + i] * z[2];
-    v.n++;
-  }
-  return v;
+static Vx vx_dir(const mbsModel *m, const Side *s, const double z[3]) {
+  /* a point mass has no directors (joints that need them reject it) */
+  double C[3];
+  mbsPointWeights pw;
+  dir_coords(s, z, C);
+  mbs_dir_weights(&pw, mbs_attach_nnode(m->attach_kind[s->attach]), s->node0, C);
+  return vx_from(&pw);
 }
 
 /* a - b */
 static Vx vx_sub(const Vx *a, const Vx *b) {
   Vx v = *a;
+  assert(a->n + b->n <= MBS_CON_MAXNODE);
   for (int c = 0; c < 3; c++) {
     v.c[c] -= b->c[c];
   }
@@ -99,9 +102,20 @@ static Vx vx_sub(const Vx *a, const Vx *b) {
   return v;
 }
 
-/* merge A and B into one row with a distinct node list */
-static void make_row(mbsConRow *row, const Vx *A, const Vx *B, double s, const double n[3],
-                     double c0, int joint, int body) {
+/* merge A and B into one row with a distinct node list, appended to m->con (grown as
+ * needed); MBS_ERR_NOMEM when out of memory */
+static mbsStatus add_row(mbsModel *m, const Vx *A, const Vx *B, double s, const double n[3],
+                         double c0, int joint, int body) {
+  if (m->nrow == m->con_cap) {
+    int cap = m->con_cap ? 2 * m->con_cap : 64;
+    mbsConRow *nc = realloc(m->con, (size_t)cap * sizeof(mbsConRow));
+    if (!nc) {
+      return MBS_ERR_NOMEM;
+    }
+    m->con = nc;
+    m->con_cap = cap;
+  }
+  mbsConRow *row = &m->con[m->nrow++];
   memset(row, 0, sizeof(*row));
   const Vx *src[2] = {A, B};
   for (int p = 0; p < 2; p++) {
@@ -113,6 +127,7 @@ static void make_row(mbsConRow *row, const Vx *A, const Vx *B, double s, const d
         }
       }
       if (slot < 0) {
+        assert(row->nnode < MBS_CON_MAXNODE);
         slot = row->nnode++;
         row->node[slot] = node;
       }
@@ -132,6 +147,7 @@ static void make_row(mbsConRow *row, const Vx *A, const Vx *B, double s, const d
   row->c0 = c0;
   row->joint = joint;
   row->body = body;
+  return MBS_OK;
 }
 
 /* complete a unit vector a to a right-handed orthonormal frame Z = [a, b, c] (columns) */
@@ -371,6 +387,8 @@ static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
 static mbsStatus alloc_model(mbsModel *m) {
   int nb = m->nbody > 0 ? m->nbody : 1, nj = m->njoint > 0 ? m->njoint : 1;
   int nl = m->nload > 0 ? m->nload : 1, nq = m->nq > 0 ? m->nq : 1;
+  /* mass entries, rows, elements and profiles grow as they are added (add_mass, add_row,
+   * new_elem, add_profile): nothing here bounds what one body or element may bring */
   m->coord_name_len = NAME_LEN;
   m->coord_names = calloc((size_t)nq, NAME_LEN);
   m->q0 = calloc((size_t)nq, sizeof(double));
@@ -386,42 +404,73 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->body_ref = calloc((size_t)nb * 3, sizeof(double));
   m->body_pos0 = calloc((size_t)nb * 3, sizeof(double));
   m->body_R0 = calloc((size_t)nb * 9, sizeof(double));
-  m->mass_a = calloc((size_t)nb * 10, sizeof(int));
-  m->mass_b = calloc((size_t)nb * 10, sizeof(int));
-  m->mass_val = calloc((size_t)nb * 10, sizeof(double));
-  m->con = calloc((size_t)(m->nrow > 0 ? m->nrow : 1), sizeof(mbsConRow));
+  m->body_attach = calloc((size_t)nb, sizeof(int));
+  m->attach_kind = calloc((size_t)nb + 1, sizeof(mbsAttachKind));
+  m->attach_node = calloc((size_t)nb + 1, sizeof(int));
+  m->attach_body = calloc((size_t)nb + 1, sizeof(int));
+  m->attach_name = calloc((size_t)nb + 1, MBS_NAME_MAX);
+  m->attach_pos0 = calloc((size_t)(nb + 1) * 3, sizeof(double));
+  m->attach_R0 = calloc((size_t)(nb + 1) * 9, sizeof(double));
   m->joint_name = calloc((size_t)nj, MBS_NAME_MAX);
   m->joint_type = calloc((size_t)nj, sizeof(mbsJointType));
   m->joint_con = calloc((size_t)nj, sizeof(int));
   m->joint_ncon = calloc((size_t)nj, sizeof(int));
   m->joint_mark = calloc((size_t)nj, sizeof(mbsMark));
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
+  m->joint_attach = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
   m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
   m->joint_initial_rate = calloc((size_t)nj, sizeof(double));
-  m->elem = calloc((size_t)(nb + nl + nj), sizeof(mbsElem));
-  m->profile = calloc((size_t)(nl + nj), sizeof(mbsProfile));
   m->profile_table =
       calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
-      !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->mass_a || !m->mass_b || !m->mass_val ||
-      !m->con || !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon ||
-      !m->joint_mark || !m->joint_body || !m->joint_point || !m->joint_frame || !m->joint_initial_rate ||
-      !m->elem ||
-      !m->load_name ||
-      !m->profile || !m->profile_table) {
+      !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->attach_kind ||
+      !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
+      !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
+      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_frame ||
+      !m->joint_initial_rate || !m->load_name || !m->profile_table) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
 }
 
-static void add_mass(mbsModel *m, int a, int b, double val) {
+/* grow an array of n entries of size sz to at least need entries (doubling); -1 when out of
+ * memory (the old block stays valid and owned by the caller) */
+static int grow(void **p, int *cap, int need, size_t sz, int first) {
+  if (need <= *cap) {
+    return 0;
+  }
+  int c = *cap > 0 ? *cap : first;
+  while (c < need) {
+    c *= 2;
+  }
+  void *np = realloc(*p, (size_t)c * sz);
+  if (!np) {
+    return -1;
+  }
+  *p = np;
+  *cap = c;
+  return 0;
+}
+
+static mbsStatus add_mass(mbsModel *m, int a, int b, double val) {
+  if (m->nmass == m->mass_cap) {
+    int ca = m->mass_cap, cb = m->mass_cap, cv = m->mass_cap;
+    if (grow((void **)&m->mass_a, &ca, m->nmass + 1, sizeof(int), 64) ||
+        grow((void **)&m->mass_b, &cb, m->nmass + 1, sizeof(int), 64) ||
+        grow((void **)&m->mass_val, &cv, m->nmass + 1, sizeof(double), 64)) {
+      return MBS_ERR_NOMEM;
+    }
+    assert(ca == cb && cb == cv);
+    m->mass_cap = ca;
+  }
   m->mass_a[m->nmass] = a;
   m->mass_b[m->nmass] = b;
   m->mass_val[m->nmass] = val;
   m->nmass++;
+  return MBS_OK;
 }
 
 static void name_node(mbsModel *m, int node, const char *body, const char *what) {
@@ -432,9 +481,29 @@ static void name_node(mbsModel *m, int node, const char *body, const char *what)
   }
 }
 
-/* the bodies: nodes, mass matrix, rigidity, initial state */
-static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
-  int node = 0, row = 0;
+/* attachment frame f: the ground (b = -1) or body b's */
+static void set_attach(mbsModel *m, int f, int b) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  int n0 = b < 0 ? -1 : m->body_node[b];
+  m->attach_body[f] = b;
+  m->attach_node[f] = n0;
+  m->attach_kind[f] = b < 0                               ? MBS_ATTACH_GROUND
+                      : n0 < 0                            ? MBS_ATTACH_STATIC
+                      : m->body_type[b] == MBS_BODY_RIGID ? MBS_ATTACH_DIRECTORS
+                                                          : MBS_ATTACH_POINT;
+  snprintf(m->attach_name[f], MBS_NAME_MAX, "%s", b < 0 ? "ground" : m->body_name[b]);
+  memcpy(m->attach_R0 + 9 * f, b < 0 ? I3 : m->body_R0 + 9 * b, 9 * sizeof(double));
+  if (n0 >= 0) {
+    vcopy(m->attach_pos0 + 3 * f, m->q0 + 3 * n0);
+  }
+  if (b >= 0) {
+    m->body_attach[b] = f;
+  }
+}
+
+/* the bodies: nodes, mass matrix, rigidity, initial state, attachment frames */
+static mbsStatus compile_bodies(mbsModel *m, const mbsDeck *deck) {
+  int node = 0, fail = 0;
   for (int b = 0; b < deck->nbody; b++) {
     const mbsDeckBody *db = &deck->bodies[b];
     snprintf(m->body_name[b], MBS_NAME_MAX, "%s", db->name);
@@ -482,7 +551,7 @@ static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
     }
     name_node(m, node, db->name, "phi");
     m->node_position[node] = 1;
-    add_mass(m, node, node, M);
+    fail |= add_mass(m, node, node, M) != MBS_OK;
     if (db->type == MBS_BODY_RIGID) {
       /* directors d_i and director velocities v_i = omega x d_i (seed 000 eq. 23) */
       static const char *dn[3] = {"d1", "d2", "d3"};
@@ -493,11 +562,11 @@ static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
         vcross(m->v0 + 3 * (node + 1 + i), db->angular_velocity, d);
         name_node(m, node + 1 + i, db->name, dn[i]);
         if (e[i] != 0.0) {
-          add_mass(m, node, node + 1 + i, e[i]);
+          fail |= add_mass(m, node, node + 1 + i, e[i]) != MBS_OK;
         }
         for (int j = i; j < 3; j++) {
           if (i == j || E[3 * i + j] != 0.0) {
-            add_mass(m, node + 1 + i, node + 1 + j, E[3 * i + j]);
+            fail |= add_mass(m, node + 1 + i, node + 1 + j, E[3 * i + j]) != MBS_OK;
           }
         }
       }
@@ -510,11 +579,10 @@ static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
           B.node[0] = node + 1 + j;
           A.w[0] = B.w[0] = 1.0;
           if (i == j) {
-            make_row(&m->con[row], &A, &B, 0.5, NULL, -0.5, -1, b);
+            fail |= add_row(m, &A, &B, 0.5, NULL, -0.5, -1, b) != MBS_OK;
           } else {
-            make_row(&m->con[row], &A, &B, 1.0, NULL, 0.0, -1, b);
+            fail |= add_row(m, &A, &B, 1.0, NULL, 0.0, -1, b) != MBS_OK;
           }
-          row++;
         }
       }
       node += 4;
@@ -522,22 +590,25 @@ static void compile_bodies(mbsModel *m, const mbsDeck *deck) {
       node += 1;
     }
   }
+  assert(node == m->nnode);
+  /* the ground, then one frame per body */
+  m->nattach = deck->nbody + 1;
+  set_attach(m, MBS_ATTACH_GROUND_ID, -1);
+  for (int b = 0; b < deck->nbody; b++) {
+    set_attach(m, 1 + b, b);
+  }
+  return fail ? MBS_ERR_NOMEM : MBS_OK;
 }
 
-static Side make_side(const mbsModel *m, const mbsDeck *deck, int b) {
+/* the side of body b (-1: ground) as its attachment frame */
+static Side make_side(const mbsModel *m, int b) {
   Side s;
   memset(&s, 0, sizeof(s));
   s.body = b;
-  s.node0 = b < 0 ? -1 : m->body_node[b];
-  s.rigid = b >= 0 && deck->bodies[b].type == MBS_BODY_RIGID;
-  if (b < 0) {
-    s.R0[0] = s.R0[4] = s.R0[8] = 1.0;
-  } else {
-    if (s.node0 >= 0) {
-      vcopy(s.phi0, m->q0 + 3 * s.node0);
-    }
-    memcpy(s.R0, deck->bodies[b].directors, 9 * sizeof(double));
-  }
+  s.attach = b < 0 ? MBS_ATTACH_GROUND_ID : m->body_attach[b];
+  s.node0 = m->attach_node[s.attach];
+  s.rigid = b >= 0 && m->body_type[b] == MBS_BODY_RIGID;
+  memcpy(s.R0, m->attach_R0 + 9 * s.attach, 9 * sizeof(double));
   return s;
 }
 
@@ -570,18 +641,23 @@ static void joint_frame(const mbsDeckJoint *dj, double Z[9]) {
   }
 }
 
+static int joint_rows(mbsJointType t);
+
 /* joints (seed 004 eq. 4-7; seed 000 sec. 4) */
-static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsError *err) {
+static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err) {
   static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  int fail = 0;
   for (int j = 0; j < deck->njoint; j++) {
     const mbsDeckJoint *dj = &deck->joints[j];
     snprintf(m->joint_name[j], MBS_NAME_MAX, "%s", dj->name);
     m->joint_type[j] = dj->type;
     m->joint_mark[j] = dj->mark;
-    m->joint_con[j] = row;
+    m->joint_con[j] = m->nrow;
     m->joint_body[2 * j] = dj->body[0];
     m->joint_body[2 * j + 1] = dj->body[1];
-    Side s1 = make_side(m, deck, dj->body[0]), s2 = make_side(m, deck, dj->body[1]);
+    Side s1 = make_side(m, dj->body[0]), s2 = make_side(m, dj->body[1]);
+    m->joint_attach[2 * j] = s1.attach;
+    m->joint_attach[2 * j + 1] = s2.attach;
     if (s1.node0 < 0 && s2.node0 < 0) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
                            "joint '%s' connects '%s' and '%s', which are both fixed; remove it",
@@ -616,14 +692,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
       const double *P = dj->type == MBS_JOINT_DISTANCE
                             ? (dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position)
                             : dj->point;
-      Vx pv = vx_point(&s2, P);
-      if (s2.node0 < 0) {
-        vcopy(m->joint_point + 3 * j, P);
-      } else {
-        for (int i = 1; i < pv.n; i++) {
-          m->joint_point[3 * j + i - 1] = pv.w[i];
-        }
-      }
+      mbs_attach_coords(m, s2.attach, P, m->joint_point + 3 * j);
     }
     double Z[9], z[3][3];
     joint_frame(dj, Z);
@@ -631,11 +700,11 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
       col(z[i], Z, i);
     }
     /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6) */
-    Vx p1 = vx_point(&s1, dj->point), p2 = vx_point(&s2, dj->point), none = {0};
+    Vx p1 = vx_point(m, &s1, dj->point), p2 = vx_point(m, &s2, dj->point), none = {0};
     Vx dI[3], dII[3];
     for (int a = 0; a < 3; a++) {
-      dI[a] = vx_dir(&s1, z[a]);
-      dII[a] = vx_dir(&s2, z[a]);
+      dI[a] = vx_dir(m, &s1, z[a]);
+      dII[a] = vx_dir(m, &s2, z[a]);
     }
     Vx rel = vx_sub(&p2, &p1);
     switch (dj->type) {
@@ -646,7 +715,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
         /* phi'_I - phi'_II = 0 (seed 004 eq. 7, first rows) */
         Vx A = vx_sub(&p1, &p2);
         for (int c = 0; c < 3; c++) {
-          make_row(&m->con[row++], &A, &none, 0.0, ex[c], 0.0, j, -1);
+          fail |= add_row(m, &A, &none, 0.0, ex[c], 0.0, j, -1) != MBS_OK;
         }
         /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7); fixed adds
          * d'_2(I) . d'_3(II); universal (the cross of a Cardan joint): the first axis d'_1 on
@@ -657,7 +726,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
                  : dj->type == MBS_JOINT_UNIVERSAL ? 1
                                                    : 0;
         for (int p = 0; p < np; p++) {
-          make_row(&m->con[row++], &dI[pairs[p][0]], &dII[pairs[p][1]], 1.0, NULL, 0.0, j, -1);
+          fail |= add_row(m, &dI[pairs[p][0]], &dII[pairs[p][1]], 1.0, NULL, 0.0, j, -1) != MBS_OK;
         }
         break;
       }
@@ -671,15 +740,15 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
          * point stays in the plane, d'_1(I) . (p'_II - p'_I) = 0, and the normals stay
          * parallel */
         if (dj->type == MBS_JOINT_PLANAR) {
-          make_row(&m->con[row++], &dI[0], &rel, 1.0, NULL, 0.0, j, -1);
+          fail |= add_row(m, &dI[0], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
         } else {
-          make_row(&m->con[row++], &dI[1], &rel, 1.0, NULL, 0.0, j, -1);
-          make_row(&m->con[row++], &dI[2], &rel, 1.0, NULL, 0.0, j, -1);
+          fail |= add_row(m, &dI[1], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
+          fail |= add_row(m, &dI[2], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
         }
-        make_row(&m->con[row++], &dI[0], &dII[1], 1.0, NULL, 0.0, j, -1);
-        make_row(&m->con[row++], &dI[0], &dII[2], 1.0, NULL, 0.0, j, -1);
+        fail |= add_row(m, &dI[0], &dII[1], 1.0, NULL, 0.0, j, -1) != MBS_OK;
+        fail |= add_row(m, &dI[0], &dII[2], 1.0, NULL, 0.0, j, -1) != MBS_OK;
         if (dj->type == MBS_JOINT_PRISMATIC) {
-          make_row(&m->con[row++], &dI[1], &dII[2], 1.0, NULL, 0.0, j, -1);
+          fail |= add_row(m, &dI[1], &dII[2], 1.0, NULL, 0.0, j, -1) != MBS_OK;
         }
         break;
       }
@@ -690,17 +759,18 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, int row, mbsEr
         vcopy(P2, dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position);
         vsub(dl, P2, P1);
         double L2 = vdot(dl, dl);
-        Vx q1 = vx_point(&s1, P1), q2 = vx_point(&s2, P2);
+        Vx q1 = vx_point(m, &s1, P1), q2 = vx_point(m, &s2, P2);
         Vx A = vx_sub(&q2, &q1);
-        make_row(&m->con[row++], &A, &A, 0.5, NULL, -0.5 * L2, j, -1);
+        fail |= add_row(m, &A, &A, 0.5, NULL, -0.5 * L2, j, -1) != MBS_OK;
         break;
       }
       case MBS_JOINT_TYPE_COUNT:
         break;
     }
-    m->joint_ncon[j] = row - m->joint_con[j];
+    m->joint_ncon[j] = m->nrow - m->joint_con[j];
+    assert(fail || m->joint_ncon[j] == joint_rows(dj->type));
   }
-  return MBS_OK;
+  return fail ? mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory") : MBS_OK;
 }
 
 static int joint_rows(mbsJointType t) {
@@ -727,24 +797,102 @@ static int joint_rows(mbsJointType t) {
   return 0;
 }
 
-static void body_qidx(const mbsModel *m, int b, mbsElem *el) {
-  int n0 = m->body_node[b];
-  el->body = b;
-  el->nq = m->body_type[b] == MBS_BODY_RIGID ? 12 : 3;
-  for (int i = 0; i < el->nq; i++) {
-    el->qidx[i] = 3 * n0 + i;
+/* a new element at the end of m->elem (grown as needed), zeroed, with no coordinates yet;
+ * NULL when out of memory. The pointer holds until the next new_elem. */
+static mbsElem *new_elem(mbsModel *m) {
+  if (grow((void **)&m->elem, &m->elem_cap, m->nelem + 1, sizeof(mbsElem), 16)) {
+    return NULL;
+  }
+  mbsElem *el = &m->elem[m->nelem++];
+  memset(el, 0, sizeof(*el));
+  el->qadr = m->elem_qidx_n;
+  return el;
+}
+
+/* append coordinate qi to the element being built (its coordinates are contiguous in the
+ * model's pool; el->qidx is set by link_qidx once every element is built) */
+static mbsStatus push_q(mbsModel *m, mbsElem *el, int qi) {
+  if (el->nq == 0) {
+    el->qadr = m->elem_qidx_n;
+  }
+  assert(el->qadr + el->nq == m->elem_qidx_n); /* one element is built at a time */
+  assert(qi >= 0 && qi < m->nq);
+  if (grow((void **)&m->elem_qidx_pool, &m->elem_qidx_cap, m->elem_qidx_n + 1, sizeof(int), 256)) {
+    return MBS_ERR_NOMEM;
+  }
+  m->elem_qidx_pool[m->elem_qidx_n++] = qi;
+  el->nq++;
+  return MBS_OK;
+}
+
+/* point every element's qidx into the pool, and the largest element's size */
+static void link_qidx(mbsModel *m) {
+  m->elem_maxq = 0;
+  for (int k = 0; k < m->nelem; k++) {
+    mbsElem *el = &m->elem[k];
+    el->qidx = m->elem_qidx_pool + el->qadr;
+    m->elem_maxq = el->nq > m->elem_maxq ? el->nq : m->elem_maxq;
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    mbsElem *el = &m->joint_frame[j];
+    el->qidx = m->elem_qidx_pool + el->qadr;
+    m->elem_maxq = el->nq > m->elem_maxq ? el->nq : m->elem_maxq;
   }
 }
 
-/* a deck profile into the model's profile list; its index, -1 for the constant profile */
+int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq) {
+  assert(nq >= 0);
+  int ne = m->nelem, nqidx = m->elem_qidx_n;
+  mbsElem *el = new_elem(m);
+  if (!el) {
+    return -1;
+  }
+  *el = *proto;
+  el->nq = 0;
+  el->qadr = m->elem_qidx_n;
+  el->qidx = NULL;
+  for (int i = 0; i < nq; i++) {
+    if (push_q(m, el, qidx[i]) != MBS_OK) {
+      m->nelem = ne;
+      m->elem_qidx_n = nqidx;
+      link_qidx(m);
+      return -1;
+    }
+  }
+  link_qidx(m);
+  return ne;
+}
+
+/* the coordinates of body b (its frame's nodes) */
+static mbsStatus body_qidx(mbsModel *m, int b, mbsElem *el) {
+  int f = m->body_attach[b], n0 = m->attach_node[f];
+  el->body = b;
+  el->attach[0] = f;
+  el->attach[1] = -1;
+  int n = 3 * mbs_attach_nnode(m->attach_kind[f]);
+  for (int i = 0; i < n; i++) {
+    if (push_q(m, el, 3 * n0 + i) != MBS_OK) {
+      return MBS_ERR_NOMEM;
+    }
+  }
+  return MBS_OK;
+}
+
+/* a deck profile into the model's profile list (grown as needed): its index, -1 for the
+ * constant profile, -2 when out of memory */
 static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
   if (p->kind == MBS_PROFILE_CONSTANT) {
     return -1;
+  }
+  if (grow((void **)&m->profile, &m->profile_cap, m->nprofile + 1, sizeof(mbsProfile), 8)) {
+    return -2;
   }
   int tab0 = 0;
   for (int i = 0; i < m->nprofile; i++) {
     tab0 += m->profile[i].ntab;
   }
+  /* the table was sized from the deck's profiles */
+  assert(p->kind != MBS_PROFILE_TABLE || tab0 + p->ntab <= m->nprofile_points);
   mbsProfile *mp = &m->profile[m->nprofile];
   mp->kind = p->kind;
   memcpy(mp->p, p->p, sizeof(mp->p));
@@ -765,29 +913,27 @@ static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
 /* side s of a two-sided element (src/elements/elem_internal.h): the coordinates of body b
  * (none if static), the frame Z (columns z_a, world, t = 0) and the point P (world, t = 0) as
  * body-fixed quantities, seed 004 eq. 5: C = R0^T Z, c = R0^T (P - phi0) */
-static void elem_side(const mbsModel *m, const mbsDeck *deck, mbsElem *el, int s, int b,
-                      const double Z[9], const double P[3]) {
-  Side sd = make_side(m, deck, b);
+static mbsStatus elem_side(mbsModel *m, mbsElem *el, int s, int b, const double Z[9],
+                           const double P[3]) {
+  Side sd = make_side(m, b);
+  assert(s == 0 || s == 1);
+  assert(12 * s + 12 <= ELEM_P && ELEM_P + 3 <= MBS_ELEM_NPARAM);
   double *par = el->param + 12 * s;
-  int nb = sd.node0 < 0 ? 0 : (sd.rigid ? 4 : 1);
+  int nb = mbs_attach_nnode(m->attach_kind[sd.attach]);
   el->iparam[s] = nb;
+  el->attach[s] = sd.attach;
   for (int k = 0; k < 3 * nb; k++) {
-    el->qidx[el->nq++] = 3 * sd.node0 + k;
-  }
-  double rel[3];
-  vsub(rel, P, sd.phi0);
-  for (int i = 0; i < 3; i++) {
-    for (int a = 0; a < 3; a++) {
-      double za[3];
-      col(za, Z, a);
-      par[3 * a + i] = nb == 4   ? sd.R0[i] * za[0] + sd.R0[3 + i] * za[1] + sd.R0[6 + i] * za[2]
-                       : nb == 0 ? za[i]
-                                 : 0.0;
+    if (push_q(m, el, 3 * sd.node0 + k) != MBS_OK) {
+      return MBS_ERR_NOMEM;
     }
-    par[9 + i] = nb == 4   ? sd.R0[i] * rel[0] + sd.R0[3 + i] * rel[1] + sd.R0[6 + i] * rel[2]
-                 : nb == 0 ? P[i]
-                           : 0.0;
   }
+  for (int a = 0; a < 3; a++) {
+    double za[3];
+    col(za, Z, a);
+    dir_coords(&sd, za, par + 3 * a);
+  }
+  mbs_attach_coords(m, sd.attach, P, par + 9);
+  return MBS_OK;
 }
 
 /* force, torque on one body */
@@ -799,10 +945,11 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
                          "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
                          dl->name, side_name(deck, b));
   }
-  body_qidx(m, b, el);
+  if (body_qidx(m, b, el) != MBS_OK || (el->iparam[1] = add_profile(m, &dl->profile)) == -2) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
   vcopy(el->param, dl->value);
   el->iparam[0] = dl->frame;
-  el->iparam[1] = add_profile(m, &dl->profile);
   if (dl->type == MBS_LOAD_TORQUE) {
     if (m->body_type[b] != MBS_BODY_RIGID) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
@@ -819,10 +966,7 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
     double rel[3];
     vsub(rel, dl->point, m->q0 + 3 * m->body_node[b]);
     if (m->body_type[b] == MBS_BODY_RIGID) {
-      const double *R = m->body_R0 + 9 * b;
-      for (int i = 0; i < 3; i++) {
-        el->param[3 + i] = R[i] * rel[0] + R[3 + i] * rel[1] + R[6 + i] * rel[2];
-      }
+      mbs_attach_coords(m, m->body_attach[b], dl->point, el->param + 3);
     } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                            "load '%s': body '%s' is a point mass, so the force acts at its "
@@ -838,7 +982,7 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
 }
 
 /* every joint's two sides with its frame and point, for its coordinates */
-static void joint_frames(mbsModel *m, const mbsDeck *deck) {
+static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
   for (int j = 0; j < deck->njoint; j++) {
     const mbsDeckJoint *dj = &deck->joints[j];
     mbsElem *el = &m->joint_frame[j];
@@ -849,22 +993,27 @@ static void joint_frames(mbsModel *m, const mbsDeck *deck) {
     el->body = dj->body[1];
     el->load = -1;
     el->joint = j;
-    elem_side(m, deck, el, 0, dj->body[0], Z, P);
-    elem_side(m, deck, el, 1, dj->body[1], Z, P);
+    if (elem_side(m, el, 0, dj->body[0], Z, P) != MBS_OK ||
+        elem_side(m, el, 1, dj->body[1], Z, P) != MBS_OK) {
+      return MBS_ERR_NOMEM;
+    }
   }
+  return MBS_OK;
 }
 
 /* joint_torque, joint_force, rotational_spring: both sides of the joint with its frame */
-static void joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
-                       int *nscalar) {
+static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
+                            int *nscalar) {
   const mbsDeckJoint *dj = &deck->joints[dl->joint];
   double Z[9];
   joint_frame(dj, Z);
   el->nq = 0;
   el->body = dj->body[1];
-  elem_side(m, deck, el, 0, dj->body[0], Z, dj->point);
-  elem_side(m, deck, el, 1, dj->body[1], Z, dj->point);
-  el->iparam[2] = add_profile(m, &dl->profile);
+  if (elem_side(m, el, 0, dj->body[0], Z, dj->point) != MBS_OK ||
+      elem_side(m, el, 1, dj->body[1], Z, dj->point) != MBS_OK ||
+      (el->iparam[2] = add_profile(m, &dl->profile)) == -2) {
+    return MBS_ERR_NOMEM;
+  }
   switch (dl->type) {
     case MBS_LOAD_JOINT_TORQUE:
       el->param[ELEM_P] = dl->value[0];
@@ -874,7 +1023,9 @@ static void joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, 
         el->kind = MBS_ELEM_AUGMENTED_TORQUE;
         el->ncon = 1;
         el->iparam[3] = dl->augmentation;
-        el->qidx[el->nq++] = qg;
+        if (push_q(m, el, qg) != MBS_OK) {
+          return MBS_ERR_NOMEM;
+        }
         snprintf(m->coord_names + (size_t)qg * NAME_LEN, NAME_LEN, "%s.gamma", dj->name);
       } else {
         el->kind = MBS_ELEM_JOINT_TORQUE;
@@ -893,6 +1044,7 @@ static void joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, 
       el->param[ELEM_P + 2] = dl->rest_angle;
       break;
   }
+  return MBS_OK;
 }
 
 /* a spring between two body points */
@@ -922,8 +1074,10 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   el->kind = MBS_ELEM_SPRING;
   el->nq = 0;
   el->body = dl->bodies[1];
-  elem_side(m, deck, el, 0, dl->bodies[0], I3, dl->points[0]);
-  elem_side(m, deck, el, 1, dl->bodies[1], I3, dl->points[1]);
+  if (elem_side(m, el, 0, dl->bodies[0], I3, dl->points[0]) != MBS_OK ||
+      elem_side(m, el, 1, dl->bodies[1], I3, dl->points[1]) != MBS_OK) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
   el->iparam[2] = -1;
   el->param[ELEM_P] = dl->stiffness;
   el->param[ELEM_P + 1] = dl->damping;
@@ -933,18 +1087,20 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
 
 /* gravity, loads, springs and the drives of joints with a motion */
 static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *err) {
-  int ne = 0, nscalar = 0;
+  int nscalar = 0;
   mbsStatus st;
   if (vnorm(deck->gravity) > 0.0) {
     for (int b = 0; b < deck->nbody; b++) {
       if (m->body_node[b] < 0) {
         continue;
       }
-      mbsElem *el = &m->elem[ne++];
+      mbsElem *el = new_elem(m);
+      if (!el || body_qidx(m, b, el) != MBS_OK) {
+        return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+      }
       el->kind = MBS_ELEM_GRAVITY;
       el->load = -1;
       el->joint = -1;
-      body_qidx(m, b, el);
       vcopy(el->param, deck->gravity);
       el->param[3] = m->body_mass[b];
       if (m->body_type[b] == MBS_BODY_RIGID) {
@@ -955,7 +1111,10 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     snprintf(m->load_name[l], MBS_NAME_MAX, "%s", dl->name);
-    mbsElem *el = &m->elem[ne++];
+    mbsElem *el = new_elem(m);
+    if (!el) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
     el->load = l;
     el->joint = -1;
     switch (dl->type) {
@@ -979,7 +1138,9 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
         }
-        joint_load(m, deck, dl, el, &nscalar);
+        if (joint_load(m, deck, dl, el, &nscalar) != MBS_OK) {
+          return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        }
         break;
       case MBS_LOAD_SPRING:
         if ((st = spring_load(m, deck, dl, el, err)) != MBS_OK) {
@@ -999,19 +1160,36 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     }
     double Z[9];
     joint_frame(dj, Z);
-    mbsElem *el = &m->elem[ne++];
+    mbsElem *el = new_elem(m);
+    if (!el || elem_side(m, el, 0, dj->body[0], Z, dj->point) != MBS_OK ||
+        elem_side(m, el, 1, dj->body[1], Z, dj->point) != MBS_OK ||
+        (el->iparam[2] = add_profile(m, &dj->motion_profile)) == -2) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
     el->kind = MBS_ELEM_DRIVE;
     el->load = -1;
     el->joint = j;
     el->ncon = 1;
     el->body = dj->body[1];
-    elem_side(m, deck, el, 0, dj->body[0], Z, dj->point);
-    elem_side(m, deck, el, 1, dj->body[1], Z, dj->point);
     el->param[ELEM_P] = dj->motion_value;
-    el->iparam[2] = add_profile(m, &dj->motion_profile);
     el->iparam[3] = dj->type == MBS_JOINT_PRISMATIC;
   }
-  m->nelem = ne;
+  return MBS_OK;
+}
+
+/* the bounds that remain fixed: a constraint element's rows (MBS_ELEM_MAXCON, the
+ * solver's scratch) and, until the solver's maps have variable length, MBS_ELEM_MAXQ */
+static mbsStatus check_element_bounds(const mbsModel *m, mbsError *err) {
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->ncon < 0 || el->ncon > MBS_ELEM_MAXCON || el->nq > MBS_ELEM_MAXQ) {
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
+                           "element %d (%s) has %d coordinates and %d constraint rows; the "
+                           "solver handles at most %d and %d",
+                           k, mbs_element_kind(el->kind)->name, el->nq, el->ncon, MBS_ELEM_MAXQ,
+                           MBS_ELEM_MAXCON);
+    }
+  }
   return MBS_OK;
 }
 
@@ -1174,10 +1352,8 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     }
     int rigid = deck->bodies[b].type == MBS_BODY_RIGID;
     m->nnode += rigid ? 4 : 1;
-    m->nrow += rigid ? 6 : 0;
   }
   for (int j = 0; j < deck->njoint; j++) {
-    m->nrow += joint_rows(deck->joints[j].type);
     m->nprofile_points += deck->joints[j].motion_profile.ntab;
   }
   /* one scalar coordinate (the joint angle) per augmented joint torque */
@@ -1212,18 +1388,24 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   "every body is fixed: there is nothing to simulate");
     goto fail;
   }
-  compile_bodies(m, deck);
-  int row0 = 0;
-  for (int b = 0; b < deck->nbody; b++) {
-    row0 += (!deck->bodies[b].fixed && deck->bodies[b].type == MBS_BODY_RIGID) ? 6 : 0;
+  if (compile_bodies(m, deck) != MBS_OK) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto fail;
   }
-  if (compile_joints(m, deck, row0, err) != MBS_OK) {
+  if (compile_joints(m, deck, err) != MBS_OK) {
     goto fail;
   }
   if (compile_elements(m, deck, err) != MBS_OK) {
     goto fail;
   }
-  joint_frames(m, deck);
+  if (joint_frames(m, deck) != MBS_OK) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto fail;
+  }
+  link_qidx(m);
+  if (check_element_bounds(m, err) != MBS_OK) {
+    goto fail;
+  }
   augmented_velocities(m);
   /* each row's number within its joint (or body), which names it whatever is dropped */
   for (int r = 0, b0 = 0; r < m->nrow; r++) {
@@ -1268,16 +1450,18 @@ void mbs_model_destroy(mbsModel *m) {
   for (int i = 0; m->profile && i < m->nprofile; i++) {
     mbs_profile_expr_destroy(m->profile[i].ev);
   }
-  void *ptrs[] = {m->coord_names, m->q0,         m->v0,         m->node_position, m->body_name,
-                  m->body_type,   m->body_fixed, m->body_node,  m->body_mass,     m->body_e,
-                  m->body_E,      m->body_ref,   m->body_pos0,  m->body_R0,       m->mass_a,
-                  m->mass_b,      m->mass_val,   m->con,        m->joint_name,    m->joint_type,
-                  m->joint_con,   m->joint_ncon, m->joint_mark, m->joint_body,    m->joint_point,
-                  m->elem,        m->load_name,  m->jac_colptr, m->jac_rowind,    m->mass_map,
-                  m->con_gmap,    m->con_hstart, m->con_hk,     m->con_hl,        m->con_hcoef,
-                  m->con_hmap,    m->elem_jmap,  m->elem_gmap,  m->profile,       m->profile_table,
-                  m->drop,        m->red_row,    m->red_colmap, m->joint_frame,
-                  m->joint_initial_rate};
+  void *ptrs[] = {
+      m->coord_names,  m->q0,          m->v0,          m->node_position, m->body_name,
+      m->body_type,    m->body_fixed,  m->body_node,   m->body_mass,     m->body_e,
+      m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
+      m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
+      m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
+      m->elem,         m->load_name,   m->jac_colptr,  m->jac_rowind,    m->mass_map,
+      m->con_gmap,     m->con_hstart,  m->con_hk,      m->con_hl,        m->con_hcoef,
+      m->con_hmap,     m->elem_jmap,   m->elem_gmap,   m->profile,       m->profile_table,
+      m->drop,         m->red_row,     m->red_colmap,  m->joint_frame,   m->joint_initial_rate,
+      m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
+      m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

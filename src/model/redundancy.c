@@ -16,6 +16,7 @@
  * forces in the loop's joints can be added. mbs_model_min_norm_reactions picks the set of
  * least norm, using the body-joint graph's 2-edge-connected components (Tarjan's bridges)
  * to find the rows of the loop. Ground and fixed bodies are one static vertex. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,69 +269,44 @@ static cholmod_sparse *gradient_columns(const mbsModel *m, const double *q, doub
   }
   SuiteSparse_long *Ap = A->p, *Ai = A->i;
   double *Ax = A->x;
-  double grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], Ge[MBS_ELEM_MAXCON * MBS_ELEM_MAXQ];
-  int idx[MBS_ELEM_MAXQ > 3 * MBS_CON_MAXNODE ? MBS_ELEM_MAXQ : 3 * MBS_CON_MAXNODE];
+  int nidx = m->elem_maxq > 3 * MBS_CON_MAXNODE ? m->elem_maxq : 3 * MBS_CON_MAXNODE;
+  int *idx = malloc((size_t)nidx * sizeof(int));
+  double *work = malloc(mbs_rows_work_size(m) * sizeof(double));
+  if (!idx || !work) {
+    free(idx);
+    free(work);
+    cholmod_l_free_sparse(&A, cc);
+    return NULL;
+  }
   SuiteSparse_long p = 0;
   int col = 0;
-  for (int r = 0; r < m->nrow; r++, col++) {
-    const mbsConRow *row = &m->con[r];
+  /* every row, quadratic and of constraint elements, in the global order */
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 1, work); mbs_rows_next(&it); col++) {
+    assert(it.row == col && it.nz <= nidx);
     Ap[col] = p;
-    mbs_con_eval(row, q, grad);
     int n = 0;
-    for (int k = 0; k < row->nnode; k++) {
-      for (int c = 0; c < 3; c++) {
-        int qi = 3 * row->node[k] + c;
-        if (mark[qi] != col) {
-          mark[qi] = col;
-          idx[n++] = qi;
-        }
-        scatter[qi] += grad[3 * k + c];
+    for (int e = 0; e < it.nz; e++) {
+      int qi = it.idx[e];
+      if (mark[qi] != col) {
+        mark[qi] = col;
+        idx[n++] = qi;
       }
+      scatter[qi] += it.val[e];
     }
     p = finish_column(idx, n, scatter, Ai, Ax, p);
   }
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (el->ncon <= 0 || !kind->constraint) {
-      for (int c = 0; c < el->ncon; c++) {
-        Ap[col++] = p;
-      }
-      continue;
-    }
-    kind->constraint(m, el, q, t, g, Ge);
-    for (int c = 0; c < el->ncon; c++, col++) {
-      Ap[col] = p;
-      int n = 0;
-      for (int i = 0; i < el->nq; i++) {
-        int qi = el->qidx[i];
-        if (mark[qi] != col) {
-          mark[qi] = col;
-          idx[n++] = qi;
-        }
-        scatter[qi] += Ge[c * el->nq + i];
-      }
-      p = finish_column(idx, n, scatter, Ai, Ax, p);
-    }
-  }
+  assert(col == m->ncon);
   Ap[col] = p;
+  free(idx);
+  free(work);
   return A;
 }
 
 /* the value of global row r at (q, t) */
 static double row_value(const mbsModel *m, int r, const double *q, double t) {
-  if (r < m->nrow) {
-    return mbs_con_eval(&m->con[r], q, NULL);
-  }
   double g[MBS_ELEM_MAXCON];
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    if (r >= el->con0 && r < el->con0 + el->ncon) {
-      mbs_element_kind(el->kind)->constraint(m, el, q, t, g, NULL);
-      return g[r - el->con0];
-    }
-  }
-  return 0.0;
+  return mbs_row_value(m, r, q, t, g);
 }
 
 /* Rows that repeat the others only at q: a loop that starts at a singular position (a dead
@@ -1047,20 +1023,13 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
       continue;
     }
     int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    const double *cp = m->joint_point + 3 * j;
+    int f2 = m->joint_attach[2 * j + 1];
     double p[3], out[6];
-    if (b2 >= 0 && m->body_node[b2] >= 0) {
-      int n0 = m->body_node[b2];
-      vcopy(p, q + 3 * n0);
-      if (m->body_type[b2] == MBS_BODY_RIGID) {
-        for (int i = 0; i < 3; i++) {
-          vaxpy(p, cp[i], q + 3 * (n0 + 1 + i));
-        }
-      }
+    mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
+    if (m->attach_node[f2] >= 0) {
       resultant(m, j, b2, q, p, x, out);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 */
-      vcopy(p, cp);
       resultant(m, j, b1, q, p, x, out);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];

@@ -11,37 +11,19 @@
  * (seed 000 eq. 33); q is where the step evaluated the constraint forces */
 static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const double *q,
                            const double *p_world, double F[3], double M[3]) {
-  double grad[3 * MBS_CON_MAXNODE], gen[4][3];
+  double gen[4][3];
   memset(gen, 0, sizeof(gen));
   int n0 = m->body_node[b];
-  for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
-    const mbsConRow *row = &m->con[r];
-    double lambda = d->lambda_rec[r];
-    mbs_con_eval(row, q, grad);
-    for (int k = 0; k < row->nnode; k++) {
-      int li = row->node[k] - n0;
-      if (li >= 0 && li < 4 && (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
-        vaxpy(gen[li], -lambda, grad + 3 * k);
-      }
-    }
-  }
-  /* rows of constraint elements the joint owns (drives, augmentation) */
-  double ge[MBS_ELEM_MAXCON], *Ge = d->ework;
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (el->joint != j || !kind->constraint) {
-      continue;
-    }
-    kind->constraint(m, el, q, d->t, ge, Ge);
-    for (int c = 0; c < el->ncon; c++) {
-      double lambda = d->lambda_rec[el->con0 + c];
-      for (int i = 0; i < el->nq; i++) {
-        int qi = el->qidx[i], li = qi / 3 - n0;
-        if (qi < 3 * m->nnode && li >= 0 && li < 4 &&
-            (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
-          gen[li][qi % 3] -= lambda * Ge[c * el->nq + i];
-        }
+  /* the joint's rows: its quadratic rows, then those of constraint elements it owns (drives,
+   * augmentation); d->ework holds an element's g and G (mbs_rows_work_size doubles) */
+  mbsRowIter it;
+  for (mbs_rows_begin_joint(&it, m, j, q, d->t, 1, d->ework); mbs_rows_next(&it);) {
+    double lambda = d->lambda_rec[it.row];
+    for (int e = 0; e < it.nz; e++) {
+      int qi = it.idx[e], li = qi / 3 - n0;
+      if (qi < 3 * m->nnode && li >= 0 && li < 4 &&
+          (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
+        gen[li][qi % 3] -= lambda * it.val[e];
       }
     }
   }
@@ -64,21 +46,15 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
     double *out = d->joint_reaction + 6 * j;
     memset(out, 0, 6 * sizeof(double));
     int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    const double *c = m->joint_point + 3 * j;
+    int f2 = m->joint_attach[2 * j + 1];
     double p[3];
-    if (b2 >= 0 && m->body_node[b2] >= 0) {
-      /* the joint point fixed to body 2 at the evaluation configuration */
-      int n0 = m->body_node[b2];
-      vcopy(p, q + 3 * n0);
-      if (m->body_type[b2] == MBS_BODY_RIGID) {
-        for (int i = 0; i < 3; i++) {
-          vaxpy(p, c[i], q + 3 * (n0 + 1 + i));
-        }
-      }
+    /* the joint point fixed to body 2 at the evaluation configuration (a world point if
+     * body 2 is static) */
+    mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
+    if (m->attach_node[f2] >= 0) {
       body_resultant(m, d, j, b2, q, p, out, out + 3);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 (action and reaction) */
-      vcopy(p, c);
       body_resultant(m, d, j, b1, q, p, out, out + 3);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];
