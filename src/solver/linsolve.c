@@ -30,6 +30,7 @@ struct mbsLinsolve {
   klu_symbolic *ksym;
   klu_numeric *knum;
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
+  long analyses;      /* symbolic analyses done */
 };
 
 static const char *const singular_reason =
@@ -102,6 +103,7 @@ static mbsStatus umf_factor(mbsLinsolve *ls, const double *values, mbsError *err
                            "symbolic factorization failed: %s (status %d)", umf_reason(status),
                            status);
     }
+    ls->analyses++;
   }
   if (ls->numeric) {
     umfpack_di_free_numeric(&ls->numeric);
@@ -130,6 +132,7 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
     if (!ls->ksym) {
       return klu_fail(ls, "symbolic factorization failed: ", err);
     }
+    ls->analyses++;
   }
   /* the last pivot order, while it stays about as well conditioned as fresh pivoting */
   if (ls->knum && !repivot && klu_refactor(ap, ai, ax, ls->ksym, ls->knum, &ls->common) &&
@@ -180,10 +183,8 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
   return MBS_OK;
 }
 
-void mbs_linsolve_destroy(mbsLinsolve *ls) {
-  if (!ls) {
-    return;
-  }
+/* drop both factorizations: the next factor() analyses the new pattern */
+static void drop(mbsLinsolve *ls) {
   if (ls->numeric) {
     umfpack_di_free_numeric(&ls->numeric);
   }
@@ -196,5 +197,24 @@ void mbs_linsolve_destroy(mbsLinsolve *ls) {
   if (ls->ksym) {
     klu_free_symbolic(&ls->ksym, &ls->common);
   }
+}
+
+void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind) {
+  drop(ls);
+  ls->n = n;
+  ls->colptr = colptr;
+  ls->rowind = rowind;
+  ls->rcond_fresh = 0.0;
+}
+
+long mbs_linsolve_analyses(const mbsLinsolve *ls) {
+  return ls->analyses;
+}
+
+void mbs_linsolve_destroy(mbsLinsolve *ls) {
+  if (!ls) {
+    return;
+  }
+  drop(ls);
   free(ls);
 }
