@@ -1,7 +1,8 @@
 /* linsolve.c: the only file that includes umfpack.h and klu.h.
  *
- * Both are SuiteSparse's sparse LU codes, analysed once for the fixed pattern of the Newton
- * matrix. UMFPACK (the default) refactors with fresh pivoting at every call.
+ * Both are SuiteSparse's sparse LU codes, analysed once for the pattern of the Newton
+ * matrix (system.c) and again only when that pattern changes (mbs_linsolve_reanalyse: the
+ * system's dynamic tail). UMFPACK (the default) refactors with fresh pivoting at every call.
  * KLU (`solver.linear_solver: klu`) refactors on the pivot order of its last full
  * factorization (klu_refactor), which for our small, banded KKT matrices costs a fraction
  * of UMFPACK's multifrontal setup; the reused order is kept only while KLU's reciprocal
