@@ -23,8 +23,8 @@
 #define DECKS "../decks/"
 
 /* LAPACK's dense LU solve (Fortran interface, from the BLAS/LAPACK the program links) */
-extern void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,
-                   double *b, const int *ldb, int *info);
+extern void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv, double *b,
+                   const int *ldb, int *info);
 
 static mbsModel *load(const char *path, mbsDeck *deck) {
   mbsError err;

@@ -119,8 +119,8 @@ static int spatial_pairs(const mbsModel *m, PairList *l) {
 }
 
 /* the maps of block (s, s') into mp, slots of the pattern (colptr, rowind) */
-static void fill_maps(const mbsModel *m, const mbsSystem *sys, const int *colptr,
-                      const int *rowind, int s, int s2, const mbsSystemMaps *mp) {
+static void fill_maps(const mbsModel *m, const mbsSystem *sys, const int *colptr, const int *rowind,
+                      int s, int s2, const mbsSystemMaps *mp) {
   int nq = m->nq, ro = s * sys->nsp, co = s2 * sys->nsp;
 #define SLOT(r, c) find_slot(colptr, rowind, ro + (r), co + (c))
   for (int e = 0; e < m->nmass; e++) {
@@ -341,8 +341,8 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
                              int tail_nnz_max, mbsError *err) {
   if (nstage < 1 || tail_max < 0 || tail_nnz_max < 0 || (tail_max == 0) != (tail_nnz_max == 0)) {
     mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
-                  "linear system: %d stages and a tail of %d rows, %d entries is no shape",
-                  nstage, tail_max, tail_nnz_max);
+                  "linear system: %d stages and a tail of %d rows, %d entries is no shape", nstage,
+                  tail_max, tail_nnz_max);
     return NULL;
   }
   mbsSystem *sys = calloc(1, sizeof(mbsSystem));
@@ -450,11 +450,11 @@ void mbs_system_destroy(mbsSystem *sys) {
     free(sys->colptr);
     free(sys->rowind);
   }
-  void *ptrs[] = {sys->fix_colptr, sys->fix_rowind, sys->fix_col,     sys->block,
-                  sys->con_hstart, sys->con_hk,     sys->con_hl,      sys->con_hcoef,
-                  sys->con_goff,   sys->elem_joff,  sys->elem_goff,   sys->elem_nq,
-                  sys->maps,       sys->pool,       sys->pool_fix,    sys->tail_row,
-                  sys->tail_col,   sys->tail_srow,  sys->tail_scol,   sys->tail_colnnz};
+  void *ptrs[] = {sys->fix_colptr, sys->fix_rowind, sys->fix_col,   sys->block,
+                  sys->con_hstart, sys->con_hk,     sys->con_hl,    sys->con_hcoef,
+                  sys->con_goff,   sys->elem_joff,  sys->elem_goff, sys->elem_nq,
+                  sys->maps,       sys->pool,       sys->pool_fix,  sys->tail_row,
+                  sys->tail_col,   sys->tail_srow,  sys->tail_scol, sys->tail_colnnz};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -500,8 +500,8 @@ static void rebuild(mbsSystem *sys, int ntail) {
   }
 }
 
-mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *row,
-                              const int *col, int *changed, mbsError *err) {
+mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *row, const int *col,
+                              int *changed, mbsError *err) {
   if (changed) {
     *changed = 0;
   }

@@ -38,17 +38,17 @@ typedef struct {
 
 typedef struct mbsSystem {
   /* sizes */
-  int nq, ncon;  /* spatial: coordinates, constraint rows */
+  int nq, ncon;           /* spatial: coordinates, constraint rows */
   int nmass, nrow, nelem; /* the model's mass entries, quadratic rows, elements */
-  int nsp;       /* nq + ncon: unknowns of one stage */
-  int nstage;    /* temporal nodes of the fixed part */
-  int nblock;    /* present (s, s') blocks */
-  int *block;    /* (nstage x nstage) block index of (s, s'), -1 if absent */
-  int nfix;      /* nstage nsp: unknowns of the fixed part */
-  int nfix_nnz;  /* entries of the fixed part */
-  int n;         /* unknowns now: nfix + ntail */
-  int nnz;       /* entries now */
-  int n_max, nnz_max; /* capacity: with the largest tail (size of res, dx and jac) */
+  int nsp;                /* nq + ncon: unknowns of one stage */
+  int nstage;             /* temporal nodes of the fixed part */
+  int nblock;             /* present (s, s') blocks */
+  int *block;             /* (nstage x nstage) block index of (s, s'), -1 if absent */
+  int nfix;               /* nstage nsp: unknowns of the fixed part */
+  int nfix_nnz;           /* entries of the fixed part */
+  int n;                  /* unknowns now: nfix + ntail */
+  int nnz;                /* entries now */
+  int n_max, nnz_max;     /* capacity: with the largest tail (size of res, dx and jac) */
 
   /* the pattern now (fixed part, then the tail), CSC, arrays of capacity n_max + 1 and
    * nnz_max; the LU references them */
@@ -76,12 +76,12 @@ typedef struct mbsSystem {
   /* element scratch (d->ework): the largest element, and its layout: 4 matrix blocks of
    * eblock doubles (H, Fq, Fv, Ge), then vectors of evec doubles */
   int elem_maxq, elem_maxcon;
-  int eblock; /* elem_maxq x max(elem_maxq, elem_maxcon) */
-  int evec;   /* max(elem_maxq, elem_maxcon) */
+  int eblock;    /* elem_maxq x max(elem_maxq, elem_maxcon) */
+  int evec;      /* max(elem_maxq, elem_maxcon) */
   int ework_len; /* 4 eblock + 4 evec */
 
   /* the dynamic tail */
-  int ntail, tail_max;     /* rows/columns now, capacity */
+  int ntail, tail_max;        /* rows/columns now, capacity */
   int tail_nnz, tail_nnz_max; /* entries now, capacity */
   int *tail_row, *tail_col;   /* (tail_nnz_max) the tail's entries, sorted by column */
   int *tail_srow, *tail_scol; /* (tail_nnz_max) scratch of set_tail */
@@ -90,7 +90,7 @@ typedef struct mbsSystem {
   int *pool_fix; /* the same in slots of the fixed pattern (NULL without a tail capacity) */
   int *fix_colptr, *fix_rowind; /* the fixed pattern (aliases of colptr/rowind without a
                                    tail capacity) */
-  int *fix_col;  /* (nfix_nnz) column of each fixed slot (NULL without a tail capacity) */
+  int *fix_col; /* (nfix_nnz) column of each fixed slot (NULL without a tail capacity) */
 
   /* the LU and its counters */
   mbsLinsolve *ls;
@@ -115,8 +115,8 @@ void mbs_system_destroy(mbsSystem *sys);
  * otherwise nothing changes. *changed (may be NULL) says which. MBS_ERR_LINSOLVE for an
  * entry out of range or beyond the capacity. The values (d->jac) must be reassembled
  * after a change: slots move. */
-mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *row,
-                              const int *col, int *changed, mbsError *err);
+mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *row, const int *col,
+                              int *changed, mbsError *err);
 
 /* slot of (row, col) in the pattern now, -1 if absent (binary search: not for the step loop's
  * fixed part, whose maps hold the slots) */
