@@ -2,10 +2,11 @@
  *
  * Both are SuiteSparse's sparse LU codes, analysed once for the pattern of the Newton
  * matrix (system.c) and again only when that pattern changes (mbs_linsolve_reanalyse: the
- * system's dynamic tail). UMFPACK (the default) refactors with fresh pivoting at every call.
- * KLU (`solver.linear_solver: klu`) refactors on the pivot order of its last full
- * factorization (klu_refactor), which for our small, banded KKT matrices costs a fraction
- * of UMFPACK's multifrontal setup; the reused order is kept only while KLU's reciprocal
+ * system's dynamic tail). UMFPACK (`solver.linear_solver: umfpack`) refactors with fresh
+ * pivoting at every call, allocating its numeric factorization anew. KLU (the default)
+ * refactors on the pivot order of its last full factorization (klu_refactor, no
+ * allocation), which for our small, banded KKT matrices costs a fraction of UMFPACK's
+ * multifrontal setup; the reused order is kept only while KLU's reciprocal
  * condition estimate stays within REPIVOT_RCOND of the fresh one, else it pivots afresh.
  * `make bench` compares the two. */
 #include "solver/linsolve.h"
