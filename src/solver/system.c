@@ -3,9 +3,11 @@
  * The spatial pattern is the one of seed 000 eq. 57's Newton matrix in the unknowns
  * [dq; dt^2 lambda]: every coordinate's diagonal, the mass blocks M^ab I3, each quadratic
  * row's G, G^T and constant Hessian blocks, each element's dense block and a constraint
- * element's G, G^T. Stages repeat it in every present (s, s') block; the tail adds the
- * caller's entries after it. Pairs are sorted by column, then row, so that nstage = 1
- * without a tail gives the slots the model's pattern always had. */
+ * element's G, G^T. A quadratic row keeps the diagonal blocks of all its node pairs, also
+ * those with a zero Hessian coefficient (the pattern the LU was always analysed for). Stages
+ * repeat it in every present (s, s') block; the tail adds the caller's entries after it.
+ * Pairs are sorted by column, then row, so that nstage = 1 without a tail gives the slots
+ * the model's pattern always had (and the same records, bit for bit). */
 #include "solver/system.h"
 
 #include <limits.h>

@@ -85,7 +85,7 @@ typedef struct mbsSystem {
   int tail_nnz, tail_nnz_max; /* entries now, capacity */
   int *tail_row, *tail_col;   /* (tail_nnz_max) the tail's entries, sorted by column */
   int *tail_srow, *tail_scol; /* (tail_nnz_max) scratch of set_tail */
-  int *tail_colnnz;           /* (n_max) tail entries per column */
+  int *tail_colnnz;           /* (n_max + 1) scratch of set_tail: entries per column */
   int *pool;     /* the maps of all blocks (nblock map_len), slots of the pattern now */
   int *pool_fix; /* the same in slots of the fixed pattern (NULL without a tail capacity) */
   int *fix_colptr, *fix_rowind; /* the fixed pattern (aliases of colptr/rowind without a
@@ -101,7 +101,7 @@ typedef struct mbsSystem {
  * couple[s nstage + s'] != 0 where stage s's equations involve stage s''s unknowns (NULL:
  * all-to-all; the diagonal is always present), and room for a tail of up to tail_max rows
  * and columns with tail_nnz_max entries (0, 0: no tail). NULL and err filled on failure.
- * The system references nothing of m after it returns except through the caller. */
+ * The system keeps no pointer into m. */
 mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, int tail_max,
                              int tail_nnz_max, mbsError *err);
 
