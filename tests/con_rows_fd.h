@@ -7,11 +7,16 @@
 #include <check.h>
 
 #include "mbsim/model.h"
+#include "solver/system.h"
 
 /* rows r0 .. r1-1 of m at q (q is perturbed and restored entry by entry) */
 static void assert_con_rows_fd(const mbsModel *m, double *q, int r0, int r1) {
   const double h = 1e-6;
   double grad[3 * MBS_CON_MAXNODE], gp[3 * MBS_CON_MAXNODE], gm[3 * MBS_CON_MAXNODE];
+  /* the Hessian pair lists are the linear system's */
+  mbsError err;
+  mbsSystem *sys = mbs_system_create(m, 1, NULL, 0, 0, &err);
+  ck_assert_msg(sys != NULL, "%s", err.msg);
   for (int r = r0; r < r1; r++) {
     const mbsConRow *row = &m->con[r];
     mbs_con_eval(row, q, grad);
@@ -31,9 +36,9 @@ static void assert_con_rows_fd(const mbsModel *m, double *q, int r0, int r1) {
           for (int cc = 0; cc < 3; cc++) {
             double fd = (gp[3 * l + cc] - gm[3 * l + cc]) / (2 * h);
             double an = 0.0;
-            for (int p = m->con_hstart[r]; p < m->con_hstart[r + 1]; p++) {
-              if (m->con_hk[p] == l && m->con_hl[p] == k && cc == c) {
-                an += m->con_hcoef[p];
+            for (int p = sys->con_hstart[r]; p < sys->con_hstart[r + 1]; p++) {
+              if (sys->con_hk[p] == l && sys->con_hl[p] == k && cc == c) {
+                an += sys->con_hcoef[p];
               }
             }
             ck_assert_double_eq_tol(an, fd, 1e-7);
@@ -42,6 +47,7 @@ static void assert_con_rows_fd(const mbsModel *m, double *q, int r0, int r1) {
       }
     }
   }
+  mbs_system_destroy(sys);
 }
 
 #endif

@@ -146,6 +146,39 @@ START_TEST(test_klu_repivots) {
 }
 END_TEST
 
+START_TEST(test_reanalyse) {
+  /* a 2x2 diagonal pattern, then the full 2x2 pattern: the second solve needs the new
+   * analysis; factorizations on one pattern analyse once */
+  static const int cp1[3] = {0, 1, 2}, ri1[2] = {0, 1};
+  static const int cp2[3] = {0, 2, 4}, ri2[4] = {0, 1, 0, 1};
+  const double d[2] = {2.0, 4.0}, full[4] = {2.0, 1.0, 1.0, 3.0};
+  const double b[2] = {1.0, 2.0};
+  double x[2];
+  for (int k = 0; k < 2; k++) {
+    mbsError err;
+    mbsLinsolve *ls =
+        mbs_linsolve_create(k == 0 ? MBS_LINEAR_UMFPACK : MBS_LINEAR_KLU, 2, cp1, ri1, &err);
+    ck_assert_ptr_nonnull(ls);
+    ck_assert_int_eq(mbs_linsolve_analyses(ls), 0);
+    for (int rep = 0; rep < 3; rep++) {
+      ck_assert_int_eq(mbs_linsolve_factor(ls, d, rep == 0, &err), MBS_OK);
+      ck_assert_int_eq(mbs_linsolve_solve(ls, d, b, x, &err), MBS_OK);
+      ck_assert_double_eq_tol(x[0], 0.5, 1e-15);
+      ck_assert_double_eq_tol(x[1], 0.5, 1e-15);
+    }
+    ck_assert_int_eq(mbs_linsolve_analyses(ls), 1);
+    mbs_linsolve_reanalyse(ls, 2, cp2, ri2);
+    ck_assert_int_eq(mbs_linsolve_factor(ls, full, 0, &err), MBS_OK);
+    ck_assert_int_eq(mbs_linsolve_solve(ls, full, b, x, &err), MBS_OK);
+    /* [[2, 1], [1, 3]] x = (1, 2): x = (0.2, 0.6) */
+    ck_assert_double_eq_tol(x[0], 0.2, 1e-15);
+    ck_assert_double_eq_tol(x[1], 0.6, 1e-15);
+    ck_assert_int_eq(mbs_linsolve_analyses(ls), 2);
+    mbs_linsolve_destroy(ls);
+  }
+}
+END_TEST
+
 START_TEST(test_singular) {
   static const int colptr[3] = {0, 2, 4}, rowind[4] = {0, 1, 0, 1};
   const double ones[4] = {1.0, 1.0, 1.0, 1.0};
@@ -167,6 +200,7 @@ Suite *linsolve_suite(void) {
   tcase_add_test(tc, test_solvers_agree);
   tcase_add_test(tc, test_klu_repivots);
   tcase_add_test(tc, test_singular);
+  tcase_add_test(tc, test_reanalyse);
   suite_add_tcase(s, tc);
   return s;
 }

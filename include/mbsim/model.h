@@ -210,28 +210,12 @@ typedef struct mbsModel {
   char title[256];
   char deck_path[1024];
 
-  /* sparsity of the Newton matrix, size nsys = nq + ncon, CSC, fixed at compile time */
-  int nsys;
-  int jac_nnz;
-  int *jac_colptr;      /* (nsys + 1) */
-  int *jac_rowind;      /* (jac_nnz) */
-  int *mass_map;        /* (nmass x 6) CSC slots of the 3 diagonal entries of the
-                           (a,b) block, then of (b,a); -1 when a == b */
-  int *con_gmap;        /* (ncon x MBS_CON_MAXNODE x 6) slots of G (row, 3k+c) then
-                           G^T (3k+c, row) for c = 0..2 */
-  int *con_hstart;      /* (ncon + 1) ranges into the Hessian pair lists */
-  int *con_hk, *con_hl; /* local node pair (k, l) with a nonzero coefficient */
-  double *con_hcoef;    /* coefficient s (wa_k wb_l + wb_k wa_l) */
-  int *con_hmap;        /* (npair x 3) CSC slots of the diagonal of block (k, l) */
-  int *elem_jmap;       /* (nelem x MBS_ELEM_MAXQ^2) CSC slots of each element's
-                           dense block, row-major; -1 unused */
-  int *elem_gmap;       /* (nelem x MBS_ELEM_MAXCON x MBS_ELEM_MAXQ x 2) slots of a
-                           constraint element's G (row, q) then G^T (q, row) */
 } mbsModel;
 
 /* Compile a validated deck into a model: coordinate layout, mass matrix, rigidity and
  * joint constraints with body-fixed frames set at t = 0 (seed 004 eq. 4-7), elements,
- * initial state, integrator choice and the sparsity pattern of the Newton matrix.
+ * initial state and integrator choice (the Newton matrix's pattern is the solver's,
+ * src/solver/system.h).
  * Checks what needs the whole model (e.g. initial velocities that violate a joint).
  * Returns NULL and fills err on failure. */
 typedef struct mbsDeck mbsDeck; /* deck.h */
@@ -249,12 +233,12 @@ void mbs_model_destroy(mbsModel *m);
 int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq);
 
 /* Redundant constraint rows at the configuration q, time t (mbs_model_compile calls it at q0,
- * t = 0, after the rows are built and before the Newton pattern): a rank-revealing sparse QR
+ * t = 0, after the rows are built): a rank-revealing sparse QR
  * (SuiteSparseQR) of G(q)^T, rigidity rows first, then joint rows in deck order, then the
  * rows of constraint elements (prescribed motions), finds the rows that repeat earlier ones.
  * A repeated joint row that holds at q (|g| within tolerance) is dropped: it leaves con (the
  * rows after it move up, joint_con/joint_ncon and the elements' con0 follow) and is kept in
- * m->drop; nrow, ncon, ndof and nsys are updated. A repeated row of a prescribed motion (the
+ * m->drop; nrow, ncon and ndof are updated. A repeated row of a prescribed motion (the
  * loop already fixes that joint), a repeated row that does not hold, or one that repeats the
  * others only at q (the loop moved a little along its motion no longer repeats it: a singular
  * starting position) is refused: MBS_ERR_MODEL
@@ -263,7 +247,7 @@ int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, in
 mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err);
 
 /* (compile) number the constraint rows: the quadratic rows, then each constraint element's
- * (con0), and set ncon, ndof, nsys */
+ * (con0), and set ncon, ndof */
 void mbs_model_number_rows(mbsModel *m);
 
 /* "joint 'D' rows 3, 4, 5; joint 'E' row 1": the dropped rows (1-based row numbers within

@@ -9,6 +9,7 @@
 #include "mbsim/model.h"
 
 typedef struct mbsLinsolve mbsLinsolve;
+typedef struct mbsSystem mbsSystem;
 
 typedef struct mbsData {
   double t;                /* [s] */
@@ -53,17 +54,18 @@ typedef struct mbsData {
 
   /* workspace */
   double *vtmp;    /* (nq) */
-  double *res;     /* (nsys) residual */
-  double *dx;      /* (nsys) Newton increment */
-  double *jac;     /* (jac_nnz) Newton matrix values */
+  double *res;     /* (sys->n_max) residual */
+  double *dx;      /* (sys->n_max) Newton increment */
+  double *jac;     /* (sys->nnz_max) Newton matrix values */
   double *qm, *vm; /* (nq) evaluation state of forces (midpoint or end) */
   double *qlam;    /* (nq) where constraint gradients multiply mu */
   double *rscale;  /* (nq) magnitudes of residual terms (convergence test) */
-  double *ework;   /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks */
+  double *ework;   /* (sys->ework_len) element Jacobian blocks (layout in system.h) */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
   double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
-  mbsLinsolve *ls;
+  mbsSystem *sys;  /* the Newton matrix's pattern, scatter maps and LU (solver/system.h) */
+  mbsLinsolve *ls; /* sys->ls */
 } mbsData;
 
 /* observables at the current state (README "Output"); bodies go into d->body_* */

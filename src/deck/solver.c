@@ -27,7 +27,7 @@ static const char *const solver_later[] = {"moreau", "spacetime", NULL};
 
 void deck_default_settings(mbsDeck *deck) {
   deck->solver.integrator = MBS_INTEGRATOR_AUTO;
-  deck->solver.linear_solver = MBS_LINEAR_UMFPACK;
+  deck->solver.linear_solver = MBS_LINEAR_KLU;
   deck->solver.dt = 1e-3;
   deck->solver.t_end = 1.0;
   deck->solver.newton_tolerance = 1e-10;

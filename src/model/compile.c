@@ -177,211 +177,6 @@ static void col(double out[3], const double R[9], int i) {
   out[2] = R[6 + i];
 }
 
-/* ---- sparsity pattern ---- */
-
-typedef struct {
-  int row, col;
-} Pair;
-
-typedef struct {
-  Pair *p;
-  int n, cap;
-} PairList;
-
-static int pl_add(PairList *l, int row, int c) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 1024;
-    Pair *np = realloc(l->p, (size_t)cap * sizeof(Pair));
-    if (!np) {
-      return -1;
-    }
-    l->p = np;
-    l->cap = cap;
-  }
-  l->p[l->n].row = row;
-  l->p[l->n].col = c;
-  l->n++;
-  return 0;
-}
-
-static int pair_cmp(const void *a, const void *b) {
-  const Pair *x = a, *y = b;
-  if (x->col != y->col) {
-    return x->col < y->col ? -1 : 1;
-  }
-  return (x->row > y->row) - (x->row < y->row);
-}
-
-/* CSC slot of (row, col), -1 if absent */
-static int slot(const mbsModel *m, int row, int c) {
-  int lo = m->jac_colptr[c], hi = m->jac_colptr[c + 1] - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (m->jac_rowind[mid] == row) {
-      return mid;
-    }
-    if (m->jac_rowind[mid] < row) {
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return -1;
-}
-
-static mbsStatus build_pattern(mbsModel *m, mbsError *err) {
-  PairList l = {0};
-  int nq = m->nq;
-  int fail = 0;
-  /* every coordinate keeps its diagonal */
-  for (int i = 0; i < nq; i++) {
-    fail |= pl_add(&l, i, i);
-  }
-  for (int e = 0; e < m->nmass; e++) {
-    for (int c = 0; c < 3; c++) {
-      fail |= pl_add(&l, 3 * m->mass_a[e] + c, 3 * m->mass_b[e] + c);
-      fail |= pl_add(&l, 3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
-    }
-  }
-  for (int r = 0; r < m->nrow; r++) {
-    const mbsConRow *row = &m->con[r];
-    for (int k = 0; k < row->nnode; k++) {
-      for (int c = 0; c < 3; c++) {
-        fail |= pl_add(&l, nq + r, 3 * row->node[k] + c);
-        fail |= pl_add(&l, 3 * row->node[k] + c, nq + r);
-      }
-      for (int j = 0; j < row->nnode; j++) {
-        for (int c = 0; c < 3; c++) {
-          fail |= pl_add(&l, 3 * row->node[k] + c, 3 * row->node[j] + c);
-        }
-      }
-    }
-  }
-  for (int e = 0; e < m->nelem; e++) {
-    const mbsElem *el = &m->elem[e];
-    for (int i = 0; i < el->nq; i++) {
-      for (int j = 0; j < el->nq; j++) {
-        fail |= pl_add(&l, el->qidx[i], el->qidx[j]);
-      }
-      /* a constraint element's G and G^T */
-      for (int r = 0; r < el->ncon; r++) {
-        fail |= pl_add(&l, nq + el->con0 + r, el->qidx[i]);
-        fail |= pl_add(&l, el->qidx[i], nq + el->con0 + r);
-      }
-    }
-  }
-  if (fail) {
-    free(l.p);
-    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
-  }
-  /* sort, remove duplicates, compress to CSC */
-  qsort(l.p, (size_t)l.n, sizeof(Pair), pair_cmp);
-  int nnz = 0;
-  for (int i = 0; i < l.n; i++) {
-    if (nnz == 0 || l.p[i].row != l.p[nnz - 1].row || l.p[i].col != l.p[nnz - 1].col) {
-      l.p[nnz++] = l.p[i];
-    }
-  }
-  m->jac_nnz = nnz;
-  m->jac_colptr = calloc((size_t)m->nsys + 1, sizeof(int));
-  m->jac_rowind = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
-  m->mass_map = malloc((size_t)(m->nmass > 0 ? m->nmass : 1) * 6 * sizeof(int));
-  m->con_gmap = malloc((size_t)(m->nrow > 0 ? m->nrow : 1) * MBS_CON_MAXNODE * 6 * sizeof(int));
-  m->con_hstart = calloc((size_t)m->nrow + 1, sizeof(int));
-  m->elem_gmap = malloc((size_t)(m->nelem > 0 ? m->nelem : 1) * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ *
-                        2 * sizeof(int));
-  m->elem_jmap =
-      malloc((size_t)(m->nelem > 0 ? m->nelem : 1) * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ * sizeof(int));
-  if (!m->jac_colptr || !m->jac_rowind || !m->mass_map || !m->con_gmap || !m->con_hstart ||
-      !m->elem_gmap || !m->elem_jmap) {
-    free(l.p);
-    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
-  }
-  for (int i = 0; i < nnz; i++) {
-    m->jac_colptr[l.p[i].col + 1]++;
-    m->jac_rowind[i] = l.p[i].row;
-  }
-  for (int c = 0; c < m->nsys; c++) {
-    m->jac_colptr[c + 1] += m->jac_colptr[c];
-  }
-  free(l.p);
-
-  /* scatter maps */
-  for (int e = 0; e < m->nmass; e++) {
-    int a = m->mass_a[e], b = m->mass_b[e];
-    for (int c = 0; c < 3; c++) {
-      m->mass_map[6 * e + c] = slot(m, 3 * a + c, 3 * b + c);
-      m->mass_map[6 * e + 3 + c] = (a == b) ? -1 : slot(m, 3 * b + c, 3 * a + c);
-    }
-  }
-  int npair = 0;
-  for (int r = 0; r < m->nrow; r++) {
-    const mbsConRow *row = &m->con[r];
-    for (int k = 0; k < MBS_CON_MAXNODE; k++) {
-      for (int c = 0; c < 3; c++) {
-        int *g = m->con_gmap + (r * MBS_CON_MAXNODE + k) * 6;
-        g[c] = k < row->nnode ? slot(m, nq + r, 3 * row->node[k] + c) : -1;
-        g[3 + c] = k < row->nnode ? slot(m, 3 * row->node[k] + c, nq + r) : -1;
-      }
-    }
-    for (int k = 0; k < row->nnode; k++) {
-      for (int j = 0; j < row->nnode; j++) {
-        double h = row->s * (row->wa[k] * row->wb[j] + row->wb[k] * row->wa[j]);
-        npair += (h != 0.0);
-      }
-    }
-  }
-  m->con_hk = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(int));
-  m->con_hl = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(int));
-  m->con_hcoef = malloc((size_t)(npair > 0 ? npair : 1) * sizeof(double));
-  m->con_hmap = malloc((size_t)(npair > 0 ? npair : 1) * 3 * sizeof(int));
-  if (!m->con_hk || !m->con_hl || !m->con_hcoef || !m->con_hmap) {
-    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
-  }
-  int p = 0;
-  for (int r = 0; r < m->nrow; r++) {
-    const mbsConRow *row = &m->con[r];
-    m->con_hstart[r] = p;
-    for (int k = 0; k < row->nnode; k++) {
-      for (int j = 0; j < row->nnode; j++) {
-        double h = row->s * (row->wa[k] * row->wb[j] + row->wb[k] * row->wa[j]);
-        if (h == 0.0) {
-          continue;
-        }
-        m->con_hk[p] = k;
-        m->con_hl[p] = j;
-        m->con_hcoef[p] = h;
-        for (int c = 0; c < 3; c++) {
-          m->con_hmap[3 * p + c] = slot(m, 3 * row->node[k] + c, 3 * row->node[j] + c);
-        }
-        p++;
-      }
-    }
-  }
-  m->con_hstart[m->nrow] = p;
-  for (int e = 0; e < m->nelem; e++) {
-    int *map = m->elem_jmap + e * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
-    for (int i = 0; i < MBS_ELEM_MAXQ * MBS_ELEM_MAXQ; i++) {
-      map[i] = -1;
-    }
-    for (int i = 0; i < m->elem[e].nq; i++) {
-      for (int j = 0; j < m->elem[e].nq; j++) {
-        map[i * m->elem[e].nq + j] = slot(m, m->elem[e].qidx[i], m->elem[e].qidx[j]);
-      }
-    }
-    int *gm = m->elem_gmap + e * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
-    const mbsElem *el = &m->elem[e];
-    for (int r = 0; r < MBS_ELEM_MAXCON; r++) {
-      for (int i = 0; i < MBS_ELEM_MAXQ; i++) {
-        int ok = r < el->ncon && i < el->nq;
-        gm[(r * MBS_ELEM_MAXQ + i) * 2] = ok ? slot(m, nq + el->con0 + r, el->qidx[i]) : -1;
-        gm[(r * MBS_ELEM_MAXQ + i) * 2 + 1] = ok ? slot(m, el->qidx[i], nq + el->con0 + r) : -1;
-      }
-    }
-  }
-  return MBS_OK;
-}
-
 /* ---- the compiler ---- */
 
 static mbsStatus alloc_model(mbsModel *m) {
@@ -1333,7 +1128,6 @@ void mbs_model_number_rows(mbsModel *m) {
     m->ncon += m->elem[e].ncon;
   }
   m->ndof = m->nq - m->ncon;
-  m->nsys = m->nq + m->ncon;
 }
 
 mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
@@ -1434,9 +1228,6 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (!m->project_velocities && check_initial_velocities(m, err) != MBS_OK) {
     goto fail;
   }
-  if (build_pattern(m, err) != MBS_OK) {
-    goto fail;
-  }
   return m;
 fail:
   mbs_model_destroy(m);
@@ -1456,10 +1247,8 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
-      m->elem,         m->load_name,   m->jac_colptr,  m->jac_rowind,    m->mass_map,
-      m->con_gmap,     m->con_hstart,  m->con_hk,      m->con_hl,        m->con_hcoef,
-      m->con_hmap,     m->elem_jmap,   m->elem_gmap,   m->profile,       m->profile_table,
-      m->drop,         m->red_row,     m->red_colmap,  m->joint_frame,   m->joint_initial_rate,
+      m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
+      m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {

@@ -25,6 +25,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
 #include "solver/linsolve.h"
+#include "solver/system.h"
 #include "util/vec3.h"
 
 static void jac_put(double *jac, int slot, double val) {
@@ -37,16 +38,16 @@ static void jac_put(double *jac, int slot, double val) {
 static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
                             mbsError *err) {
   double *jac = d->jac, grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], *Ge = d->ework;
-  memset(jac, 0, (size_t)m->jac_nnz * sizeof(double));
+  memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
   for (int e = 0; e < m->nmass; e++) {
     for (int c = 0; c < 3; c++) {
-      jac_put(jac, m->mass_map[6 * e + c], m->mass_val[e]);
-      jac_put(jac, m->mass_map[6 * e + 3 + c], m->mass_val[e]);
+      jac_put(jac, d->sys->mass_map[6 * e + c], m->mass_val[e]);
+      jac_put(jac, d->sys->mass_map[6 * e + 3 + c], m->mass_val[e]);
     }
   }
   for (int row = 0; row < m->nrow; row++) {
     const mbsConRow *c = &m->con[row];
-    const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
+    const int *gmap = mbs_system_con_gmap(d->sys, row);
     mbs_con_eval(c, q, grad);
     for (int k = 0; k < c->nnode; k++) {
       for (int j = 0; j < 3; j++) {
@@ -61,12 +62,12 @@ static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, doub
     if (!kind->constraint) {
       continue;
     }
-    const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+    const int *gmap = mbs_system_elem_gmap(d->sys, k);
     kind->constraint(m, el, q, t, g, Ge);
     for (int c = 0; c < el->ncon; c++) {
       for (int i = 0; i < el->nq; i++) {
-        jac_put(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * el->nq + i]);
-        jac_put(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * el->nq + i]);
+        jac_put(jac, gmap[(c * el->nq + i) * 2], Ge[c * el->nq + i]);
+        jac_put(jac, gmap[(c * el->nq + i) * 2 + 1], Ge[c * el->nq + i]);
       }
     }
   }
@@ -201,9 +202,10 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
   }
   /* index-1 right-hand side at the projected state */
   const double *v = d->v_rec;
-  double *r = d->res, g[MBS_ELEM_MAXQ], gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
-  double *H = d->ework + MBS_ELEM_MAXQ * MBS_ELEM_MAXQ, mu[MBS_ELEM_MAXCON];
-  memset(r, 0, (size_t)m->nsys * sizeof(double));
+  double *r = d->res, *g = d->ework + 4 * d->sys->eblock;
+  double gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
+  double *H = d->ework + d->sys->eblock, mu[MBS_ELEM_MAXCON];
+  memset(r, 0, (size_t)d->sys->n * sizeof(double));
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
@@ -250,8 +252,9 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
   for (int row = 0; row < m->nrow; row++) {
     const mbsConRow *c = &m->con[row];
     double curv = 0.0;
-    for (int p = m->con_hstart[row]; p < m->con_hstart[row + 1]; p++) {
-      curv += m->con_hcoef[p] * vdot(v + 3 * c->node[m->con_hk[p]], v + 3 * c->node[m->con_hl[p]]);
+    for (int p = d->sys->con_hstart[row]; p < d->sys->con_hstart[row + 1]; p++) {
+      curv += d->sys->con_hcoef[p] *
+              vdot(v + 3 * c->node[d->sys->con_hk[p]], v + 3 * c->node[d->sys->con_hl[p]]);
     }
     r[nq + row] = -curv;
   }
@@ -329,7 +332,7 @@ static int small_solve(double *S, double *b, int n) {
 
 mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *max_change,
                                         int *body, mbsError *err) {
-  int nq = m->nq, ns = m->nsys, nr = 0;
+  int nq = m->nq, ns = d->sys->n, nr = 0, mq = 1;
   *max_change = 0.0;
   *body = -1;
   for (int j = 0; j < m->njoint; j++) {
@@ -338,8 +341,11 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
   double *Y = calloc((size_t)(nr > 0 ? nr : 1) * (size_t)ns, sizeof(double));
   double *S = calloc((size_t)(nr > 0 ? nr * nr : 1), sizeof(double));
   double *rb = calloc((size_t)(nr > 0 ? nr : 1), sizeof(double));
-  double *coef = calloc((size_t)MBS_ELEM_MAXQ * (size_t)(nr > 0 ? nr : 1), sizeof(double));
-  int *idx = calloc((size_t)MBS_ELEM_MAXQ * (size_t)(nr > 0 ? nr : 1), sizeof(int));
+  for (int j = 0; j < m->njoint; j++) {
+    mq = m->joint_frame[j].nq > mq ? m->joint_frame[j].nq : mq;
+  }
+  double *coef = calloc((size_t)mq * (size_t)(nr > 0 ? nr : 1), sizeof(double));
+  int *idx = calloc((size_t)mq * (size_t)(nr > 0 ? nr : 1), sizeof(int));
   int *nrow = calloc((size_t)(nr > 0 ? nr : 1), sizeof(int));
   int *joint = calloc((size_t)(nr > 0 ? nr : 1), sizeof(int));
   double *y0 = calloc((size_t)ns, sizeof(double));
@@ -360,10 +366,10 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
       continue;
     }
     joint[k] = j;
-    nrow[k] = rate_row(m, j, d->q, d->vtmp, idx + k * MBS_ELEM_MAXQ, coef + k * MBS_ELEM_MAXQ);
+    nrow[k] = rate_row(m, j, d->q, d->vtmp, idx + k * mq, coef + k * mq);
     double rv = 0.0;
     for (int i = 0; i < nrow[k]; i++) {
-      rv += coef[k * MBS_ELEM_MAXQ + i] * v0[idx[k * MBS_ELEM_MAXQ + i]];
+      rv += coef[k * mq + i] * v0[idx[k * mq + i]];
     }
     rb[k] = m->joint_initial_rate[j] - rv;
     k++;
@@ -386,7 +392,7 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
   for (int k = 0; k < nr; k++) {
     memset(rhs, 0, (size_t)ns * sizeof(double));
     for (int i = 0; i < nrow[k]; i++) {
-      rhs[idx[k * MBS_ELEM_MAXQ + i]] = coef[k * MBS_ELEM_MAXQ + i];
+      rhs[idx[k * mq + i]] = coef[k * mq + i];
     }
     if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
       goto done;
@@ -395,13 +401,13 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
   for (int a = 0; a < nr; a++) {
     double ry = 0.0;
     for (int i = 0; i < nrow[a]; i++) {
-      ry += coef[a * MBS_ELEM_MAXQ + i] * y0[idx[a * MBS_ELEM_MAXQ + i]];
+      ry += coef[a * mq + i] * y0[idx[a * mq + i]];
     }
     rb[a] = ry - rb[a];
     for (int b = 0; b < nr; b++) {
       double s = 0.0;
       for (int i = 0; i < nrow[a]; i++) {
-        s += coef[a * MBS_ELEM_MAXQ + i] * Y[(size_t)b * ns + idx[a * MBS_ELEM_MAXQ + i]];
+        s += coef[a * mq + i] * Y[(size_t)b * ns + idx[a * mq + i]];
       }
       S[a * nr + b] = s;
     }

@@ -4,6 +4,7 @@
 
 #include "mbsim/solver.h"
 #include "solver/linsolve.h"
+#include "solver/system.h"
 
 mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   mbsData *d = calloc(1, sizeof(mbsData));
@@ -11,8 +12,15 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     return NULL;
   }
+  d->sys = mbs_system_create(m, 1, NULL, 0, 0, err);
+  if (!d->sys) {
+    free(d);
+    return NULL;
+  }
+  d->ls = d->sys->ls;
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1), nc = (size_t)(m->ncon > 0 ? m->ncon : 1);
-  size_t ns = (size_t)(m->nsys > 0 ? m->nsys : 1), nb = (size_t)(m->nbody > 0 ? m->nbody : 1);
+  size_t ns = (size_t)(d->sys->n_max > 0 ? d->sys->n_max : 1);
+  size_t nb = (size_t)(m->nbody > 0 ? m->nbody : 1);
   d->q = calloc(nq, sizeof(double));
   d->v = calloc(nq, sizeof(double));
   d->mu = calloc(nc, sizeof(double));
@@ -20,7 +28,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->v_prev = calloc(nq, sizeof(double));
   d->res = calloc(ns, sizeof(double));
   d->dx = calloc(ns, sizeof(double));
-  d->jac = calloc((size_t)(m->jac_nnz > 0 ? m->jac_nnz : 1), sizeof(double));
+  d->jac = calloc((size_t)(d->sys->nnz_max > 0 ? d->sys->nnz_max : 1), sizeof(double));
   d->qm = calloc(nq, sizeof(double));
   d->vm = calloc(nq, sizeof(double));
   d->qlam = calloc(nq, sizeof(double));
@@ -32,7 +40,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->dq = calloc(nq, sizeof(double));
   d->qbase = calloc(nq, sizeof(double));
   d->vbase = calloc(nq, sizeof(double));
-  d->ework = calloc(4 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ, sizeof(double));
+  d->ework = calloc((size_t)d->sys->ework_len, sizeof(double));
   d->body_pos = calloc(3 * nb, sizeof(double));
   d->body_rot = calloc(9 * nb, sizeof(double));
   d->body_vel = calloc(3 * nb, sizeof(double));
@@ -56,11 +64,6 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
     mbs_data_destroy(d);
     return NULL;
   }
-  d->ls = mbs_linsolve_create(m->linear_solver, m->nsys, m->jac_colptr, m->jac_rowind, err);
-  if (!d->ls) {
-    mbs_data_destroy(d);
-    return NULL;
-  }
   memcpy(d->q, m->q0, (size_t)m->nq * sizeof(double));
   memcpy(d->v, m->v0, (size_t)m->nq * sizeof(double));
   memcpy(d->v_rec, m->v0, (size_t)m->nq * sizeof(double));
@@ -72,7 +75,7 @@ void mbs_data_destroy(mbsData *d) {
   if (!d) {
     return;
   }
-  mbs_linsolve_destroy(d->ls);
+  mbs_system_destroy(d->sys);
   void *ptrs[] = {d->q,        d->v,        d->mu,       d->q_prev,     d->v_prev,
                   d->res,      d->dx,       d->jac,      d->qm,         d->vm,
                   d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,

@@ -1,10 +1,12 @@
 /* linsolve.c: the only file that includes umfpack.h and klu.h.
  *
- * Both are SuiteSparse's sparse LU codes, analysed once for the fixed pattern of the Newton
- * matrix. UMFPACK (the default) refactors with fresh pivoting at every call.
- * KLU (`solver.linear_solver: klu`) refactors on the pivot order of its last full
- * factorization (klu_refactor), which for our small, banded KKT matrices costs a fraction
- * of UMFPACK's multifrontal setup; the reused order is kept only while KLU's reciprocal
+ * Both are SuiteSparse's sparse LU codes, analysed once for the pattern of the Newton
+ * matrix (system.c) and again only when that pattern changes (mbs_linsolve_reanalyse: the
+ * system's dynamic tail). UMFPACK (`solver.linear_solver: umfpack`) refactors with fresh
+ * pivoting at every call, allocating its numeric factorization anew. KLU (the default)
+ * refactors on the pivot order of its last full factorization (klu_refactor, no
+ * allocation), which for our small, banded KKT matrices costs a fraction of UMFPACK's
+ * multifrontal setup; the reused order is kept only while KLU's reciprocal
  * condition estimate stays within REPIVOT_RCOND of the fresh one, else it pivots afresh.
  * `make bench` compares the two. */
 #include "solver/linsolve.h"
@@ -30,6 +32,7 @@ struct mbsLinsolve {
   klu_symbolic *ksym;
   klu_numeric *knum;
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
+  long analyses;      /* symbolic analyses done */
 };
 
 static const char *const singular_reason =
@@ -102,6 +105,7 @@ static mbsStatus umf_factor(mbsLinsolve *ls, const double *values, mbsError *err
                            "symbolic factorization failed: %s (status %d)", umf_reason(status),
                            status);
     }
+    ls->analyses++;
   }
   if (ls->numeric) {
     umfpack_di_free_numeric(&ls->numeric);
@@ -130,6 +134,7 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
     if (!ls->ksym) {
       return klu_fail(ls, "symbolic factorization failed: ", err);
     }
+    ls->analyses++;
   }
   /* the last pivot order, while it stays about as well conditioned as fresh pivoting */
   if (ls->knum && !repivot && klu_refactor(ap, ai, ax, ls->ksym, ls->knum, &ls->common) &&
@@ -180,10 +185,8 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
   return MBS_OK;
 }
 
-void mbs_linsolve_destroy(mbsLinsolve *ls) {
-  if (!ls) {
-    return;
-  }
+/* drop both factorizations: the next factor() analyses the new pattern */
+static void drop(mbsLinsolve *ls) {
   if (ls->numeric) {
     umfpack_di_free_numeric(&ls->numeric);
   }
@@ -196,5 +199,24 @@ void mbs_linsolve_destroy(mbsLinsolve *ls) {
   if (ls->ksym) {
     klu_free_symbolic(&ls->ksym, &ls->common);
   }
+}
+
+void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind) {
+  drop(ls);
+  ls->n = n;
+  ls->colptr = colptr;
+  ls->rowind = rowind;
+  ls->rcond_fresh = 0.0;
+}
+
+long mbs_linsolve_analyses(const mbsLinsolve *ls) {
+  return ls->analyses;
+}
+
+void mbs_linsolve_destroy(mbsLinsolve *ls) {
+  if (!ls) {
+    return;
+  }
+  drop(ls);
   free(ls);
 }

@@ -1,5 +1,6 @@
 /* linsolve.h: sparse LU of the Newton matrix (UMFPACK or KLU): the symbolic analysis is done
- * once for the fixed pattern, the numeric factorization at every call of factor(). */
+ * once per pattern (again after mbs_linsolve_reanalyse), the numeric factorization at every
+ * call of factor(). */
 #ifndef MBS_SOLVER_LINSOLVE_H
 #define MBS_SOLVER_LINSOLVE_H
 
@@ -18,6 +19,11 @@ mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot
 /* solve A x = b with the last factorization */
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err);
+/* the pattern changed (the dynamic tail of system.h): n and the arrays (referenced, as in
+ * create) describe it; the factorization is dropped and the next factor() analyses afresh */
+void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind);
+/* symbolic analyses done so far */
+long mbs_linsolve_analyses(const mbsLinsolve *ls);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif

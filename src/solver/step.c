@@ -34,6 +34,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
 #include "solver/linsolve.h"
+#include "solver/system.h"
 #include "util/vec3.h"
 
 typedef struct {
@@ -124,8 +125,8 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const Scheme *s, co
                               int k, const double *q0, const double *q1, double tm, double t1,
                               int with_jac, double *g, double *H, double *Ge) {
   const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-  const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
-  const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+  const int *map = mbs_system_elem_jmap(d->sys, k);
+  const int *gmap = mbs_system_elem_gmap(d->sys, k);
   const double *mu = d->mu + el->con0;
   double *r = d->res, *jac = d->jac, scale = 0.0;
   int n = el->nq, nc = el->ncon;
@@ -145,7 +146,7 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const Scheme *s, co
     for (int c = 0; c < nc; c++) {
       f += Ge[c * n + i] * mu[c];
       if (with_jac) {
-        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * n + i]);
+        jac_add(jac, gmap[(c * n + i) * 2 + 1], Ge[c * n + i]);
       }
     }
     r[el->qidx[i]] += f;
@@ -162,7 +163,7 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const Scheme *s, co
     r[m->nq + el->con0 + c] = g[c];
     if (with_jac) {
       for (int i = 0; i < n; i++) {
-        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * n + i]);
+        jac_add(jac, gmap[(c * n + i) * 2], Ge[c * n + i]);
       }
     }
   }
@@ -178,9 +179,9 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
   int nq = m->nq;
   double dt2 = dt * dt, tm = t0 + s->alpha * dt, tf = t0 + s->tf;
   double scale = 0.0;
-  memset(r, 0, (size_t)m->nsys * sizeof(double));
+  memset(r, 0, (size_t)d->sys->n * sizeof(double));
   if (with_jac) {
-    memset(jac, 0, (size_t)m->jac_nnz * sizeof(double));
+    memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
   }
   /* evaluation state of forces and constraint gradients */
   /* increments from q0 (d->dq, d->qhat, d->qbase) keep the O(dt^2) inertia residual free of
@@ -203,21 +204,21 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
         r[3 * b + c] += w * da;
       }
       if (with_jac) {
-        jac_add(jac, m->mass_map[6 * e + c], w);
-        jac_add(jac, m->mass_map[6 * e + 3 + c], w);
+        jac_add(jac, d->sys->mass_map[6 * e + c], w);
+        jac_add(jac, d->sys->mass_map[6 * e + 3 + c], w);
       }
     }
   }
   scale = norm_inf(r, nq);
   /* elements: potential and non-potential forces */
-  double g[MBS_ELEM_MAXQ];
-  double *H = d->ework, *Fq = d->ework + MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
-  double *Fv = d->ework + 2 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
-  double *Ge = d->ework + 3 * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+  double *g = d->ework + 4 * d->sys->eblock;
+  double *H = d->ework, *Fq = d->ework + d->sys->eblock;
+  double *Fv = d->ework + 2 * d->sys->eblock;
+  double *Ge = d->ework + 3 * d->sys->eblock;
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
+    const int *map = mbs_system_elem_jmap(d->sys, k);
     int n = el->nq;
     if (kind->gradient) {
       memset(H, 0, (size_t)(n * n) * sizeof(double));
@@ -260,7 +261,7 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
   double grad[3 * MBS_CON_MAXNODE];
   for (int row = 0; row < m->nrow; row++) {
     const mbsConRow *c = &m->con[row];
-    const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
+    const int *gmap = mbs_system_con_gmap(d->sys, row);
     double mu = d->mu[row];
     mbs_con_eval(c, d->qm, grad);
     for (int k = 0; k < c->nnode; k++) {
@@ -281,9 +282,9 @@ static double assemble(const mbsModel *m, mbsData *d, const Scheme *s, double dt
         }
       }
       /* d(G(q*)^T mu)/dq1 = alpha sum mu H (constant Hessians, multiples of I3) */
-      for (int p = m->con_hstart[row]; p < m->con_hstart[row + 1]; p++) {
+      for (int p = d->sys->con_hstart[row]; p < d->sys->con_hstart[row + 1]; p++) {
         for (int j = 0; j < 3; j++) {
-          jac_add(jac, m->con_hmap[3 * p + j], s->alpha * mu * m->con_hcoef[p]);
+          jac_add(jac, d->sys->con_hmap[3 * p + j], s->alpha * mu * d->sys->con_hcoef[p]);
         }
       }
     }
@@ -399,7 +400,7 @@ void mbs_solver_start(const mbsModel *m, mbsData *d) {
 static void step_work(const mbsModel *m, mbsData *d, const Scheme *s, const double *qf,
                       const double *vf, double tf, double tc, const double *mu, double lam_fac,
                       double w, double *work, double *diss) {
-  double f[MBS_ELEM_MAXQ], ge[MBS_ELEM_MAXCON], *Ge = d->ework;
+  double *f = d->ework + 4 * d->sys->eblock, ge[MBS_ELEM_MAXCON], *Ge = d->ework;
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
