@@ -44,7 +44,9 @@ typedef struct {
  * first dimension, chunked along time (about 16 KiB per chunk) and compressed with
  * shuffle + deflate. The writer itself owns /time [N] (units "s"), the argument of
  * mbs_output_append. Registration happens between mbs_output_create and the first
- * mbs_output_append; handles are small integers >= 0, valid for that writer. */
+ * mbs_output_append; handles are small integers >= 0, valid for that writer. Registering
+ * writes to the file without flushing: an mbs_output_flush after it puts the complete empty
+ * file on disk (the first record flushes in any case). */
 
 /* element type of a series */
 typedef enum { MBS_OUT_FLOAT64, MBS_OUT_INT32, MBS_OUT_INT64, MBS_OUT_TYPE_COUNT } mbsOutType;

@@ -534,7 +534,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   /* the datasets and sidecar grids, registered by what owns them (record.c) */
-  if (cli_output_describe(&rec_out, w, m, d, names, qunits, junits, jrunits, &err) != MBS_OK) {
+  if (cli_output_describe(&rec_out, w, m, d, names, qunits, junits, jrunits, &err) != MBS_OK ||
+      mbs_output_flush(w, &err) != MBS_OK) {
     print_error(&err);
     goto done;
   }
