@@ -1321,6 +1321,256 @@ START_TEST(test_nonfinite_record) {
 }
 END_TEST
 
+/* ---------- the registry: ragged tables, grids of every kind ---------- */
+
+/* rows of record k of the ragged test table: k % 5 rows (0 for every fifth), 600 rows once
+ * so that a record spans chunks */
+static long ragged_rows_of(long k) {
+  return k == 7 ? 600 : k % 5;
+}
+
+static double ragged_val(long k, long row, int col) {
+  return 1000.0 * (double)k + 10.0 * (double)row + col;
+}
+
+/* a run of nrec records with a body grid, a polyline grid (a 4-node "beam") and a ragged
+ * point grid (contacts, 4 columns: point and a pressure) at path; flush at every append
+ * when every_flush */
+static void write_registry_run(const char *path, long nrec, int every_flush) {
+  mbsOutputInfo info = {.version = "0.1.0",
+                        .title = "registry",
+                        .deck_text = "",
+                        .integrator = "em",
+                        .integrator_reason = "test",
+                        .dt = 0.01,
+                        .t_end = 1.0,
+                        .write_xdmf = 1};
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, every_flush ? 0.0 : INFINITY);
+
+  /* a beam of 4 nodes: positions and tangents, its own group */
+  mbsSeriesSpec pos = {"/beams/rod/position", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "m", 0, 0};
+  mbsSeriesSpec tan = {"/beams/rod/tangent", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "1", 0, 0};
+  int hp = mbs_output_add_series(w, &pos, &err);
+  ck_assert_msg(hp > 0, "add: %s", err.msg);
+  int ht = mbs_output_add_series(w, &tan, &err);
+  ck_assert_int_gt(ht, hp);
+  static const char *const cols[4] = {"x", "y", "z", "pressure"};
+  int hc = mbs_output_add_ragged(w, "/contacts", 4, "m, m, m, Pa", cols, &err);
+  ck_assert_msg(hc >= 0, "ragged: %s", err.msg);
+
+  /* the same path twice, a bad shape: refused */
+  ck_assert_int_lt(mbs_output_add_series(w, &pos, &err), 0);
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+  mbsSeriesSpec badspec = {"/beams/x", MBS_OUT_INT32, 1, {2, 0, 0}, "1", 1, 0};
+  ck_assert_int_lt(mbs_output_add_series(w, &badspec, &err), 0);
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+
+  static const mbsGridVector tvec[1] = {{"tangent", "/beams/rod/tangent", 3, 0, 0}};
+  mbsGridSpec beam = {MBS_GRID_POLYLINE, "beams", "rod", 4, 0,
+                      {NULL, "/beams/rod/position", 3, 0, 0}, 1, tvec};
+  static const mbsGridVector cvec[1] = {{"normal", NULL, 4, 1, 0}};
+  mbsGridSpec contacts = {MBS_GRID_RAGGED_POINTS, "contacts", "contacts", 0, hc,
+                          {NULL, NULL, 4, 0, 0}, 1, cvec};
+  mbsGridSpec empty = {MBS_GRID_POINTS, "nothing", "nothing", 0, 0,
+                       {NULL, "/beams/rod/position", 3, 0, 0}, 0, NULL};
+  ck_assert_int_eq(mbs_output_add_grid(w, &empty, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_add_grid(w, &beam, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_add_grid(w, &contacts, &err), MBS_OK);
+
+  double p[12], tg[12];
+  double *rows = malloc(600 * 4 * sizeof(double));
+  ck_assert_ptr_nonnull(rows);
+  for (long k = 0; k < nrec; k++) {
+    for (int i = 0; i < 12; i++) {
+      p[i] = (double)k + 0.1 * i;
+      tg[i] = (i % 3 == 0) ? 1.0 : 0.0;
+    }
+    long n = ragged_rows_of(k);
+    for (long r = 0; r < n; r++) {
+      for (int c = 0; c < 4; c++) {
+        rows[r * 4 + c] = ragged_val(k, r, c);
+      }
+    }
+    mbs_output_put(w, hp, p);
+    mbs_output_put(w, ht, tg);
+    mbs_output_put_rows(w, hc, n > 0 ? rows : NULL, n);
+    ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                  err.msg);
+    if (k == 0) {
+      /* nothing is registered after the first record */
+      ck_assert_int_lt(mbs_output_add_series(w, &badspec, &err), 0);
+      ck_assert_int_eq(mbs_output_add_grid(w, &beam, &err), MBS_ERR_ARGS);
+    }
+  }
+
+  /* a required row missing, a non-finite table value: refused, nothing written */
+  mbs_output_put(w, hp, p);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/beams/rod/tangent"));
+  rows[2] = NAN;
+  mbs_output_put(w, hp, p);
+  mbs_output_put(w, ht, tg);
+  mbs_output_put_rows(w, hc, rows, 1);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_SOLVER);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/contacts/table"));
+  ck_assert_int_eq(mbs_output_count(w), nrec);
+  free(rows);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+}
+
+/* reading back: counts, offsets and rows of the ragged table, record by record */
+static void check_ragged(const char *path, long nrec) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  long total = 0;
+  for (long k = 0; k < nrec; k++) {
+    total += ragged_rows_of(k);
+  }
+  hsize_t dims[4];
+  ck_assert_int_eq(dset_dims(f, "/contacts/table", dims), 2);
+  ck_assert_uint_eq(dims[0], (hsize_t)total);
+  ck_assert_uint_eq(dims[1], 4);
+  ck_assert_int_eq(dset_dims(f, "/contacts/count", dims), 1);
+  ck_assert_uint_eq(dims[0], (hsize_t)nrec);
+  long long *count = malloc((size_t)nrec * sizeof(long long));
+  long long *offsets = malloc((size_t)nrec * sizeof(long long));
+  ck_assert(count && offsets);
+  hid_t d = H5Dopen2(f, "/contacts/count", H5P_DEFAULT);
+  hid_t ft = H5Dget_type(d);
+  ck_assert_int_eq(H5Tget_class(ft), H5T_INTEGER);
+  ck_assert_uint_eq(H5Tget_size(ft), 8);
+  H5Tclose(ft);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, count), 0);
+  H5Dclose(d);
+  d = H5Dopen2(f, "/contacts/offsets", H5P_DEFAULT);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, offsets), 0);
+  H5Dclose(d);
+  double *table = read_doubles(f, "/contacts/table", (size_t)total * 4);
+  long long at = 0;
+  for (long k = 0; k < nrec; k++) {
+    ck_assert_int_eq(count[k], ragged_rows_of(k));
+    ck_assert_int_eq(offsets[k], at);
+    for (long r = 0; r < count[k]; r++) {
+      for (int c = 0; c < 4; c++) {
+        ck_assert(table[(offsets[k] + r) * 4 + c] == ragged_val(k, r, c));
+      }
+    }
+    at += count[k];
+  }
+  d = H5Dopen2(f, "/contacts/table", H5P_DEFAULT);
+  check_string_attr(d, "units", "m, m, m, Pa");
+  static const char *const cols[4] = {"x", "y", "z", "pressure"};
+  hid_t a = H5Aopen(d, "columns", H5P_DEFAULT);
+  ck_assert_int_ge(a, 0);
+  check_strings(a, 1, cols, 4);
+  H5Aclose(a);
+  H5Dclose(d);
+  double *bp = read_doubles(f, "/beams/rod/position", (size_t)nrec * 12);
+  ck_assert(bp[12 * (nrec - 1) + 5] == (double)(nrec - 1) + 0.5);
+  free(bp);
+  free(table);
+  free(count);
+  free(offsets);
+  H5Fclose(f);
+}
+
+/* sub is in s (the message shows where the sidecar differs) */
+static void has_text(const char *s, const char *sub) {
+  ck_assert_msg(strstr(s, sub) != NULL, "sidecar lacks: %.200s", sub);
+}
+
+/* the well-formed XML of a sidecar, checked by Python's parser when it is there: 1 parsed,
+ * 0 no python3 */
+static int python_parses(const char *xmf) {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    return 0;
+  }
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd),
+           "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+           "r = E.parse(sys.argv[1]).getroot(); "
+           "g = r.find('Domain').findall('Grid'); "
+           "assert [c.get('Name') for c in g] == ['nothing', 'beams', 'contacts'], g; "
+           "assert all(len(c.findall('Grid')) == 12 for c in g)\" '%s'",
+           xmf);
+  int rc = system(cmd);
+  ck_assert_msg(rc == 0, "python3 xml.etree does not accept %s", xmf);
+  return 1;
+}
+
+/* a ragged table over records of 0 .. 600 rows, and the grids of every kind in the sidecar:
+ * the same result file and sidecar whether it was flushed at every record (appended in
+ * place, reserves rewritten) or once */
+START_TEST(test_ragged_and_grids) {
+  char path[256], xmf[256], path2[256], xmf2[256];
+  path_in(path, sizeof(path), "reg.h5");
+  path_in(xmf, sizeof(xmf), "reg.xmf");
+  /* the same name in another directory: the sidecar names the file */
+  path_in(path2, sizeof(path2), "once");
+  ck_assert_int_eq(mkdir(path2, 0755), 0);
+  path_in(path2, sizeof(path2), "once/reg.h5");
+  path_in(xmf2, sizeof(xmf2), "once/reg.xmf");
+  write_registry_run(path, 12, 1);
+  write_registry_run(path2, 12, 0);
+  check_ragged(path, 12);
+  check_ragged(path2, 12);
+
+  char *s = slurp(xmf);
+  char *s2 = slurp(xmf2);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(s2);
+  size_t at = 0;
+  while (s[at] && s[at] == s2[at]) {
+    at++;
+  }
+  ck_assert_msg(s[at] == s2[at], "sidecars differ at byte %zu: '%.80s' and '%.80s'", at, s + at,
+                s2 + at);
+  /* the entities, one collection per grid, 12 grids each */
+  has_text(s, "<!ENTITY N \"12 ");
+  char ent[64];
+  long total = 0;
+  for (long k = 0; k < 12; k++) {
+    total += ragged_rows_of(k);
+  }
+  snprintf(ent, sizeof(ent), "<!ENTITY R1 \"%ld ", total);
+  ck_assert_msg(strstr(s, ent), "no %s in\n%.400s", ent, s);
+  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\""), 3);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"rod "), 12);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"contacts "), 12);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"nothing "), 12);
+  ck_assert_int_eq(count_substr(s, "<Grid "), count_substr(s, "</Grid>"));
+  ck_assert_int_eq(count_substr(s, "TopologyType=\"Polyline\" NumberOfElements=\"1\" "
+                                   "NodesPerElement=\"4\""),
+                   12);
+  /* record 7: 600 rows from row 0 + 1 + 2 + 3 + 4 + 0 + 1 = 11 of the table, the normal
+   * from its column 1 */
+  has_text(s, "<Grid Name=\"contacts 7\" GridType=\"Uniform\">\n"
+                                  "        <Time Value=\"0.07\"/>\n"
+                                  "        <Topology TopologyType=\"Polyvertex\" "
+                                  "NumberOfElements=\"600\"");
+  has_text(s, ">11 1 1 1 600 3</DataItem>");
+  has_text(s, "Dimensions=\"&R1; 4\"");
+  /* an empty record: a grid with its time only */
+  has_text(s, "<Grid Name=\"contacts 0\" GridType=\"Uniform\">\n"
+                                  "        <Time Value=\"0\"/>\n"
+                                  "        <Topology TopologyType=\"Polyvertex\" "
+                                  "NumberOfElements=\"0\" NodesPerElement=\"1\"/>\n"
+                                  "      </Grid>\n");
+  python_parses(xmf);
+  free(s);
+  free(s2);
+  /* (the scratch teardown removes files, not directories with files in them) */
+  ck_assert_int_eq(remove(path2), 0);
+  ck_assert_int_eq(remove(xmf2), 0);
+  path_in(path2, sizeof(path2), "once");
+  ck_assert_int_eq(rmdir(path2), 0);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
 Suite *output_suite(void) {
   Suite *s = suite_create("output");
   TCase *tc = tcase_create("writer");
@@ -1339,6 +1589,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_xdmf_in_place);
   tcase_add_test(tc, test_sidecar_path_rules);
   tcase_add_test(tc, test_nonfinite_record);
+  tcase_add_test(tc, test_ragged_and_grids);
   suite_add_tcase(s, tc);
   return s;
 }
