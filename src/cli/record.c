@@ -98,18 +98,24 @@ static mbsStatus describe_observables(cliOutput *out, mbsError *err) {
       {"/constraints/violation", "m or 1 (that of the worst row)"},
       {"/constraints/velocity_violation", "m/s or 1/s (that of the worst row)"},
   };
+  /* (in this order the writer looks for a non-finite value, naming the first) */
   for (int i = 0; i < CLI_OBS_SCALARS; i++) {
+    if (i == 5) {
+      out->h_linear = series(out, "/momentum/linear", MBS_OUT_FLOAT64, 1, 3, 0, "kg m/s", 0, err);
+      out->h_angular =
+          out->h_linear < 0
+              ? -1
+              : series(out, "/momentum/angular", MBS_OUT_FLOAT64, 1, 3, 0, "kg m^2/s", 0, err);
+      if (out->h_angular < 0) {
+        return err->status;
+      }
+    }
     out->h_obs[i] = series(out, scalar[i].path, MBS_OUT_FLOAT64, 0, 0, 0, scalar[i].units, 0, err);
     if (out->h_obs[i] < 0) {
       return err->status;
     }
   }
-  out->h_linear = series(out, "/momentum/linear", MBS_OUT_FLOAT64, 1, 3, 0, "kg m/s", 0, err);
-  out->h_angular =
-      out->h_linear < 0
-          ? -1
-          : series(out, "/momentum/angular", MBS_OUT_FLOAT64, 1, 3, 0, "kg m^2/s", 0, err);
-  return out->h_angular < 0 ? err->status : MBS_OK;
+  return MBS_OK;
 }
 
 static void put_observables(cliOutput *out, const mbsObservables *o) {
