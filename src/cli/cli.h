@@ -1,6 +1,7 @@
 /* cli.h: helpers of the mbsim-run command that live outside main.c (private to src/cli/):
- * continuing an earlier run (--restart) and the record quantities the command computes
- * for the output file (multipliers, joint positions). They print their own messages. */
+ * continuing an earlier run (--restart), the record quantities the command computes for
+ * the output file (multipliers, joint positions) and the datasets it registers with the
+ * writer (record.c). They print their own messages. */
 #ifndef MBSIM_CLI_H
 #define MBSIM_CLI_H
 
