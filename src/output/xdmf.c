@@ -691,8 +691,8 @@ static mbsStatus write_fail(const mbsXdmf *x, int errnum, mbsError *err) {
 }
 
 /* the whole file for records 0 .. nrecord-1 (with_reserve: after every collection but the
- * last a reserve as large as the file up to there, at least RESERVE_MIN), written under a
- * new temporary name and renamed into place */
+ * last a reserve as large as its grids, at least RESERVE_MIN), written under a new temporary
+ * name and renamed into place */
 static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int with_reserve,
                            mbsError *err) {
   mbsStatus st = MBS_OK;
@@ -742,6 +742,8 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
   head_text(&b, x, nrecord, count_off);
   for (int i = 0; i < x->ngrid; i++) {
     collection_open(&b, &x->grid[i], i);
+    /* where its grids start (the first collection: the file's start, as it always was) */
+    off_t start = i == 0 ? 0 : off + (off_t)b.n;
     for (long k = 0; k < nrecord; k++) {
       grid_text(&b, x->h5, &x->grid[i], k, time[k]);
       FLUSH_BLOCK(0);
@@ -752,8 +754,9 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
     ends[3 * i + 2] = end;
     if (i + 1 < x->ngrid) {
       size_t reserve = 0;
+      /* as large as its grids: the reserves of many collections do not compound */
       if (with_reserve) {
-        reserve = (size_t)end > RESERVE_MIN ? (size_t)end : RESERVE_MIN;
+        reserve = (size_t)(end - start) > RESERVE_MIN ? (size_t)(end - start) : RESERVE_MIN;
       }
       size_t units = (reserve + RESERVE_UNIT - 1) / RESERVE_UNIT;
       ends[3 * i + 2] = end + (off_t)(units * RESERVE_UNIT);
