@@ -1533,7 +1533,7 @@ START_TEST(test_ragged_and_grids) {
   }
   ck_assert_msg(s[at] == s2[at], "sidecars differ at byte %zu: '%.80s' and '%.80s'", at, s + at,
                 s2 + at);
-  /* the entities, one collection per grid, 12 grids each */
+  /* the entities, one collection per grid, one grid per record in each */
   has_text(s, "<!ENTITY N \"150 ");
   char ent[64];
   long total = 0;
