@@ -124,6 +124,21 @@ START_TEST(test_isolated_equals_in_process) {
       ck_assert_str_eq(b.coordinate_names[i], a.coordinate_names[i]);
     }
     ck_assert_str_eq(b.coordinate_names[2], "\xc3\xbc.z");
+    /* the /state arrays by name, whatever they are: the same in the child */
+    static const char *const state[4] = {"acceleration", "algorithmic_acceleration",
+                                         "multipliers", "scheme_velocity"};
+    ck_assert_int_eq(a.nstate, 4);
+    ck_assert_int_eq(b.nstate, 4);
+    for (int i = 0; i < 4; i++) {
+      ck_assert_str_eq(a.state[i].name, state[i]);
+      ck_assert_str_eq(b.state[i].name, state[i]);
+      ck_assert_int_eq(b.state[i].length, a.state[i].length);
+      ck_assert(same_doubles(a.state[i].data, b.state[i].data, a.state[i].length));
+    }
+    ck_assert(same_doubles(b.state[0].data, b.acceleration, NQ));
+    ck_assert(same_doubles(b.state[2].data, b.multipliers, NC));
+    ck_assert_ptr_null(b.state[3].data); /* not given: NaN throughout */
+    ck_assert_int_eq(b.state[2].length, NC);
     mbs_output_last_free(&a);
     mbs_output_last_free(&b);
   }

@@ -190,6 +190,15 @@ void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
  * free on the output's file system, or -1 when unknown */
 double mbs_output_estimate(const mbsWriter *w, long nrecord, double *h5, double *xmf);
 
+/* one named array of a record's /state group (an integrator's array) */
+typedef struct {
+  char *name;   /* "scheme_velocity": the dataset /state/<name> */
+  int length;   /* its values per record */
+  double *data; /* (length) the last record's values; NULL when NaN throughout (none) */
+} mbsLastArray;
+
+#define MBS_LAST_STATE_MAX 16 /* at most this many arrays in /state besides q, v, names */
+
 /* the last record of a result file, read back to continue the run (mbsim-run --restart) */
 typedef struct {
   long nrecord;            /* records in the file (the last one is index nrecord - 1) */
@@ -218,6 +227,10 @@ typedef struct {
   double *acceleration;    /* (n_coordinates) /state/acceleration and */
   double *algorithmic_acceleration; /* /state/algorithmic_acceleration of a genalpha run; NULL
                                        when the file has none or they are NaN throughout */
+  int nstate;              /* every float64 dataset /state/<name> [N, length] besides q and v,
+                              in name order: the integrator's arrays, whatever their names
+                              (scheme_velocity, multipliers, acceleration, ...) */
+  mbsLastArray state[MBS_LAST_STATE_MAX];
 } mbsLastRecord;
 
 /* Read the last record of the result file at path into rec (caller-owned; release with
