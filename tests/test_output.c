@@ -14,6 +14,7 @@
 
 #include "mbsim/output.h"
 #include "scratch_dir.h"
+#include "std_layout.h"
 
 #define NQ 4
 #define NB 2
@@ -34,8 +35,8 @@ static const char *const coord_names[NQ] = {"link1.x", "link1.d2.z", "mass.y", "
 static const char *const body_names[NB] = {"link1", "mass"};
 static const char *const joint_names[NJ] = {"hinge"};
 
-static mbsOutputInfo make_info(int nq, int nb, int nj, int xdmf) {
-  mbsOutputInfo info = {
+static testInfo make_info(int nq, int nb, int nj, int xdmf) {
+  testInfo info = {
       .version = "0.1.0",
       .title = "test run",
       .deck_text = "title: test run\nbodies: []\n",
@@ -90,10 +91,10 @@ typedef struct {
   double pos[NB * 3], rot[NB * 9], vel[NB * 3], angvel[NB * 3];
   double reaction[NJ * 6];
   double mu[NC], jpos[NJ * 3];
-  mbsRecord rec;
+  testRecord rec;
 } recordBuf;
 
-static const mbsRecord *make_record(recordBuf *rb, long k) {
+static const testRecord *make_record(recordBuf *rb, long k) {
   for (int i = 0; i < NQ; i++) {
     rb->q[i] = val_q(k, i);
     rb->v[i] = val_v(k, i);
@@ -119,7 +120,7 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
   for (int r = 0; r < NC; r++) {
     rb->mu[r] = val_mu(k, r);
   }
-  mbsRecord r = {
+  testRecord r = {
       .time = 0.01 * k,
       .kinetic = 1.0 + k,
       .potential = -0.5 * k,
@@ -145,13 +146,13 @@ static const mbsRecord *make_record(recordBuf *rb, long k) {
 }
 
 /* a result of one record at path, all of it succeeding (what names the case) */
-static void write_one_record(const char *path, const mbsOutputInfo *info, recordBuf *rb,
+static void write_one_record(const char *path, const testInfo *info, recordBuf *rb,
                              const char *what) {
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, info, &err);
+  mbsWriter *w = tl_create(path, info, &err);
   ck_assert_msg(w != NULL, "%s: %s", what, err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
 }
 
 static long open_ids(void) {
@@ -416,13 +417,13 @@ static long file_size(const char *path) {
 START_TEST(test_roundtrip) {
   char path[256];
   path_in(path, sizeof(path), "run.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   recordBuf rb;
   for (long k = 0; k < 1000; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
     /* an explicit flush off the chunk grid: later blocks must continue seamlessly */
     if (k == 332) {
       ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
@@ -430,7 +431,7 @@ START_TEST(test_roundtrip) {
   }
   ck_assert_int_eq(mbs_output_count(w), 1000);
   ck_assert_int_eq(mbs_output_set_status(w, "completed", &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(open_ids(), 0);
 
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -537,9 +538,9 @@ START_TEST(test_running_after_flush) {
   path_in(path, sizeof(path), "live.h5");
   path_in(copy, sizeof(copy), "copy.h5");
   path_in(xmf, sizeof(xmf), "live.xmf");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, INFINITY);
 
@@ -567,7 +568,7 @@ START_TEST(test_running_after_flush) {
   /* 10 records, flush */
   recordBuf rb;
   for (long k = 0; k < 10; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
   copy_file(path, copy);
@@ -581,7 +582,7 @@ START_TEST(test_running_after_flush) {
 
   /* 7 more, then a status change (which flushes) */
   for (long k = 10; k < 17; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=0.16", &err), MBS_OK);
   copy_file(path, copy);
@@ -592,7 +593,7 @@ START_TEST(test_running_after_flush) {
   H5Fclose(f);
   ck_assert_int_eq(xmf_grids(xmf), 17);
 
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(open_ids(), 0);
 }
 END_TEST
@@ -602,14 +603,14 @@ START_TEST(test_flush_every_append) {
   char path[256], copy[256];
   path_in(path, sizeof(path), "each.h5");
   path_in(copy, sizeof(copy), "copy.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  testInfo info = make_info(NQ, NB, NJ, 0);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, 0.0);
   recordBuf rb;
   for (long k = 0; k < 3; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   copy_file(path, copy);
   hid_t f = H5Fopen(copy, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -621,12 +622,12 @@ START_TEST(test_flush_every_append) {
    * about 5 ms here, so 2000 of them would only slow the test down) */
   mbs_output_set_flush_interval(w, INFINITY);
   for (long k = 3; k < 2000; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
     if (k % 97 == 0) {
       ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
     }
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
   check_records(f, 2000, NQ, NB, NJ);
@@ -645,12 +646,12 @@ END_TEST
 START_TEST(test_status_rewrite) {
   char path[256];
   path_in(path, sizeof(path), "status.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  testInfo info = make_info(NQ, NB, NJ, 0);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   recordBuf rb;
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
   ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=1.5", &err), MBS_OK);
   ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK); /* the end-of-file gap reaches disk */
   long size = file_size(path);
@@ -660,7 +661,7 @@ START_TEST(test_status_rewrite) {
   ck_assert_int_eq(file_size(path), size);
   ck_assert_int_eq(mbs_output_set_status(w, "failed: Newton did not converge at t=1.5", &err),
                    MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
   check_string_attr(f, "status", "failed: Newton did not converge at t=1.5");
@@ -671,11 +672,11 @@ END_TEST
 
 /* a file in a directory without write permission: NULL, a message that says so, nothing
  * created; 0 when all of that holds, else the number of the first thing that did not */
-static int permission_case(const char *dir, const mbsOutputInfo *info) {
+static int permission_case(const char *dir, const testInfo *info) {
   char path[256];
   mbsError err;
   snprintf(path, sizeof(path), "%s/out.h5", dir);
-  if (mbs_output_create(path, info, &err) != NULL) {
+  if (tl_create(path, info, &err) != NULL) {
     return 1;
   }
   if (err.status != MBS_ERR_OUTPUT) {
@@ -690,11 +691,11 @@ static int permission_case(const char *dir, const mbsOutputInfo *info) {
 /* a file that cannot be created: NULL, a message naming the path and why, nothing left */
 START_TEST(test_create_fails) {
   char path[256];
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
 
   path_in(path, sizeof(path), "missing/out.h5");
-  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_ptr_null(tl_create(path, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_ptr_nonnull(strstr(err.msg, "cannot create output file '"));
   ck_assert_ptr_nonnull(strstr(err.msg, path));
@@ -707,12 +708,12 @@ START_TEST(test_create_fails) {
   ck_assert_ptr_nonnull(fp);
   fclose(fp);
   path_in(path, sizeof(path), "plain.txt/out.h5");
-  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_ptr_null(tl_create(path, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_msg(strstr(err.msg, "is not a directory") != NULL, "message: %s", err.msg);
 
   /* the path is a directory */
-  ck_assert_ptr_null(mbs_output_create(scratch, &info, &err));
+  ck_assert_ptr_null(tl_create(scratch, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_msg(strstr(err.msg, "is a directory") != NULL, "message: %s", err.msg);
 
@@ -741,12 +742,12 @@ START_TEST(test_create_fails) {
   rmdir(ro);
 
   /* bad arguments */
-  ck_assert_ptr_null(mbs_output_create(NULL, &info, &err));
+  ck_assert_ptr_null(tl_create(NULL, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_ARGS);
-  mbsOutputInfo bad = make_info(NQ, NB, NJ, 0);
+  testInfo bad = make_info(NQ, NB, NJ, 0);
   bad.coordinate_names = NULL;
   path_in(path, sizeof(path), "bad.h5");
-  ck_assert_ptr_null(mbs_output_create(path, &bad, &err));
+  ck_assert_ptr_null(tl_create(path, &bad, &err));
   ck_assert_int_eq(err.status, MBS_ERR_ARGS);
   ck_assert_int_ne(access(path, F_OK), 0);
 
@@ -758,19 +759,19 @@ END_TEST
 START_TEST(test_bad_record) {
   char path[256];
   path_in(path, sizeof(path), "bad.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  testInfo info = make_info(NQ, NB, NJ, 0);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   recordBuf rb;
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  mbsRecord r = *make_record(&rb, 1);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
+  testRecord r = *make_record(&rb, 1);
   r.body_orientation = NULL;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_ARGS);
-  ck_assert_ptr_nonnull(strstr(err.msg, "body_orientation"));
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/bodies/orientation"));
   ck_assert_int_eq(mbs_output_count(w), 1);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 1), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 1), &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
 
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
@@ -778,7 +779,7 @@ START_TEST(test_bad_record) {
   H5Fclose(f);
 
   /* NULL is accepted where the API says so */
-  ck_assert_int_eq(mbs_output_close(NULL, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(NULL, &err), MBS_OK);
   ck_assert_int_eq(mbs_output_count(NULL), 0);
   mbs_output_set_flush_interval(NULL, 1.0);
   ck_assert_int_eq(open_ids(), 0);
@@ -790,24 +791,24 @@ START_TEST(test_xdmf) {
   char path[256], xmf[256];
   path_in(path, sizeof(path), "pendulum.h5");
   path_in(xmf, sizeof(xmf), "pendulum.xmf");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, INFINITY);
   recordBuf rb;
   for (long k = 0; k < 20; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   ck_assert_int_eq(mbs_output_flush(w, &err), MBS_OK);
   ck_assert_int_eq(xmf_grids(xmf), 20);
 
   /* appended but not flushed: the sidecar still lists what the file holds */
   for (long k = 20; k < 37; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   ck_assert_int_eq(xmf_grids(xmf), 20);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(xmf_grids(xmf), 37);
   DIR *dir = opendir(scratch);
   ck_assert_ptr_nonnull(dir);
@@ -875,11 +876,11 @@ START_TEST(test_zero_sizes) {
   char path[256], xmf[256];
   path_in(path, sizeof(path), "empty.h5");
   path_in(xmf, sizeof(xmf), "empty.xmf");
-  mbsOutputInfo info = make_info(0, 0, 0, 1);
+  testInfo info = make_info(0, 0, 0, 1);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
-  mbsRecord r = {.time = 0.0};
+  testRecord r = {.time = 0.0};
   for (long k = 0; k < 5; k++) {
     r.time = 0.01 * k;
     r.kinetic = 1.0 + k;
@@ -892,9 +893,9 @@ START_TEST(test_zero_sizes) {
     }
     r.violation = 1e-12 * k;
     r.iterations = (int)(k % 7);
-    ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, &r, &err), MBS_OK);
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
 
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
@@ -931,16 +932,16 @@ END_TEST
 START_TEST(test_read_last) {
   char path[256];
   path_in(path, sizeof(path), "last.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  testInfo info = make_info(NQ, NB, NJ, 0);
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   recordBuf rb;
   for (long k = 0; k < 700; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
   ck_assert_int_eq(mbs_output_set_status(w, "interrupted at t=6.99", &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
 
   mbsLastRecord last;
   ck_assert_msg(mbs_output_read_last(path, &last, &err) == MBS_OK, "read: %s", err.msg);
@@ -972,21 +973,21 @@ START_TEST(test_read_last) {
   mbs_output_last_free(NULL);
 
   /* a file whose multipliers were not given reads back without them */
-  w = mbs_output_create(path, &info, &err);
+  w = tl_create(path, &info, &err);
   ck_assert_ptr_nonnull(w);
-  mbsRecord r = *make_record(&rb, 3);
+  testRecord r = *make_record(&rb, 3);
   r.multipliers = NULL;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_OK);
   ck_assert_ptr_null(last.multipliers);
   ck_assert_double_eq(last.q[1], val_q(3, 1));
   mbs_output_last_free(&last);
 
   /* a writer closed without records leaves the earlier result as it was */
-  w = mbs_output_create(path, &info, &err);
+  w = tl_create(path, &info, &err);
   ck_assert_ptr_nonnull(w);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(mbs_output_read_last(path, &last, &err), MBS_OK);
   ck_assert_double_eq(last.q[1], val_q(3, 1));
   mbs_output_last_free(&last);
@@ -1044,31 +1045,31 @@ START_TEST(test_output_path_safety) {
   char path[256], xmf[256], text[256], foreign[256], link[256];
   path_in(path, sizeof(path), "result.h5");
   path_in(xmf, sizeof(xmf), "result.xmf");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
   recordBuf rb;
 
   /* an earlier result of 5 records */
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   for (long k = 0; k < 5; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(records_in(path), 5);
   ck_assert_int_eq(xmf_grids(xmf), 5);
 
   /* a new run at the same path: the earlier result and its sidecar stay until the first
    * record is on disk, then both are replaced */
-  w = mbs_output_create(path, &info, &err);
+  w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create over a result: %s", err.msg);
   mbs_output_set_flush_interval(w, INFINITY);
   ck_assert_int_eq(records_in(path), 5);
   ck_assert_int_eq(xmf_grids(xmf), 5);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
   ck_assert_int_eq(xmf_grids(xmf), 1);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 1), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 1), &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(records_in(path), 2);
   char *s = slurp(xmf);
   ck_assert_ptr_nonnull(strstr(s, ">result.h5:/bodies/position<"));
@@ -1078,7 +1079,7 @@ START_TEST(test_output_path_safety) {
   /* a text file is refused, named, and left as it was */
   path_in(text, sizeof(text), "notes.h5");
   write_text(text, "my notes\n");
-  ck_assert_ptr_null(mbs_output_create(text, &info, &err));
+  ck_assert_ptr_null(tl_create(text, &info, &err));
   ck_assert_int_eq(err.status, MBS_ERR_OUTPUT);
   ck_assert_msg(strstr(err.msg, text) && strstr(err.msg, "not an mbsim-run result") &&
                     strstr(err.msg, "not an HDF5 file") && strstr(err.msg, "--overwrite"),
@@ -1092,7 +1093,7 @@ START_TEST(test_output_path_safety) {
   hid_t f = H5Fcreate(foreign, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
   H5Fclose(f);
-  ck_assert_ptr_null(mbs_output_create(foreign, &info, &err));
+  ck_assert_ptr_null(tl_create(foreign, &info, &err));
   ck_assert_msg(strstr(err.msg, "HDF5 file without the root attribute format"), "message: %s",
                 err.msg);
   f = H5Fopen(foreign, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -1102,17 +1103,17 @@ START_TEST(test_output_path_safety) {
 
   /* with overwrite both are replaced, once the first record is written */
   info.overwrite = 1;
-  w = mbs_output_create(text, &info, &err);
+  w = tl_create(text, &info, &err);
   ck_assert_msg(w != NULL, "overwrite: %s", err.msg);
   kept = slurp(text);
   ck_assert_str_eq(kept, "my notes\n");
   free(kept);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(records_in(text), 1);
 
   /* a device is never replaced, even with overwrite */
-  ck_assert_ptr_null(mbs_output_create("/dev/null", &info, &err));
+  ck_assert_ptr_null(tl_create("/dev/null", &info, &err));
   ck_assert_msg(strstr(err.msg, "not a regular file"), "message: %s", err.msg);
   struct stat st;
   ck_assert_int_eq(stat("/dev/null", &st), 0);
@@ -1122,12 +1123,12 @@ START_TEST(test_output_path_safety) {
   /* a symbolic link: the file it points to is replaced, the link stays */
   path_in(link, sizeof(link), "link.h5");
   ck_assert_int_eq(symlink(path, link), 0);
-  w = mbs_output_create(link, &info, &err);
+  w = tl_create(link, &info, &err);
   ck_assert_msg(w != NULL, "create through a link: %s", err.msg);
   for (long k = 0; k < 3; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_int_eq(lstat(link, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));
   ck_assert_int_eq(records_in(path), 3);
@@ -1152,16 +1153,16 @@ START_TEST(test_xdmf_in_place) {
   char path[256], xmf[256];
   path_in(path, sizeof(path), "grow.h5");
   path_in(xmf, sizeof(xmf), "grow.xmf");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
   recordBuf rb;
   const long n = 400;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, 0.0);
   long rewrites = 0, last_size = 0;
   for (long k = 0; k < n; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
     char *s = slurp(xmf);
     ck_assert_ptr_nonnull(s);
     size_t len = strlen(s);
@@ -1186,19 +1187,19 @@ START_TEST(test_xdmf_in_place) {
     last_size = size;
     free(s);
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   ck_assert_msg(rewrites >= 2 && rewrites <= 8, "%ld rewrites for %ld records", rewrites, n);
   char *grown = slurp(xmf);
   ck_assert_ptr_nonnull(grown);
 
   /* the same records written once, at close */
-  w = mbs_output_create(path, &info, &err);
+  w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   mbs_output_set_flush_interval(w, INFINITY);
   for (long k = 0; k < n; k++) {
-    ck_assert_int_eq(mbs_output_append(w, make_record(&rb, k), &err), MBS_OK);
+    ck_assert_int_eq(tl_append(w, make_record(&rb, k), &err), MBS_OK);
   }
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   char *once = slurp(xmf);
   ck_assert_ptr_nonnull(once);
   ck_assert_str_eq(grown, once);
@@ -1214,7 +1215,7 @@ START_TEST(test_sidecar_path_rules) {
   char path[256], xmf[256], link[256], other[256];
   path_in(path, sizeof(path), "side.h5");
   path_in(xmf, sizeof(xmf), "side.xmf");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 1);
+  testInfo info = make_info(NQ, NB, NJ, 1);
   mbsError err;
   recordBuf rb;
   write_one_record(path, &info, &rb, "create");
@@ -1223,7 +1224,7 @@ START_TEST(test_sidecar_path_rules) {
   /* a directory named like the sidecar: refused, the earlier result untouched */
   ck_assert_int_eq(remove(xmf), 0);
   ck_assert_int_eq(mkdir(xmf, 0755), 0);
-  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_ptr_null(tl_create(path, &info, &err));
   ck_assert_msg(strstr(err.msg, "is a directory") && strstr(err.msg, xmf), "message: %s",
                 err.msg);
   ck_assert_int_eq(records_in(path), 1);
@@ -1232,7 +1233,7 @@ START_TEST(test_sidecar_path_rules) {
   /* someone's own XDMF file: refused, untouched; --overwrite replaces it */
   const char *mine = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\"><Domain/></Xdmf>\n";
   write_text(xmf, mine);
-  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_ptr_null(tl_create(path, &info, &err));
   ck_assert_msg(strstr(err.msg, "not one that mbsim-run wrote") && strstr(err.msg, "--overwrite"),
                 "message: %s", err.msg);
   char *kept = slurp(xmf);
@@ -1247,12 +1248,12 @@ START_TEST(test_sidecar_path_rules) {
   path_in(other, sizeof(other), "nowhere/missing.xmf");
   ck_assert_int_eq(remove(xmf), 0);
   ck_assert_int_eq(symlink(other, xmf), 0);
-  ck_assert_ptr_null(mbs_output_create(path, &info, &err));
+  ck_assert_ptr_null(tl_create(path, &info, &err));
   ck_assert_msg(strstr(err.msg, "dangling"), "message: %s", err.msg);
   ck_assert_int_eq(remove(xmf), 0);
   path_in(link, sizeof(link), "dangling.h5");
   ck_assert_int_eq(symlink(other, link), 0);
-  ck_assert_ptr_null(mbs_output_create(link, &info, &err));
+  ck_assert_ptr_null(tl_create(link, &info, &err));
   ck_assert_msg(strstr(err.msg, "dangling") && strstr(err.msg, link), "message: %s", err.msg);
   struct stat st;
   ck_assert_int_eq(lstat(link, &st), 0);
@@ -1264,7 +1265,7 @@ START_TEST(test_sidecar_path_rules) {
   path_in(other, sizeof(other), "loop_b.h5");
   ck_assert_int_eq(symlink(other, link), 0);
   ck_assert_int_eq(symlink(link, other), 0);
-  ck_assert_ptr_null(mbs_output_create(link, &info, &err));
+  ck_assert_ptr_null(tl_create(link, &info, &err));
   ck_assert_msg(strstr(err.msg, "loop"), "message: %s", err.msg);
   ck_assert_int_eq(lstat(link, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));
@@ -1282,40 +1283,295 @@ END_TEST
 START_TEST(test_nonfinite_record) {
   char path[256];
   path_in(path, sizeof(path), "blowup.h5");
-  mbsOutputInfo info = make_info(NQ, NB, NJ, 0);
+  testInfo info = make_info(NQ, NB, NJ, 0);
   mbsError err;
   recordBuf rb;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
-  ck_assert_int_eq(mbs_output_append(w, make_record(&rb, 0), &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
 
   /* NaN in a coordinate, infinity in an energy, overflow of the total energy */
-  mbsRecord r = *make_record(&rb, 1);
+  testRecord r = *make_record(&rb, 1);
   rb.q[2] = NAN;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_ERR_SOLVER);
   ck_assert_msg(strstr(err.msg, "/state/q") && strstr(err.msg, "blown up") &&
                     strstr(err.msg, "t = 0.01"),
                 "message: %s", err.msg);
   r = *make_record(&rb, 1);
   r.kinetic = INFINITY;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_ERR_SOLVER);
   ck_assert_ptr_nonnull(strstr(err.msg, "/energy/kinetic"));
   r = *make_record(&rb, 1);
   r.kinetic = 1.5e308;
   r.potential = 1.5e308;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_ERR_SOLVER);
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_ERR_SOLVER);
   ck_assert_ptr_nonnull(strstr(err.msg, "/energy/total"));
   ck_assert_int_eq(mbs_output_count(w), 1);
 
   /* optional arrays left out are written as NaN on purpose and are not refused */
   r = *make_record(&rb, 1);
   r.multipliers = NULL;
-  ck_assert_int_eq(mbs_output_append(w, &r, &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_append(w, &r, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   ck_assert_int_ge(f, 0);
   check_records(f, 2, NQ, NB, NJ);
   H5Fclose(f);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* ---------- the registry: ragged tables, grids of every kind ---------- */
+
+/* records of the registry test: enough for the grids of the first two collections to
+ * outgrow their reserves */
+#define NREG 150
+
+/* rows of record k of the ragged test table: k % 5 rows (0 for every fifth), 600 rows once
+ * so that a record spans chunks */
+static long ragged_rows_of(long k) {
+  return k == 7 ? 600 : k % 5;
+}
+
+static double ragged_val(long k, long row, int col) {
+  return 1000.0 * (double)k + 10.0 * (double)row + col;
+}
+
+/* a run of nrec records with a body grid, a polyline grid (a 4-node "beam") and a ragged
+ * point grid (contacts, 4 columns: point and a pressure) at path; flush at every append
+ * when every_flush */
+static void write_registry_run(const char *path, long nrec, int every_flush) {
+  mbsOutputInfo info = {.version = "0.1.0",
+                        .title = "registry",
+                        .deck_text = "",
+                        .integrator = "em",
+                        .integrator_reason = "test",
+                        .dt = 0.01,
+                        .t_end = 1.0,
+                        .write_xdmf = 1};
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, every_flush ? 0.0 : INFINITY);
+
+  /* a beam of 4 nodes: positions and tangents, its own group */
+  mbsSeriesSpec pos = {"/beams/rod/position", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "m", 0, 0};
+  mbsSeriesSpec tan = {"/beams/rod/tangent", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "1", 0, 0};
+  int hp = mbs_output_add_series(w, &pos, &err);
+  ck_assert_msg(hp > 0, "add: %s", err.msg);
+  int ht = mbs_output_add_series(w, &tan, &err);
+  ck_assert_int_gt(ht, hp);
+  static const char *const cols[4] = {"x", "y", "z", "pressure"};
+  int hc = mbs_output_add_ragged(w, "/contacts", 4, "m, m, m, Pa", cols, &err);
+  ck_assert_msg(hc >= 0, "ragged: %s", err.msg);
+
+  /* the same path twice, a bad shape: refused */
+  ck_assert_int_lt(mbs_output_add_series(w, &pos, &err), 0);
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+  mbsSeriesSpec badspec = {"/beams/x", MBS_OUT_INT32, 1, {2, 0, 0}, "1", 1, 0};
+  ck_assert_int_lt(mbs_output_add_series(w, &badspec, &err), 0);
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+
+  static const mbsGridVector tvec[1] = {{"tangent", "/beams/rod/tangent", 3, 0, 0}};
+  mbsGridSpec beam = {MBS_GRID_POLYLINE, "beams", "rod", 4, 0,
+                      {NULL, "/beams/rod/position", 3, 0, 0}, 1, tvec};
+  static const mbsGridVector cvec[1] = {{"normal", NULL, 4, 1, 0}};
+  mbsGridSpec contacts = {MBS_GRID_RAGGED_POINTS, "contacts", "contacts", 0, hc,
+                          {NULL, NULL, 4, 0, 0}, 1, cvec};
+  mbsGridSpec empty = {MBS_GRID_POINTS, "nothing", "nothing", 0, 0,
+                       {NULL, "/beams/rod/position", 3, 0, 0}, 0, NULL};
+  ck_assert_int_eq(mbs_output_add_grid(w, &empty, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_add_grid(w, &beam, &err), MBS_OK);
+  ck_assert_int_eq(mbs_output_add_grid(w, &contacts, &err), MBS_OK);
+
+  double p[12], tg[12];
+  double *rows = malloc(600 * 4 * sizeof(double));
+  ck_assert_ptr_nonnull(rows);
+  for (long k = 0; k < nrec; k++) {
+    for (int i = 0; i < 12; i++) {
+      p[i] = (double)k + 0.1 * i;
+      tg[i] = (i % 3 == 0) ? 1.0 : 0.0;
+    }
+    long n = ragged_rows_of(k);
+    for (long r = 0; r < n; r++) {
+      for (int c = 0; c < 4; c++) {
+        rows[r * 4 + c] = ragged_val(k, r, c);
+      }
+    }
+    mbs_output_put(w, hp, p);
+    mbs_output_put(w, ht, tg);
+    mbs_output_put_rows(w, hc, n > 0 ? rows : NULL, n);
+    ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                  err.msg);
+    if (k == 0) {
+      /* nothing is registered after the first record */
+      ck_assert_int_lt(mbs_output_add_series(w, &badspec, &err), 0);
+      ck_assert_int_eq(mbs_output_add_grid(w, &beam, &err), MBS_ERR_ARGS);
+    }
+  }
+
+  /* a required row missing, a non-finite table value: refused, nothing written */
+  mbs_output_put(w, hp, p);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/beams/rod/tangent"));
+  rows[2] = NAN;
+  mbs_output_put(w, hp, p);
+  mbs_output_put(w, ht, tg);
+  mbs_output_put_rows(w, hc, rows, 1);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_SOLVER);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/contacts/table"));
+  ck_assert_int_eq(mbs_output_count(w), nrec);
+  free(rows);
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+}
+
+/* reading back: counts, offsets and rows of the ragged table, record by record */
+static void check_ragged(const char *path, long nrec) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  long total = 0;
+  for (long k = 0; k < nrec; k++) {
+    total += ragged_rows_of(k);
+  }
+  hsize_t dims[4];
+  ck_assert_int_eq(dset_dims(f, "/contacts/table", dims), 2);
+  ck_assert_uint_eq(dims[0], (hsize_t)total);
+  ck_assert_uint_eq(dims[1], 4);
+  ck_assert_int_eq(dset_dims(f, "/contacts/count", dims), 1);
+  ck_assert_uint_eq(dims[0], (hsize_t)nrec);
+  long long *count = malloc((size_t)nrec * sizeof(long long));
+  long long *offsets = malloc((size_t)nrec * sizeof(long long));
+  ck_assert(count && offsets);
+  hid_t d = H5Dopen2(f, "/contacts/count", H5P_DEFAULT);
+  hid_t ft = H5Dget_type(d);
+  ck_assert_int_eq(H5Tget_class(ft), H5T_INTEGER);
+  ck_assert_uint_eq(H5Tget_size(ft), 8);
+  H5Tclose(ft);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, count), 0);
+  H5Dclose(d);
+  d = H5Dopen2(f, "/contacts/offsets", H5P_DEFAULT);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, offsets), 0);
+  H5Dclose(d);
+  double *table = read_doubles(f, "/contacts/table", (size_t)total * 4);
+  long long at = 0;
+  for (long k = 0; k < nrec; k++) {
+    ck_assert_int_eq(count[k], ragged_rows_of(k));
+    ck_assert_int_eq(offsets[k], at);
+    for (long r = 0; r < count[k]; r++) {
+      for (int c = 0; c < 4; c++) {
+        ck_assert(table[(offsets[k] + r) * 4 + c] == ragged_val(k, r, c));
+      }
+    }
+    at += count[k];
+  }
+  d = H5Dopen2(f, "/contacts/table", H5P_DEFAULT);
+  check_string_attr(d, "units", "m, m, m, Pa");
+  static const char *const cols[4] = {"x", "y", "z", "pressure"};
+  hid_t a = H5Aopen(d, "columns", H5P_DEFAULT);
+  ck_assert_int_ge(a, 0);
+  check_strings(a, 1, cols, 4);
+  H5Aclose(a);
+  H5Dclose(d);
+  double *bp = read_doubles(f, "/beams/rod/position", (size_t)nrec * 12);
+  ck_assert(bp[12 * (nrec - 1) + 5] == (double)(nrec - 1) + 0.5);
+  free(bp);
+  free(table);
+  free(count);
+  free(offsets);
+  H5Fclose(f);
+}
+
+/* sub is in s (the message shows where the sidecar differs) */
+static void has_text(const char *s, const char *sub) {
+  ck_assert_msg(strstr(s, sub) != NULL, "sidecar lacks: %.200s", sub);
+}
+
+/* the well-formed XML of a sidecar, checked by Python's parser when it is there: 1 parsed,
+ * 0 no python3 */
+static int python_parses(const char *xmf, long nrec) {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    return 0;
+  }
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd),
+           "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+           "r = E.parse(sys.argv[1]).getroot(); "
+           "g = r.find('Domain').findall('Grid'); "
+           "assert [c.get('Name') for c in g] == ['nothing', 'beams', 'contacts'], g; "
+           "assert all(len(c.findall('Grid')) == %ld for c in g)\" '%s'",
+           nrec, xmf);
+  int rc = system(cmd);
+  ck_assert_msg(rc == 0, "python3 xml.etree does not accept %s", xmf);
+  return 1;
+}
+
+/* a ragged table over records of 0 .. 600 rows, and the grids of every kind in the sidecar:
+ * the same result file and sidecar whether it was flushed at every record (appended in
+ * place, the reserves of the first two collections used up and the file rewritten) or
+ * once */
+START_TEST(test_ragged_and_grids) {
+  char path[256], xmf[256], path2[256], xmf2[256];
+  path_in(path, sizeof(path), "reg.h5");
+  path_in(xmf, sizeof(xmf), "reg.xmf");
+  /* the same name in another directory: the sidecar names the file */
+  path_in(path2, sizeof(path2), "once");
+  ck_assert_int_eq(mkdir(path2, 0755), 0);
+  path_in(path2, sizeof(path2), "once/reg.h5");
+  path_in(xmf2, sizeof(xmf2), "once/reg.xmf");
+  write_registry_run(path, NREG, 1);
+  write_registry_run(path2, NREG, 0);
+  check_ragged(path, NREG);
+  check_ragged(path2, NREG);
+
+  char *s = slurp(xmf);
+  char *s2 = slurp(xmf2);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(s2);
+  size_t at = 0;
+  while (s[at] && s[at] == s2[at]) {
+    at++;
+  }
+  ck_assert_msg(s[at] == s2[at], "sidecars differ at byte %zu: '%.80s' and '%.80s'", at, s + at,
+                s2 + at);
+  /* the entities, one collection per grid, one grid per record in each */
+  has_text(s, "<!ENTITY N \"150 ");
+  char ent[64];
+  long total = 0;
+  for (long k = 0; k < NREG; k++) {
+    total += ragged_rows_of(k);
+  }
+  snprintf(ent, sizeof(ent), "<!ENTITY R1 \"%ld ", total);
+  ck_assert_msg(strstr(s, ent), "no %s in\n%.400s", ent, s);
+  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\""), 3);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"rod "), NREG);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"contacts "), NREG);
+  ck_assert_int_eq(count_substr(s, "<Grid Name=\"nothing "), NREG);
+  ck_assert_int_eq(count_substr(s, "<Grid "), count_substr(s, "</Grid>"));
+  ck_assert_int_eq(count_substr(s, "TopologyType=\"Polyline\" NumberOfElements=\"1\" "
+                                   "NodesPerElement=\"4\""),
+                   NREG);
+  /* record 7: 600 rows from row 0 + 1 + 2 + 3 + 4 + 0 + 1 = 11 of the table, the normal
+   * from its column 1 */
+  has_text(s, "<Grid Name=\"contacts 7\" GridType=\"Uniform\">\n"
+                                  "        <Time Value=\"0.07\"/>\n"
+                                  "        <Topology TopologyType=\"Polyvertex\" "
+                                  "NumberOfElements=\"600\"");
+  has_text(s, ">11 1 1 1 600 3</DataItem>");
+  has_text(s, "Dimensions=\"&R1; 4\"");
+  /* an empty record: a grid with its time only */
+  has_text(s, "<Grid Name=\"contacts 0\" GridType=\"Uniform\">\n"
+                                  "        <Time Value=\"0\"/>\n"
+                                  "        <Topology TopologyType=\"Polyvertex\" "
+                                  "NumberOfElements=\"0\" NodesPerElement=\"1\"/>\n"
+                                  "      </Grid>\n");
+  python_parses(xmf, NREG);
+  free(s);
+  free(s2);
+  /* (the scratch teardown removes files, not directories with files in them) */
+  ck_assert_int_eq(remove(path2), 0);
+  ck_assert_int_eq(remove(xmf2), 0);
+  path_in(path2, sizeof(path2), "once");
+  ck_assert_int_eq(rmdir(path2), 0);
   ck_assert_int_eq(open_ids(), 0);
 }
 END_TEST
@@ -1338,6 +1594,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_xdmf_in_place);
   tcase_add_test(tc, test_sidecar_path_rules);
   tcase_add_test(tc, test_nonfinite_record);
+  tcase_add_test(tc, test_ragged_and_grids);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -13,6 +13,7 @@
 
 #include "mbsim/output.h"
 #include "scratch_dir.h"
+#include "std_layout.h"
 
 #define NQ 4
 #define NC 2
@@ -27,7 +28,7 @@ static void write_result(const char *path, int with_mu) {
   static const char *const cn[NQ] = {"a.x", "a.y", "\xc3\xbc.z", "b.x"};
   static const char *const bn[1] = {"a"};
   static const char *const jn[NJ] = {"hinge"};
-  mbsOutputInfo info = {.version = "0.1.0",
+  testInfo info = {.version = "0.1.0",
                         .title = "t",
                         .deck_text = "d",
                         .integrator = "genalpha",
@@ -44,7 +45,7 @@ static void write_result(const char *path, int with_mu) {
                         .joint_names = jn,
                         .write_acceleration = 1};
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
+  mbsWriter *w = tl_create(path, &info, &err);
   ck_assert_msg(w != NULL, "create: %s", err.msg);
   double q[NQ], v[NQ], acc[NQ], aacc[NQ], mu[NC], react[6 * NJ], jpos[3 * NJ];
   double pos[3] = {0}, rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, vel[3] = {0}, om[3] = {0};
@@ -64,7 +65,7 @@ static void write_result(const char *path, int with_mu) {
     for (int i = 0; i < 3 * NJ; i++) {
       jpos[i] = i;
     }
-    mbsRecord rec = {.time = 0.01 * k,
+    testRecord rec = {.time = 0.01 * k,
                      .external_work = 0.5 * k,
                      .dissipated = 0.25 * k,
                      .iterations = k + 1,
@@ -80,10 +81,10 @@ static void write_result(const char *path, int with_mu) {
                      .multipliers = with_mu ? mu : NULL,
                      .acceleration = acc,
                      .algorithmic_acceleration = aacc};
-    ck_assert_msg(mbs_output_append(w, &rec, &err) == MBS_OK, "append: %s", err.msg);
+    ck_assert_msg(tl_append(w, &rec, &err) == MBS_OK, "append: %s", err.msg);
   }
   ck_assert_int_eq(mbs_output_set_status(w, "completed", &err), MBS_OK);
-  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
 }
 
 static int same_doubles(const double *a, const double *b, int n) {
@@ -123,6 +124,21 @@ START_TEST(test_isolated_equals_in_process) {
       ck_assert_str_eq(b.coordinate_names[i], a.coordinate_names[i]);
     }
     ck_assert_str_eq(b.coordinate_names[2], "\xc3\xbc.z");
+    /* the /state arrays by name, whatever they are: the same in the child */
+    static const char *const state[4] = {"acceleration", "algorithmic_acceleration",
+                                         "multipliers", "scheme_velocity"};
+    ck_assert_int_eq(a.nstate, 4);
+    ck_assert_int_eq(b.nstate, 4);
+    for (int i = 0; i < 4; i++) {
+      ck_assert_str_eq(a.state[i].name, state[i]);
+      ck_assert_str_eq(b.state[i].name, state[i]);
+      ck_assert_int_eq(b.state[i].length, a.state[i].length);
+      ck_assert(same_doubles(a.state[i].data, b.state[i].data, a.state[i].length));
+    }
+    ck_assert(same_doubles(b.state[0].data, b.acceleration, NQ));
+    ck_assert(same_doubles(b.state[2].data, b.multipliers, NC));
+    ck_assert_ptr_null(b.state[3].data); /* not given: NaN throughout */
+    ck_assert_int_eq(b.state[2].length, NC);
     mbs_output_last_free(&a);
     mbs_output_last_free(&b);
   }

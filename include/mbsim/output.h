@@ -1,7 +1,7 @@
 /* output.h: the HDF5 result file (format "mbsim-run/1", README "Output") and its XDMF sidecar.
  *
- * The writer knows nothing about models or integrators: it is given names and sizes
- * once, then one mbsRecord per output step. Datasets are chunked along time with an
+ * The writer knows nothing about models or integrators: the code that owns a quantity
+ * registers its dataset (path, type, row shape, units), then gives one row per output step. Datasets are chunked along time with an
  * unlimited first dimension, compressed with shuffle + gzip, and flushed so that an
  * interrupted run leaves a readable file whose root attribute `status` says what
  * happened. Only src/output/ includes the HDF5 header. */
@@ -12,94 +12,128 @@
 
 typedef struct mbsWriter mbsWriter;
 
-/* what the file describes; strings are copied, arrays are read during the call only */
+/* what the file describes (root attributes); strings are copied. The datasets are
+ * registered afterwards by the code that owns their data (mbs_output_add_series,
+ * mbs_output_add_ragged, mbs_output_add_names). */
 typedef struct {
-  const char *version;                 /* program version, root attribute `version` */
-  const char *title;                   /* root attribute `title` */
-  const char *deck_text;               /* root attribute `deck` */
-  const char *integrator;              /* root attribute `integrator` (after auto was resolved) */
-  const char *integrator_reason;       /* root attribute `integrator_reason` (why it was picked) */
-  const char *linear_solver;           /* root attribute `linear_solver` (NULL: written empty) */
-  double dt;                           /* [s] root attribute `dt` */
-  double t_end;                        /* [s] root attribute `t_end` */
-  int n_coordinates;                   /* n: root attribute and second dimension of /state/q */
-  int n_constraints;                   /* root attribute */
-  int n_dof;                           /* root attribute */
-  const char *const *coordinate_names; /* n labels like "link1.d2.z" (dataset /state/names;
-                                          also the attribute `names` of /state/q and /state/v
-                                          for n <= 4000, where it fits an object header) */
-  const char *const *coordinate_units; /* n units of /state/q ("m", "1", "rad"; at most 6
-                                          characters), written with those per second and per
-                                          second squared as the attribute `column_units` of
-                                          the /state series for n <= 4000; NULL: none */
-  const char *const *joint_units;      /* nj units of each joint's /joints/coordinates ("rad",
-                                          "rad, m", ...: attribute `joint_units`); NULL: none */
-  const char *const *joint_rate_units; /* nj units of /joints/rates; NULL: none */
-  int nbody;                           /* nb */
-  const char *const *body_names;       /* nb names */
-  int write_xdmf;                      /* 1: also write <path>.xmf (path with .h5 replaced, or
-                                          appended) and append the new records at every
-                                          flush */
-  int njoint;                          /* nj (0 when there are no joints: /joints datasets are
-                                          then written with a zero second dimension) */
-  const char *const *joint_names;      /* nj names (dataset /joints/names); NULL when nj = 0 */
-  int nload;                           /* nl */
-  const char *const *load_names;       /* nl names (dataset /loads/names); NULL when nl = 0 */
-  int overwrite;                       /* 1: replace whatever regular file is at the path; 0:
-                                          only an earlier mbsim-run result (see
-                                          mbs_output_create) */
-  const char *restart_from;            /* root attribute `restart_from` ("RUN.h5 at t=5"): the
-                                          run continues an earlier one; NULL: a run from t = 0 */
-  int write_acceleration;              /* 1 (genalpha): also the datasets /state/acceleration
-                                          and /state/algorithmic_acceleration [N,n] */
-  const char *redundant_rows;          /* root attribute `redundant_rows`: the joint rows
-                                          dropped as redundant ("joint 'D' rows 3, 4, 5"; NULL:
-                                          written empty) */
+  const char *version;           /* program version, root attribute `version` */
+  const char *title;             /* root attribute `title` */
+  const char *deck_text;         /* root attribute `deck` */
+  const char *integrator;        /* root attribute `integrator` (after auto was resolved) */
+  const char *integrator_reason; /* root attribute `integrator_reason` (why it was picked) */
+  const char *linear_solver;     /* root attribute `linear_solver` (NULL: written empty) */
+  double dt;                     /* [s] root attribute `dt` */
+  double t_end;                  /* [s] root attribute `t_end` */
+  int n_coordinates;             /* root attribute */
+  int n_constraints;             /* root attribute */
+  int n_dof;                     /* root attribute */
+  int write_xdmf;                /* 1: also write <path>.xmf (path with .h5 replaced, or
+                                    appended) from the grids of mbs_output_add_grid, and append
+                                    the new records at every flush */
+  int overwrite;                 /* 1: replace whatever regular file is at the path; 0: only an
+                                    earlier mbsim-run result (see mbs_output_create) */
+  const char *restart_from;      /* root attribute `restart_from` ("RUN.h5 at t=5"): the run
+                                    continues an earlier one; NULL: a run from t = 0 */
+  const char *redundant_rows;    /* root attribute `redundant_rows`: the joint rows dropped as
+                                    redundant ("joint 'D' rows 3, 4, 5"; NULL: written empty) */
 } mbsOutputInfo;
 
-/* one output record: all quantities at the end of a step, SI, world components */
+/* ---- the registry: datasets declared by the code that owns their data ----
+ *
+ * Every series has one row per record, stored as a dataset [N, shape...] with an unlimited
+ * first dimension, chunked along time (about 16 KiB per chunk) and compressed with
+ * shuffle + deflate. The writer itself owns /time [N] (units "s"), the argument of
+ * mbs_output_append. Registration happens between mbs_output_create and the first
+ * mbs_output_append; handles are small integers >= 0, valid for that writer. Registering
+ * writes to the file without flushing: an mbs_output_flush after it puts the complete empty
+ * file on disk (the first record flushes in any case). */
+
+/* element type of a series */
+typedef enum { MBS_OUT_FLOAT64, MBS_OUT_INT32, MBS_OUT_INT64, MBS_OUT_TYPE_COUNT } mbsOutType;
+
+#define MBS_OUT_MAX_RANK 3 /* dimensions of one row */
+
+/* what a series is; strings are copied */
 typedef struct {
-  double time;                 /* [s] */
-  double kinetic;              /* [J] */
-  double potential;            /* [J] */
-  double external_work;        /* [J] since t = 0 */
-  double dissipated;           /* [J] since t = 0 */
-  double linear_momentum[3];   /* [kg m/s] */
-  double angular_momentum[3];  /* [kg m^2/s] about the world origin */
-  double violation;            /* [m or 1] max norm of g(q) */
-  double velocity_violation;   /* [m/s or 1/s] max norm of G(q) v + dg/dt of the recorded v
-                                  (/constraints/velocity_violation) */
-  int iterations;              /* Newton iterations of the step that ended here */
-  int factorizations;          /* numeric factorizations since the previous record (/solver/...) */
-  int solves;                  /* linear solves since the previous record (/solver/solves) */
-  double step_size;            /* [s] size of the last (sub)step that ended here, the dt
-                                  of lambda = mu / dt^2 (/solver/step_size); 0 at t = 0 */
-  const double *q;             /* (n) */
-  const double *v;             /* (n) velocities, consistent with the constraints */
-  const double *scheme_velocity; /* (n) the integrator's own velocities, from which a restart
-                                  continues (/state/scheme_velocity); NULL: written as NaN */
-  const double *body_position; /* (nb x 3) centre of mass */
-  const double *body_orientation;      /* (nb x 3 x 3) row-major rotation matrix, column i = d_i */
-  const double *body_velocity;         /* (nb x 3) */
-  const double *body_angular_velocity; /* (nb x 3) */
-  const double *joint_reaction;        /* (nj x 6) force (3) and torque (3) that each joint exerts
-                                          on its second body, world, about the joint point */
-  const double *joint_position;        /* (nj x 3) [m] world position of each joint point, fixed
-                                          to the joint's second body (/joints/position); NULL:
-                                          written as NaN */
-  const double *joint_coordinates;     /* (nj x 3) [rad or m] /joints/coordinates; NULL: NaN */
-  const double *load_force;            /* (nl x 6) [N, N m] force and torque of each load on its
-                                          second body (/loads/force); NULL: NaN */
-  const double *joint_rates;           /* (nj x 3) [rad/s or m/s] /joints/rates; NULL: NaN */
-  const double *multipliers;           /* (n_constraints) Lagrange multipliers lambda of the step
-                                          that ended here, in the units of each constraint row
-                                          (/state/multipliers; a restart's predictor starts from
-                                          them); NULL: written as NaN */
-  const double *acceleration;          /* (n) genalpha: the accelerations qdd of the step that
-                                          ended here (/state/acceleration); NULL: NaN */
-  const double *algorithmic_acceleration; /* (n) genalpha: the algorithmic accelerations a
-                                          (/state/algorithmic_acceleration); NULL: NaN */
-} mbsRecord;
+  const char *path;            /* "/bodies/position"; missing parent groups are created */
+  mbsOutType type;
+  int rank;                    /* dimensions of one row, 0 (a scalar per record) .. 3 */
+  int shape[MBS_OUT_MAX_RANK]; /* row shape; a 0 gives an empty row (the dataset is still
+                                  written, [N, 0, ...]) */
+  const char *units;           /* attribute `units` (NULL: none) */
+  int optional;                /* 1: a record that gives no row writes NaN (float64 only);
+                                  0: a row is required unless the row is empty */
+  int nonfinite_ok;            /* 1: NaN or infinity may be written (unused columns); 0: a
+                                  non-finite value refuses the whole record (blown up) */
+} mbsSeriesSpec;
+
+/* declare a series; returns its handle, or -1 with err filled (MBS_ERR_ARGS: a bad spec, a
+ * second object at that path, a call after the first record; MBS_ERR_OUTPUT: HDF5 failed) */
+int mbs_output_add_series(mbsWriter *w, const mbsSeriesSpec *spec, mbsError *err);
+
+/* the string attribute name = values[0 .. n-1] (a vector) of series h. HDF5 keeps
+ * attributes in the object header, at most 64 KiB: a vector longer than MBS_OUTPUT_ATTR_MAX
+ * is not written (MBS_OK; such labels belong in a dataset, see mbs_output_add_names). */
+#define MBS_OUTPUT_ATTR_MAX 4000
+mbsStatus mbs_output_series_attr(mbsWriter *w, int h, const char *name,
+                                 const char *const *values, int n, mbsError *err);
+
+/* a fixed dataset [n] of strings at path (labels such as /bodies/names); strings copied */
+mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const *names, int n,
+                               mbsError *err);
+
+/* A ragged table: a varying number of rows of ncols float64 per record (contacts), stored
+ * as <path>/table [R, ncols] (the rows of every record, appended), <path>/count [N] (int64:
+ * rows of each record) and <path>/offsets [N] (int64: index in table of each record's first
+ * row). units: attribute `units` of table; column_names (ncols strings, may be NULL): its
+ * attribute `columns`. Returns a ragged handle (numbered apart from series) or -1. */
+int mbs_output_add_ragged(mbsWriter *w, const char *path, int ncols, const char *units,
+                          const char *const *column_names, mbsError *err);
+
+/* the row of series h for the next mbs_output_append: the pointer is kept (not the data)
+ * until that append reads it; NULL: none (optional series only) */
+void mbs_output_put(mbsWriter *w, int h, const void *row);
+
+/* the nrow rows (nrow x ncols, row-major) of ragged table h for the next append, kept by
+ * pointer as in mbs_output_put (nrow = 0 or nothing given: no rows in this record) */
+void mbs_output_put_rows(mbsWriter *w, int h, const double *rows, long nrow);
+
+/* ---- the XDMF sidecar: a list of grids, one temporal collection each ---- */
+
+typedef enum {
+  MBS_GRID_POINTS,        /* npoint points (Polyvertex): bodies, joints */
+  MBS_GRID_POLYLINE,      /* npoint nodes joined in order (one Polyline): a beam's centreline */
+  MBS_GRID_RAGGED_POINTS, /* a varying number of points per record: the rows of a ragged
+                             table (contacts) */
+  MBS_GRID_KIND_COUNT
+} mbsGridKind;
+
+/* three components of a float64 series [N, np, width] (ragged grids: of the table [R,
+ * width]) */
+typedef struct {
+  const char *name; /* XDMF attribute Name ("velocity"); unused for the position */
+  const char *path; /* the series ("/bodies/velocity"); ragged grids: unused (the table) */
+  int width;        /* size of its last dimension (3 for a vector, 6 for a wrench) */
+  int component;    /* first of the three components */
+  int director;     /* 1: the series holds row-major 3 x 3 matrices [N, np, 3, 3] and the
+                       vector is their column `component` (width unused) */
+} mbsGridVector;
+
+/* one temporal collection of the sidecar; strings and arrays are copied */
+typedef struct {
+  mbsGridKind kind;
+  const char *name;            /* collection Name ("bodies": the block name in ParaView) */
+  const char *label;           /* each grid's Name: "<label> <record>" */
+  int npoint;                  /* points or nodes (POINTS, POLYLINE) */
+  int ragged;                  /* RAGGED_POINTS: the handle of mbs_output_add_ragged */
+  mbsGridVector position;      /* the geometry (XYZ) */
+  int nvector;
+  const mbsGridVector *vector; /* (nvector) node attributes of AttributeType Vector */
+} mbsGridSpec;
+
+/* add a temporal collection to the sidecar (after those added before); does nothing when
+ * the writer writes no sidecar. MBS_ERR_ARGS after the first record or for a bad spec. */
+mbsStatus mbs_output_add_grid(mbsWriter *w, const mbsGridSpec *grid, mbsError *err);
 
 /* Create the result file for path, write the root attributes with status "running" and
  * create the empty datasets. Returns NULL and fills err on failure (the message names the
@@ -120,9 +154,14 @@ typedef struct {
  * writer of the same file is refused with the PID of the holder. */
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err);
 
-/* append one record; flushes the file (and appends to the XDMF) when at least
- * flush_seconds of wall time passed since the last flush */
-mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err);
+/* Append one record at time t [s]: the rows given since the last append (mbs_output_put,
+ * mbs_output_put_rows) go to their series, /time gets t. All or nothing: a required row
+ * that was not given (MBS_ERR_ARGS, naming the dataset) or a non-finite value
+ * (MBS_ERR_SOLVER "the record at t = ... holds a non-finite value ... in <dataset>: the
+ * solution has blown up") refuses the record with nothing written; the rows given are then
+ * forgotten. Flushes the file (and appends to the XDMF) when at least flush_seconds of wall
+ * time passed since the last flush. */
+mbsStatus mbs_output_append(mbsWriter *w, double t, mbsError *err);
 
 /* flush data and metadata to disk now, bring the XDMF sidecar up to date */
 mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err);
@@ -150,6 +189,15 @@ void mbs_output_set_flush_interval(mbsWriter *w, double seconds);
  * upper bound of the file), *xmf the bytes of the sidecar (0 without one); returns the bytes
  * free on the output's file system, or -1 when unknown */
 double mbs_output_estimate(const mbsWriter *w, long nrecord, double *h5, double *xmf);
+
+/* one named array of a record's /state group (an integrator's array) */
+typedef struct {
+  char *name;   /* "scheme_velocity": the dataset /state/<name> */
+  int length;   /* its values per record */
+  double *data; /* (length) the last record's values; NULL when NaN throughout (none) */
+} mbsLastArray;
+
+#define MBS_LAST_STATE_MAX 16 /* at most this many arrays in /state besides q, v, names */
 
 /* the last record of a result file, read back to continue the run (mbsim-run --restart) */
 typedef struct {
@@ -179,6 +227,10 @@ typedef struct {
   double *acceleration;    /* (n_coordinates) /state/acceleration and */
   double *algorithmic_acceleration; /* /state/algorithmic_acceleration of a genalpha run; NULL
                                        when the file has none or they are NaN throughout */
+  int nstate;              /* every float64 dataset /state/<name> [N, length] besides q and v,
+                              in name order: the integrator's arrays, whatever their names
+                              (scheme_velocity, multipliers, acceleration, ...) */
+  mbsLastArray state[MBS_LAST_STATE_MAX];
 } mbsLastRecord;
 
 /* Read the last record of the result file at path into rec (caller-owned; release with

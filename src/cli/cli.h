@@ -1,6 +1,7 @@
 /* cli.h: helpers of the mbsim-run command that live outside main.c (private to src/cli/):
- * continuing an earlier run (--restart) and the record quantities the command computes
- * for the output file (multipliers, joint positions). They print their own messages. */
+ * continuing an earlier run (--restart), the record quantities the command computes for
+ * the output file (multipliers, joint positions) and the datasets it registers with the
+ * writer (record.c). They print their own messages. */
 #ifndef MBSIM_CLI_H
 #define MBSIM_CLI_H
 
@@ -61,5 +62,61 @@ void cli_restart_free(cliRestart *rs);
  * lambda = mu / dt^2 of the last step (ncon, zero before the first step) and the world
  * position of each joint point fixed to the joint's second body (njoint x 3) */
 void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, double *joint_pos);
+
+/* one named array of the integrator's state that a record carries (dataset /state/<name>):
+ * data NULL when it has no value now (written as NaN) */
+typedef struct {
+  const char *name;
+  int length;
+  const double *data;
+} cliStateArray;
+
+#define CLI_STATE_MAX 8
+
+/* the integrator's arrays of the record (scheme_velocity, multipliers = lambda, genalpha's
+ * accelerations) into out (at most max); returns their count */
+int cli_record_state_arrays(const mbsModel *m, const mbsData *d, const double *lambda,
+                            cliStateArray *out, int max);
+
+#define CLI_OBS_SCALARS 7
+
+/* the datasets of a run: the handles the describe functions got and the rows of a record
+ * that exist nowhere else */
+typedef struct {
+  mbsWriter *w;
+  int nq;
+  const char *const *qunits; /* (nq) unit of each coordinate (borrowed) */
+  int h_obs[CLI_OBS_SCALARS], h_linear, h_angular;
+  int h_iterations, h_factorizations, h_solves, h_step_size;
+  int h_q, h_v;
+  int nstate, h_state[CLI_STATE_MAX];
+  int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
+  int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
+  int h_load_force;
+  double obs[CLI_OBS_SCALARS];
+  int iterations, factorizations, solves;
+  double step_size;
+  long fact_seen, solves_seen; /* solver counters at the previous record */
+  double *extra;               /* (ncon + 3 njoint) multipliers, joint points */
+  const char **unit_col;       /* (nq) scratch of column_units */
+  char *unit_text;
+  const char **labels;         /* (max(nbody, njoint, nload)) scratch of the names datasets */
+} cliOutput;
+
+/* register every dataset and sidecar grid of a run of model m with w (README "Output");
+ * names, qunits: (nq) coordinate names and units; junits, jrunits: (njoint) units of the
+ * joint coordinates and rates. Release out with cli_output_free. */
+mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, const mbsData *d,
+                              const char *const *names, const char *const *qunits,
+                              const char *const *junits, const char *const *jrunits,
+                              mbsError *err);
+
+/* give the rows of the record of the current state (then mbs_output_append); returns the
+ * multipliers lambda (ncon) written */
+const double *cli_output_put(cliOutput *out, const mbsModel *m, const mbsData *d,
+                             const mbsObservables *o);
+
+/* release (accepts NULL and a zeroed out) */
+void cli_output_free(cliOutput *out);
 
 #endif

@@ -382,47 +382,9 @@ static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_
 }
 
 /* the record of the current state */
-static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const mbsObservables *o,
-                              double *extra, mbsError *err) {
-  mbsRecord rec;
-  memset(&rec, 0, sizeof(rec));
-  rec.time = d->t;
-  rec.kinetic = o->kinetic;
-  rec.potential = o->potential;
-  rec.external_work = o->external_work;
-  rec.dissipated = o->dissipated;
-  memcpy(rec.linear_momentum, o->linear_momentum, sizeof(rec.linear_momentum));
-  memcpy(rec.angular_momentum, o->angular_momentum, sizeof(rec.angular_momentum));
-  rec.violation = o->violation;
-  rec.velocity_violation = o->velocity_violation;
-  rec.iterations = d->iterations;
-  /* factorizations and solves since the previous record */
-  static long fact_seen = 0, solves_seen = 0;
-  rec.factorizations = (int)(d->factorizations - fact_seen);
-  rec.solves = (int)(d->solves - solves_seen);
-  fact_seen = d->factorizations;
-  solves_seen = d->solves;
-  rec.step_size = d->step > 0 ? d->last_dt : 0.0;
-  rec.q = d->q;
-  rec.v = d->v_rec;
-  rec.scheme_velocity = d->v;
-  rec.body_position = d->body_pos;
-  rec.body_orientation = d->body_rot;
-  rec.body_velocity = d->body_vel;
-  rec.body_angular_velocity = d->body_omega;
-  rec.joint_reaction = d->joint_reaction;
-  rec.joint_coordinates = d->joint_coord;
-  rec.joint_rates = d->joint_rate;
-  rec.load_force = d->load_force;
-  /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
-  cli_record_extras(m, d, extra, extra + m->ncon);
-  rec.multipliers = extra;
-  rec.joint_position = extra + m->ncon;
-  /* genalpha carries its accelerations from step to step: a restart needs them */
-  if (m->integrator == MBS_INTEGRATOR_GENALPHA && d->acc_valid) {
-    rec.acceleration = d->acc;
-    rec.algorithmic_acceleration = d->aacc;
-  }
+static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
+                              const mbsObservables *o, mbsError *err) {
+  const double *lambda = cli_output_put(out, m, d, o);
   /* the step after a record starts with a fresh factorization and with the multipliers
    * mu = dt^2 lambda rebuilt from the lambda just written, as a restart from this record
    * does (mu / dt^2 * dt^2 may differ from mu in the last bit): both runs then take
@@ -431,10 +393,10 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   double dt2 = d->last_dt * d->last_dt;
   if (dt2 > 0.0) {
     for (int r = 0; r < m->ncon; r++) {
-      d->mu[r] = extra[r] * dt2;
+      d->mu[r] = lambda[r] * dt2;
     }
   }
-  return mbs_output_append(w, &rec, err);
+  return mbs_output_append(out->w, d->t, err);
 }
 
 int main(int argc, char **argv) {
@@ -453,9 +415,9 @@ int main(int argc, char **argv) {
   mbsModel *m = NULL;
   mbsData *d = NULL;
   mbsWriter *w = NULL;
-  const char **names = NULL, **bnames = NULL, **jnames = NULL, **lnames = NULL;
+  const char **names = NULL;
   const char **qunits = NULL, **junits = NULL, **jrunits = NULL;
-  double *extra = NULL;
+  cliOutput rec_out = {0};
   cliRestart restart;
   memset(&restart, 0, sizeof(restart));
   double t_wall0 = now_seconds();
@@ -520,14 +482,10 @@ int main(int argc, char **argv) {
     projected = 1;
   }
   names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
-  bnames = malloc((size_t)(m->nbody > 0 ? m->nbody : 1) * sizeof(char *));
-  jnames = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  lnames = malloc((size_t)(m->nload > 0 ? m->nload : 1) * sizeof(char *));
   qunits = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
   junits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   jrunits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
-  if (!names || !bnames || !jnames || !lnames || !qunits || !junits || !jrunits || !extra) {
+  if (!names || !qunits || !junits || !jrunits) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
   }
@@ -536,15 +494,8 @@ int main(int argc, char **argv) {
     /* vector nodes: positions m, directors 1; the scalars after them are joint angles */
     qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1") : "rad";
   }
-  for (int b = 0; b < m->nbody; b++) {
-    bnames[b] = m->body_name[b];
-  }
   for (int j = 0; j < m->njoint; j++) {
-    jnames[j] = m->joint_name[j];
     cli_joint_units(m->joint_type[j], &junits[j], &jrunits[j]);
-  }
-  for (int l = 0; l < m->nload; l++) {
-    lnames[l] = m->load_name[l];
   }
   char dropped[1024];
   mbs_model_describe_dropped(m, dropped, sizeof(dropped));
@@ -561,19 +512,8 @@ int main(int argc, char **argv) {
       .n_coordinates = m->nq,
       .n_constraints = m->ncon,
       .n_dof = m->ndof,
-      .coordinate_names = names,
-      .coordinate_units = qunits,
-      .joint_units = m->njoint > 0 ? junits : NULL,
-      .joint_rate_units = m->njoint > 0 ? jrunits : NULL,
-      .nbody = m->nbody,
-      .body_names = bnames,
       .write_xdmf = m->output_xdmf,
-      .njoint = m->njoint,
-      .joint_names = m->njoint > 0 ? jnames : NULL,
-      .nload = m->nload,
-      .load_names = m->nload > 0 ? lnames : NULL,
       .restart_from = restart.from,
-      .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
       .overwrite = args.overwrite,
   };
   /* a signal while the deck loaded: stop before anything is written */
@@ -590,6 +530,12 @@ int main(int argc, char **argv) {
   }
   w = mbs_output_create(out, &info, &err);
   if (!w) {
+    print_error(&err);
+    goto done;
+  }
+  /* the datasets and sidecar grids, registered by what owns them (record.c) */
+  if (cli_output_describe(&rec_out, w, m, d, names, qunits, junits, jrunits, &err) != MBS_OK ||
+      mbs_output_flush(w, &err) != MBS_OK) {
     print_error(&err);
     goto done;
   }
@@ -638,7 +584,7 @@ int main(int argc, char **argv) {
   double Escale = fmax(fabs(E0), T0), dEmax = 0.0, vmax = o.violation;
   double vvmax = o.velocity_violation, warn_t = -1.0, warn_err = 0.0;
   if (st == MBS_OK) {
-    st = write_record(w, m, d, &o, extra, &err);
+    st = write_record(&rec_out, m, d, &o, &err);
   }
   char status[1400];
   exit_code = EXIT_DONE;
@@ -685,7 +631,7 @@ int main(int argc, char **argv) {
       st = observe_record(m, d, &o, &err);
       if (st == MBS_OK) {
         vvmax = fmax(vvmax, o.velocity_violation);
-        st = write_record(w, m, d, &o, extra, &err);
+        st = write_record(&rec_out, m, d, &o, &err);
       }
       if (st != MBS_OK) {
         print_error(&err);
@@ -773,13 +719,10 @@ int main(int argc, char **argv) {
 done:
   mbs_output_close(w, NULL);
   free(names);
-  free(bnames);
-  free(jnames);
-  free(lnames);
   free(qunits);
   free(junits);
   free(jrunits);
-  free(extra);
+  cli_output_free(&rec_out);
   cli_restart_free(&restart);
   mbs_data_destroy(d);
   mbs_model_destroy(m);

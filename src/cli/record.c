@@ -1,4 +1,13 @@
-/* record.c: record quantities the command computes from the model and the run state */
+/* record.c: what a run writes to its result file. The quantities the command computes from
+ * the model and the run state (multipliers, joint points), and the datasets themselves:
+ * each owner (observables, solver statistics, state, the integrator's arrays, bodies,
+ * joints, loads) has a describe_* function that registers its series (path, type, row
+ * shape, units) and sidecar grids with the writer, and a put_* function that gives its rows
+ * at each record. A new element kind adds a describe/put pair here (beams:
+ * /beams/<name>/position ... and a polyline grid) and leaves the writer alone. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
 
 void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, double *joint_pos) {
@@ -14,4 +23,390 @@ void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, doub
     mbs_attach_point(m, m->joint_attach[2 * j + 1], m->joint_point + 3 * j, d->q,
                      joint_pos + 3 * j);
   }
+}
+
+/* ---------- the datasets of a run (README "Output"), registered by what owns them ---------- */
+
+/* units of the /state series: those of /state/q per second, per second squared */
+#define U_Q "m, 1 or rad (per column: attribute column_units)"
+#define U_V "m/s, 1/s or rad/s (per column: attribute column_units)"
+#define U_A "m/s^2, 1/s^2 or rad/s^2 (per column: attribute column_units)"
+
+/* a series of rank 0 .. 2 and the handle it gets; -1 on failure */
+static int series(cliOutput *out, const char *path, mbsOutType type, int rank, int n0, int n1,
+                  const char *units, int optional, mbsError *err) {
+  mbsSeriesSpec s = {.path = path,
+                     .type = type,
+                     .rank = rank,
+                     .shape = {n0, n1, 0},
+                     .units = units,
+                     .optional = optional};
+  return mbs_output_add_series(out->w, &s, err);
+}
+
+/* the attribute `column_units` of a coordinate series: the unit of each coordinate with
+ * suffix ("/s": per second); only where an object header holds it, like `names` */
+static mbsStatus column_units(cliOutput *out, int h, const char *suffix, mbsError *err) {
+  int nq = out->nq;
+  if (!out->qunits || nq <= 0 || nq > MBS_OUTPUT_ATTR_MAX) {
+    return MBS_OK;
+  }
+  for (int i = 0; i < nq; i++) {
+    snprintf(out->unit_text + 16 * (size_t)i, 16, "%.6s%s", out->qunits[i], suffix);
+    out->unit_col[i] = out->unit_text + 16 * (size_t)i;
+  }
+  return mbs_output_series_attr(out->w, h, "column_units", out->unit_col, nq, err);
+}
+
+/* the dataset path [n] of the names of a model's objects (char[MBS_NAME_MAX] each) */
+static mbsStatus names(cliOutput *out, const char *path, char (*name)[MBS_NAME_MAX], int n,
+                       mbsError *err) {
+  for (int i = 0; i < n; i++) {
+    out->labels[i] = name[i];
+  }
+  return mbs_output_add_names(out->w, path, out->labels, n, err);
+}
+
+/* observables: energies (seed 000 energy balance), momenta about the world origin and the
+ * constraint violations */
+static mbsStatus describe_observables(cliOutput *out, mbsError *err) {
+  static const struct {
+    const char *path, *units;
+  } scalar[CLI_OBS_SCALARS] = {
+      {"/energy/kinetic", "J"},
+      {"/energy/potential", "J"},
+      {"/energy/total", "J"},
+      {"/energy/external_work", "J"},
+      {"/energy/dissipated", "J"},
+      {"/constraints/violation", "m or 1 (that of the worst row)"},
+      {"/constraints/velocity_violation", "m/s or 1/s (that of the worst row)"},
+  };
+  /* (in this order the writer looks for a non-finite value, naming the first) */
+  for (int i = 0; i < CLI_OBS_SCALARS; i++) {
+    if (i == 5) {
+      out->h_linear = series(out, "/momentum/linear", MBS_OUT_FLOAT64, 1, 3, 0, "kg m/s", 0, err);
+      out->h_angular =
+          out->h_linear < 0
+              ? -1
+              : series(out, "/momentum/angular", MBS_OUT_FLOAT64, 1, 3, 0, "kg m^2/s", 0, err);
+      if (out->h_angular < 0) {
+        return err->status;
+      }
+    }
+    out->h_obs[i] = series(out, scalar[i].path, MBS_OUT_FLOAT64, 0, 0, 0, scalar[i].units, 0, err);
+    if (out->h_obs[i] < 0) {
+      return err->status;
+    }
+  }
+  return MBS_OK;
+}
+
+static void put_observables(cliOutput *out, const mbsObservables *o) {
+  out->obs[0] = o->kinetic;
+  out->obs[1] = o->potential;
+  out->obs[2] = o->kinetic + o->potential;
+  out->obs[3] = o->external_work;
+  out->obs[4] = o->dissipated;
+  out->obs[5] = o->violation;
+  out->obs[6] = o->velocity_violation;
+  for (int i = 0; i < CLI_OBS_SCALARS; i++) {
+    mbs_output_put(out->w, out->h_obs[i], &out->obs[i]);
+  }
+  mbs_output_put(out->w, out->h_linear, o->linear_momentum);
+  mbs_output_put(out->w, out->h_angular, o->angular_momentum);
+}
+
+/* solver statistics of the step that ended at the record */
+static mbsStatus describe_solver(cliOutput *out, mbsError *err) {
+  out->h_iterations = series(out, "/solver/iterations", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
+  out->h_factorizations = out->h_iterations < 0 ? -1
+                          : series(out, "/solver/factorizations", MBS_OUT_INT32, 0, 0, 0, "1",
+                                   0, err);
+  out->h_solves = out->h_factorizations < 0
+                      ? -1
+                      : series(out, "/solver/solves", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
+  out->h_step_size = out->h_solves < 0 ? -1
+                     : series(out, "/solver/step_size", MBS_OUT_FLOAT64, 0, 0, 0, "s", 0, err);
+  return out->h_step_size < 0 ? err->status : MBS_OK;
+}
+
+static void put_solver(cliOutput *out, const mbsData *d) {
+  out->iterations = d->iterations;
+  /* factorizations and solves since the previous record */
+  out->factorizations = (int)(d->factorizations - out->fact_seen);
+  out->solves = (int)(d->solves - out->solves_seen);
+  out->fact_seen = d->factorizations;
+  out->solves_seen = d->solves;
+  out->step_size = d->step > 0 ? d->last_dt : 0.0;
+  mbs_output_put(out->w, out->h_iterations, &out->iterations);
+  mbs_output_put(out->w, out->h_factorizations, &out->factorizations);
+  mbs_output_put(out->w, out->h_solves, &out->solves);
+  mbs_output_put(out->w, out->h_step_size, &out->step_size);
+}
+
+/* the coordinates q and the recorded velocities v, with their names: the dataset
+ * /state/names for any size, the attribute `names` where an object header holds it */
+static mbsStatus describe_state(cliOutput *out, const char *const *qnames, mbsError *err) {
+  int nq = out->nq;
+  out->h_q = series(out, "/state/q", MBS_OUT_FLOAT64, 1, nq, 0, U_Q, 0, err);
+  out->h_v = out->h_q < 0 ? -1 : series(out, "/state/v", MBS_OUT_FLOAT64, 1, nq, 0, U_V, 0, err);
+  if (out->h_v < 0 || column_units(out, out->h_q, "", err) != MBS_OK ||
+      column_units(out, out->h_v, "/s", err) != MBS_OK ||
+      mbs_output_add_names(out->w, "/state/names", qnames, nq, err) != MBS_OK ||
+      mbs_output_series_attr(out->w, out->h_q, "names", qnames, nq, err) != MBS_OK ||
+      mbs_output_series_attr(out->w, out->h_v, "names", qnames, nq, err) != MBS_OK) {
+    return err->status;
+  }
+  return MBS_OK;
+}
+
+static void put_state(cliOutput *out, const mbsData *d) {
+  mbs_output_put(out->w, out->h_q, d->q);
+  mbs_output_put(out->w, out->h_v, d->v_rec);
+}
+
+/* the integrator's named arrays (cliStateArray) under /state/<name>; their units by name */
+static mbsStatus describe_integrator_state(cliOutput *out, const cliStateArray *a, int n,
+                                           mbsError *err) {
+  static const struct {
+    const char *name, *units, *suffix; /* suffix: column_units from those of q; NULL: none */
+  } known[] = {
+      {"scheme_velocity", U_V, "/s"},
+      {"multipliers", "N or N m (J per unit of the constraint row)", NULL},
+      {"acceleration", U_A, "/s^2"},
+      {"algorithmic_acceleration", U_A, "/s^2"},
+  };
+  out->nstate = 0;
+  for (int i = 0; i < n && i < CLI_STATE_MAX; i++) {
+    const char *units = "the integrator's own (README \"Output\")", *suffix = NULL;
+    for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+      if (strcmp(a[i].name, known[k].name) == 0) {
+        units = known[k].units;
+        suffix = known[k].suffix;
+      }
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "/state/%s", a[i].name);
+    int h = series(out, path, MBS_OUT_FLOAT64, 1, a[i].length, 0, units, 1, err);
+    if (h < 0 || (suffix && a[i].length == out->nq && column_units(out, h, suffix, err))) {
+      return err->status;
+    }
+    out->h_state[out->nstate++] = h;
+  }
+  return MBS_OK;
+}
+
+static void put_integrator_state(cliOutput *out, const cliStateArray *a, int n) {
+  for (int i = 0; i < n && i < out->nstate; i++) {
+    mbs_output_put(out->w, out->h_state[i], a[i].data);
+  }
+}
+
+/* bodies: centre of mass, director frame, velocities; one point grid in the sidecar */
+static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *err) {
+  int nb = m->nbody;
+  out->h_body_pos = series(out, "/bodies/position", MBS_OUT_FLOAT64, 2, nb, 3, "m", 0, err);
+  if (out->h_body_pos < 0) {
+    return err->status;
+  }
+  mbsSeriesSpec rot = {.path = "/bodies/orientation",
+                       .type = MBS_OUT_FLOAT64,
+                       .rank = 3,
+                       .shape = {nb, 3, 3},
+                       .units = "1"};
+  out->h_body_rot = mbs_output_add_series(out->w, &rot, err);
+  out->h_body_vel = out->h_body_rot < 0 ? -1
+                    : series(out, "/bodies/velocity", MBS_OUT_FLOAT64, 2, nb, 3, "m/s", 0, err);
+  out->h_body_omega = out->h_body_vel < 0 ? -1
+                      : series(out, "/bodies/angular_velocity", MBS_OUT_FLOAT64, 2, nb, 3,
+                               "rad/s", 0, err);
+  if (out->h_body_omega < 0 ||
+      names(out, "/bodies/names", m->body_name, nb, err)) {
+    return err->status;
+  }
+  /* the sidecar: points with velocities and the directors d1, d2, d3 */
+  static const mbsGridVector vec[] = {
+      {"velocity", "/bodies/velocity", 3, 0, 0},
+      {"angular_velocity", "/bodies/angular_velocity", 3, 0, 0},
+      {"d1", "/bodies/orientation", 9, 0, 1},
+      {"d2", "/bodies/orientation", 9, 1, 1},
+      {"d3", "/bodies/orientation", 9, 2, 1},
+  };
+  mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
+                      .name = "bodies",
+                      .label = "record",
+                      .npoint = nb,
+                      .position = {NULL, "/bodies/position", 3, 0, 0},
+                      .nvector = 5,
+                      .vector = vec};
+  return mbs_output_add_grid(out->w, &grid, err);
+}
+
+static void put_bodies(cliOutput *out, const mbsData *d) {
+  mbs_output_put(out->w, out->h_body_pos, d->body_pos);
+  mbs_output_put(out->w, out->h_body_rot, d->body_rot);
+  mbs_output_put(out->w, out->h_body_vel, d->body_vel);
+  mbs_output_put(out->w, out->h_body_omega, d->body_omega);
+}
+
+/* joints: reaction on the second body, joint point, joint coordinates and rates (their
+ * units per joint: attribute joint_units); one point grid in the sidecar when there are
+ * joints */
+static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *const *junits,
+                                 const char *const *jrunits, mbsError *err) {
+  int nj = m->njoint;
+  out->h_joint_reaction =
+      series(out, "/joints/reaction", MBS_OUT_FLOAT64, 2, nj, 6, "N, N m", 0, err);
+  out->h_joint_position = out->h_joint_reaction < 0
+                              ? -1
+                              : series(out, "/joints/position", MBS_OUT_FLOAT64, 2, nj, 3, "m",
+                                       1, err);
+  if (out->h_joint_position < 0) {
+    return err->status;
+  }
+  /* coordinates beyond a joint's count are NaN */
+  mbsSeriesSpec c = {.path = "/joints/coordinates",
+                     .type = MBS_OUT_FLOAT64,
+                     .rank = 2,
+                     .shape = {nj, 3},
+                     .units = "rad or m (per joint: attribute joint_units)",
+                     .optional = 1,
+                     .nonfinite_ok = 1};
+  out->h_joint_coord = mbs_output_add_series(out->w, &c, err);
+  c.path = "/joints/rates";
+  c.units = "rad/s or m/s (per joint: attribute joint_units)";
+  out->h_joint_rate = out->h_joint_coord < 0 ? -1 : mbs_output_add_series(out->w, &c, err);
+  if (out->h_joint_rate < 0 ||
+      (nj > 0 && (mbs_output_series_attr(out->w, out->h_joint_coord, "joint_units", junits, nj,
+                                         err) != MBS_OK ||
+                  mbs_output_series_attr(out->w, out->h_joint_rate, "joint_units", jrunits, nj,
+                                         err) != MBS_OK)) ||
+      names(out, "/joints/names", m->joint_name, nj, err) != MBS_OK) {
+    return err->status;
+  }
+  if (nj == 0) {
+    return MBS_OK;
+  }
+  /* the sidecar: the joint points with the force and torque on body 2 */
+  static const mbsGridVector vec[] = {
+      {"force", "/joints/reaction", 6, 0, 0},
+      {"torque", "/joints/reaction", 6, 3, 0},
+  };
+  mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
+                      .name = "joints",
+                      .label = "joints",
+                      .npoint = nj,
+                      .position = {NULL, "/joints/position", 3, 0, 0},
+                      .nvector = 2,
+                      .vector = vec};
+  return mbs_output_add_grid(out->w, &grid, err);
+}
+
+static void put_joints(cliOutput *out, const mbsData *d, const double *joint_pos) {
+  mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
+  mbs_output_put(out->w, out->h_joint_position, joint_pos);
+  mbs_output_put(out->w, out->h_joint_coord, d->joint_coord);
+  mbs_output_put(out->w, out->h_joint_rate, d->joint_rate);
+}
+
+/* loads: force and torque on their second body */
+static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err) {
+  out->h_load_force =
+      series(out, "/loads/force", MBS_OUT_FLOAT64, 2, m->nload, 6, "N, N m", 1, err);
+  if (out->h_load_force < 0 ||
+      names(out, "/loads/names", m->load_name, m->nload, err) != MBS_OK) {
+    return err->status;
+  }
+  return MBS_OK;
+}
+
+int cli_record_state_arrays(const mbsModel *m, const mbsData *d, const double *lambda,
+                            cliStateArray *out, int max) {
+  int n = 0;
+  /* the integrator's own velocities, from which a restart continues */
+  if (n < max) {
+    out[n++] = (cliStateArray){"scheme_velocity", m->nq, d->v};
+  }
+  /* lambda of the last step (zero before it): the predictor of the next step's mu */
+  if (n < max) {
+    out[n++] = (cliStateArray){"multipliers", m->ncon, lambda};
+  }
+  /* genalpha carries its accelerations from step to step: a restart needs them (NULL before
+   * they exist: written as NaN) */
+  if (m->integrator == MBS_INTEGRATOR_GENALPHA && n + 2 <= max) {
+    out[n++] = (cliStateArray){"acceleration", m->nq, d->acc_valid ? d->acc : NULL};
+    out[n++] = (cliStateArray){"algorithmic_acceleration", m->nq, d->acc_valid ? d->aacc : NULL};
+  }
+  return n;
+}
+
+void cli_output_free(cliOutput *out) {
+  if (!out) {
+    return;
+  }
+  free(out->extra);
+  free(out->unit_col);
+  free(out->unit_text);
+  free(out->labels);
+  memset(out, 0, sizeof(*out));
+}
+
+mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, const mbsData *d,
+                              const char *const *names, const char *const *qunits,
+                              const char *const *junits, const char *const *jrunits,
+                              mbsError *err) {
+  memset(out, 0, sizeof(*out));
+  out->w = w;
+  out->nq = m->nq;
+  out->qunits = qunits;
+  out->extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
+  out->unit_col = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(*out->unit_col));
+  out->unit_text = malloc((size_t)(m->nq > 0 ? m->nq : 1) * 16);
+  int nlabel = m->nbody > m->njoint ? m->nbody : m->njoint;
+  nlabel = nlabel > m->nload ? nlabel : m->nload;
+  out->labels = malloc((size_t)(nlabel > 0 ? nlabel : 1) * sizeof(*out->labels));
+  if (!out->extra || !out->unit_col || !out->unit_text || !out->labels) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+  }
+  for (int i = 0; i < m->ncon + 3 * m->njoint + 1; i++) {
+    out->extra[i] = 0.0;
+  }
+  cliStateArray state[CLI_STATE_MAX];
+  int nstate = cli_record_state_arrays(m, d, out->extra, state, CLI_STATE_MAX);
+  mbsStatus st = describe_observables(out, err);
+  if (st == MBS_OK) {
+    st = describe_solver(out, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_state(out, names, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_integrator_state(out, state, nstate, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_bodies(out, m, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_joints(out, m, junits, jrunits, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_loads(out, m, err);
+  }
+  return st;
+}
+
+const double *cli_output_put(cliOutput *out, const mbsModel *m, const mbsData *d,
+                             const mbsObservables *o) {
+  /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
+  cli_record_extras(m, d, out->extra, out->extra + m->ncon);
+  cliStateArray state[CLI_STATE_MAX];
+  int nstate = cli_record_state_arrays(m, d, out->extra, state, CLI_STATE_MAX);
+  put_observables(out, o);
+  put_solver(out, d);
+  put_state(out, d);
+  put_integrator_state(out, state, nstate);
+  put_bodies(out, d);
+  put_joints(out, d, out->extra + m->ncon);
+  mbs_output_put(out->w, out->h_load_force, d->load_force);
+  return out->extra;
 }

@@ -605,6 +605,122 @@ enum {
 };
 
 /* the reading itself, in this process; sizes NULL: any sizes up to SIZE_MAX_ANY */
+/* names of the members of /state besides q, v and names (H5Literate callback) */
+typedef struct {
+  char names[MBS_LAST_STATE_MAX][NAME_BYTES_MAX + 1];
+  int n;
+  int too_many, too_long;
+} stateNames;
+
+static herr_t collect_state(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+  (void)g;
+  (void)info;
+  stateNames *sn = data;
+  if (strcmp(name, "q") == 0 || strcmp(name, "v") == 0 || strcmp(name, "names") == 0) {
+    return 0;
+  }
+  if (strlen(name) > NAME_BYTES_MAX) {
+    sn->too_long = 1;
+    return 1;
+  }
+  if (sn->n == MBS_LAST_STATE_MAX) {
+    sn->too_many = 1;
+    return 1;
+  }
+  snprintf(sn->names[sn->n++], NAME_BYTES_MAX + 1, "%s", name);
+  return 0;
+}
+
+/* the generic list rec->state: row `last` of every float64 series /state/<name> [N, length]
+ * (N > last) besides q and v; NaN throughout gives data NULL, other non-finite values are
+ * refused. 0, -1 (why) or -2 (no memory) */
+static int read_state_arrays(hid_t file, hsize_t last, mbsLastRecord *rec, char *why) {
+  stateNames *sn = calloc(1, sizeof(*sn));
+  if (!sn) {
+    return -2;
+  }
+  int rc = -1;
+  hid_t g = H5Gopen2(file, "/state", H5P_DEFAULT);
+  if (g < 0) {
+    say(why, "group /state does not open");
+    goto done;
+  }
+  herr_t it = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_state, sn);
+  H5Gclose(g);
+  if (it < 0 || sn->too_many || sn->too_long) {
+    say(why, "group /state %s", sn->too_long   ? "holds a name that is too long"
+                                : sn->too_many ? "holds too many datasets"
+                                               : "cannot be listed");
+    goto done;
+  }
+  for (int i = 0; i < sn->n; i++) {
+    char path[NAME_BYTES_MAX + 16];
+    snprintf(path, sizeof(path), "/state/%s", sn->names[i]);
+    /* the row length first, then every check of a dataset the reader opens */
+    hsize_t dims[4] = {0}, shape[4] = {0};
+    int absent = 0;
+    hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+    hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    if (rank == 2) {
+      H5Sget_simple_extent_dims(space, dims, NULL);
+    }
+    if (space >= 0) {
+      H5Sclose(space);
+    }
+    if (d >= 0) {
+      H5Dclose(d);
+    }
+    if (rank != 2 || dims[1] > SIZE_MAX_ANY) {
+      say(why, "%s is not a series of arrays [N, n] of at most %d values", path, SIZE_MAX_ANY);
+      goto done;
+    }
+    shape[1] = dims[1];
+    d = dset_open_checked(file, path, KIND_FLOAT, 2, shape, dims, &absent, why);
+    if (d < 0) {
+      if (absent) {
+        say(why, "%s is not a dataset", path);
+      }
+      goto done;
+    }
+    mbsLastArray *a = &rec->state[rec->nstate];
+    a->length = (int)dims[1];
+    a->name = copy_string(sn->names[i]);
+    a->data = malloc((size_t)(a->length > 0 ? a->length : 1) * sizeof(double));
+    rec->nstate++;
+    if (!a->name || !a->data) {
+      H5Dclose(d);
+      rc = -2;
+      goto done;
+    }
+    int bad = dims[0] <= last;
+    if (bad) {
+      say(why, "dataset %s has fewer records than the others", path);
+    } else {
+      bad = read_row(d, path, 2, dims, last, H5T_NATIVE_DOUBLE, a->data, why) < 0;
+    }
+    H5Dclose(d);
+    if (bad) {
+      goto done;
+    }
+    long at = first_nonfinite(a->data, a->length);
+    if (a->length > 0 && all_nan(a->data, a->length)) {
+      free(a->data);
+      a->data = NULL;
+    } else if (at >= 0) {
+      say(why, "the last record holds a value that an mbsim-run result never holds in %s "
+               "(entry %ld)",
+          path, at + 1);
+      goto done;
+    }
+  }
+  rc = 0;
+
+done:
+  free(sn);
+  return rc;
+}
+
 static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLastRecord *rec,
                            mbsError *err) {
   mbsStatus st = MBS_OK;
@@ -897,6 +1013,11 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     goto fail;
   }
 
+  rc = read_state_arrays(file, last, rec, why);
+  if (rc != 0) {
+    st = rc == -2 ? nomem(err, path) : not_result(err, path, why);
+    goto fail;
+  }
   rc = read_names(file, (int)nq, rec->coordinate_names, why);
   if (rc != 0) {
     st = rc == -2 ? nomem(err, path) : not_result(err, path, why);
@@ -956,6 +1077,8 @@ typedef struct {
   uint32_t magic;
   int32_t status; /* mbsStatus of the reading */
   int32_t n_coordinates, n_constraints, njoint, iterations, has_mu, has_acc, has_sv, has_jc;
+  int32_t nstate; /* then, after the names, per array: its name with its NUL, int64 length,
+                     int32 has_data, the data when has_data */
   int64_t nrecord;
   double dt, t_end, time, first_time, external_work, dissipated, step_size;
   uint64_t status_len; /* bytes of the status string */
@@ -994,6 +1117,7 @@ static void read_work(void *arg, int fd) {
   h.has_acc = rec.acceleration != NULL;
   h.has_sv = rec.scheme_velocity != NULL;
   h.has_jc = rec.joint_coordinates != NULL;
+  h.nstate = rec.nstate;
   h.nrecord = rec.nrecord;
   h.dt = rec.dt;
   h.t_end = rec.t_end;
@@ -1026,6 +1150,16 @@ static void read_work(void *arg, int fd) {
   }
   for (int i = 0; rc == 0 && i < nq; i++) {
     rc = iso_write(fd, rec.coordinate_names[i], strlen(rec.coordinate_names[i]) + 1);
+  }
+  for (int i = 0; rc == 0 && i < rec.nstate; i++) {
+    const mbsLastArray *a = &rec.state[i];
+    int64_t len = a->length;
+    int32_t has = a->data != NULL;
+    rc = iso_write(fd, a->name, strlen(a->name) + 1) | iso_write(fd, &len, sizeof(len)) |
+         iso_write(fd, &has, sizeof(has));
+    if (rc == 0 && has) {
+      rc = iso_write(fd, a->data, (size_t)a->length * sizeof(double));
+    }
   }
   mbs_output_last_free(&rec);
 }
@@ -1095,7 +1229,8 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
   if (nq < 0 || nc < 0 || nj < 0 || nq > SIZE_MAX_ANY || nc > SIZE_MAX_ANY || nj > SIZE_MAX_ANY ||
       (sizes &&
        (nq != sizes->n_coordinates || nc != sizes->n_constraints || nj != sizes->njoint)) ||
-      (h.has_mu != 0 && h.has_mu != 1) || (h.has_acc != 0 && h.has_acc != 1) || h.status_len < 1 ||
+      (h.has_mu != 0 && h.has_mu != 1) || (h.has_acc != 0 && h.has_acc != 1) || h.nstate < 0 ||
+      h.nstate > MBS_LAST_STATE_MAX || h.status_len < 1 ||
       h.status_len > STRING_MAX + 1 || h.names_len < (uint64_t)nq ||
       h.names_len > (uint64_t)nq * (NAME_BYTES_MAX + 1) || h.nrecord < 1) {
     iso_finish(&c, 1, why, sizeof(why));
@@ -1143,6 +1278,36 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
     goto child_failed;
   }
   names[h.names_len] = '\0';
+  /* the /state arrays: a name of at most NAME_BYTES_MAX bytes, a bounded length */
+  for (int i = 0; i < h.nstate; i++) {
+    mbsLastArray *a = &rec->state[i];
+    char nm[NAME_BYTES_MAX + 1];
+    int k = 0;
+    for (;; k++) {
+      if (k > NAME_BYTES_MAX || iso_read(&c, &nm[k], 1) != 0) {
+        goto child_failed;
+      }
+      if (nm[k] == '\0') {
+        break;
+      }
+    }
+    int64_t len = 0;
+    int32_t has = 0;
+    if (iso_read(&c, &len, sizeof(len)) != 0 || iso_read(&c, &has, sizeof(has)) != 0 || len < 0 ||
+        len > SIZE_MAX_ANY || (has != 0 && has != 1)) {
+      goto child_failed;
+    }
+    rec->nstate = i + 1;
+    a->length = (int)len;
+    a->name = copy_string(nm);
+    if (!a->name) {
+      nomem_flag = 1;
+      goto child_failed;
+    }
+    if (has && !(a->data = read_doubles(&c, len, &nomem_flag))) {
+      goto child_failed;
+    }
+  }
   if (iso_finish(&c, 0, why, sizeof(why)) != 0) {
     free(names);
     mbs_output_last_free(rec);
@@ -1167,6 +1332,7 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
     off += len + 1;
   }
   free(names);
+  names = NULL;
   if (off != h.names_len) {
     mbs_output_last_free(rec);
     snprintf(why, sizeof(why), "the process that read it gave a malformed answer");
@@ -1288,5 +1454,9 @@ void mbs_output_last_free(mbsLastRecord *rec) {
   free(rec->algorithmic_acceleration);
   free(rec->scheme_velocity);
   free(rec->joint_coordinates);
+  for (int i = 0; i < rec->nstate && i < MBS_LAST_STATE_MAX; i++) {
+    free(rec->state[i].name);
+    free(rec->state[i].data);
+  }
   memset(rec, 0, sizeof(*rec));
 }

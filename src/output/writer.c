@@ -1,7 +1,12 @@
 /* writer.c: the HDF5 result file (format "mbsim-run/1", README "Output").
  *
+ * The writer keeps a registry: the code that owns a quantity declares its series (path,
+ * type, row shape, units: mbs_output_add_series) or ragged table (mbs_output_add_ragged:
+ * count, offsets and rows), gives a row per record (mbs_output_put) and the writer stores
+ * them; it names no model or integrator quantity itself, only /time.
+ *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
- * (about 64 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
+ * (about 16 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
  * copies it into a per-dataset buffer that holds at most one chunk; a buffer is written
  * as one block when the rows it holds end on a chunk boundary, so blocks stay aligned
  * with chunks and each chunk is compressed once. Every flush_interval seconds (and on
@@ -54,106 +59,36 @@
  * blocks of ~20 datasets, with a wide margin */
 #define FLUSH_SPACE_BYTES (256.0 * 1024.0)
 #define H5_REASON_MAX 256
-/* an attribute lives in its object's header, whose messages HDF5 limits to 64 KiB: a
- * variable-length string costs 16 bytes there, so the attribute `names` of /state/q and
- * /state/v is written for models of up to 4000 coordinates (the dataset /state/names holds
- * them for any model) */
-#define NAMES_ATTR_MAX 4000
-
-/* row shapes after the time dimension */
-typedef enum {
-  SHAPE_SCALAR,       /* [N] float64 */
-  SHAPE_INT,          /* [N] int32 */
-  SHAPE_VEC3,         /* [N,3] */
-  SHAPE_COORD,        /* [N,n] */
-  SHAPE_BODY_VEC3,    /* [N,nb,3] */
-  SHAPE_BODY_MAT3,    /* [N,nb,3,3] */
-  SHAPE_JOINT_WRENCH, /* [N,nj,6] */
-  SHAPE_CONSTRAINT,   /* [N,ncon] */
-  SHAPE_JOINT_VEC3,   /* [N,nj,3] */
-  SHAPE_LOAD_WRENCH,  /* [N,nl,6] */
-} rowShape;
-
-/* X-macro list of the time series: id, dataset path, row shape, `units` attribute */
-#define U_Q "m, 1 or rad (per column: attribute column_units)"
-#define U_V "m/s, 1/s or rad/s (per column: attribute column_units)"
-#define U_A "m/s^2, 1/s^2 or rad/s^2 (per column: attribute column_units)"
-#define SERIES_LIST(X)                                                                             \
-  X(S_TIME, "/time", SHAPE_SCALAR, "s")                                                            \
-  X(S_KINETIC, "/energy/kinetic", SHAPE_SCALAR, "J")                                               \
-  X(S_POTENTIAL, "/energy/potential", SHAPE_SCALAR, "J")                                           \
-  X(S_TOTAL, "/energy/total", SHAPE_SCALAR, "J")                                                   \
-  X(S_EXTERNAL_WORK, "/energy/external_work", SHAPE_SCALAR, "J")                                   \
-  X(S_DISSIPATED, "/energy/dissipated", SHAPE_SCALAR, "J")                                         \
-  X(S_LINEAR, "/momentum/linear", SHAPE_VEC3, "kg m/s")                                            \
-  X(S_ANGULAR, "/momentum/angular", SHAPE_VEC3, "kg m^2/s")                                        \
-  X(S_VIOLATION, "/constraints/violation", SHAPE_SCALAR, "m or 1 (that of the worst row)")         \
-  X(S_VELOCITY_VIOLATION, "/constraints/velocity_violation", SHAPE_SCALAR,                         \
-    "m/s or 1/s (that of the worst row)")                                                          \
-  X(S_ITERATIONS, "/solver/iterations", SHAPE_INT, "1")                                            \
-  X(S_FACTORIZATIONS, "/solver/factorizations", SHAPE_INT, "1")                                    \
-  X(S_SOLVES, "/solver/solves", SHAPE_INT, "1")                                                    \
-  X(S_STEP_SIZE, "/solver/step_size", SHAPE_SCALAR, "s")                                           \
-  X(S_Q, "/state/q", SHAPE_COORD, U_Q)                                                             \
-  X(S_V, "/state/v", SHAPE_COORD, U_V)                                                             \
-  X(S_SCHEME_VELOCITY, "/state/scheme_velocity", SHAPE_COORD, U_V)                                 \
-  X(S_POSITION, "/bodies/position", SHAPE_BODY_VEC3, "m")                                          \
-  X(S_ORIENTATION, "/bodies/orientation", SHAPE_BODY_MAT3, "1")                                    \
-  X(S_VELOCITY, "/bodies/velocity", SHAPE_BODY_VEC3, "m/s")                                        \
-  X(S_ANGULAR_VELOCITY, "/bodies/angular_velocity", SHAPE_BODY_VEC3, "rad/s")                      \
-  X(S_REACTION, "/joints/reaction", SHAPE_JOINT_WRENCH, "N, N m")                                  \
-  X(S_MULTIPLIERS, "/state/multipliers", SHAPE_CONSTRAINT,                                         \
-    "N or N m (J per unit of the constraint row)")                                                 \
-  X(S_JOINT_POSITION, "/joints/position", SHAPE_JOINT_VEC3, "m")                                   \
-  X(S_JOINT_COORDINATES, "/joints/coordinates", SHAPE_JOINT_VEC3,                                  \
-    "rad or m (per joint: attribute joint_units)")                                                 \
-  X(S_JOINT_RATES, "/joints/rates", SHAPE_JOINT_VEC3,                                              \
-    "rad/s or m/s (per joint: attribute joint_units)")                                             \
-  X(S_LOAD_FORCE, "/loads/force", SHAPE_LOAD_WRENCH, "N, N m")                                     \
-  X(S_ACCELERATION, "/state/acceleration", SHAPE_COORD, U_A)                                       \
-  X(S_ALG_ACCELERATION, "/state/algorithmic_acceleration", SHAPE_COORD, U_A)
-
-typedef enum {
-#define SERIES_ENUM(id, path, shape, units) id,
-  SERIES_LIST(SERIES_ENUM)
-#undef SERIES_ENUM
-      S_COUNT
-} seriesId;
-
-static const char *const series_path[S_COUNT] = {
-#define SERIES_PATH(id, path, shape, units) path,
-    SERIES_LIST(SERIES_PATH)
-#undef SERIES_PATH
-};
-
-static const rowShape series_shape[S_COUNT] = {
-#define SERIES_SHAPE(id, path, shape, units) shape,
-    SERIES_LIST(SERIES_SHAPE)
-#undef SERIES_SHAPE
-};
-
-static const char *const series_units[S_COUNT] = {
-#define SERIES_UNITS(id, path, shape, units) units,
-    SERIES_LIST(SERIES_UNITS)
-#undef SERIES_UNITS
-};
-
-/* groups that hold the datasets, created before them */
-static const char *const group_path[] = {"/energy", "/momentum", "/constraints", "/solver",
-                                         "/state",  "/bodies",   "/joints", "/loads"};
 
 /* one extendable dataset and the rows not yet written to it */
 typedef struct {
+  char *path;         /* dataset path */
   hid_t dset;         /* open dataset, or H5I_INVALID_HID */
-  hid_t mem_type;     /* H5T_NATIVE_DOUBLE or H5T_NATIVE_INT (library ids, never closed) */
-  int rank;           /* including the time dimension */
+  mbsOutType type;
+  hid_t mem_type;     /* H5T_NATIVE_DOUBLE, _INT or _LLONG (library ids, never closed) */
+  int rank;           /* including the time (or row) dimension */
   hsize_t dims[4];    /* dims[0]: rows in the file; dims[1..]: row shape */
   hsize_t chunk_rows; /* rows per chunk, >= 1 */
   size_t row_bytes;   /* bytes of one row in memory (0 for a zero-width row) */
   unsigned char *buf; /* (chunk_rows x row_bytes) rows buffered, NULL when row_bytes = 0 */
   hsize_t nbuf;       /* rows buffered, <= chunk_rows */
-  int off;            /* 1: a series this run does not write (no dataset, rows dropped) */
+  int optional;       /* a record without a row writes NaN */
+  int nonfinite_ok;   /* NaN and infinity are data here */
+  int table;          /* 1: the table of a ragged series (rows are not records) */
+  const void *row;    /* the row given for the next record, NULL when none */
 } series;
+
+/* a ragged table: three series and the rows of every record (for the sidecar) */
+typedef struct {
+  int count_h, offsets_h, table_h; /* series handles */
+  int ncols;
+  const double *rows;              /* the rows given for the next record */
+  long nrow;
+  long long cur_count, cur_offset; /* the next record's count and offset rows */
+  long long total;                 /* rows written so far */
+  mbsXdmfTable hist;               /* (hist_cap) offset and count of every record */
+  long hist_cap;
+} ragged;
 
 struct mbsWriter {
   char *path;          /* HDF5 file path as given (the final name) */
@@ -168,12 +103,11 @@ struct mbsWriter {
   int lock_fd;         /* its descriptor with a write lock (fcntl), -1 when none */
   const char *h5_name; /* basename of path (points into path): the sidecar refers to it */
   hid_t file;
-  series s[S_COUNT];
-  int nq;   /* n_coordinates */
-  int ncon; /* n_constraints */
-  int nbody;
-  int njoint;
-  int nload;
+  series *s;           /* (ns) the registered series; s[TIME_SERIES] is /time */
+  int ns, s_cap;
+  ragged **r;          /* (nr) the ragged tables (each allocated alone: the sidecar points
+                          at their offsets) */
+  int nr;
   long count;   /* records appended */
   char *status; /* value of the root attribute `status` */
   double *time; /* (time_cap) time of every record, for the sidecar */
@@ -181,6 +115,9 @@ struct mbsWriter {
   double flush_interval;      /* [s] wall time between automatic flushes */
   struct timespec last_flush; /* end of the last flush */
 };
+
+/* the writer's own series */
+#define TIME_SERIES 0
 
 /* ---------- errors ---------- */
 
@@ -411,63 +348,26 @@ done:
   return rc;
 }
 
-/* row shape, memory type and chunking of series id; allocates its buffer */
-static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, int njoint,
-                       int nload) {
+/* row shape, memory type and chunking of a series of rank-1 + 1 dimensions (dims[1..] set
+ * by the caller); allocates its buffer */
+static int series_init(series *s, mbsOutType type, int rank) {
   s->dset = H5I_INVALID_HID;
-  s->mem_type = H5T_NATIVE_DOUBLE;
-  size_t elem = sizeof(double);
+  s->type = type;
+  s->rank = rank;
   s->dims[0] = 0;
-  switch (shape) {
-    case SHAPE_SCALAR:
-      s->rank = 1;
-      break;
-    case SHAPE_INT:
-      s->rank = 1;
-      s->mem_type = H5T_NATIVE_INT;
-      elem = sizeof(int);
-      break;
-    case SHAPE_VEC3:
-      s->rank = 2;
-      s->dims[1] = 3;
-      break;
-    case SHAPE_COORD:
-      s->rank = 2;
-      s->dims[1] = (hsize_t)nq;
-      break;
-    case SHAPE_BODY_VEC3:
-      s->rank = 3;
-      s->dims[1] = (hsize_t)nbody;
-      s->dims[2] = 3;
-      break;
-    case SHAPE_BODY_MAT3:
-      s->rank = 4;
-      s->dims[1] = (hsize_t)nbody;
-      s->dims[2] = 3;
-      s->dims[3] = 3;
-      break;
-    case SHAPE_JOINT_WRENCH:
-      s->rank = 3;
-      s->dims[1] = (hsize_t)njoint;
-      s->dims[2] = 6;
-      break;
-    case SHAPE_CONSTRAINT:
-      s->rank = 2;
-      s->dims[1] = (hsize_t)ncon;
-      break;
-    case SHAPE_JOINT_VEC3:
-      s->rank = 3;
-      s->dims[1] = (hsize_t)njoint;
-      s->dims[2] = 3;
-      break;
-    case SHAPE_LOAD_WRENCH:
-      s->rank = 3;
-      s->dims[1] = (hsize_t)nload;
-      s->dims[2] = 6;
-      break;
+  size_t elem = sizeof(double);
+  size_t file_elem = 8;
+  s->mem_type = H5T_NATIVE_DOUBLE;
+  if (type == MBS_OUT_INT32) {
+    s->mem_type = H5T_NATIVE_INT;
+    elem = sizeof(int);
+    file_elem = 4;
+  } else if (type == MBS_OUT_INT64) {
+    s->mem_type = H5T_NATIVE_LLONG;
+    elem = sizeof(long long);
   }
 
-  /* about 64 KiB of file elements per chunk, at least one row; a zero-width row
+  /* about 16 KiB of file elements per chunk, at least one row; a zero-width row
    * (no coordinates, bodies or joints) still needs a chunk shape of at least 1 */
   hsize_t row_elems = 1;
   hsize_t chunk_elems = 1;
@@ -475,7 +375,7 @@ static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, i
     row_elems *= s->dims[i];
     chunk_elems *= s->dims[i] > 0 ? s->dims[i] : 1;
   }
-  hsize_t chunk_row_bytes = chunk_elems * (shape == SHAPE_INT ? 4 : 8);
+  hsize_t chunk_row_bytes = chunk_elems * file_elem;
   s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
   if (s->chunk_rows < 1) {
     s->chunk_rows = 1;
@@ -494,9 +394,6 @@ static int series_init(series *s, rowShape shape, int nq, int ncon, int nbody, i
 
 /* create the empty extendable dataset of s; returns < 0 on failure */
 static herr_t series_create(hid_t file, const char *path, series *s) {
-  if (s->off) {
-    return 0;
-  }
   herr_t rc = -1;
   hid_t space = H5I_INVALID_HID;
   hid_t dcpl = H5I_INVALID_HID;
@@ -529,7 +426,9 @@ static herr_t series_create(hid_t file, const char *path, series *s) {
       H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
     goto done;
   }
-  hid_t file_type = s->mem_type == H5T_NATIVE_INT ? H5T_STD_I32LE : H5T_IEEE_F64LE;
+  hid_t file_type = s->type == MBS_OUT_INT32   ? H5T_STD_I32LE
+                    : s->type == MBS_OUT_INT64 ? H5T_STD_I64LE
+                                               : H5T_IEEE_F64LE;
   s->dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, dapl);
   if (s->dset < 0) {
     goto done;
@@ -553,7 +452,7 @@ done:
  * HDF5's reason in reason (H5_REASON_MAX). On failure the rows stay buffered and a later
  * call writes them to the same place. */
 static herr_t series_write(series *s, char *reason) {
-  if (s->nbuf == 0 || s->off) {
+  if (s->nbuf == 0) {
     return 0;
   }
   herr_t rc = -1;
@@ -614,16 +513,24 @@ static void release_lock(mbsWriter *w);
 
 static herr_t writer_free(mbsWriter *w) {
   herr_t rc = 0;
-  for (int i = 0; i < S_COUNT; i++) {
+  for (int i = 0; i < w->ns; i++) {
     if (!w->broken && w->s[i].dset >= 0 && H5Dclose(w->s[i].dset) < 0) {
       rc = -1;
     }
     free(w->s[i].buf);
+    free(w->s[i].path);
   }
+  free(w->s);
   if (!w->broken && w->file >= 0 && H5Fclose(w->file) < 0) {
     rc = -1;
   }
   mbs_xdmf_close(w->xmf, 0, NULL, NULL);
+  for (int i = 0; i < w->nr; i++) {
+    free(w->r[i]->hist.offset);
+    free(w->r[i]->hist.count);
+    free(w->r[i]);
+  }
+  free(w->r);
   release_lock(w);
   free(w->time);
   free(w->status);
@@ -947,100 +854,81 @@ static mbsStatus commit(mbsWriter *w, mbsError *err) {
   return MBS_OK;
 }
 
-/* the first non-finite value of a record (in *bad) and the dataset it would go to; NULL
- * when all are finite. Optional arrays that are NULL are skipped (written as NaN on
- * purpose: "not available"). */
-static const char *nonfinite(const mbsWriter *w, const mbsRecord *rec, double *bad) {
-  double total = rec->kinetic + rec->potential;
-  long nb = w->nbody, nj = w->njoint;
-  struct {
-    const double *x;
-    long n;
-    const char *name;
-  } f[] = {
-      {&rec->time, 1, "/time"},
-      {&rec->kinetic, 1, "/energy/kinetic"},
-      {&rec->potential, 1, "/energy/potential"},
-      {&total, 1, "/energy/total"},
-      {&rec->external_work, 1, "/energy/external_work"},
-      {&rec->dissipated, 1, "/energy/dissipated"},
-      {rec->linear_momentum, 3, "/momentum/linear"},
-      {rec->angular_momentum, 3, "/momentum/angular"},
-      {&rec->violation, 1, "/constraints/violation"},
-      {&rec->velocity_violation, 1, "/constraints/velocity_violation"},
-      {rec->scheme_velocity, w->nq, "/state/scheme_velocity"},
-      {&rec->step_size, 1, "/solver/step_size"},
-      {rec->q, w->nq, "/state/q"},
-      {rec->v, w->nq, "/state/v"},
-      {rec->body_position, 3 * nb, "/bodies/position"},
-      {rec->body_orientation, 9 * nb, "/bodies/orientation"},
-      {rec->body_velocity, 3 * nb, "/bodies/velocity"},
-      {rec->body_angular_velocity, 3 * nb, "/bodies/angular_velocity"},
-      {rec->joint_reaction, 6 * nj, "/joints/reaction"},
-      {rec->load_force, 6 * (long)w->nload, "/loads/force"},
-      {rec->joint_position, 3 * nj, "/joints/position"},
-      {rec->multipliers, w->ncon, "/state/multipliers"},
-      {rec->acceleration, w->nq, "/state/acceleration"},
-      {rec->algorithmic_acceleration, w->nq, "/state/algorithmic_acceleration"},
-  };
-  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-    for (long k = 0; f[i].x && k < f[i].n; k++) {
-      if (!isfinite(f[i].x[k])) {
-        *bad = f[i].x[k];
-        return f[i].name;
+/* the first non-finite value of the rows given for the next record (in *bad) and the
+ * dataset it would go to; NULL when all are finite. Optional rows not given are skipped
+ * (written as NaN on purpose: "not available"), and so are series whose columns may be NaN
+ * (nonfinite_ok). */
+static const char *nonfinite(const mbsWriter *w, double *bad) {
+  for (int i = 0; i < w->ns; i++) {
+    const series *s = &w->s[i];
+    if (s->type != MBS_OUT_FLOAT64 || !s->row || s->nonfinite_ok || s->table) {
+      continue;
+    }
+    const double *x = s->row;
+    for (size_t k = 0; k < s->row_bytes / sizeof(double); k++) {
+      if (!isfinite(x[k])) {
+        *bad = x[k];
+        return s->path;
+      }
+    }
+  }
+  for (int i = 0; i < w->nr; i++) {
+    const ragged *r = w->r[i];
+    const series *s = &w->s[r->table_h];
+    for (long k = 0; r->rows && !s->nonfinite_ok && k < r->nrow * r->ncols; k++) {
+      if (!isfinite(r->rows[k])) {
+        *bad = r->rows[k];
+        return s->path;
       }
     }
   }
   return NULL;
 }
 
-/* the attribute `column_units` of the /state series ("m", "1", "rad" of /state/q, per second
- * for the velocities, per second squared for the accelerations) and `joint_units` of
- * /joints/coordinates and /joints/rates; like `names`, only where an object header holds
- * them. Returns < 0 on failure. */
-static herr_t units_write(mbsWriter *w, const mbsOutputInfo *info) {
-  static const struct {
-    seriesId id;
-    const char *suffix;
-  } coord[] = {{S_Q, ""},
-               {S_V, "/s"},
-               {S_SCHEME_VELOCITY, "/s"},
-               {S_ACCELERATION, "/s^2"},
-               {S_ALG_ACCELERATION, "/s^2"}};
-  herr_t rc = 0;
-  const char **col = NULL;
-  char *text = NULL;
-  if (info->coordinate_units && w->nq > 0 && w->nq <= NAMES_ATTR_MAX) {
-    col = malloc((size_t)w->nq * sizeof(*col));
-    text = malloc((size_t)w->nq * 16);
-    if (!col || !text) {
-      rc = -1;
-      goto done;
-    }
-    for (size_t k = 0; k < sizeof(coord) / sizeof(coord[0]) && rc >= 0; k++) {
-      if (w->s[coord[k].id].off) {
-        continue;
-      }
-      for (int i = 0; i < w->nq; i++) {
-        const char *u = info->coordinate_units[i] ? info->coordinate_units[i] : "";
-        snprintf(text + 16 * (size_t)i, 16, "%.6s%s", u, coord[k].suffix);
-        col[i] = text + 16 * (size_t)i;
-      }
-      rc = attr_strings(w->s[coord[k].id].dset, "column_units", col, w->nq);
-    }
+/* the rows given for the next record are forgotten */
+static void forget_rows(mbsWriter *w) {
+  for (int i = 0; i < w->ns; i++) {
+    w->s[i].row = NULL;
   }
-  if (rc >= 0 && info->joint_units && info->joint_rate_units && w->njoint > 0 &&
-      w->njoint <= NAMES_ATTR_MAX) {
-    rc = attr_strings(w->s[S_JOINT_COORDINATES].dset, "joint_units", info->joint_units, w->njoint);
-    if (rc >= 0) {
-      rc = attr_strings(w->s[S_JOINT_RATES].dset, "joint_units", info->joint_rate_units, w->njoint);
-    }
+  for (int i = 0; i < w->nr; i++) {
+    w->r[i]->rows = NULL;
+    w->r[i]->nrow = 0;
   }
-done:
-  free(col);
-  free(text);
-  return rc;
 }
+
+/* the groups above path ("/a/b/c": /a, /a/b), created where missing; < 0 on failure */
+static herr_t make_parents(hid_t file, const char *path) {
+  char buf[512];
+  if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+    return -1;
+  }
+  for (char *p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
+    *p = '\0';
+    htri_t exists = H5Lexists(file, buf, H5P_DEFAULT);
+    if (exists < 0) {
+      return -1;
+    }
+    if (!exists) {
+      hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+      hid_t group = H5I_INVALID_HID;
+      if (gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0) {
+        group = H5Gcreate2(file, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+      }
+      herr_t rc = group >= 0 ? H5Gclose(group) : -1;
+      if (gcpl >= 0 && H5Pclose(gcpl) < 0) {
+        rc = -1;
+      }
+      if (rc < 0) {
+        return -1;
+      }
+    }
+    *p = '/';
+  }
+  return 0;
+}
+
+/* may something be registered at path now? MBS_OK, or the error */
+static mbsStatus check_new(mbsWriter *w, const char *path, mbsError *err);
 
 mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsError *err) {
   mbsWriter *w = NULL;
@@ -1055,12 +943,6 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
                   "output file '%s': negative number of constraints (%d)", path,
                   info->n_constraints);
-    return NULL;
-  }
-  if (check_names(info->coordinate_names, info->n_coordinates, "coordinates", path, err) ||
-      check_names(info->body_names, info->nbody, "bodies", path, err) ||
-      check_names(info->joint_names, info->njoint, "joints", path, err) ||
-      check_names(info->load_names, info->nload, "loads", path, err)) {
     return NULL;
   }
 
@@ -1080,9 +962,6 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
 
   w->file = H5I_INVALID_HID;
   w->lock_fd = -1;
-  for (int i = 0; i < S_COUNT; i++) {
-    w->s[i].dset = H5I_INVALID_HID;
-  }
 
   w->path = malloc(strlen(path) + 1);
   if (!w->path) {
@@ -1095,11 +974,6 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   if (check_target(w, path, info->overwrite, err) != MBS_OK) {
     goto fail;
   }
-  w->nq = info->n_coordinates;
-  w->ncon = info->n_constraints;
-  w->nbody = info->nbody;
-  w->njoint = info->njoint;
-  w->nload = info->nload;
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
   const char *slash = strrchr(w->path, '/');
   w->h5_name = slash ? slash + 1 : w->path;
@@ -1118,21 +992,12 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     if (mbs_xdmf_check_path(w->xmf_path, info->overwrite, &xmf_target, err) != MBS_OK) {
       goto fail;
     }
-    w->xmf = mbs_xdmf_create(w->xmf_path, xmf_target, w->h5_name, w->nbody, w->njoint, err);
+    w->xmf = mbs_xdmf_create(w->xmf_path, xmf_target, w->h5_name, err);
     free(xmf_target);
     if (!w->xmf) {
       goto fail;
     }
   }
-  for (int i = 0; i < S_COUNT; i++) {
-    if (series_init(&w->s[i], series_shape[i], w->nq, w->ncon, w->nbody, w->njoint, w->nload) <
-        0) {
-      goto nomem;
-    }
-  }
-  /* the accelerations only of genalpha runs, whose next step needs them */
-  w->s[S_ACCELERATION].off = !info->write_acceleration;
-  w->s[S_ALG_ACCELERATION].off = !info->write_acceleration;
 
   /* the file, under its temporary name; freed file space is never reused (see the top) */
   fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -1226,64 +1091,9 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     }
   }
 
-  /* groups, then the empty time series */
-  for (size_t i = 0; i < sizeof(group_path) / sizeof(group_path[0]); i++) {
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-    hid_t group = H5I_INVALID_HID;
-    if (gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0) {
-      group = H5Gcreate2(w->file, group_path[i], H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    }
-    herr_t rc = group >= 0 ? H5Gclose(group) : -1;
-    if (gcpl >= 0 && H5Pclose(gcpl) < 0) {
-      rc = -1;
-    }
-    if (rc < 0) {
-      h5_fail(err, path, "create group", group_path[i]);
-      goto fail;
-    }
-  }
-  for (int i = 0; i < S_COUNT; i++) {
-    if (series_create(w->file, series_path[i], &w->s[i]) < 0) {
-      h5_fail(err, path, "create dataset", series_path[i]);
-      goto fail;
-    }
-    if (!w->s[i].off && attr_string(w->s[i].dset, "units", series_units[i]) < 0) {
-      h5_fail(err, path, "write attribute 'units' of", series_path[i]);
-      goto fail;
-    }
-  }
-  if (units_write(w, info) < 0) {
-    h5_fail(err, path, "write the per-column units of", "/state and /joints");
-    goto fail;
-  }
-
-  /* labels: coordinate names (the dataset /state/names for any size; also the attribute
-   * `names` of /state/q and /state/v where it fits in an object header), body and joint
-   * names */
-  if (names_write(w->file, "/state/names", info->coordinate_names, w->nq) < 0) {
-    h5_fail(err, path, "write dataset", "/state/names");
-    goto fail;
-  }
-  if (w->nq <= NAMES_ATTR_MAX) {
-    if (attr_strings(w->s[S_Q].dset, "names", info->coordinate_names, w->nq) < 0) {
-      h5_fail(err, path, "write attribute 'names' of", "/state/q");
-      goto fail;
-    }
-    if (attr_strings(w->s[S_V].dset, "names", info->coordinate_names, w->nq) < 0) {
-      h5_fail(err, path, "write attribute 'names' of", "/state/v");
-      goto fail;
-    }
-  }
-  if (names_write(w->file, "/bodies/names", info->body_names, w->nbody) < 0) {
-    h5_fail(err, path, "write dataset", "/bodies/names");
-    goto fail;
-  }
-  if (names_write(w->file, "/joints/names", info->joint_names, w->njoint) < 0) {
-    h5_fail(err, path, "write dataset", "/joints/names");
-    goto fail;
-  }
-  if (names_write(w->file, "/loads/names", info->load_names, w->nload) < 0) {
-    h5_fail(err, path, "write dataset", "/loads/names");
+  /* the writer's own series: the time of every record */
+  mbsSeriesSpec time_spec = {.path = "/time", .type = MBS_OUT_FLOAT64, .units = "s"};
+  if (mbs_output_add_series(w, &time_spec, err) != TIME_SERIES) {
     goto fail;
   }
 
@@ -1314,121 +1124,6 @@ fail:
   return NULL;
 }
 
-/* copy one row of series id out of rec into the buffer of s */
-static void series_push(series *s, seriesId id, const mbsRecord *rec) {
-  if (s->off) {
-    return;
-  }
-  if (s->row_bytes == 0) {
-    s->nbuf++;
-    return;
-  }
-  double total = rec->kinetic + rec->potential;
-  const void *src = NULL;
-  switch (id) {
-    case S_TIME:
-      src = &rec->time;
-      break;
-    case S_KINETIC:
-      src = &rec->kinetic;
-      break;
-    case S_POTENTIAL:
-      src = &rec->potential;
-      break;
-    case S_TOTAL:
-      src = &total;
-      break;
-    case S_EXTERNAL_WORK:
-      src = &rec->external_work;
-      break;
-    case S_DISSIPATED:
-      src = &rec->dissipated;
-      break;
-    case S_LINEAR:
-      src = rec->linear_momentum;
-      break;
-    case S_ANGULAR:
-      src = rec->angular_momentum;
-      break;
-    case S_VIOLATION:
-      src = &rec->violation;
-      break;
-    case S_VELOCITY_VIOLATION:
-      src = &rec->velocity_violation;
-      break;
-    case S_SCHEME_VELOCITY:
-      src = rec->scheme_velocity;
-      break;
-    case S_ITERATIONS:
-      src = &rec->iterations;
-      break;
-    case S_FACTORIZATIONS:
-      src = &rec->factorizations;
-      break;
-    case S_SOLVES:
-      src = &rec->solves;
-      break;
-    case S_STEP_SIZE:
-      src = &rec->step_size;
-      break;
-    case S_Q:
-      src = rec->q;
-      break;
-    case S_V:
-      src = rec->v;
-      break;
-    case S_POSITION:
-      src = rec->body_position;
-      break;
-    case S_ORIENTATION:
-      src = rec->body_orientation;
-      break;
-    case S_VELOCITY:
-      src = rec->body_velocity;
-      break;
-    case S_ANGULAR_VELOCITY:
-      src = rec->body_angular_velocity;
-      break;
-    case S_REACTION:
-      src = rec->joint_reaction;
-      break;
-    case S_MULTIPLIERS:
-      src = rec->multipliers;
-      break;
-    case S_JOINT_POSITION:
-      src = rec->joint_position;
-      break;
-    case S_JOINT_COORDINATES:
-      src = rec->joint_coordinates;
-      break;
-    case S_JOINT_RATES:
-      src = rec->joint_rates;
-      break;
-    case S_LOAD_FORCE:
-      src = rec->load_force;
-      break;
-    case S_ACCELERATION:
-      src = rec->acceleration;
-      break;
-    case S_ALG_ACCELERATION:
-      src = rec->algorithmic_acceleration;
-      break;
-    case S_COUNT:
-      break;
-  }
-  unsigned char *row = s->buf + (size_t)s->nbuf * s->row_bytes;
-  if (src) {
-    memcpy(row, src, s->row_bytes);
-  } else {
-    /* an optional array the caller did not give (only float64 series are optional) */
-    const double nan = NAN;
-    for (size_t i = 0; i + sizeof(double) <= s->row_bytes; i += sizeof(double)) {
-      memcpy(row + i, &nan, sizeof(double));
-    }
-  }
-  s->nbuf++;
-}
-
 /* the error of every call on a writer whose file broke */
 static mbsStatus abandoned(const mbsWriter *w, mbsError *err) {
   return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
@@ -1437,33 +1132,291 @@ static mbsStatus abandoned(const mbsWriter *w, mbsError *err) {
                        w->path);
 }
 
-mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
-  if (!w || !rec) {
-    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer or no record");
+/* ---------- the registry ---------- */
+
+static mbsStatus check_new(mbsWriter *w, const char *path, mbsError *err) {
+  if (!w) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer");
   }
   if (w->broken) {
     return abandoned(w, err);
   }
+  if (!path || path[0] != '/' || strlen(path) >= 500) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': a dataset path must start with '/' (got '%s')",
+                         w->path, path ? path : "(null)");
+  }
+  if (w->count > 0) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': dataset '%s' registered after the first record",
+                         w->path, path);
+  }
+  htri_t exists = make_parents(w->file, path) < 0 ? -1 : H5Lexists(w->file, path, H5P_DEFAULT);
+  if (exists < 0) {
+    return h5_fail(err, w->path, "create the groups of", path);
+  }
+  if (exists) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': dataset '%s' registered twice", w->path, path);
+  }
+  return MBS_OK;
+}
 
-  /* every array the sizes call for must be there */
-  struct {
-    const void *ptr;
-    int needed;
-    const char *name;
-  } arrays[] = {
-      {rec->q, w->nq > 0, "q"},
-      {rec->v, w->nq > 0, "v"},
-      {rec->body_position, w->nbody > 0, "body_position"},
-      {rec->body_orientation, w->nbody > 0, "body_orientation"},
-      {rec->body_velocity, w->nbody > 0, "body_velocity"},
-      {rec->body_angular_velocity, w->nbody > 0, "body_angular_velocity"},
-      {rec->joint_reaction, w->njoint > 0, "joint_reaction"},
-  };
-  for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
-    if (arrays[i].needed && !arrays[i].ptr) {
-      return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
-                           "output file '%s': record %ld: %s is NULL", w->path, w->count,
-                           arrays[i].name);
+/* a new series (dims[1..] from shape) with its dataset and `units`; its handle or -1 */
+static int add_series(mbsWriter *w, const mbsSeriesSpec *spec, int table, mbsError *err) {
+  if (!spec || spec->rank < 0 || spec->rank > MBS_OUT_MAX_RANK || spec->type < 0 ||
+      spec->type >= MBS_OUT_TYPE_COUNT || (spec->optional && spec->type != MBS_OUT_FLOAT64)) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                  "output file '%s': bad description of dataset '%s' (rank, type, or an "
+                  "optional series that is not float64)",
+                  w ? w->path : "?", spec && spec->path ? spec->path : "(null)");
+    return -1;
+  }
+  for (int i = 0; i < spec->rank; i++) {
+    if (spec->shape[i] < 0) {
+      mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                    "output file '%s': dataset '%s': negative dimension %d", w->path,
+                    spec->path, spec->shape[i]);
+      return -1;
+    }
+  }
+  if (check_new(w, spec->path, err) != MBS_OK) {
+    return -1;
+  }
+  if (w->ns == w->s_cap) {
+    int cap = w->s_cap > 0 ? 2 * w->s_cap : 32;
+    series *grown = realloc(w->s, (size_t)cap * sizeof(*grown));
+    if (!grown) {
+      goto nomem;
+    }
+    w->s = grown;
+    w->s_cap = cap;
+  }
+  series *s = &w->s[w->ns];
+  memset(s, 0, sizeof(*s));
+  s->dset = H5I_INVALID_HID;
+  for (int i = 0; i < spec->rank; i++) {
+    s->dims[1 + i] = (hsize_t)spec->shape[i];
+  }
+  s->path = malloc(strlen(spec->path) + 1);
+  if (!s->path) {
+    goto nomem;
+  }
+  strcpy(s->path, spec->path);
+  if (series_init(s, spec->type, spec->rank + 1) < 0) {
+    free(s->path);
+    goto nomem;
+  }
+  s->optional = spec->optional;
+  s->nonfinite_ok = spec->nonfinite_ok;
+  s->table = table;
+  w->ns++;
+  if (series_create(w->file, s->path, s) < 0) {
+    h5_fail(err, w->path, "create dataset", s->path);
+    return -1;
+  }
+  if (spec->units && attr_string(s->dset, "units", spec->units) < 0) {
+    h5_fail(err, w->path, "write attribute 'units' of", s->path);
+    return -1;
+  }
+  return w->ns - 1;
+
+nomem:
+  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory creating output file '%s'",
+                w->path);
+  return -1;
+}
+
+int mbs_output_add_series(mbsWriter *w, const mbsSeriesSpec *spec, mbsError *err) {
+  return add_series(w, spec, 0, err);
+}
+
+mbsStatus mbs_output_series_attr(mbsWriter *w, int h, const char *name,
+                                 const char *const *values, int n, mbsError *err) {
+  if (!w || h < 0 || h >= w->ns || !name) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer, series or name");
+  }
+  if (w->broken) {
+    return abandoned(w, err);
+  }
+  mbsStatus st = check_names(values, n, name, w->path, err);
+  if (st != MBS_OK || n > MBS_OUTPUT_ATTR_MAX) {
+    return st;
+  }
+  if (attr_strings(w->s[h].dset, name, values, n) < 0) {
+    char what[128];
+    snprintf(what, sizeof(what), "write attribute '%s' of", name);
+    return h5_fail(err, w->path, what, w->s[h].path);
+  }
+  return MBS_OK;
+}
+
+mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const *names, int n,
+                               mbsError *err) {
+  mbsStatus st = check_new(w, path, err);
+  if (st == MBS_OK) {
+    st = check_names(names, n, path, w->path, err);
+  }
+  if (st == MBS_OK && names_write(w->file, path, names, n) < 0) {
+    st = h5_fail(err, w->path, "write dataset", path);
+  }
+  return st;
+}
+
+int mbs_output_add_ragged(mbsWriter *w, const char *path, int ncols, const char *units,
+                          const char *const *column_names, mbsError *err) {
+  char sub[520];
+  if (check_new(w, path, err) != MBS_OK) {
+    return -1;
+  }
+  if (ncols < 1) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                  "output file '%s': ragged table '%s' needs at least one column", w->path, path);
+    return -1;
+  }
+  ragged **grown = realloc(w->r, (size_t)(w->nr + 1) * sizeof(*grown));
+  if (!grown) {
+    goto nomem;
+  }
+  w->r = grown;
+  ragged *r = calloc(1, sizeof(*r));
+  if (!r) {
+    goto nomem;
+  }
+  w->r[w->nr++] = r;
+  r->ncols = ncols;
+
+  /* count and offsets: one int64 per record; the table: ncols float64 per row */
+  mbsSeriesSpec spec = {.path = sub, .type = MBS_OUT_INT64, .units = "1"};
+  snprintf(sub, sizeof(sub), "%s/count", path);
+  r->count_h = add_series(w, &spec, 0, err);
+  snprintf(sub, sizeof(sub), "%s/offsets", path);
+  r->offsets_h = r->count_h < 0 ? -1 : add_series(w, &spec, 0, err);
+  snprintf(sub, sizeof(sub), "%s/table", path);
+  spec.type = MBS_OUT_FLOAT64;
+  spec.rank = 1;
+  spec.shape[0] = ncols;
+  spec.units = units;
+  r->table_h = r->offsets_h < 0 ? -1 : add_series(w, &spec, 1, err);
+  if (r->table_h < 0) {
+    return -1;
+  }
+  if (column_names &&
+      mbs_output_series_attr(w, r->table_h, "columns", column_names, ncols, err) != MBS_OK) {
+    return -1;
+  }
+  return w->nr - 1;
+
+nomem:
+  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory creating output file '%s'",
+                w->path);
+  return -1;
+}
+
+void mbs_output_put(mbsWriter *w, int h, const void *row) {
+  if (w && h > TIME_SERIES && h < w->ns && !w->s[h].table) {
+    w->s[h].row = row;
+  }
+}
+
+void mbs_output_put_rows(mbsWriter *w, int h, const double *rows, long nrow) {
+  if (w && h >= 0 && h < w->nr) {
+    w->r[h]->rows = rows;
+    w->r[h]->nrow = rows ? nrow : 0;
+  }
+}
+
+mbsStatus mbs_output_add_grid(mbsWriter *w, const mbsGridSpec *grid, mbsError *err) {
+  if (!w || !grid || !grid->name || !grid->label || grid->kind < 0 ||
+      grid->kind >= MBS_GRID_KIND_COUNT || grid->nvector < 0 ||
+      (grid->nvector > 0 && !grid->vector) ||
+      (grid->kind == MBS_GRID_RAGGED_POINTS && (grid->ragged < 0 || grid->ragged >= w->nr))) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: bad XDMF grid description");
+  }
+  if (w->count > 0) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': XDMF grid '%s' added after the first record",
+                         w->path, grid->name);
+  }
+  if (!w->xmf) {
+    return MBS_OK;
+  }
+  if (grid->kind == MBS_GRID_RAGGED_POINTS) {
+    const ragged *r = w->r[grid->ragged];
+    return mbs_xdmf_add_grid(w->xmf, grid, w->s[r->table_h].path, r->ncols, &r->hist, err);
+  }
+  return mbs_xdmf_add_grid(w->xmf, grid, NULL, 0, NULL, err);
+}
+
+/* ---------- records ---------- */
+
+/* copy one row into the buffer of s (its row, or NaN for an optional series without one) */
+static void series_push(series *s, const void *src) {
+  if (s->row_bytes == 0) {
+    s->nbuf++;
+    return;
+  }
+  unsigned char *row = s->buf + (size_t)s->nbuf * s->row_bytes;
+  if (src) {
+    memcpy(row, src, s->row_bytes);
+  } else {
+    /* an optional row the caller did not give (only float64 series are optional) */
+    const double nan = NAN;
+    for (size_t i = 0; i + sizeof(double) <= s->row_bytes; i += sizeof(double)) {
+      memcpy(row + i, &nan, sizeof(double));
+    }
+  }
+  s->nbuf++;
+}
+
+/* room in the sidecar's record of ragged table r for one more record; < 0 out of memory */
+static int hist_room(ragged *r, long count) {
+  if (count < r->hist_cap) {
+    return 0;
+  }
+  long cap = r->hist_cap > 0 ? 2 * r->hist_cap : 1024;
+  long long *off = realloc(r->hist.offset, (size_t)cap * sizeof(*off));
+  if (!off) {
+    return -1;
+  }
+  r->hist.offset = off;
+  long long *cnt = realloc(r->hist.count, (size_t)cap * sizeof(*cnt));
+  if (!cnt) {
+    return -1;
+  }
+  r->hist.count = cnt;
+  r->hist_cap = cap;
+  return 0;
+}
+
+mbsStatus mbs_output_append(mbsWriter *w, double t, mbsError *err) {
+  if (!w) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer");
+  }
+  if (w->broken) {
+    forget_rows(w);
+    return abandoned(w, err);
+  }
+  w->s[TIME_SERIES].row = &t;
+  /* a ragged table's count and first row of this record */
+  for (int i = 0; i < w->nr; i++) {
+    ragged *r = w->r[i];
+    r->cur_count = r->nrow;
+    r->cur_offset = r->total;
+    w->s[r->count_h].row = &r->cur_count;
+    w->s[r->offsets_h].row = &r->cur_offset;
+  }
+
+
+  /* every row that is not optional must be there */
+  for (int i = 0; i < w->ns; i++) {
+    const series *s = &w->s[i];
+    if (!s->row && !s->optional && !s->table && s->row_bytes > 0) {
+      mbsStatus st = mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                                   "output file '%s': record %ld: no row given for %s", w->path,
+                                   w->count, s->path);
+      forget_rows(w);
+      return st;
     }
   }
 
@@ -1471,45 +1424,81 @@ mbsStatus mbs_output_append(mbsWriter *w, const mbsRecord *rec, mbsError *err) {
 
   /* a record that is not finite is a solution that blew up, never a result */
   double bad = 0.0;
-  const char *where = nonfinite(w, rec, &bad);
+  const char *where = nonfinite(w, &bad);
   if (where) {
-    return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
-                         "the record at t = %.9g holds a non-finite value (%g) in %s: the "
-                         "solution has blown up; the record was not written to '%s'",
-                         rec->time, bad, where, w->path);
+    mbsStatus st = mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                                 "the record at t = %.9g holds a non-finite value (%g) in %s: "
+                                 "the solution has blown up; the record was not written to '%s'",
+                                 t, bad, where, w->path);
+    forget_rows(w);
+    return st;
   }
 
   /* room for the record everywhere before anything changes, so that a failure leaves
    * all series with the same number of rows (a full buffer means an earlier write failed) */
   if (w->count == w->time_cap) {
     long cap = w->time_cap > 0 ? 2 * w->time_cap : 1024;
-    double *t = realloc(w->time, (size_t)cap * sizeof(double));
-    if (!t) {
+    double *tt = realloc(w->time, (size_t)cap * sizeof(double));
+    if (!tt) {
+      forget_rows(w);
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing '%s'", w->path);
     }
-    w->time = t;
+    w->time = tt;
     w->time_cap = cap;
   }
-  for (int i = 0; i < S_COUNT; i++) {
+  for (int i = 0; i < w->nr; i++) {
+    if (hist_room(w->r[i], w->count) < 0) {
+      forget_rows(w);
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing '%s'", w->path);
+    }
+  }
+  for (int i = 0; i < w->ns; i++) {
     if (w->s[i].nbuf == w->s[i].chunk_rows && series_write(&w->s[i], reason) < 0) {
       w->broken = 1;
-      return h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
+      forget_rows(w);
+      return h5_fail_reason(err, w->path, "write dataset", w->s[i].path, reason);
     }
   }
 
   /* buffer the record; a series whose rows now end on a chunk boundary is written */
-  for (int i = 0; i < S_COUNT; i++) {
-    series_push(&w->s[i], (seriesId)i, rec);
-  }
-  w->time[w->count++] = rec->time;
-  w->dirty = 1;
-  for (int i = 0; i < S_COUNT; i++) {
-    series *s = &w->s[i];
-    if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s, reason) < 0) {
-      w->broken = 1;
-      return h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
+  for (int i = 0; i < w->ns; i++) {
+    if (!w->s[i].table) {
+      series_push(&w->s[i], w->s[i].row);
     }
   }
+  w->time[w->count] = t;
+  for (int i = 0; i < w->nr; i++) {
+    ragged *r = w->r[i];
+    r->hist.offset[w->count] = r->cur_offset;
+    r->hist.count[w->count] = r->cur_count;
+  }
+  w->count++;
+  w->dirty = 1;
+  for (int i = 0; i < w->ns; i++) {
+    series *s = &w->s[i];
+    if (!s->table && (s->dims[0] + s->nbuf) % s->chunk_rows == 0 &&
+        series_write(s, reason) < 0) {
+      w->broken = 1;
+      forget_rows(w);
+      return h5_fail_reason(err, w->path, "write dataset", s->path, reason);
+    }
+  }
+
+  /* the tables' rows: any number per record, written chunk by chunk */
+  for (int i = 0; i < w->nr; i++) {
+    ragged *r = w->r[i];
+    series *s = &w->s[r->table_h];
+    for (long k = 0; k < r->nrow; k++) {
+      series_push(s, r->rows + (size_t)k * (size_t)r->ncols);
+      if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s, reason) < 0) {
+        w->broken = 1;
+        forget_rows(w);
+        return h5_fail_reason(err, w->path, "write dataset", s->path, reason);
+      }
+    }
+    r->total += r->nrow;
+  }
+  forget_rows(w);
 
   /* periodic flush so that an interrupted run keeps its records: a flush writes what is
    * new (buffered rows, the sidecar's new grids), so its cost does not grow with the run
@@ -1532,11 +1521,11 @@ mbsStatus mbs_output_flush(mbsWriter *w, mbsError *err) {
 
   /* every buffered row, then data and metadata to the operating system; a failure breaks
    * the file (writer_free says why) */
-  for (int i = 0; i < S_COUNT; i++) {
+  for (int i = 0; i < w->ns; i++) {
     char reason[H5_REASON_MAX];
     if (series_write(&w->s[i], reason) < 0) {
       w->broken = 1;
-      st = h5_fail_reason(err, w->path, "write dataset", series_path[i], reason);
+      st = h5_fail_reason(err, w->path, "write dataset", w->s[i].path, reason);
       goto done;
     }
   }
@@ -1659,13 +1648,14 @@ double mbs_output_estimate(const mbsWriter *w, long nrecord, double *h5, double 
   if (!w) {
     return -1.0;
   }
-  for (int i = 0; i < S_COUNT; i++) {
-    if (!w->s[i].off) {
+  /* (a ragged table's rows are not known before the run: not counted) */
+  for (int i = 0; i < w->ns; i++) {
+    if (!w->s[i].table) {
       *h5 += (double)w->s[i].row_bytes * (double)nrecord;
     }
   }
   if (w->xmf) {
-    *xmf = mbs_xdmf_record_bytes(w->h5_name, w->nbody, w->njoint, nrecord) * (double)nrecord;
+    *xmf = mbs_xdmf_record_bytes(w->xmf, nrecord) * (double)nrecord;
   }
   struct statvfs fs;
   const char *where = w->tmp_path ? w->tmp_path : w->target;

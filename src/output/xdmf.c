@@ -1,22 +1,30 @@
 /* xdmf.c: the XDMF 2 sidecar of the result file (README "Viewing in ParaView").
  *
- * ParaView's "XDMF Reader" (Xdmf2) reads a temporal collection of Uniform grids; each
- * grid is the set of body centres of mass at one record (Polyvertex topology with the
- * default connectivity 0 .. nb-1) carrying velocity, angular velocity and the three
- * directors as node vectors. A second temporal collection holds the joint points
- * (/joints/position) with the reaction force and torque; the reader shows the two as the
- * blocks "bodies" and "joints" of one multiblock data set. All arrays are HyperSlabs of
- * the time-major datasets (/bodies/position [N,nb,3], /bodies/orientation [N,nb,3,3],
- * /joints/position [N,nj,3], /joints/reaction [N,nj,6]), so nothing is copied.
+ * ParaView's "XDMF Reader" (Xdmf2) reads temporal collections of Uniform grids and shows
+ * them as the blocks of one multiblock data set. The sidecar is built from a list of grids
+ * (mbsGridSpec, added by the code that owns the data): each is one temporal collection with
+ * one Uniform grid per record, of a kind
+ *
+ *   points          npoint points (Polyvertex with the default connectivity): the body
+ *                   centres of mass with velocity, angular velocity and the three directors
+ *                   (columns of /bodies/orientation); the joint points with force and torque
+ *   polyline        npoint nodes joined in order (a beam's centreline), with node vectors
+ *   ragged points   a varying number of points per record: the rows offsets[k] ..
+ *                   offsets[k] + count[k] - 1 of a ragged table (contacts)
+ *
+ * All arrays are HyperSlabs of the time-major datasets ([N,np,width], [N,np,3,3], or the
+ * table [R,width]), so nothing is copied.
  *
  * The file is laid out so that it grows in place (see xdmf.h):
  *
- *   head        the record count N as an internal entity of fixed width, which every
- *               HyperSlab's dataset dimensions use (&N;), so it changes in one place
- *   bodies      one grid per record, then the reserve: 4 KiB units "<!-- ... -->\n" that
- *               new grids overwrite, the rest of a partly used unit blanked with spaces
- *   mid         the end of the bodies' collection, the start of the joints'
- *   joints      one grid per record
+ *   head        the record count N (and the rows R1, R2, ... of each ragged grid's table)
+ *               as internal entities of fixed width, which every HyperSlab's dataset
+ *               dimensions use (&N;), so each changes in one place
+ *   grids 0     the first collection, one grid per record, then its reserve: 4 KiB units
+ *               "<!-- ... -->\n" that new grids overwrite, the rest of a partly used unit
+ *               blanked with spaces
+ *   grids 1 ..  the end of the collection before, the start of this one, its grids and
+ *               (all but the last) a reserve
  *   tail        the closing tags, rewritten after every append
  *
  * Every write leaves well-formed XML behind it (a kill -9 between two writes leaves a file
@@ -43,23 +51,42 @@
 #define WRITE_BLOCK (1 << 20)
 
 static const char tail_text[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
-static const char mid_text[] =
-    "    </Grid>\n"
-    "    <Grid Name=\"joints\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
 static const char marker[] = "<!-- written by mbsim-run";
+
+/* one vector of a grid (see mbsGridVector); strings owned */
+typedef struct {
+  char *name;
+  char *path;
+  int width, component, director;
+} xvec;
+
+/* one temporal collection (see mbsGridSpec) and where its grids end in the file */
+typedef struct {
+  mbsGridKind kind;
+  char *name, *label;
+  int npoint;
+  xvec position;
+  int nvec;
+  xvec *vec;
+  const mbsXdmfTable *table; /* ragged grids: the writer's offsets and counts */
+  char *table_path;          /* ragged grids: the table dataset */
+  int table_width;
+  int entity;        /* ragged grids: its table's row count is the entity R<entity> */
+  off_t end;           /* end of its last grid */
+  off_t reserve_start; /* the reserve after it (all but the last collection): where it */
+  off_t reserve_end;   /* started when the file was written, and its end */
+} xgrid;
 
 struct mbsXdmf {
   char *path;        /* the sidecar path as given (messages) */
   char *target;      /* where it is written (a symbolic link at path resolved) */
   char *h5;          /* the HDF5 file name, escaped for XML */
-  int nbody, njoint;
+  int ngrid;
+  xgrid *grid;       /* (ngrid) the collections, in the file's order */
+  int nentity;       /* 1 + ragged grids: the entities N, R1, R2, ... */
   int fd;            /* open for appends; -1 before the first update */
   long nrec;         /* records listed */
-  off_t count_off;   /* the COUNT_WIDTH characters of the entity N */
-  off_t body_end;    /* end of the last body grid */
-  off_t reserve_end; /* end of the reserve (njoint > 0; the reserve starts at reserve_start) */
-  off_t reserve_start;
-  off_t joint_end;   /* end of the last joint grid, where the tail starts (njoint > 0) */
+  off_t *count_off;  /* (nentity) where the COUNT_WIDTH characters of each entity are */
   int no_unnamed;    /* 1: unnamed files (O_TMPFILE) cannot be given a name here */
 };
 
@@ -184,16 +211,31 @@ static void slab_vec(strbuf *b, const char *h5, const char *dset, long k, int ro
             rows, k, off, rows, rows, width, h5, dset);
 }
 
-/* director d_(col+1) of record k: column col of the row-major rotation matrices */
-static void slab_director(strbuf *b, const char *h5, long k, int nb, int col) {
+/* column col of the row-major 3 x 3 matrices [N,rows,3,3] at dset, record k (a director) */
+static void slab_director(strbuf *b, const char *h5, const char *dset, long k, int rows,
+                          int col) {
   sb_printf(b,
             "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n"
             "            <DataItem Dimensions=\"3 4\" Format=\"XML\">%ld 0 0 %d 1 1 1 1 1 %d 3 1"
             "</DataItem>\n"
             "            <DataItem Dimensions=\"&N; %d 3 3\" NumberType=\"Float\" Precision=\"8\" "
-            "Format=\"HDF\">%s:/bodies/orientation</DataItem>\n"
+            "Format=\"HDF\">%s:%s</DataItem>\n"
             "          </DataItem>\n",
-            nb, k, col, nb, nb, h5);
+            rows, k, col, rows, rows, h5, dset);
+}
+
+/* rows first .. first+rows-1 of a ragged table [R,width] at dset (R: the entity &Ri;),
+ * components off .. off+2 */
+static void slab_rows(strbuf *b, const char *h5, const char *dset, int entity, long long first,
+                      long long rows, int width, int off) {
+  sb_printf(b,
+            "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld 3\" Type=\"HyperSlab\">\n"
+            "            <DataItem Dimensions=\"3 2\" Format=\"XML\">%lld %d 1 1 %lld 3"
+            "</DataItem>\n"
+            "            <DataItem Dimensions=\"&R%d; %d\" NumberType=\"Float\" Precision=\"8\" "
+            "Format=\"HDF\">%s:%s</DataItem>\n"
+            "          </DataItem>\n",
+            rows, first, off, rows, entity, width, h5, dset);
 }
 
 /* the shortest of 15, 16 or 17 significant digits that reads back as t */
@@ -207,82 +249,110 @@ static void format_time(char *buf, size_t n, double t) {
   snprintf(buf, n, "%.17g", t);
 }
 
-/* the opening of a Uniform grid "<label> k" of npoint points at time t */
-static void grid_open(strbuf *b, const char *label, long k, double t, int npoint) {
+/* the opening of a Uniform grid "<label> k" at time t: npoint points (Polyvertex) or one
+ * polyline of npoint nodes */
+static void grid_open(strbuf *b, const char *label, long k, double t, long long npoint,
+                      int polyline) {
   char time[32];
   format_time(time, sizeof(time), t);
+  if (polyline) {
+    sb_printf(b,
+              "      <Grid Name=\"%s %ld\" GridType=\"Uniform\">\n"
+              "        <Time Value=\"%s\"/>\n"
+              "        <Topology TopologyType=\"Polyline\" NumberOfElements=\"1\" "
+              "NodesPerElement=\"%lld\"/>\n",
+              label, k, time, npoint);
+    return;
+  }
   sb_printf(b,
             "      <Grid Name=\"%s %ld\" GridType=\"Uniform\">\n"
             "        <Time Value=\"%s\"/>\n"
-            "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%d\" "
+            "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" "
             "NodesPerElement=\"1\"/>\n",
             label, k, time, npoint);
 }
 
-/* one Uniform grid: the bodies at record k */
-static void body_grid(strbuf *b, const char *h5, long k, int nb, double t) {
-  grid_open(b, "record", k, t, nb);
-  if (nb == 0) {
+/* rows of the ragged table of grid g in records 0 .. nrecord-1 */
+static long long ragged_rows(const xgrid *g, long nrecord) {
+  if (nrecord <= 0) {
+    return 0;
+  }
+  return (long long)(g->table->offset[nrecord - 1] + g->table->count[nrecord - 1]);
+}
+
+/* three components of record k of grid g: a slab of its series, or of its ragged table */
+static void grid_vector(strbuf *b, const char *h5, const xgrid *g, const xvec *v, long k,
+                        long long first, long long rows) {
+  if (g->kind == MBS_GRID_RAGGED_POINTS) {
+    slab_rows(b, h5, g->table_path, g->entity, first, rows, g->table_width, v->component);
+  } else if (v->director) {
+    slab_director(b, h5, v->path, k, g->npoint, v->component);
+  } else {
+    slab_vec(b, h5, v->path, k, g->npoint, v->width, v->component);
+  }
+}
+
+/* one Uniform grid of collection g at record k: the geometry, then the node vectors */
+static void grid_text(strbuf *b, const char *h5, const xgrid *g, long k, double t) {
+  long long first = 0, rows = g->npoint;
+  if (g->kind == MBS_GRID_RAGGED_POINTS) {
+    first = g->table->offset[k];
+    rows = g->table->count[k];
+  }
+  grid_open(b, g->label, k, t, rows, g->kind == MBS_GRID_POLYLINE);
+  if (rows == 0) {
     /* nothing to draw: the grid only carries its time */
     sb_printf(b, "      </Grid>\n");
     return;
   }
   sb_printf(b, "        <Geometry GeometryType=\"XYZ\">\n");
-  slab_vec(b, h5, "/bodies/position", k, nb, 3, 0);
+  grid_vector(b, h5, g, &g->position, k, first, rows);
   sb_printf(b, "        </Geometry>\n");
-
-  /* node vectors: velocities, then the directors d1, d2, d3 */
-  static const char *const vec_name[2] = {"velocity", "angular_velocity"};
-  static const char *const vec_dset[2] = {"/bodies/velocity", "/bodies/angular_velocity"};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < g->nvec; i++) {
     sb_printf(b, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
-              vec_name[i]);
-    slab_vec(b, h5, vec_dset[i], k, nb, 3, 0);
-    sb_printf(b, "        </Attribute>\n");
-  }
-  for (int col = 0; col < 3; col++) {
-    sb_printf(b, "        <Attribute Name=\"d%d\" AttributeType=\"Vector\" Center=\"Node\">\n",
-              col + 1);
-    slab_director(b, h5, k, nb, col);
+              g->vec[i].name);
+    grid_vector(b, h5, g, &g->vec[i], k, first, rows);
     sb_printf(b, "        </Attribute>\n");
   }
   sb_printf(b, "      </Grid>\n");
 }
 
-/* one Uniform grid: the joint points at record k, with force and torque on body 2 */
-static void joint_grid(strbuf *b, const char *h5, long k, int nj, double t) {
-  grid_open(b, "joints", k, t, nj);
-  sb_printf(b, "        <Geometry GeometryType=\"XYZ\">\n");
-  slab_vec(b, h5, "/joints/position", k, nj, 3, 0);
-  sb_printf(b, "        </Geometry>\n");
-  static const char *const name[2] = {"force", "torque"};
-  for (int i = 0; i < 2; i++) {
-    sb_printf(b, "        <Attribute Name=\"%s\" AttributeType=\"Vector\" Center=\"Node\">\n",
-              name[i]);
-    slab_vec(b, h5, "/joints/reaction", k, nj, 6, 3 * i);
-    sb_printf(b, "        </Attribute>\n");
+/* the closing of collection i - 1 and the opening of collection i (i = 0: the opening) */
+static void collection_open(strbuf *b, const xgrid *g, int i) {
+  if (i > 0) {
+    sb_printf(b, "    </Grid>\n");
   }
-  sb_printf(b, "      </Grid>\n");
+  sb_printf(b, "    <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+            g->name);
 }
 
-/* the head up to the opening of the bodies' collection; *count_off: where the count is */
-static void head_text(strbuf *b, long nrecord, size_t *count_off) {
+/* the head up to the opening of the first collection; count_off[0]: where the record count
+ * is, count_off[1 + r]: the row count of the r-th ragged grid's table */
+static void head_text(strbuf *b, const mbsXdmf *x, long nrecord, size_t *count_off) {
   sb_printf(b, "<?xml version=\"1.0\" ?>\n"
                "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" [\n"
                "<!ENTITY N \"");
-  *count_off = b->n;
+  count_off[0] = b->n;
   sb_printf(b, "%-*ld", COUNT_WIDTH, nrecord);
-  sb_printf(b, "\">\n"
-               "]>\n"
+  sb_printf(b, "\">\n");
+  for (int i = 0; i < x->ngrid; i++) {
+    const xgrid *g = &x->grid[i];
+    if (g->kind == MBS_GRID_RAGGED_POINTS) {
+      sb_printf(b, "<!ENTITY R%d \"", g->entity);
+      count_off[g->entity] = b->n;
+      sb_printf(b, "%-*lld", COUNT_WIDTH, ragged_rows(g, nrecord));
+      sb_printf(b, "\">\n");
+    }
+  }
+  sb_printf(b, "]>\n"
                "%s: N is the number of records in the HDF5 file, and the file grows in "
                "place -->\n"
                "<Xdmf Version=\"2.0\">\n"
-               "  <Domain>\n"
-               "    <Grid Name=\"bodies\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+               "  <Domain>\n",
             marker);
 }
 
-/* reserve units of the bodies' collection: n bytes, a multiple of RESERVE_UNIT */
+/* reserve units after a collection: n bytes, a multiple of RESERVE_UNIT */
 static void reserve_text(strbuf *b, size_t n) {
   for (size_t done = 0; done < n; done += RESERVE_UNIT) {
     sb_put(b, "<!--", 4);
@@ -291,20 +361,21 @@ static void reserve_text(strbuf *b, size_t n) {
   }
 }
 
-double mbs_xdmf_record_bytes(const char *h5_name, int nbody, int njoint, long nrecord) {
+double mbs_xdmf_record_bytes(const mbsXdmf *x, long nrecord) {
   strbuf b = {0};
-  char *h5 = xml_escape(h5_name);
   double bytes = 0.0;
-  if (h5) {
-    long k = nrecord > 0 ? nrecord - 1 : 0;
-    body_grid(&b, h5, k, nbody, 1.0 / 3.0 + (double)k);
-    if (njoint > 0) {
-      joint_grid(&b, h5, k, njoint, 1.0 / 3.0 + (double)k);
+  long k = nrecord > 0 ? nrecord - 1 : 0;
+  for (int i = 0; x && i < x->ngrid; i++) {
+    /* a ragged grid's rows are not known before the run: counted as empty */
+    if (x->grid[i].kind == MBS_GRID_RAGGED_POINTS) {
+      grid_open(&b, x->grid[i].label, k, 1.0 / 3.0 + (double)k, 0, 0);
+      sb_printf(&b, "      </Grid>\n");
+    } else {
+      grid_text(&b, x->h5, &x->grid[i], k, 1.0 / 3.0 + (double)k);
     }
-    bytes = b.oom ? 0.0 : (double)b.n;
   }
+  bytes = b.oom ? 0.0 : (double)b.n;
   free(b.p);
-  free(h5);
   return bytes;
 }
 
@@ -522,12 +593,11 @@ done:
 /* ---------- writing ---------- */
 
 mbsXdmf *mbs_xdmf_create(const char *xmf_path, const char *target, const char *h5_name,
-                         int nbody, int njoint, mbsError *err) {
+                         mbsError *err) {
   mbsXdmf *x = calloc(1, sizeof(*x));
   if (x) {
     x->fd = -1;
-    x->nbody = nbody;
-    x->njoint = njoint;
+    x->nentity = 1;
     x->path = strdup(xmf_path);
     x->target = strdup(target);
     x->h5 = xml_escape(h5_name);
@@ -540,22 +610,103 @@ mbsXdmf *mbs_xdmf_create(const char *xmf_path, const char *target, const char *h
   return x;
 }
 
+static void xvec_free(xvec *v) {
+  free(v->name);
+  free(v->path);
+}
+
+static void xgrid_free(xgrid *g) {
+  free(g->name);
+  free(g->label);
+  xvec_free(&g->position);
+  for (int i = 0; i < g->nvec; i++) {
+    xvec_free(&g->vec[i]);
+  }
+  free(g->vec);
+  free(g->table_path);
+}
+
+/* a copy of v (strings duplicated); 0, or -1 when out of memory */
+static int xvec_copy(xvec *to, const mbsGridVector *v) {
+  to->name = strdup(v->name ? v->name : "");
+  to->path = strdup(v->path ? v->path : "");
+  to->width = v->width;
+  to->component = v->component;
+  to->director = v->director;
+  return to->name && to->path ? 0 : -1;
+}
+
+mbsStatus mbs_xdmf_add_grid(mbsXdmf *x, const mbsGridSpec *spec, const char *table_path,
+                            int table_width, const mbsXdmfTable *table, mbsError *err) {
+  if (x->fd >= 0) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "XDMF file '%s': grid '%s' added after the file was written", x->path,
+                         spec->name);
+  }
+  xgrid *grids = realloc(x->grid, (size_t)(x->ngrid + 1) * sizeof(*grids));
+  if (!grids) {
+    goto nomem;
+  }
+  x->grid = grids;
+  xgrid *g = &x->grid[x->ngrid];
+  memset(g, 0, sizeof(*g));
+  g->kind = spec->kind;
+  g->npoint = spec->npoint;
+  g->name = strdup(spec->name);
+  g->label = strdup(spec->label);
+  int bad = !g->name || !g->label || xvec_copy(&g->position, &spec->position) < 0;
+  if (!bad && spec->nvector > 0) {
+    g->vec = calloc((size_t)spec->nvector, sizeof(*g->vec));
+    bad = !g->vec;
+    for (int i = 0; !bad && i < spec->nvector; i++) {
+      g->nvec = i + 1;
+      bad = xvec_copy(&g->vec[i], &spec->vector[i]) < 0;
+    }
+  }
+  if (!bad && spec->kind == MBS_GRID_RAGGED_POINTS) {
+    g->table = table;
+    g->table_width = table_width;
+    g->table_path = strdup(table_path);
+    g->entity = x->nentity;
+    bad = !g->table_path;
+  }
+  if (bad) {
+    xgrid_free(g);
+    goto nomem;
+  }
+  x->ngrid++;
+  if (spec->kind == MBS_GRID_RAGGED_POINTS) {
+    x->nentity++;
+  }
+  return MBS_OK;
+
+nomem:
+  return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for XDMF file '%s'",
+                       x->path);
+}
+
 static mbsStatus write_fail(const mbsXdmf *x, int errnum, mbsError *err) {
   return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0, "cannot write XDMF file '%s': %s",
                        x->path, strerror(errnum));
 }
 
-/* the whole file for records 0 .. nrecord-1 (with joints and with_reserve: a reserve as
- * large as the bodies' grids, at least RESERVE_MIN), written under a new temporary name and
- * renamed into place */
+/* the whole file for records 0 .. nrecord-1 (with_reserve: after every collection but the
+ * last a reserve as large as its grids, at least RESERVE_MIN), written under a new temporary
+ * name and renamed into place */
 static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int with_reserve,
                            mbsError *err) {
   mbsStatus st = MBS_OK;
   char *tmp = NULL;
   strbuf b = {0};
   off_t off = 0;
-  size_t count_off = 0;
-  off_t body_end = 0, reserve_start = 0, reserve_end = 0, joint_end = 0;
+  size_t *count_off = calloc((size_t)x->nentity, sizeof(*count_off));
+  off_t *ends = calloc((size_t)x->ngrid * 3 + 1, sizeof(*ends));
+  if (!count_off || !ends) {
+    free(count_off);
+    free(ends);
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
+                         x->path);
+  }
 
   /* unnamed until it is complete where the file system allows, else a new name */
   int fd = x->no_unnamed ? -1 : open_unnamed(x->target);
@@ -564,6 +715,8 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
     fd = open_temp(x->target, &tmp);
   }
   if (fd < 0) {
+    free(count_off);
+    free(ends);
     return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                          "cannot create a temporary file beside XDMF file '%s': %s", x->path,
                          strerror(errno));
@@ -585,30 +738,33 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
     }                                                                                              \
   } while (0)
 
-  head_text(&b, nrecord, &count_off);
-  for (long k = 0; k < nrecord; k++) {
-    body_grid(&b, x->h5, k, x->nbody, time[k]);
-    FLUSH_BLOCK(0);
-  }
-  body_end = off + (off_t)b.n;
-  if (x->njoint > 0) {
-    size_t reserve = 0;
-    if (with_reserve) {
-      reserve = (size_t)body_end > RESERVE_MIN ? (size_t)body_end : RESERVE_MIN;
-    }
-    size_t units = (reserve + RESERVE_UNIT - 1) / RESERVE_UNIT;
-    reserve_start = body_end;
-    reserve_end = body_end + (off_t)(units * RESERVE_UNIT);
-    for (size_t u = 0; u < units; u += 256) {
-      reserve_text(&b, (units - u < 256 ? units - u : 256) * RESERVE_UNIT);
-      FLUSH_BLOCK(0);
-    }
-    sb_put(&b, mid_text, sizeof(mid_text) - 1);
+  /* ends[3i .. 3i+2]: end of collection i's grids, start and end of the reserve after it */
+  head_text(&b, x, nrecord, count_off);
+  for (int i = 0; i < x->ngrid; i++) {
+    collection_open(&b, &x->grid[i], i);
+    /* where its grids start (the first collection: the file's start, as it always was) */
+    off_t start = i == 0 ? 0 : off + (off_t)b.n;
     for (long k = 0; k < nrecord; k++) {
-      joint_grid(&b, x->h5, k, x->njoint, time[k]);
+      grid_text(&b, x->h5, &x->grid[i], k, time[k]);
       FLUSH_BLOCK(0);
     }
-    joint_end = off + (off_t)b.n;
+    off_t end = off + (off_t)b.n;
+    ends[3 * i] = end;
+    ends[3 * i + 1] = end;
+    ends[3 * i + 2] = end;
+    if (i + 1 < x->ngrid) {
+      size_t reserve = 0;
+      /* as large as its grids: the reserves of many collections do not compound */
+      if (with_reserve) {
+        reserve = (size_t)(end - start) > RESERVE_MIN ? (size_t)(end - start) : RESERVE_MIN;
+      }
+      size_t units = (reserve + RESERVE_UNIT - 1) / RESERVE_UNIT;
+      ends[3 * i + 2] = end + (off_t)(units * RESERVE_UNIT);
+      for (size_t u = 0; u < units; u += 256) {
+        reserve_text(&b, (units - u < 256 ? units - u : 256) * RESERVE_UNIT);
+        FLUSH_BLOCK(0);
+      }
+    }
   }
   sb_put(&b, tail_text, sizeof(tail_text) - 1);
   FLUSH_BLOCK(1);
@@ -625,6 +781,8 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
     /* an unnamed file that cannot be linked (no /proc, no privilege): named ones from now */
     close(fd);
     free(b.p);
+    free(count_off);
+    free(ends);
     x->no_unnamed = 1;
     return write_all(x, nrecord, time, with_reserve, err);
   }
@@ -638,13 +796,18 @@ static mbsStatus write_all(mbsXdmf *x, long nrecord, const double *time, int wit
   }
   x->fd = fd;
   x->nrec = nrecord;
-  x->count_off = (off_t)count_off;
-  x->body_end = body_end;
-  x->reserve_start = reserve_start;
-  x->reserve_end = reserve_end;
-  x->joint_end = joint_end;
+  for (int e = 0; e < x->nentity; e++) {
+    x->count_off[e] = (off_t)count_off[e];
+  }
+  for (int i = 0; i < x->ngrid; i++) {
+    x->grid[i].end = ends[3 * i];
+    x->grid[i].reserve_start = ends[3 * i + 1];
+    x->grid[i].reserve_end = ends[3 * i + 2];
+  }
   free(tmp);
   free(b.p);
+  free(count_off);
+  free(ends);
   return MBS_OK;
 
 io_fail:
@@ -656,71 +819,89 @@ fail:
   }
   free(tmp);
   free(b.p);
+  free(count_off);
+  free(ends);
   return st;
 }
 
-/* the grids of records x->nrec .. nrecord-1 in place; 1 when the reserve is too small
+/* the grids of records x->nrec .. nrecord-1 in place; 1 when a reserve is too small
  * (nothing written), 0 done, -1 with err filled */
 static int append(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
-  strbuf bodies = {0}, joints = {0};
   int rc = -1;
-  for (long k = x->nrec; k < nrecord; k++) {
-    body_grid(&bodies, x->h5, k, x->nbody, time[k]);
-    if (x->njoint > 0) {
-      joint_grid(&joints, x->h5, k, x->njoint, time[k]);
-    }
+  int last = x->ngrid - 1;
+  strbuf *s = calloc((size_t)x->ngrid, sizeof(*s));
+  if (!s) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
+                  x->path);
+    return -1;
   }
-  if (bodies.oom || joints.oom) {
+  int oom = 0;
+  for (int i = 0; i < x->ngrid; i++) {
+    for (long k = x->nrec; k < nrecord; k++) {
+      grid_text(&s[i], x->h5, &x->grid[i], k, time[k]);
+    }
+    oom |= s[i].oom;
+  }
+  if (oom) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
                   x->path);
     goto done;
   }
-  if (x->njoint > 0 && (off_t)bodies.n > x->reserve_end - x->body_end) {
-    rc = 1;
-    goto done;
+  for (int i = 0; i < last; i++) {
+    if ((off_t)s[i].n > x->grid[i].reserve_end - x->grid[i].end) {
+      rc = 1;
+      goto done;
+    }
   }
 
-  /* the count first: the HDF5 file already holds the new records */
-  char count[COUNT_WIDTH + 1];
-  snprintf(count, sizeof(count), "%-*ld", COUNT_WIDTH, nrecord);
-  if (pwrite_all(x->fd, count, COUNT_WIDTH, x->count_off) < 0) {
-    write_fail(x, errno, err);
-    goto done;
+  /* the counts first: the HDF5 file already holds the new records */
+  for (int e = 0; e < x->nentity; e++) {
+    char count[COUNT_WIDTH + 1];
+    if (e == 0) {
+      snprintf(count, sizeof(count), "%-*ld", COUNT_WIDTH, nrecord);
+    }
+    for (int i = 0; e > 0 && i < x->ngrid; i++) {
+      if (x->grid[i].entity == e && x->grid[i].kind == MBS_GRID_RAGGED_POINTS) {
+        snprintf(count, sizeof(count), "%-*lld", COUNT_WIDTH, ragged_rows(&x->grid[i], nrecord));
+      }
+    }
+    if (pwrite_all(x->fd, count, COUNT_WIDTH, x->count_off[e]) < 0) {
+      write_fail(x, errno, err);
+      goto done;
+    }
   }
 
-  /* the bodies: into the reserve, the rest of its last unit blanked; or at the end */
-  off_t end_off;
-  strbuf *last;
-  if (x->njoint > 0) {
-    size_t grids_b = bodies.n;
-    off_t used = x->body_end + (off_t)bodies.n - x->reserve_start;
-    off_t unit_end = x->reserve_start + (used + RESERVE_UNIT - 1) / RESERVE_UNIT * RESERVE_UNIT;
-    sb_fill(&bodies, ' ', (size_t)(unit_end - x->body_end) - grids_b);
-    if (bodies.oom) {
+  /* every collection but the last: into its reserve, the rest of the last unit used blanked
+   * (those blanks stay part of the reserve) */
+  for (int i = 0; i < last; i++) {
+    xgrid *g = &x->grid[i];
+    size_t grids = s[i].n;
+    off_t used = g->end + (off_t)grids - g->reserve_start;
+    off_t unit_end = g->reserve_start + (used + RESERVE_UNIT - 1) / RESERVE_UNIT * RESERVE_UNIT;
+    sb_fill(&s[i], ' ', (size_t)(unit_end - g->end) - grids);
+    if (s[i].oom) {
       mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
                     x->path);
       goto done;
     }
-    if (pwrite_all(x->fd, bodies.p, bodies.n, x->body_end) < 0) {
+    if (pwrite_all(x->fd, s[i].p, s[i].n, g->end) < 0) {
       write_fail(x, errno, err);
       goto done;
     }
-    /* (the blanks after the new grids stay part of the reserve) */
-    x->body_end += (off_t)grids_b;
-    end_off = x->joint_end;
-    last = &joints;
-  } else {
-    end_off = x->body_end;
-    last = &bodies;
+    g->end += (off_t)grids;
   }
-  size_t grids = last->n;
-  sb_put(last, tail_text, sizeof(tail_text) - 1);
-  if (last->oom) {
+
+  /* the last collection at the end of the file, with the tail after it */
+  xgrid *g = &x->grid[last];
+  off_t end_off = g->end;
+  size_t grids = s[last].n;
+  sb_put(&s[last], tail_text, sizeof(tail_text) - 1);
+  if (s[last].oom) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory writing XDMF file '%s'",
                   x->path);
     goto done;
   }
-  if (pwrite_all(x->fd, last->p, last->n, end_off) < 0) {
+  if (pwrite_all(x->fd, s[last].p, s[last].n, end_off) < 0) {
     /* a full disk: the old tail back in its place (those bytes are the file's already) */
     int saved = errno;
     if (pwrite_all(x->fd, tail_text, sizeof(tail_text) - 1, end_off) == 0) {
@@ -731,17 +912,15 @@ static int append(mbsXdmf *x, long nrecord, const double *time, mbsError *err) {
     write_fail(x, saved, err);
     goto done;
   }
-  if (x->njoint > 0) {
-    x->joint_end += (off_t)grids;
-  } else {
-    x->body_end += (off_t)grids;
-  }
+  g->end += (off_t)grids;
   x->nrec = nrecord;
   rc = 0;
 
 done:
-  free(bodies.p);
-  free(joints.p);
+  for (int i = 0; i < x->ngrid; i++) {
+    free(s[i].p);
+  }
+  free(s);
   return rc;
 }
 
@@ -749,8 +928,16 @@ mbsStatus mbs_xdmf_update(mbsXdmf *x, long nrecord, const double *time, mbsError
   if (!x) {
     return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "XDMF: no sidecar");
   }
-  if (x->fd >= 0 && nrecord <= x->nrec) {
+  /* a sidecar without grids has nothing to show: none is written */
+  if (x->ngrid == 0 || (x->fd >= 0 && nrecord <= x->nrec)) {
     return MBS_OK;
+  }
+  if (!x->count_off) {
+    x->count_off = calloc((size_t)x->nentity, sizeof(*x->count_off));
+    if (!x->count_off) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory writing XDMF file '%s'", x->path);
+    }
   }
   if (x->fd >= 0) {
     int rc = append(x, nrecord, time, err);
@@ -758,8 +945,8 @@ mbsStatus mbs_xdmf_update(mbsXdmf *x, long nrecord, const double *time, mbsError
       return rc == 0 ? MBS_OK : MBS_ERR_OUTPUT;
     }
   }
-  /* the first write, or the reserve is used up: the whole file with a reserve as large as
-   * the bodies' grids it holds (doubling, so rewrites stay rare) */
+  /* the first write, or a reserve is used up: the whole file with reserves as large as the
+   * grids before them (doubling, so rewrites stay rare) */
   return write_all(x, nrecord, time, 1, err);
 }
 
@@ -770,15 +957,24 @@ mbsStatus mbs_xdmf_close(mbsXdmf *x, long nrecord, const double *time, mbsError 
   mbsStatus st = MBS_OK;
   if (x->fd >= 0 && time) {
     st = mbs_xdmf_update(x, nrecord, time, err);
-    /* the reserve goes: the finished file is written once more, compact, so that it is
+    /* the reserves go: the finished file is written once more, compact, so that it is
      * the same whatever the flushes were */
-    if (st == MBS_OK && x->njoint > 0 && x->reserve_end > x->body_end) {
+    int reserved = 0;
+    for (int i = 0; i + 1 < x->ngrid; i++) {
+      reserved |= x->grid[i].reserve_end > x->grid[i].end;
+    }
+    if (st == MBS_OK && reserved) {
       st = write_all(x, x->nrec, time, 0, err);
     }
   }
   if (x->fd >= 0) {
     close(x->fd);
   }
+  for (int i = 0; i < x->ngrid; i++) {
+    xgrid_free(&x->grid[i]);
+  }
+  free(x->grid);
+  free(x->count_off);
   free(x->path);
   free(x->target);
   free(x->h5);
@@ -801,10 +997,10 @@ void mbs_xdmf_remove_stale(const char *xmf_path, const char *h5_name) {
     return;
   }
   size_t len = strlen(h5);
-  char *ref = malloc(len + sizeof(":/bodies/position<"));
+  char *ref = malloc(len + sizeof(":/"));
   if (ref) {
     memcpy(ref, h5, len);
-    memcpy(ref + len, ":/bodies/position<", sizeof(":/bodies/position<"));
+    memcpy(ref + len, ":/", sizeof(":/"));
     if (strncmp(head, "<?xml", 5) == 0 && strstr(head, "<Xdmf Version=\"2.0\">") &&
         strstr(head, ref)) {
       remove(xmf_path);
