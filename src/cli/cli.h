@@ -23,8 +23,9 @@ typedef struct {
 
 /* Continue from the last record of the result file at path: check that it belongs to the
  * same model (coordinates, constraints, coordinate names) and that t_end lies after it,
- * refuse an output path that is the restart file itself, then set d->t, q, v, mu,
- * last_dt and the external work and dissipation accumulators. Prints the reason and
+ * refuse an output path that is the restart file itself, then set d->t, q, last_dt, the
+ * integrator's state (mbs_solver_state_import) and the external work and dissipation
+ * accumulators. Prints the reason and
  * returns 1 when the restart is refused, 0 when rs is filled (release with
  * cli_restart_free). */
 int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
@@ -56,9 +57,19 @@ void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *
 /* release (accepts a zeroed rs) */
 void cli_restart_free(cliRestart *rs);
 
-/* record quantities that mbsData does not hold as such: the Lagrange multipliers
- * lambda = mu / dt^2 of the last step (ncon, zero before the first step) and the world
- * position of each joint point fixed to the joint's second body (njoint x 3) */
-void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, double *joint_pos);
+/* record quantities that mbsData does not hold as such: the world position of each joint
+ * point fixed to the joint's second body (njoint x 3) */
+void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos);
+
+/* the integrator's exported state (mbs_solver_state_export) onto the record's fields, by
+ * name (the one place that knows which dataset each array is written to) */
+void cli_record_state(mbsRecord *rec, const mbsStateArray *a, int n);
+
+/* 1 when the exported state has accelerations (the writer then creates their datasets) */
+int cli_state_writes_acceleration(const mbsStateArray *a, int n);
+
+/* the state arrays of a result file's last record, named as exported (for
+ * mbs_solver_state_import); returns their count (<= max), absent arrays left out */
+int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max);
 
 #endif

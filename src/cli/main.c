@@ -405,7 +405,6 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   rec.step_size = d->step > 0 ? d->last_dt : 0.0;
   rec.q = d->q;
   rec.v = d->v_rec;
-  rec.scheme_velocity = d->v;
   rec.body_position = d->body_pos;
   rec.body_orientation = d->body_rot;
   rec.body_velocity = d->body_vel;
@@ -414,25 +413,20 @@ static mbsStatus write_record(mbsWriter *w, const mbsModel *m, mbsData *d, const
   rec.joint_coordinates = d->joint_coord;
   rec.joint_rates = d->joint_rate;
   rec.load_force = d->load_force;
-  /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
-  cli_record_extras(m, d, extra, extra + m->ncon);
-  rec.multipliers = extra;
-  rec.joint_position = extra + m->ncon;
-  /* genalpha carries its accelerations from step to step: a restart needs them */
-  if (m->integrator == MBS_INTEGRATOR_GENALPHA && d->acc_valid) {
-    rec.acceleration = d->acc;
-    rec.algorithmic_acceleration = d->aacc;
-  }
-  /* the step after a record starts with a fresh factorization and with the multipliers
-   * mu = dt^2 lambda rebuilt from the lambda just written, as a restart from this record
-   * does (mu / dt^2 * dt^2 may differ from mu in the last bit): both runs then take
-   * identical steps */
-  d->refactor_next = 1;
-  double dt2 = d->last_dt * d->last_dt;
-  if (dt2 > 0.0) {
-    for (int r = 0; r < m->ncon; r++) {
-      d->mu[r] = extra[r] * dt2;
-    }
+  /* extra: (njoint x 3) joint positions */
+  cli_record_extras(m, d, extra);
+  rec.joint_position = extra;
+  /* the integrator's state (multipliers, its own velocities, genalpha's accelerations):
+   * what a restart from this record needs */
+  mbsStateArray state[MBS_STATE_MAX];
+  int nstate = mbs_solver_state_export(m, d, state, MBS_STATE_MAX);
+  cli_record_state(&rec, state, nstate);
+  /* the run goes on from the state just written, exactly as a restart from this record
+   * does (a fresh factorization, mu = dt^2 lambda rebuilt from the lambda written): both
+   * runs then take identical steps */
+  mbsStatus st = mbs_solver_state_import(m, d, state, nstate, NULL, 0, err);
+  if (st != MBS_OK) {
+    return st;
   }
   return mbs_output_append(w, &rec, err);
 }
@@ -526,7 +520,7 @@ int main(int argc, char **argv) {
   qunits = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
   junits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
   jrunits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
+  extra = malloc((size_t)(3 * m->njoint + 1) * sizeof(double));
   if (!names || !bnames || !jnames || !lnames || !qunits || !junits || !jrunits || !extra) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     goto done;
@@ -548,6 +542,8 @@ int main(int argc, char **argv) {
   }
   char dropped[1024];
   mbs_model_describe_dropped(m, dropped, sizeof(dropped));
+  mbsStateArray state0[MBS_STATE_MAX];
+  int nstate0 = mbs_solver_state_export(m, d, state0, MBS_STATE_MAX);
   mbsOutputInfo info = {
       .version = MBS_VERSION,
       .redundant_rows = dropped,
@@ -573,7 +569,7 @@ int main(int argc, char **argv) {
       .nload = m->nload,
       .load_names = m->nload > 0 ? lnames : NULL,
       .restart_from = restart.from,
-      .write_acceleration = m->integrator == MBS_INTEGRATOR_GENALPHA,
+      .write_acceleration = cli_state_writes_acceleration(state0, nstate0),
       .overwrite = args.overwrite,
   };
   /* a signal while the deck loaded: stop before anything is written */
