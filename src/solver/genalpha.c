@@ -79,27 +79,35 @@ static void start(const mbsModel *m, mbsData *d) {
   w->acc_valid = 1;
 }
 
+static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
+  Work *gw = d->integrator_work;
+  mbsImplicitWork *w = &gw->base;
+  Params p = params(m);
+  /* weights: dt^2 M qddot_{n+1} = cM M (q1 - qhat), forces at the end point q* = q1 (just
+   * before the step's end, as euler), v* = vbase + gamma/(beta dt) (q1 - qbase) */
+  *s = (mbsSchemeWeights){(1.0 - p.am) / (p.beta * (1.0 - p.af)), 1.0, p.gamma / (p.beta * dt),
+                          dt * (1.0 - 1e-9), 0};
+  start(m, d);
+  mbs_implicit_begin(m, d, w);
+  /* Newmark predictor with the pseudo-acceleration a_n, and the alpha terms folded in */
+  const double *q0 = w->q_prev, *v0 = w->v_prev;
+  for (int i = 0; i < m->nq; i++) {
+    double pred = q0[i] + dt * v0[i] + dt * dt * (0.5 - p.beta) * gw->aacc[i];
+    w->qbase[i] = pred - q0[i];
+    w->vbase[i] = v0[i] + dt * (1.0 - p.gamma) * gw->aacc[i];
+    double extra = dt * dt * (p.am * gw->aacc[i] - p.af * gw->acc[i]) / (1.0 - p.af);
+    w->qhat[i] = pred - q0[i] - extra / s->cM;
+  }
+}
+
 static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   Work *gw = d->integrator_work;
   mbsImplicitWork *w = &gw->base;
   Params p = params(m);
   int nq = m->nq;
   double t0 = d->t;
-  /* weights: dt^2 M qddot_{n+1} = cM M (q1 - qhat), forces at the end point q* = q1 (just
-   * before the step's end, as euler), v* = vbase + gamma/(beta dt) (q1 - qbase) */
-  mbsSchemeWeights s = {(1.0 - p.am) / (p.beta * (1.0 - p.af)), 1.0, p.gamma / (p.beta * dt),
-                        dt * (1.0 - 1e-9), 0};
-  start(m, d);
-  mbs_implicit_begin(m, d, w);
-  /* Newmark predictor with the pseudo-acceleration a_n, and the alpha terms folded in */
-  const double *q0 = w->q_prev, *v0 = w->v_prev;
-  for (int i = 0; i < nq; i++) {
-    double pred = q0[i] + dt * v0[i] + dt * dt * (0.5 - p.beta) * gw->aacc[i];
-    w->qbase[i] = pred - q0[i];
-    w->vbase[i] = v0[i] + dt * (1.0 - p.gamma) * gw->aacc[i];
-    double extra = dt * dt * (p.am * gw->aacc[i] - p.af * gw->acc[i]) / (1.0 - p.af);
-    w->qhat[i] = pred - q0[i] - extra / s.cM;
-  }
+  mbsSchemeWeights s;
+  prepare(m, d, dt, &s);
   char why[1200];
   mbsStatus st = mbs_implicit_newton(m, d, w, &s, dt, t0, w->qbase, why, sizeof(why), err);
   if (st != MBS_OK) {
@@ -165,4 +173,4 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
 }
 
 const mbsIntegratorTable mbs_integrator_genalpha = {
-    "genalpha", init, start, step, interpolate, state_export, state_import, work_free};
+    "genalpha", init, start, prepare, step, interpolate, state_export, state_import, work_free};

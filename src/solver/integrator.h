@@ -19,6 +19,8 @@
 
 #include "mbsim/solver.h"
 
+struct mbsSchemeWeights;
+
 typedef struct mbsIntegratorTable {
   const char *name; /* the deck word */
   /* the workspace for model m into *work; MBS_OK or MBS_ERR_NOMEM */
@@ -26,6 +28,11 @@ typedef struct mbsIntegratorTable {
   /* whatever the scheme needs at the current state before its first step (genalpha: the
    * consistent accelerations); NULL when nothing. Called by mbs_solver_start, and by step. */
   void (*start)(const mbsModel *m, mbsData *d);
+  /* implicit schemes: begin a step of size dt from the current state (state saved, the
+   * per-step vectors set, the per-step arena reset) and give the assembler's weights; the
+   * step itself does this first. NULL for a scheme without a Newton iteration. (Exposed so
+   * that tests can check the assembled Newton matrix of every scheme.) */
+  void (*prepare)(const mbsModel *m, mbsData *d, double dt, struct mbsSchemeWeights *s);
   /* advance d from d->t by dt (mbs_solver_step's contract) */
   mbsStatus (*step)(const mbsModel *m, mbsData *d, double dt, mbsError *err);
   /* q and v (nq each, may be NULL) at t in [t - last_dt, t] of the last step */
@@ -59,7 +66,7 @@ typedef struct {
 } mbsImplicitWork;
 
 /* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */
-typedef struct {
+typedef struct mbsSchemeWeights {
   double cM;    /* mass factor of the scaled momentum balance */
   double alpha; /* q* = q0 + alpha (q1 - q0): where forces and constraint gradients act */
   double cv;    /* v* = vbase + cv (q1 - qbase) */

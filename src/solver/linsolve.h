@@ -18,6 +18,10 @@ mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot
 /* solve A x = b with the last factorization */
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err);
+/* the numeric factorizations with fresh pivoting so far (UMFPACK: every one; KLU: those of
+ * klu_factor, which allocates its numeric object, while refactorizations on the last pivot
+ * order allocate nothing) */
+long mbs_linsolve_fresh_count(const mbsLinsolve *ls);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif

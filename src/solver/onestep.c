@@ -48,19 +48,26 @@ static void work_free(void *work) {
   }
 }
 
-static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
-                      mbsError *err) {
+static void prepare(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
+                    mbsSchemeWeights *s) {
   mbsImplicitWork *w = d->integrator_work;
-  mbsSchemeWeights s = weights(os, dt);
-  int nq = m->nq;
-  double t0 = d->t;
+  *s = weights(os, dt);
   mbs_implicit_begin(m, d, w);
   /* the per-step vectors as increments from q0: qhat - q0 = dt v0, v* = dq/dt */
-  for (int i = 0; i < nq; i++) {
+  for (int i = 0; i < m->nq; i++) {
     w->qhat[i] = dt * w->v_prev[i];
     w->qbase[i] = 0.0;
     w->vbase[i] = 0.0;
   }
+}
+
+static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
+                      mbsError *err) {
+  mbsImplicitWork *w = d->integrator_work;
+  mbsSchemeWeights s;
+  int nq = m->nq;
+  double t0 = d->t;
+  prepare(os, m, d, dt, &s);
   char why[1200];
   mbsStatus st = mbs_implicit_newton(m, d, w, &s, dt, t0, NULL, why, sizeof(why), err);
   if (st != MBS_OK) {
@@ -76,6 +83,16 @@ static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double d
                     1.0 / (dt * dt), 1.0, &d->external_work, &d->dissipated);
   mbs_implicit_end(m, d, w, t0, dt);
   return MBS_OK;
+}
+
+static void prepare_em(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
+  prepare(&EM, m, d, dt, s);
+}
+static void prepare_midpoint(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
+  prepare(&MIDPOINT, m, d, dt, s);
+}
+static void prepare_euler(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
+  prepare(&EULER, m, d, dt, s);
 }
 
 static mbsStatus step_em(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
@@ -101,10 +118,11 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
   return MBS_OK;
 }
 
-const mbsIntegratorTable mbs_integrator_em = {"em",        init,   NULL,   step_em,
-                                              interpolate, mbs_implicit_export, import,
-                                              work_free};
+const mbsIntegratorTable mbs_integrator_em = {
+    "em", init, NULL, prepare_em, step_em, interpolate, mbs_implicit_export, import, work_free};
 const mbsIntegratorTable mbs_integrator_midpoint = {
-    "midpoint", init, NULL, step_midpoint, interpolate, mbs_implicit_export, import, work_free};
+    "midpoint", init,        NULL,   prepare_midpoint, step_midpoint, interpolate,
+    mbs_implicit_export, import, work_free};
 const mbsIntegratorTable mbs_integrator_euler = {
-    "euler", init, NULL, step_euler, interpolate, mbs_implicit_export, import, work_free};
+    "euler", init, NULL, prepare_euler, step_euler, interpolate, mbs_implicit_export, import,
+    work_free};
