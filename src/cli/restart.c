@@ -374,9 +374,9 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
    * t = 0 does (genalpha: from consistent accelerations) */
   if (missing[0] && t > 0.0) {
     fprintf(stderr,
-            "mbsim-run: note: '%s' has no %s (%s) at t = %g; the restart starts the integrator "
-            "afresh and does not repeat the earlier run exactly\n",
-            cli_escape(e1, sizeof(e1), path), missing, mbs_integrator_word(m->integrator), t);
+            "mbsim-run: note: '%s' has no %s state at t = %g (%s); the restart does not repeat "
+            "the earlier run exactly\n",
+            cli_escape(e1, sizeof(e1), path), mbs_integrator_word(m->integrator), t, missing);
   }
 
   /* what the first record and the root attribute restart_from need */

@@ -167,7 +167,9 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
     w->acc_valid = 1;
   } else if (missing && nmissing > 0) {
     /* without them the first step starts from consistent accelerations (start) */
-    snprintf(missing, nmissing, "acceleration, algorithmic_acceleration");
+    snprintf(missing, nmissing,
+             "acceleration, algorithmic_acceleration: the first step starts from consistent "
+             "accelerations");
   }
   return MBS_OK;
 }

@@ -39,7 +39,9 @@ typedef struct mbsIntegratorTable {
   void (*interpolate)(const mbsModel *m, const mbsData *d, double t, double *q, double *v);
   /* the arrays a record carries (mbsStateArray); returns their count (<= max) */
   int (*state_export)(const mbsModel *m, mbsData *d, mbsStateArray *out, int max);
-  /* continue from these arrays (absent or NULL data: keep the current value) */
+  /* continue from these arrays (absent or NULL data: keep the current value); the names
+   * of the integrator's own arrays that were absent, and what it does instead, into
+   * missing */
   mbsStatus (*state_import)(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                             char *missing, size_t nmissing, mbsError *err);
   void (*free)(void *work);
