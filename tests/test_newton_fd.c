@@ -195,12 +195,32 @@ START_TEST(test_interpolate_ends) {
 }
 END_TEST
 
+/* the integrator table: an entry named by its deck word for every time-stepping value,
+ * none for auto (resolved when the model is compiled) or a value out of range */
+START_TEST(test_integrator_table) {
+  for (int k = 0; k < MBS_INTEGRATOR_COUNT; k++) {
+    const mbsIntegratorTable *t = mbs_integrator_table((mbsIntegrator)k);
+    if (k == MBS_INTEGRATOR_AUTO) {
+      ck_assert(t == NULL);
+      continue;
+    }
+    ck_assert_msg(t != NULL, "integrator %d has no entry", k);
+    ck_assert_str_eq(t->name, mbs_integrator_word((mbsIntegrator)k));
+    ck_assert(t->init && t->step && t->interpolate && t->state_export && t->state_import &&
+              t->free && t->prepare);
+  }
+  ck_assert(mbs_integrator_table(MBS_INTEGRATOR_COUNT) == NULL);
+  ck_assert(mbs_integrator_table((mbsIntegrator)-1) == NULL);
+}
+END_TEST
+
 Suite *newton_fd_suite(void) {
   Suite *s = suite_create("newton_fd");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_newton_matrix_fd_every_deck_every_integrator);
   tcase_add_test(tc, test_interpolate_ends);
+  tcase_add_test(tc, test_integrator_table);
   suite_add_tcase(s, tc);
   return s;
 }

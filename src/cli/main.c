@@ -617,7 +617,8 @@ int main(int argc, char **argv) {
            "'%s')\n",
            proj_change, proj_body >= 0 ? m->body_name[proj_body] : "none");
   }
-  /* genalpha: the accelerations of the first record (a restart has them from its file) */
+  /* the integrator's state at t = 0 for the first record (genalpha: its accelerations; a
+   * restart has it from its file) */
   if (!restart.active) {
     mbs_solver_start(m, d);
   }
