@@ -107,10 +107,10 @@ static void allocs_in_steps(const char *deck_name, const char *integrator, const
 /* decks with constraint rows, constraint elements, springs, dampers and torques; no
  * prescribed motion (a step across a kink of one projects the velocities, which pivots
  * afresh: KLU then allocates a new numeric object) */
-static const char *const DECK_LIST[] = {"quickstart.yaml", "double_pendulum.yaml",
-                                        "spacecraft.yaml", "stiff_chain.yaml",
+static const char *const DECK_LIST[] = {"quickstart.yaml",        "double_pendulum.yaml",
+                                        "spacecraft.yaml",        "stiff_chain.yaml",
                                         "rotational_spring.yaml", "free_body_torque.yaml",
-                                        "revolute_pair.yaml", "damped_oscillator.yaml"};
+                                        "revolute_pair.yaml",     "damped_oscillator.yaml"};
 static const char *const INTEGRATORS[] = {"em", "midpoint", "euler", "genalpha"};
 
 START_TEST(test_no_allocation_in_steps_klu) {
@@ -124,8 +124,8 @@ START_TEST(test_no_allocation_in_steps_klu) {
                     "pivot order",
                     DECK_LIST[k], INTEGRATORS[i], plain, 49 - nfresh);
       /* fresh pivoting is the exception, not every step */
-      ck_assert_msg(nfresh <= 5, "%s (%s, klu): KLU pivoted afresh in %d of 49 steps",
-                    DECK_LIST[k], INTEGRATORS[i], nfresh);
+      ck_assert_msg(nfresh <= 5, "%s (%s, klu): KLU pivoted afresh in %d of 49 steps", DECK_LIST[k],
+                    INTEGRATORS[i], nfresh);
     }
   }
 }

@@ -32,8 +32,8 @@
 static const char *const INTEGRATORS[] = {"em", "midpoint", "euler", "genalpha"};
 
 /* the residual at the unknowns (dq, mu) into r (nsys); returns the largest term of r_q */
-static double residual(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
-                       const mbsSchemeWeights *s, double dt, double t0, double *r) {
+static double residual(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsSchemeWeights *s,
+                       double dt, double t0, double *r) {
   for (int i = 0; i < m->nq; i++) {
     d->q[i] = w->q_prev[i] + w->dq[i];
   }

@@ -24,10 +24,10 @@ typedef struct {
 #define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
 
 typedef struct mbsData {
-  double t;                /* [s] */
-  long step;               /* steps taken */
-  double *q, *v;           /* (nq) state at t (v: the integrator's own velocities) */
-  double *lambda;          /* (ncon) [N, N m] multipliers of the last step (0 before it) */
+  double t;       /* [s] */
+  long step;      /* steps taken */
+  double *q, *v;  /* (nq) state at t (v: the integrator's own velocities) */
+  double *lambda; /* (ncon) [N, N m] multipliers of the last step (0 before it) */
 
   /* the integrator: its table entry and the workspace it owns (iterate, multipliers
    * dt^2 lambda, per-step vectors, genalpha's accelerations) */
@@ -59,11 +59,11 @@ typedef struct mbsData {
   double *load_force;        /* (nload x 6) force and torque of each load on its second body */
 
   /* workspace */
-  double *vtmp;    /* (nq) */
-  double *res;     /* (nsys) residual */
-  double *dx;      /* (nsys) Newton increment */
-  double *jac;     /* (jac_nnz) Newton matrix values */
-  double *ework;   /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks (outside the step) */
+  double *vtmp;           /* (nq) */
+  double *res;            /* (nsys) residual */
+  double *dx;             /* (nsys) Newton increment */
+  double *jac;            /* (jac_nnz) Newton matrix values */
+  double *ework;          /* (4 x MBS_ELEM_MAXQ^2) element Jacobian blocks (outside the step) */
   struct mbsArena *arena; /* per-step storage (util/arena.h), sized from the model's bounds,
                              reset at the start of every step */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
@@ -113,8 +113,9 @@ void mbs_solver_arena_usage(const mbsData *d, size_t *size, size_t *high);
 
 /* Advance from d->t by dt with the model's integrator (its entry in the integrator table;
  * em, midpoint, euler: seed 000 eq. 57, genalpha: Arnold & Bruls 2007, with the one Newton
- * driver). On success d->t, q, v, lambda are at the end of the step. On failure the state is left at the start of the step and err says when,
- * which iteration, the residual and the worst constraint. */
+ * driver). On success d->t, q, v, lambda are at the end of the step. On failure the state is left
+ * at the start of the step and err says when, which iteration, the residual and the worst
+ * constraint. */
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err);
 
 /* Advance from d->t to t_target with step control: a step whose Newton iteration fails is

@@ -757,8 +757,8 @@ int main(int argc, char **argv) {
     printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
     size_t arena_size, arena_high;
     mbs_solver_arena_usage(d, &arena_size, &arena_high);
-    printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n",
-           arena_high, arena_size);
+    printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n", arena_high,
+           arena_size);
     printf("constraints:  max violation %.3e, velocities %.3e (records)\n", vmax, vvmax);
     if (denom > 0.0) {
       printf("energy:       relative error %.3e (max |E - E0 - W + D| / %.4g J, the largest of "

@@ -54,8 +54,9 @@ static void jac_add(double *jac, int slot, double val) {
  * Hessian term into the Newton matrix, g(q1, t1) into r_g with G(q1, t1); returns the
  * largest constraint force term */
 static double elem_constraint(const mbsModel *m, mbsData *d, const mbsImplicitWork *iw,
-                              const mbsSchemeWeights *s, const mbsElem *el, int k, const double *q0, const double *q1, double tm, double t1,
-                              int with_jac, double *g, double *H, double *Ge) {
+                              const mbsSchemeWeights *s, const mbsElem *el, int k, const double *q0,
+                              const double *q1, double tm, double t1, int with_jac, double *g,
+                              double *H, double *Ge) {
   const mbsElementKindTable *kind = mbs_element_kind(el->kind);
   const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
   const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
@@ -285,7 +286,6 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
     snprintf(buf, (size_t)n, "rigidity of body '%s'", m->body_name[c->body]);
   }
 }
-
 
 void mbs_assemble_work(const mbsModel *m, mbsData *d, const mbsImplicitWork *iw,
                        const mbsSchemeWeights *s, const double *qf, const double *vf, double tf,

@@ -86,8 +86,8 @@ mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w) {
 }
 
 void mbs_implicit_work_free(mbsImplicitWork *w) {
-  double *p[] = {w->mu, w->mu_prev, w->q_prev, w->v_prev, w->dq,
-                 w->qhat, w->qbase, w->vbase, w->qm, w->vm};
+  double *p[] = {w->mu,   w->mu_prev, w->q_prev, w->v_prev, w->dq,
+                 w->qhat, w->qbase,   w->vbase,  w->qm,     w->vm};
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
     free(p[i]);
   }
@@ -252,8 +252,8 @@ static void copy_in(double *dst, const double *src, int n) {
   }
 }
 
-void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
-                         const mbsStateArray *in, int n) {
+void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsStateArray *in,
+                         int n) {
   const mbsStateArray *sv = mbs_state_find(in, n, "scheme_velocity");
   const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
   if (sv && sv->length == m->nq) {

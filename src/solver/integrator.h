@@ -50,21 +50,21 @@ typedef struct mbsIntegratorTable {
 /* the entry of integrator k, NULL for auto or a value out of range */
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
-extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint,
-    mbs_integrator_euler, mbs_integrator_genalpha;
+extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
+    mbs_integrator_genalpha;
 
 /* ---- what the implicit schemes share ---- */
 
 /* the iterate and per-step vectors of an implicit scheme (its workspace starts with this) */
 typedef struct {
-  double *mu, *mu_prev;          /* (ncon) scaled multipliers dt^2 lambda: iterate, step start */
-  double *q_prev, *v_prev;       /* (nq) state at the start of the step */
-  double *dq;                    /* (nq) the Newton unknown q1 - q0 */
-  double *qhat, *qbase, *vbase;  /* (nq) per-step vectors of the scheme, increments from q0 */
-  double *qm, *vm;               /* (nq) evaluation state of forces */
-  int refactor_next;             /* the next step's first factorization pivots afresh (after a
-                                    state import: a record or a restart) */
-  double mmax;                   /* largest |mass entry| (round-off floor of the test) */
+  double *mu, *mu_prev;         /* (ncon) scaled multipliers dt^2 lambda: iterate, step start */
+  double *q_prev, *v_prev;      /* (nq) state at the start of the step */
+  double *dq;                   /* (nq) the Newton unknown q1 - q0 */
+  double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme, increments from q0 */
+  double *qm, *vm;              /* (nq) evaluation state of forces */
+  int refactor_next;            /* the next step's first factorization pivots afresh (after a
+                                   state import: a record or a restart) */
+  double mmax;                  /* largest |mass entry| (round-off floor of the test) */
 } mbsImplicitWork;
 
 /* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */
@@ -136,8 +136,8 @@ void mbs_implicit_end(const mbsModel *m, mbsData *d, const mbsImplicitWork *w, d
                       double dt);
 /* shared state_export/state_import of the implicit schemes: scheme_velocity, multipliers */
 int mbs_implicit_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max);
-void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
-                         const mbsStateArray *in, int n);
+void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsStateArray *in,
+                         int n);
 /* the array called name in the list, NULL if absent or without data */
 const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name);
 /* the one-step schemes' dense output (cubic Hermite from the step's ends) */

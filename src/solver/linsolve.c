@@ -30,7 +30,7 @@ struct mbsLinsolve {
   klu_symbolic *ksym;
   klu_numeric *knum;
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
-  long fresh; /* full factorizations with fresh pivoting (these allocate) */
+  long fresh;         /* full factorizations with fresh pivoting (these allocate) */
 };
 
 static const char *const singular_reason =

@@ -61,8 +61,7 @@ static void prepare(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
   }
 }
 
-static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
-                      mbsError *err) {
+static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   mbsImplicitWork *w = d->integrator_work;
   mbsSchemeWeights s;
   int nq = m->nq;
@@ -79,8 +78,8 @@ static mbsStatus step(const OneStep *os, const mbsModel *m, mbsData *d, double d
   }
   /* the work of non-potential forces and drives over the step, as the scheme balances
    * it: F* . (q1 - q0) at the evaluation state (exact for em) */
-  mbs_assemble_work(m, d, w, &s, w->qm, w->vm, t0 + s.tf, t0 + s.alpha * dt, w->mu,
-                    1.0 / (dt * dt), 1.0, &d->external_work, &d->dissipated);
+  mbs_assemble_work(m, d, w, &s, w->qm, w->vm, t0 + s.tf, t0 + s.alpha * dt, w->mu, 1.0 / (dt * dt),
+                    1.0, &d->external_work, &d->dissipated);
   mbs_implicit_end(m, d, w, t0, dt);
   return MBS_OK;
 }
@@ -120,9 +119,9 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
 
 const mbsIntegratorTable mbs_integrator_em = {
     "em", init, NULL, prepare_em, step_em, interpolate, mbs_implicit_export, import, work_free};
-const mbsIntegratorTable mbs_integrator_midpoint = {
-    "midpoint", init,        NULL,   prepare_midpoint, step_midpoint, interpolate,
-    mbs_implicit_export, import, work_free};
+const mbsIntegratorTable mbs_integrator_midpoint = {"midpoint",          init,          NULL,
+                                                    prepare_midpoint,    step_midpoint, interpolate,
+                                                    mbs_implicit_export, import,        work_free};
 const mbsIntegratorTable mbs_integrator_euler = {
-    "euler", init, NULL, prepare_euler, step_euler, interpolate, mbs_implicit_export, import,
-    work_free};
+    "euler", init,     NULL, prepare_euler, step_euler, interpolate, mbs_implicit_export,
+    import,  work_free};
