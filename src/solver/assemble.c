@@ -50,6 +50,39 @@ static void jac_add(double *jac, int slot, double val) {
   }
 }
 
+/* ---- the scatter into the Newton matrix: the only code here that knows its maps ---- */
+
+/* inertia entry e (a 3 x 3 multiple of I3 coupling two nodes), component c: both places */
+static void put_mass(const mbsModel *m, double *jac, int e, int c, double val) {
+  jac_add(jac, m->mass_map[6 * e + c], val);
+  jac_add(jac, m->mass_map[6 * e + 3 + c], val);
+}
+
+/* entry i of element k's block (n x n, row-major in its coordinates) */
+static void put_elem(const mbsModel *m, double *jac, int k, int i, double val) {
+  jac_add(jac, m->elem_jmap[k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ + i], val);
+}
+
+/* element k's constraint c, its coordinate i: the constraint row (G, transposed = 0) or the
+ * multiplier's column of the balance (G^T, transposed = 1) */
+static void put_elem_g(const mbsModel *m, double *jac, int k, int c, int i, int transposed,
+                       double val) {
+  const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
+  jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + transposed], val);
+}
+
+/* quadratic row `row`, its node k, component j: G (transposed = 0) or G^T (1) */
+static void put_con_g(const mbsModel *m, double *jac, int row, int k, int j, int transposed,
+                      double val) {
+  const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
+  jac_add(jac, gmap[6 * k + 3 * transposed + j], val);
+}
+
+/* Hessian block p of the quadratic rows (a multiple of I3), component j */
+static void put_con_h(const mbsModel *m, double *jac, int p, int j, double val) {
+  jac_add(jac, m->con_hmap[3 * p + j], val);
+}
+
 /* a constraint element: Gbar^T mu (discrete gradient for em, else G(q*)^T mu) into r_q, its
  * Hessian term into the Newton matrix, g(q1, t1) into r_g with G(q1, t1); returns the
  * largest constraint force term */
@@ -58,8 +91,6 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const mbsImplicitWo
                               const double *q1, double tm, double t1, int with_jac, double *g,
                               double *H, double *Ge) {
   const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-  const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
-  const int *gmap = m->elem_gmap + k * MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * 2;
   const double *mu = iw->mu + el->con0;
   double *r = d->res, *jac = d->jac, scale = 0.0;
   int n = el->nq, nc = el->ncon;
@@ -79,7 +110,7 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const mbsImplicitWo
     for (int c = 0; c < nc; c++) {
       f += Ge[c * n + i] * mu[c];
       if (with_jac) {
-        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2 + 1], Ge[c * n + i]);
+        put_elem_g(m, jac, k, c, i, 1, Ge[c * n + i]);
       }
     }
     r[el->qidx[i]] += f;
@@ -87,7 +118,7 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const mbsImplicitWo
   }
   if (with_jac) {
     for (int i = 0; i < n * n; i++) {
-      jac_add(jac, map[i], hfac * H[i]);
+      put_elem(m, jac, k, i, hfac * H[i]);
     }
   }
   /* g(q1, t1) and G(q1, t1) */
@@ -96,7 +127,7 @@ static double elem_constraint(const mbsModel *m, mbsData *d, const mbsImplicitWo
     r[m->nq + el->con0 + c] = g[c];
     if (with_jac) {
       for (int i = 0; i < n; i++) {
-        jac_add(jac, gmap[(c * MBS_ELEM_MAXQ + i) * 2], Ge[c * n + i]);
+        put_elem_g(m, jac, k, c, i, 0, Ge[c * n + i]);
       }
     }
   }
@@ -134,8 +165,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
         r[3 * b + c] += w * da;
       }
       if (with_jac) {
-        jac_add(jac, m->mass_map[6 * e + c], w);
-        jac_add(jac, m->mass_map[6 * e + 3 + c], w);
+        put_mass(m, jac, e, c, w);
       }
     }
   }
@@ -151,7 +181,6 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    const int *map = m->elem_jmap + k * MBS_ELEM_MAXQ * MBS_ELEM_MAXQ;
     int n = el->nq;
     if (kind->gradient) {
       memset(H, 0, (size_t)(n * n) * sizeof(double));
@@ -168,7 +197,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
       }
       if (with_jac) {
         for (int i = 0; i < n * n; i++) {
-          jac_add(jac, map[i], dt2 * hfac * H[i]);
+          put_elem(m, jac, k, i, dt2 * hfac * H[i]);
         }
       }
     }
@@ -182,7 +211,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
       }
       if (with_jac) {
         for (int i = 0; i < n * n; i++) {
-          jac_add(jac, map[i], -dt2 * (s->alpha * Fq[i] + s->cv * Fv[i]));
+          put_elem(m, jac, k, i, -dt2 * (s->alpha * Fq[i] + s->cv * Fv[i]));
         }
       }
     }
@@ -195,7 +224,6 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
   double grad[3 * MBS_CON_MAXNODE];
   for (int row = 0; row < m->nrow; row++) {
     const mbsConRow *c = &m->con[row];
-    const int *gmap = m->con_gmap + row * MBS_CON_MAXNODE * 6;
     double mu = iw->mu[row];
     mbs_con_eval(c, iw->qm, grad);
     for (int k = 0; k < c->nnode; k++) {
@@ -204,7 +232,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
         r[3 * c->node[k] + j] += f;
         scale = fmax(scale, fabs(f));
         if (with_jac) {
-          jac_add(jac, gmap[6 * k + 3 + j], grad[3 * k + j]);
+          put_con_g(m, jac, row, k, j, 1, grad[3 * k + j]);
         }
       }
     }
@@ -212,13 +240,13 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
     if (with_jac) {
       for (int k = 0; k < c->nnode; k++) {
         for (int j = 0; j < 3; j++) {
-          jac_add(jac, gmap[6 * k + j], grad[3 * k + j]);
+          put_con_g(m, jac, row, k, j, 0, grad[3 * k + j]);
         }
       }
       /* d(G(q*)^T mu)/dq1 = alpha sum mu H (constant Hessians, multiples of I3) */
       for (int p = m->con_hstart[row]; p < m->con_hstart[row + 1]; p++) {
         for (int j = 0; j < 3; j++) {
-          jac_add(jac, m->con_hmap[3 * p + j], s->alpha * mu * m->con_hcoef[p]);
+          put_con_h(m, jac, p, j, s->alpha * mu * m->con_hcoef[p]);
         }
       }
     }
