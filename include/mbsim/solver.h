@@ -10,24 +10,31 @@
 
 typedef struct mbsLinsolve mbsLinsolve;
 typedef struct mbsSystem mbsSystem;
+struct mbsIntegratorTable;
+struct mbsArena;
+
+/* one named array of an integrator's state, as records carry it for a restart: name is the
+ * dataset under /state/ ("scheme_velocity", "multipliers", "acceleration", ...); data NULL:
+ * the integrator has no valid value now (written as NaN) */
+typedef struct {
+  const char *name;
+  int length;
+  double *data;
+} mbsStateArray;
+
+#define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
 
 typedef struct mbsData {
-  double t;                /* [s] */
-  long step;               /* steps taken */
-  double *q, *v;           /* (nq) state at t */
-  double *mu;              /* (ncon) scaled multipliers dt^2 lambda of the last step */
-  double *q_prev, *v_prev; /* (nq) state at the start of the current step */
+  double t;       /* [s] */
+  long step;      /* steps taken */
+  double *q, *v;  /* (nq) state at t (v: the integrator's own velocities) */
+  double *lambda; /* (ncon) [N, N m] multipliers of the last step (0 before it) */
 
-  double *mu_prev;              /* (ncon) multipliers at the start of the step */
-  double *acc, *aacc;           /* (nq) genalpha: accelerations and pseudo-accelerations */
-  int acc_valid;                /* genalpha: acc/aacc hold consistent values */
-  double *dq;                   /* (nq) the Newton unknown q1 - q0 of the current step */
-  double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme (step.c) */
-  int factor_valid;             /* the linear solver holds a usable factorization */
-  int refactor_next; /* set by the caller: the next step's factorization pivots afresh
-                        (KLU otherwise reuses its last pivot order; the CLI sets it after each
-                        output record, so that a restart from a record repeats the
-                        uninterrupted run bit for bit) */
+  /* the integrator: its table entry and the workspace it owns (iterate, multipliers
+   * dt^2 lambda, per-step vectors, genalpha's accelerations) */
+  const struct mbsIntegratorTable *integrator;
+  void *integrator_work;
+  int factor_valid; /* the linear solver holds a usable factorization of the Newton matrix */
 
   /* statistics */
   int iterations;       /* Newton iterations of the last step */
@@ -39,7 +46,7 @@ typedef struct mbsData {
   double external_work; /* [J] work of non-potential loads since t = 0 */
   double dissipated;    /* [J] energy removed since t = 0 */
   double last_residual; /* max norm of the last Newton residual */
-  double last_dt;       /* [s] size of the last step (lambda = mu / dt^2) */
+  double last_dt;       /* [s] size of the last step */
 
   /* the record's consistent state (consistent.c): velocities projected onto
    * G v + g_t = 0, the multipliers and accelerations of the index-1 equations there */
@@ -53,14 +60,14 @@ typedef struct mbsData {
   double *load_force;        /* (nload x 6) force and torque of each load on its second body */
 
   /* workspace */
-  double *vtmp;    /* (nq) */
-  double *res;     /* (sys->n_max) residual */
-  double *dx;      /* (sys->n_max) Newton increment */
-  double *jac;     /* (sys->nnz_max) Newton matrix values */
-  double *qm, *vm; /* (nq) evaluation state of forces (midpoint or end) */
-  double *qlam;    /* (nq) where constraint gradients multiply mu */
-  double *rscale;  /* (nq) magnitudes of residual terms (convergence test) */
-  double *ework;   /* (sys->ework_len) element Jacobian blocks (layout in system.h) */
+  double *vtmp;           /* (nq) */
+  double *res;            /* (sys->n_max) residual */
+  double *dx;             /* (sys->n_max) Newton increment */
+  double *jac;            /* (sys->nnz_max) Newton matrix values */
+  double *ework;          /* (sys->ework_len) element Jacobian blocks (layout in system.h;
+                             outside the step) */
+  struct mbsArena *arena; /* per-step storage (util/arena.h), sized from the model's bounds,
+                             reset at the start of every step */
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
   double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
@@ -82,15 +89,36 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err);
 /* release (accepts NULL) */
 void mbs_data_destroy(mbsData *d);
 
-/* genalpha: the consistent accelerations of the current state (index-1 system), which the
- * first step would otherwise compute; nothing for the other integrators or when d holds
- * them already. Accelerations of a singular index-1 system start at zero. */
+/* what the integrator needs at the current state before its first step, which the first
+ * step would otherwise compute (genalpha: the consistent accelerations of the index-1
+ * system, zero when it is singular; nothing for the one-step schemes or when d holds them
+ * already, e.g. after a restart) */
 void mbs_solver_start(const mbsModel *m, mbsData *d);
 
-/* Advance from d->t by dt with the model's integrator (em, midpoint or euler: seed 000
- * eq. 57 with the one Newton driver). On success d->t, q, v, mu are at the end
- * of the step. On failure the state is left at the start of the step and err says when,
- * which iteration, the residual and the worst constraint. */
+/* the integrator's state a record carries so that a restart repeats the run: up to max
+ * (MBS_STATE_MAX is enough) named arrays into out, pointing into d; returns their count */
+int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max);
+
+/* continue from exported arrays (a restart's file, or the arrays of a record just written,
+ * so that the run and a restart from that record take identical steps): arrays absent or
+ * with data NULL keep their current values; the names of the integrator's arrays that were
+ * absent go into missing (comma-separated, may be NULL). d->last_dt must be set first
+ * (multipliers are scaled by it). */
+mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
+                                  char *missing, size_t nmissing, mbsError *err);
+
+/* the state (q, v: nq each, may be NULL) at time t inside the last step [t - last_dt, t]
+ * (dense output); at t itself exactly d->q and d->v */
+void mbs_solver_interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v);
+
+/* [bytes] the capacity and high-water mark of the per-step storage */
+void mbs_solver_arena_usage(const mbsData *d, size_t *size, size_t *high);
+
+/* Advance from d->t by dt with the model's integrator (its entry in the integrator table;
+ * em, midpoint, euler: seed 000 eq. 57, genalpha: Arnold & Bruls 2007, with the one Newton
+ * driver). On success d->t, q, v, lambda are at the end of the step. On failure the state is left
+ * at the start of the step and err says when, which iteration, the residual and the worst
+ * constraint. */
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err);
 
 /* Advance from d->t to t_target with step control: a step whose Newton iteration fails is

@@ -25,8 +25,9 @@ typedef struct {
 
 /* Continue from the last record of the result file at path: check that it belongs to the
  * same model (coordinates, constraints, coordinate names) and that t_end lies after it,
- * refuse an output path that is the restart file itself, then set d->t, q, v, mu,
- * last_dt and the external work and dissipation accumulators. Prints the reason and
+ * refuse an output path that is the restart file itself, then set d->t, q, last_dt, the
+ * integrator's state (mbs_solver_state_import) and the external work and dissipation
+ * accumulators. Prints the reason and
  * returns 1 when the restart is refused, 0 when rs is filled (release with
  * cli_restart_free). */
 int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
@@ -58,25 +59,13 @@ void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *
 /* release (accepts a zeroed rs) */
 void cli_restart_free(cliRestart *rs);
 
-/* record quantities that mbsData does not hold as such: the Lagrange multipliers
- * lambda = mu / dt^2 of the last step (ncon, zero before the first step) and the world
- * position of each joint point fixed to the joint's second body (njoint x 3) */
-void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, double *joint_pos);
+/* record quantities that mbsData does not hold as such: the world position of each joint
+ * point fixed to the joint's second body (njoint x 3) */
+void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos);
 
-/* one named array of the integrator's state that a record carries (dataset /state/<name>):
- * data NULL when it has no value now (written as NaN) */
-typedef struct {
-  const char *name;
-  int length;
-  const double *data;
-} cliStateArray;
-
-#define CLI_STATE_MAX 8
-
-/* the integrator's arrays of the record (scheme_velocity, multipliers = lambda, genalpha's
- * accelerations) into out (at most max); returns their count */
-int cli_record_state_arrays(const mbsModel *m, const mbsData *d, const double *lambda,
-                            cliStateArray *out, int max);
+/* the state arrays of a result file's last record, named as exported (for
+ * mbs_solver_state_import); returns their count (<= max), absent arrays left out */
+int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max);
 
 #define CLI_OBS_SCALARS 7
 
@@ -89,7 +78,7 @@ typedef struct {
   int h_obs[CLI_OBS_SCALARS], h_linear, h_angular;
   int h_iterations, h_factorizations, h_solves, h_step_size;
   int h_q, h_v;
-  int nstate, h_state[CLI_STATE_MAX];
+  int nstate, h_state[MBS_STATE_MAX]; /* /state/<name> of the integrator's arrays */
   int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
   int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
   int h_load_force;
@@ -97,24 +86,26 @@ typedef struct {
   int iterations, factorizations, solves;
   double step_size;
   long fact_seen, solves_seen; /* solver counters at the previous record */
-  double *extra;               /* (ncon + 3 njoint) multipliers, joint points */
+  double *extra;               /* (3 njoint) joint points */
   const char **unit_col;       /* (nq) scratch of column_units */
   char *unit_text;
   const char **labels;         /* (max(nbody, njoint, nload)) scratch of the names datasets */
 } cliOutput;
 
-/* register every dataset and sidecar grid of a run of model m with w (README "Output");
+/* register every dataset and sidecar grid of a run of model m with w (README "Output"; the
+ * integrator's arrays as mbs_solver_state_export lists them, under /state/<name>);
  * names, qunits: (nq) coordinate names and units; junits, jrunits: (njoint) units of the
  * joint coordinates and rates. Release out with cli_output_free. */
-mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, const mbsData *d,
+mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, mbsData *d,
                               const char *const *names, const char *const *qunits,
                               const char *const *junits, const char *const *jrunits,
                               mbsError *err);
 
-/* give the rows of the record of the current state (then mbs_output_append); returns the
- * multipliers lambda (ncon) written */
-const double *cli_output_put(cliOutput *out, const mbsModel *m, const mbsData *d,
-                             const mbsObservables *o);
+/* give the rows of the record of the current state (then mbs_output_append); the
+ * integrator's exported arrays written (MBS_STATE_MAX) go into state, their count is
+ * returned (the run imports them back, as a restart from this record would) */
+int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObservables *o,
+                   mbsStateArray *state);
 
 /* release (accepts NULL and a zeroed out) */
 void cli_output_free(cliOutput *out);

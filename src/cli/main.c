@@ -384,17 +384,16 @@ static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_
 /* the record of the current state */
 static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
                               const mbsObservables *o, mbsError *err) {
-  const double *lambda = cli_output_put(out, m, d, o);
-  /* the step after a record starts with a fresh factorization and with the multipliers
-   * mu = dt^2 lambda rebuilt from the lambda just written, as a restart from this record
-   * does (mu / dt^2 * dt^2 may differ from mu in the last bit): both runs then take
-   * identical steps */
-  d->refactor_next = 1;
-  double dt2 = d->last_dt * d->last_dt;
-  if (dt2 > 0.0) {
-    for (int r = 0; r < m->ncon; r++) {
-      d->mu[r] = lambda[r] * dt2;
-    }
+  /* the rows, with the integrator's state (multipliers, its own velocities, genalpha's
+   * accelerations): what a restart from this record needs */
+  mbsStateArray state[MBS_STATE_MAX];
+  int nstate = cli_output_put(out, m, d, o, state);
+  /* the run goes on from the state just written, exactly as a restart from this record
+   * does (a fresh factorization, mu = dt^2 lambda rebuilt from the lambda written): both
+   * runs then take identical steps */
+  mbsStatus st = mbs_solver_state_import(m, d, state, nstate, NULL, 0, err);
+  if (st != MBS_OK) {
+    return st;
   }
   return mbs_output_append(out->w, d->t, err);
 }
@@ -567,7 +566,8 @@ int main(int argc, char **argv) {
            "'%s')\n",
            proj_change, proj_body >= 0 ? m->body_name[proj_body] : "none");
   }
-  /* genalpha: the accelerations of the first record (a restart has them from its file) */
+  /* the integrator's state at t = 0 for the first record (genalpha: its accelerations; a
+   * restart has it from its file) */
   if (!restart.active) {
     mbs_solver_start(m, d);
   }
@@ -704,6 +704,10 @@ int main(int argc, char **argv) {
     printf("linear:       %s sparse LU (solver.linear_solver)\n",
            mbs_linear_solver_word(m->linear_solver));
     printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
+    size_t arena_size, arena_high;
+    mbs_solver_arena_usage(d, &arena_size, &arena_high);
+    printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n", arena_high,
+           arena_size);
     printf("constraints:  max violation %.3e, velocities %.3e (records)\n", vmax, vvmax);
     if (denom > 0.0) {
       printf("energy:       relative error %.3e (max |E - E0 - W + D| / %.4g J, the largest of "

@@ -1,5 +1,5 @@
 /* record.c: what a run writes to its result file. The quantities the command computes from
- * the model and the run state (multipliers, joint points), and the datasets themselves:
+ * the model and the run state (joint points), and the datasets themselves:
  * each owner (observables, solver statistics, state, the integrator's arrays, bodies,
  * joints, loads) has a describe_* function that registers its series (path, type, row
  * shape, units) and sidecar grids with the writer, and a put_* function that gives its rows
@@ -10,13 +10,7 @@
 
 #include "cli/cli.h"
 
-void cli_record_extras(const mbsModel *m, const mbsData *d, double *lambda, double *joint_pos) {
-  /* lambda = mu / dt^2 of the last step (the solver keeps mu = dt^2 lambda) */
-  double dt2 = d->last_dt * d->last_dt;
-  for (int r = 0; r < m->ncon; r++) {
-    lambda[r] = dt2 > 0.0 ? d->mu[r] / dt2 : 0.0;
-  }
-
+void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
   /* the joint point on body 2: phi + c^i d_i (a point mass: its position); a static second
    * body keeps the world point */
   for (int j = 0; j < m->njoint; j++) {
@@ -165,8 +159,8 @@ static void put_state(cliOutput *out, const mbsData *d) {
   mbs_output_put(out->w, out->h_v, d->v_rec);
 }
 
-/* the integrator's named arrays (cliStateArray) under /state/<name>; their units by name */
-static mbsStatus describe_integrator_state(cliOutput *out, const cliStateArray *a, int n,
+/* the integrator's named arrays (mbsStateArray) under /state/<name>; their units by name */
+static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *a, int n,
                                            mbsError *err) {
   static const struct {
     const char *name, *units, *suffix; /* suffix: column_units from those of q; NULL: none */
@@ -177,7 +171,7 @@ static mbsStatus describe_integrator_state(cliOutput *out, const cliStateArray *
       {"algorithmic_acceleration", U_A, "/s^2"},
   };
   out->nstate = 0;
-  for (int i = 0; i < n && i < CLI_STATE_MAX; i++) {
+  for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
     const char *units = "the integrator's own (README \"Output\")", *suffix = NULL;
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
       if (strcmp(a[i].name, known[k].name) == 0) {
@@ -196,7 +190,7 @@ static mbsStatus describe_integrator_state(cliOutput *out, const cliStateArray *
   return MBS_OK;
 }
 
-static void put_integrator_state(cliOutput *out, const cliStateArray *a, int n) {
+static void put_integrator_state(cliOutput *out, const mbsStateArray *a, int n) {
   for (int i = 0; i < n && i < out->nstate; i++) {
     mbs_output_put(out->w, out->h_state[i], a[i].data);
   }
@@ -320,22 +314,21 @@ static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err
   return MBS_OK;
 }
 
-int cli_record_state_arrays(const mbsModel *m, const mbsData *d, const double *lambda,
-                            cliStateArray *out, int max) {
+int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
-  /* the integrator's own velocities, from which a restart continues */
-  if (n < max) {
-    out[n++] = (cliStateArray){"scheme_velocity", m->nq, d->v};
-  }
-  /* lambda of the last step (zero before it): the predictor of the next step's mu */
-  if (n < max) {
-    out[n++] = (cliStateArray){"multipliers", m->ncon, lambda};
-  }
-  /* genalpha carries its accelerations from step to step: a restart needs them (NULL before
-   * they exist: written as NaN) */
-  if (m->integrator == MBS_INTEGRATOR_GENALPHA && n + 2 <= max) {
-    out[n++] = (cliStateArray){"acceleration", m->nq, d->acc_valid ? d->acc : NULL};
-    out[n++] = (cliStateArray){"algorithmic_acceleration", m->nq, d->acc_valid ? d->aacc : NULL};
+  /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
+   * with the uninterrupted run to the integrator's accuracy only) */
+  const mbsStateArray all[] = {
+      {"scheme_velocity", last->n_coordinates,
+       last->scheme_velocity ? last->scheme_velocity : last->v},
+      {"multipliers", last->n_constraints, last->multipliers},
+      {"acceleration", last->n_coordinates, last->acceleration},
+      {"algorithmic_acceleration", last->n_coordinates, last->algorithmic_acceleration},
+  };
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++) {
+    if (all[i].data) {
+      out[n++] = all[i];
+    }
   }
   return n;
 }
@@ -351,7 +344,7 @@ void cli_output_free(cliOutput *out) {
   memset(out, 0, sizeof(*out));
 }
 
-mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, const mbsData *d,
+mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, mbsData *d,
                               const char *const *names, const char *const *qunits,
                               const char *const *junits, const char *const *jrunits,
                               mbsError *err) {
@@ -359,7 +352,7 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, c
   out->w = w;
   out->nq = m->nq;
   out->qunits = qunits;
-  out->extra = malloc((size_t)(m->ncon + 3 * m->njoint + 1) * sizeof(double));
+  out->extra = malloc((size_t)(3 * m->njoint + 1) * sizeof(double));
   out->unit_col = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(*out->unit_col));
   out->unit_text = malloc((size_t)(m->nq > 0 ? m->nq : 1) * 16);
   int nlabel = m->nbody > m->njoint ? m->nbody : m->njoint;
@@ -368,11 +361,13 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, c
   if (!out->extra || !out->unit_col || !out->unit_text || !out->labels) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
   }
-  for (int i = 0; i < m->ncon + 3 * m->njoint + 1; i++) {
+  for (int i = 0; i < 3 * m->njoint + 1; i++) {
     out->extra[i] = 0.0;
   }
-  cliStateArray state[CLI_STATE_MAX];
-  int nstate = cli_record_state_arrays(m, d, out->extra, state, CLI_STATE_MAX);
+  /* the integrator's named arrays (its state for a restart), as they are now: genalpha's
+   * accelerations are there before they exist (data NULL, written as NaN) */
+  mbsStateArray state[MBS_STATE_MAX];
+  int nstate = mbs_solver_state_export(m, d, state, MBS_STATE_MAX);
   mbsStatus st = describe_observables(out, err);
   if (st == MBS_OK) {
     st = describe_solver(out, err);
@@ -395,18 +390,17 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, c
   return st;
 }
 
-const double *cli_output_put(cliOutput *out, const mbsModel *m, const mbsData *d,
-                             const mbsObservables *o) {
-  /* extra: (ncon) multipliers, then (njoint x 3) joint positions */
-  cli_record_extras(m, d, out->extra, out->extra + m->ncon);
-  cliStateArray state[CLI_STATE_MAX];
-  int nstate = cli_record_state_arrays(m, d, out->extra, state, CLI_STATE_MAX);
+int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObservables *o,
+                   mbsStateArray *state) {
+  /* extra: (njoint x 3) joint positions */
+  cli_record_extras(m, d, out->extra);
+  int nstate = mbs_solver_state_export(m, d, state, MBS_STATE_MAX);
   put_observables(out, o);
   put_solver(out, d);
   put_state(out, d);
   put_integrator_state(out, state, nstate);
   put_bodies(out, d);
-  put_joints(out, d, out->extra + m->ncon);
+  put_joints(out, d, out->extra);
   mbs_output_put(out->w, out->h_load_force, d->load_force);
-  return out->extra;
+  return nstate;
 }

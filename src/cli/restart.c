@@ -334,18 +334,22 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     return 1;
   }
 
-  /* the state */
+  /* the state: q and time here; the integrator's own state (its velocities, the
+   * multipliers mu = dt^2 lambda with the dt of the step that ended at t, genalpha's
+   * accelerations) through its import */
   size_t nq = (size_t)m->nq;
   memcpy(d->q, last.q, nq * sizeof(double));
-  /* the integrator goes on with its own velocities; /state/v is their projection onto the
-   * velocity constraints (files without /state/scheme_velocity: that, and the restart then
-   * agrees with the uninterrupted run to the integrator's accuracy only) */
-  memcpy(d->v, last.scheme_velocity ? last.scheme_velocity : last.v, nq * sizeof(double));
-  for (int i = 0; i < m->ncon; i++) {
-    d->mu[i] = last.multipliers ? last.multipliers[i] * (last_dt * last_dt) : 0.0;
-  }
   d->t = t;
   d->last_dt = last_dt;
+  mbsStateArray state[MBS_STATE_MAX];
+  int nstate = cli_state_from_last(&last, state, MBS_STATE_MAX);
+  char missing[256] = "";
+  mbsError ierr;
+  if (mbs_solver_state_import(m, d, state, nstate, missing, sizeof(missing), &ierr) != MBS_OK) {
+    restart_error(path, ierr.msg);
+    mbs_output_last_free(&last);
+    return 1;
+  }
   /* joint angles go on from the record's (whole turns included); without them, from the
    * angles of q in (-pi, pi] */
   if (last.joint_coordinates) {
@@ -365,18 +369,14 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
             "from zero multipliers\n",
             cli_escape(e1, sizeof(e1), path));
   }
-  /* genalpha goes on with the accelerations of the record; without them (a file of another
-   * integrator or an older version, or the record at t = 0) it starts from consistent
-   * accelerations, as a run from t = 0 does */
-  if (m->integrator == MBS_INTEGRATOR_GENALPHA && last.acceleration) {
-    memcpy(d->acc, last.acceleration, nq * sizeof(double));
-    memcpy(d->aacc, last.algorithmic_acceleration, nq * sizeof(double));
-    d->acc_valid = 1;
-  } else if (m->integrator == MBS_INTEGRATOR_GENALPHA && t > 0.0) {
+  /* the integrator goes on with its state of the record; without some of it (a file of
+   * another integrator or an older version, or the record at t = 0) it starts as a run from
+   * t = 0 does (genalpha: from consistent accelerations) */
+  if (missing[0] && t > 0.0) {
     fprintf(stderr,
-            "mbsim-run: note: '%s' has no genalpha accelerations at t = %g; the restart starts "
-            "from consistent accelerations and does not repeat the earlier run exactly\n",
-            cli_escape(e1, sizeof(e1), path), t);
+            "mbsim-run: note: '%s' has no %s state at t = %g (%s); the restart does not repeat "
+            "the earlier run exactly\n",
+            cli_escape(e1, sizeof(e1), path), mbs_integrator_word(m->integrator), t, missing);
   }
 
   /* what the first record and the root attribute restart_from need */

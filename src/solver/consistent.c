@@ -16,7 +16,10 @@
  * t = 0. Both systems share one KKT matrix: one factorization per record. The projection is
  * an observation: the integrator's own velocities go on unchanged (so em keeps conserving
  * energy, and runs with different output.every take identical steps); they are written as
- * /state/scheme_velocity, from which a restart continues. */
+ * /state/scheme_velocity, from which a restart continues. The projections are linear: one
+ * factorization and one solve (repeated while it gains) through the Newton driver's
+ * counted linear-solve helpers (newton.c). The initial projection's solves are not counted
+ * (they come before the first record's statistics). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
+#include "solver/integrator.h"
 #include "solver/linsolve.h"
 #include "solver/system.h"
 #include "util/vec3.h"
@@ -71,8 +75,7 @@ static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, doub
       }
     }
   }
-  mbsStatus st = mbs_linsolve_factor(d->ls, jac, 1, err);
-  d->factorizations++;
+  mbsStatus st = mbs_newton_factor(d, 1, err);
   d->factor_valid = 0;
   return st;
 }
@@ -136,8 +139,7 @@ static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double 
     for (int i = 0; i < m->ncon; i++) {
       rhs[nq + i] = -rhs[nq + i];
     }
-    mbsStatus st = mbs_linsolve_solve(d->ls, d->jac, rhs, x, err);
-    d->solves++;
+    mbsStatus st = mbs_newton_linear_solve(d, rhs, x, err);
     if (st != MBS_OK) {
       return st;
     }
@@ -258,8 +260,7 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
     }
     r[nq + row] = -curv;
   }
-  st = mbs_linsolve_solve(d->ls, d->jac, r, d->dx, err);
-  d->solves++;
+  st = mbs_newton_linear_solve(d, r, d->dx, err);
   if (st != MBS_OK) {
     return st;
   }

@@ -1,10 +1,21 @@
 /* data.c: the run state and its workspace, allocated once per run */
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mbsim/solver.h"
+#include "solver/integrator.h"
 #include "solver/linsolve.h"
 #include "solver/system.h"
+#include "util/arena.h"
+
+/* [bytes] the per-step storage a step can need: the assembler's element blocks (Hessian,
+ * force derivatives, constraint gradients) of the system's largest element and one element
+ * vector, each aligned */
+static size_t arena_bound(const mbsSystem *sys) {
+  size_t block = (size_t)sys->eblock * sizeof(double), vec = (size_t)sys->evec * sizeof(double);
+  return 4 * (block + alignof(max_align_t)) + vec + alignof(max_align_t);
+}
 
 mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   mbsData *d = calloc(1, sizeof(mbsData));
@@ -23,24 +34,16 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   size_t nb = (size_t)(m->nbody > 0 ? m->nbody : 1);
   d->q = calloc(nq, sizeof(double));
   d->v = calloc(nq, sizeof(double));
-  d->mu = calloc(nc, sizeof(double));
-  d->q_prev = calloc(nq, sizeof(double));
-  d->v_prev = calloc(nq, sizeof(double));
+  d->lambda = calloc(nc, sizeof(double));
   d->res = calloc(ns, sizeof(double));
   d->dx = calloc(ns, sizeof(double));
   d->jac = calloc((size_t)(d->sys->nnz_max > 0 ? d->sys->nnz_max : 1), sizeof(double));
-  d->qm = calloc(nq, sizeof(double));
-  d->vm = calloc(nq, sizeof(double));
-  d->qlam = calloc(nq, sizeof(double));
-  d->rscale = calloc(nq, sizeof(double));
-  d->mu_prev = calloc(nc, sizeof(double));
-  d->acc = calloc(nq, sizeof(double));
-  d->aacc = calloc(nq, sizeof(double));
-  d->qhat = calloc(nq, sizeof(double));
-  d->dq = calloc(nq, sizeof(double));
-  d->qbase = calloc(nq, sizeof(double));
-  d->vbase = calloc(nq, sizeof(double));
-  d->ework = calloc((size_t)d->sys->ework_len, sizeof(double));
+  /* element blocks (system.h) outside the step, and the row walk's work (observe.c) */
+  size_t nework = (size_t)d->sys->ework_len;
+  if (nework < mbs_rows_work_size(m)) {
+    nework = mbs_rows_work_size(m);
+  }
+  d->ework = calloc(nework, sizeof(double));
   d->body_pos = calloc(3 * nb, sizeof(double));
   d->body_rot = calloc(9 * nb, sizeof(double));
   d->body_vel = calloc(3 * nb, sizeof(double));
@@ -54,13 +57,27 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->joint_rate = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->load_force = calloc(6 * (size_t)(m->nload > 0 ? m->nload : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
-  if (!d->q || !d->v || !d->mu || !d->q_prev || !d->v_prev || !d->res || !d->dx || !d->jac ||
-      !d->qm || !d->vm || !d->qlam || !d->rscale || !d->ework || !d->mu_prev || !d->acc ||
-      !d->aacc || !d->qhat || !d->dq || !d->qbase || !d->vbase || !d->body_pos || !d->body_rot ||
-      !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec || !d->lambda_rec ||
-      !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord || !d->joint_rate ||
-      !d->load_force) {
+  d->arena = calloc(1, sizeof(mbsArena));
+  if (!d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->ework || !d->body_pos ||
+      !d->body_rot || !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec ||
+      !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord ||
+      !d->joint_rate || !d->load_force || !d->arena ||
+      mbs_arena_init(d->arena, arena_bound(d->sys)) != 0) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    mbs_data_destroy(d);
+    return NULL;
+  }
+  /* the integrator's entry and workspace ("auto" is resolved by the compiler: a model
+   * still holding it, or a value out of range, is refused rather than run as another) */
+  d->integrator = mbs_integrator_table(m->integrator);
+  if (!d->integrator) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                  "internal error: integrator %d is not a time-stepping scheme",
+                  (int)m->integrator);
+    mbs_data_destroy(d);
+    return NULL;
+  }
+  if (d->integrator->init(m, &d->integrator_work, err) != MBS_OK) {
     mbs_data_destroy(d);
     return NULL;
   }
@@ -75,17 +92,24 @@ void mbs_data_destroy(mbsData *d) {
   if (!d) {
     return;
   }
-  mbs_system_destroy(d->sys);
-  void *ptrs[] = {d->q,        d->v,        d->mu,       d->q_prev,     d->v_prev,
-                  d->res,      d->dx,       d->jac,      d->qm,         d->vm,
-                  d->qlam,     d->rscale,   d->ework,    d->mu_prev,    d->acc,
-                  d->aacc,     d->qhat,     d->dq,       d->qbase,      d->vbase,
-                  d->body_pos, d->body_rot, d->body_vel, d->body_omega, d->joint_reaction,
-                  d->v_rec,    d->lambda_rec, d->acc_rec, d->vtmp, d->joint_coord,
-                  d->joint_rate, d->load_force};
-  free(d->redund_work);
+  mbs_system_destroy(d->sys); /* and its LU, d->ls */
+  if (d->integrator && d->integrator_work) {
+    d->integrator->free(d->integrator_work);
+  }
+  mbs_arena_free(d->arena);
+  free(d->arena);
+  void *ptrs[] = {d->q,           d->v,          d->lambda,     d->res,
+                  d->dx,          d->jac,        d->ework,      d->body_pos,
+                  d->body_rot,    d->body_vel,   d->body_omega, d->joint_reaction,
+                  d->v_rec,       d->lambda_rec, d->acc_rec,    d->vtmp,
+                  d->joint_coord, d->joint_rate, d->load_force, d->redund_work};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
   free(d);
+}
+
+void mbs_solver_arena_usage(const mbsData *d, size_t *size, size_t *high) {
+  *size = d->arena ? d->arena->size : 0;
+  *high = d->arena ? d->arena->high : 0;
 }

@@ -33,6 +33,7 @@ struct mbsLinsolve {
   klu_numeric *knum;
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
   long analyses;      /* symbolic analyses done */
+  long fresh;         /* full factorizations with fresh pivoting (these allocate) */
 };
 
 static const char *const singular_reason =
@@ -110,6 +111,7 @@ static mbsStatus umf_factor(mbsLinsolve *ls, const double *values, mbsError *err
   if (ls->numeric) {
     umfpack_di_free_numeric(&ls->numeric);
   }
+  ls->fresh++;
   status = umfpack_di_numeric(ls->colptr, ls->rowind, values, ls->symbolic, &ls->numeric,
                               ls->control, ls->info);
   if (status != UMFPACK_OK) {
@@ -145,6 +147,7 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
   if (ls->knum) {
     klu_free_numeric(&ls->knum, &ls->common);
   }
+  ls->fresh++;
   ls->knum = klu_factor(ap, ai, ax, ls->ksym, &ls->common);
   if (!ls->knum || ls->common.status != KLU_OK) {
     if (ls->knum) {
@@ -157,6 +160,10 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
   }
   ls->rcond_fresh = ls->common.rcond;
   return MBS_OK;
+}
+
+long mbs_linsolve_fresh_count(const mbsLinsolve *ls) {
+  return ls->fresh;
 }
 
 mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot, mbsError *err) {

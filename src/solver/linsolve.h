@@ -24,6 +24,10 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
 void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind);
 /* symbolic analyses done so far */
 long mbs_linsolve_analyses(const mbsLinsolve *ls);
+/* the numeric factorizations with fresh pivoting so far (UMFPACK: every one; KLU: those of
+ * klu_factor, which allocates its numeric object, while refactorizations on the last pivot
+ * order allocate nothing) */
+long mbs_linsolve_fresh_count(const mbsLinsolve *ls);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif

@@ -1,0 +1,307 @@
+/* integrator.c: the integrator table, the public entry points that dispatch through it, and
+ * the frame the implicit schemes share (the start and end of a step, the state they export
+ * and import, dense output). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/elements.h"
+#include "solver/integrator.h"
+#include "util/arena.h"
+
+/* one entry per integrator value; auto is resolved when the model is compiled
+ * (model/compile.c), so it has no functions and data creation refuses it */
+static const mbsIntegratorTable auto_entry = {.name = "auto"};
+
+static const mbsIntegratorTable *const table[] = {
+    [MBS_INTEGRATOR_AUTO] = &auto_entry,
+    [MBS_INTEGRATOR_EM] = &mbs_integrator_em,
+    [MBS_INTEGRATOR_MIDPOINT] = &mbs_integrator_midpoint,
+    [MBS_INTEGRATOR_EULER] = &mbs_integrator_euler,
+    [MBS_INTEGRATOR_GENALPHA] = &mbs_integrator_genalpha,
+};
+_Static_assert(sizeof(table) / sizeof(table[0]) == MBS_INTEGRATOR_COUNT,
+               "the integrator table needs one entry per mbsIntegrator value");
+
+const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k) {
+  if ((int)k < 0 || k >= MBS_INTEGRATOR_COUNT || !table[k] || !table[k]->step) {
+    return NULL;
+  }
+  return table[k];
+}
+
+/* ---- public entry points ---- */
+
+void mbs_solver_start(const mbsModel *m, mbsData *d) {
+  if (d->integrator->start) {
+    d->integrator->start(m, d);
+  }
+}
+
+mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  return d->integrator->step(m, d, dt, err);
+}
+
+int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
+  return d->integrator->state_export(m, d, out, max);
+}
+
+mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
+                                  char *missing, size_t nmissing, mbsError *err) {
+  if (missing && nmissing > 0) {
+    missing[0] = '\0';
+  }
+  return d->integrator->state_import(m, d, in, n, missing, nmissing, err);
+}
+
+void mbs_solver_interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
+  d->integrator->interpolate(m, d, t, q, v);
+}
+
+/* ---- the implicit schemes' workspace ---- */
+
+mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w) {
+  size_t nq = (size_t)(m->nq > 0 ? m->nq : 1), nc = (size_t)(m->ncon > 0 ? m->ncon : 1);
+  memset(w, 0, sizeof(*w));
+  w->mu = calloc(nc, sizeof(double));
+  w->mu_prev = calloc(nc, sizeof(double));
+  w->q_prev = calloc(nq, sizeof(double));
+  w->v_prev = calloc(nq, sizeof(double));
+  w->dq = calloc(nq, sizeof(double));
+  w->qhat = calloc(nq, sizeof(double));
+  w->qbase = calloc(nq, sizeof(double));
+  w->vbase = calloc(nq, sizeof(double));
+  w->qm = calloc(nq, sizeof(double));
+  w->vm = calloc(nq, sizeof(double));
+  if (!w->mu || !w->mu_prev || !w->q_prev || !w->v_prev || !w->dq || !w->qhat || !w->qbase ||
+      !w->vbase || !w->qm || !w->vm) {
+    mbs_implicit_work_free(w);
+    return MBS_ERR_NOMEM;
+  }
+  for (int e = 0; e < m->nmass; e++) {
+    w->mmax = fmax(w->mmax, fabs(m->mass_val[e]));
+  }
+  return MBS_OK;
+}
+
+void mbs_implicit_work_free(mbsImplicitWork *w) {
+  double *p[] = {w->mu,   w->mu_prev, w->q_prev, w->v_prev, w->dq,
+                 w->qhat, w->qbase,   w->vbase,  w->qm,     w->vm};
+  for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+    free(p[i]);
+  }
+  memset(w, 0, sizeof(*w));
+}
+
+/* ---- the frame of an implicit step ---- */
+
+void mbs_implicit_begin(const mbsModel *m, mbsData *d, mbsImplicitWork *w) {
+  mbs_arena_reset(d->arena);
+  memcpy(w->q_prev, d->q, (size_t)m->nq * sizeof(double));
+  memcpy(w->v_prev, d->v, (size_t)m->nq * sizeof(double));
+  memcpy(w->mu_prev, w->mu, (size_t)m->ncon * sizeof(double));
+}
+
+mbsStatus mbs_implicit_fail(const mbsModel *m, mbsData *d, mbsImplicitWork *w, mbsStatus st,
+                            const char *why, double t0, double dt, mbsError *err) {
+  int wr;
+  double viol = mbs_constraint_violation(m, d->q, t0 + dt, &wr);
+  char wdesc[256];
+  mbs_constraint_describe(m, wr, wdesc, sizeof(wdesc));
+  mbs_error_set(err, st, NULL, 0, 0,
+                "%s at t = %.9g (step %ld, dt = %.3g, %s); worst constraint: %s with |g| = %.3e",
+                why, t0, d->step + 1, dt, d->integrator->name, wdesc, viol);
+  memcpy(d->q, w->q_prev, (size_t)m->nq * sizeof(double));
+  memcpy(d->v, w->v_prev, (size_t)m->nq * sizeof(double));
+  memcpy(w->mu, w->mu_prev, (size_t)m->ncon * sizeof(double));
+  d->factor_valid = 0;
+  return st;
+}
+
+/* the Newton problem of an implicit step: unknowns [q1 - q0; mu] */
+typedef struct {
+  const mbsModel *m;
+  mbsData *d;
+  mbsImplicitWork *w;
+  const mbsSchemeWeights *s;
+  double dt, t0;
+  const double *pred; /* predictor of q1 - q0; NULL: dt v0 */
+} StepProblem;
+
+static void step_predict(StepProblem *p) {
+  mbsImplicitWork *w = p->w;
+  double *q = p->d->q;
+  for (int i = 0; i < p->m->nq; i++) {
+    w->dq[i] = p->pred ? p->pred[i] : p->dt * w->v_prev[i];
+    q[i] = w->q_prev[i] + w->dq[i];
+  }
+}
+
+static double step_assemble(void *ctx, int with_jac) {
+  StepProblem *p = ctx;
+  return mbs_assemble(p->m, p->d, p->w, p->s, p->dt, p->t0, with_jac);
+}
+
+static void step_scales(void *ctx, double *qn, double *inertia) {
+  StepProblem *p = ctx;
+  *qn = mbs_norm_inf(p->d->q, p->m->nq);
+  if (inertia) {
+    *inertia = p->s->cM * p->w->mmax * mbs_norm_inf(p->w->dq, p->m->nq);
+  }
+}
+
+static void step_apply(void *ctx, const double *dx) {
+  StepProblem *p = ctx;
+  int nq = p->m->nq;
+  mbsImplicitWork *w = p->w;
+  for (int i = 0; i < nq; i++) {
+    w->dq[i] -= dx[i];
+    p->d->q[i] = w->q_prev[i] + w->dq[i];
+  }
+  for (int i = 0; i < p->m->ncon; i++) {
+    w->mu[i] -= dx[nq + i];
+  }
+}
+
+static void step_reset(void *ctx) {
+  StepProblem *p = ctx;
+  memcpy(p->w->mu, p->w->mu_prev, (size_t)p->m->ncon * sizeof(double));
+  step_predict(p);
+}
+
+mbsStatus mbs_implicit_newton(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
+                              const mbsSchemeWeights *s, double dt, double t0, const double *pred,
+                              char *why, size_t nwhy, mbsError *err) {
+  StepProblem sp = {m, d, w, s, dt, t0, pred};
+  /* predictor: constant velocity (genalpha: Newmark); multipliers of the last step */
+  step_predict(&sp);
+  mbsNewtonProblem p = {m->nq, m->ncon, &sp, step_assemble, step_scales, step_apply, step_reset};
+  /* after a record, also fresh pivots: the factorization then depends on this step alone,
+   * not on the history of pivot orders (KLU), so a restart from the record is bit-exact */
+  int repivot = w->refactor_next;
+  w->refactor_next = 0;
+  return mbs_newton_solve(m, d, &p, repivot, why, nwhy, err);
+}
+
+/* 1 if a prescribed motion's profile has a kink or a jump in (t0, t1] */
+static int drive_kink(const mbsModel *m, double t0, double t1) {
+  double tol = 1e-9 * (t1 - t0);
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind == MBS_ELEM_DRIVE &&
+        mbs_elem_profile_kink_in(m, el->iparam[2], t0 + tol, t1 + tol)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void mbs_implicit_end(const mbsModel *m, mbsData *d, const mbsImplicitWork *w, double t0,
+                      double dt) {
+  d->t = t0 + dt;
+  d->last_dt = dt;
+  d->step++;
+  d->max_violation = fmax(d->max_violation, mbs_constraint_violation(m, d->q, d->t, NULL));
+  /* the physical multipliers of the step: lambda = mu / dt^2 */
+  double dt2 = dt * dt;
+  for (int r = 0; r < m->ncon; r++) {
+    d->lambda[r] = w->mu[r] / dt2;
+  }
+  /* a kink of a prescribed motion calls for a velocity jump that no scheme makes by
+   * itself: em and midpoint keep (v_n + v_{n+1})/2 = dq/dt, so the jump alternates from
+   * step to step forever (+-3.1 rad/s after a ramp, kN bearing forces); genalpha keeps
+   * 7.9 J of kinetic energy in a slider-crank locked after its ramp. After a step across
+   * such a kink the velocities are projected onto the new motion (the drive's impulse),
+   * and the kinetic energy that changes is counted as the drive's work. A failed
+   * projection (a singular constraint Jacobian) leaves v as it is: the record's
+   * /constraints/velocity_violation then says so. */
+  if (drive_kink(m, t0, d->t)) {
+    mbsError perr;
+    (void)mbs_solver_project_velocity(m, d, &perr);
+  }
+}
+
+/* ---- state export/import shared by the implicit schemes ---- */
+
+int mbs_implicit_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
+  int n = 0;
+  /* the integrator's own velocities, from which a restart continues */
+  if (n < max) {
+    out[n++] = (mbsStateArray){"scheme_velocity", m->nq, d->v};
+  }
+  /* lambda of the last step (zero before it): the predictor of the next step's mu */
+  if (n < max) {
+    out[n++] = (mbsStateArray){"multipliers", m->ncon, d->lambda};
+  }
+  return n;
+}
+
+const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name) {
+  for (int i = 0; i < n; i++) {
+    if (in[i].data && strcmp(in[i].name, name) == 0) {
+      return &in[i];
+    }
+  }
+  return NULL;
+}
+
+static void copy_in(double *dst, const double *src, int n) {
+  if (dst != src && n > 0) {
+    memcpy(dst, src, (size_t)n * sizeof(double));
+  }
+}
+
+void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsStateArray *in,
+                         int n) {
+  const mbsStateArray *sv = mbs_state_find(in, n, "scheme_velocity");
+  const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
+  if (sv && sv->length == m->nq) {
+    copy_in(d->v, sv->data, m->nq);
+  }
+  /* mu = dt^2 lambda with the dt of the step that ended here (mu / dt^2 * dt^2 may differ
+   * from mu in the last bit: a run that imports the arrays of each record it writes takes
+   * the same steps as a restart from that record) */
+  if (mul && mul->length == m->ncon) {
+    copy_in(d->lambda, mul->data, m->ncon);
+    double dt2 = d->last_dt * d->last_dt;
+    if (dt2 > 0.0) {
+      for (int r = 0; r < m->ncon; r++) {
+        w->mu[r] = d->lambda[r] * dt2;
+      }
+    }
+  }
+  /* the next step's factorization pivots afresh: it then depends on this step alone, not
+   * on the history of pivot orders (KLU), so a restart from here is bit-exact */
+  w->refactor_next = 1;
+}
+
+void mbs_implicit_interpolate(const mbsModel *m, const mbsData *d, const mbsImplicitWork *w,
+                              double t, double *q, double *v) {
+  double h = d->last_dt;
+  if (!(h > 0.0) || d->step == 0 || t >= d->t) {
+    if (q) {
+      memcpy(q, d->q, (size_t)m->nq * sizeof(double));
+    }
+    if (v) {
+      memcpy(v, d->v, (size_t)m->nq * sizeof(double));
+    }
+    return;
+  }
+  /* cubic Hermite through (q0, v0) and (q1, v1) of the last step, s in [0, 1] */
+  double s = (t - (d->t - h)) / h;
+  s = s < 0.0 ? 0.0 : s;
+  double h00 = (1.0 + 2.0 * s) * (1.0 - s) * (1.0 - s), h10 = s * (1.0 - s) * (1.0 - s);
+  double h01 = s * s * (3.0 - 2.0 * s), h11 = s * s * (s - 1.0);
+  double d00 = 6.0 * s * (s - 1.0), d10 = (1.0 - s) * (1.0 - 3.0 * s);
+  double d01 = -d00, d11 = s * (3.0 * s - 2.0);
+  for (int i = 0; i < m->nq; i++) {
+    double q0 = w->q_prev[i], v0 = w->v_prev[i], q1 = d->q[i], v1 = d->v[i];
+    if (q) {
+      q[i] = h00 * q0 + h * h10 * v0 + h01 * q1 + h * h11 * v1;
+    }
+    if (v) {
+      v[i] = (d00 * q0 + d01 * q1) / h + d10 * v0 + d11 * v1;
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/* integrator.h: the integrator table and what the implicit schemes share (solver-internal).
+ *
+ * Every value of mbsIntegrator has one entry in mbs_integrators[] (integrator.c, checked
+ * against MBS_INTEGRATOR_COUNT at compile time). An entry owns its workspace (init/free),
+ * advances the run data by one step, gives the state inside the last step (dense output),
+ * and exports/imports the arrays a record must carry for a restart to repeat the run
+ * (state_export/state_import: the CLI and the writer see only named arrays). "auto" is
+ * resolved when the model is compiled: its entry has no functions, and a step with it is
+ * refused. A new integrator is one file with its entry and one line in the table.
+ *
+ * The implicit schemes share one assembler (assemble.c: the residual and Newton matrix of
+ * the momentum balance and constraints, parameterised by the scheme's weights) and one
+ * Newton driver (newton.c: modified-Newton reuse and full-Newton fallback), which the
+ * projections of consistent.c use for their linear solves too. */
+#ifndef MBS_SOLVER_INTEGRATOR_H
+#define MBS_SOLVER_INTEGRATOR_H
+
+#include <stddef.h>
+
+#include "mbsim/solver.h"
+
+struct mbsSchemeWeights;
+
+typedef struct mbsIntegratorTable {
+  const char *name; /* the deck word */
+  /* the workspace for model m into *work; MBS_OK or MBS_ERR_NOMEM */
+  mbsStatus (*init)(const mbsModel *m, void **work, mbsError *err);
+  /* whatever the scheme needs at the current state before its first step (genalpha: the
+   * consistent accelerations); NULL when nothing. Called by mbs_solver_start, and by step. */
+  void (*start)(const mbsModel *m, mbsData *d);
+  /* implicit schemes: begin a step of size dt from the current state (state saved, the
+   * per-step vectors set, the per-step arena reset) and give the assembler's weights; the
+   * step itself does this first. NULL for a scheme without a Newton iteration. (Exposed so
+   * that tests can check the assembled Newton matrix of every scheme.) */
+  void (*prepare)(const mbsModel *m, mbsData *d, double dt, struct mbsSchemeWeights *s);
+  /* advance d from d->t by dt (mbs_solver_step's contract) */
+  mbsStatus (*step)(const mbsModel *m, mbsData *d, double dt, mbsError *err);
+  /* q and v (nq each, may be NULL) at t in [t - last_dt, t] of the last step */
+  void (*interpolate)(const mbsModel *m, const mbsData *d, double t, double *q, double *v);
+  /* the arrays a record carries (mbsStateArray); returns their count (<= max) */
+  int (*state_export)(const mbsModel *m, mbsData *d, mbsStateArray *out, int max);
+  /* continue from these arrays (absent or NULL data: keep the current value); the names
+   * of the integrator's own arrays that were absent, and what it does instead, into
+   * missing */
+  mbsStatus (*state_import)(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
+                            char *missing, size_t nmissing, mbsError *err);
+  void (*free)(void *work);
+} mbsIntegratorTable;
+
+/* the entry of integrator k, NULL for auto or a value out of range */
+const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
+
+extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
+    mbs_integrator_genalpha;
+
+/* ---- what the implicit schemes share ---- */
+
+/* the iterate and per-step vectors of an implicit scheme (its workspace starts with this) */
+typedef struct {
+  double *mu, *mu_prev;         /* (ncon) scaled multipliers dt^2 lambda: iterate, step start */
+  double *q_prev, *v_prev;      /* (nq) state at the start of the step */
+  double *dq;                   /* (nq) the Newton unknown q1 - q0 */
+  double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme, increments from q0 */
+  double *qm, *vm;              /* (nq) evaluation state of forces */
+  int refactor_next;            /* the next step's first factorization pivots afresh (after a
+                                   state import: a record or a restart) */
+  double mmax;                  /* largest |mass entry| (round-off floor of the test) */
+} mbsImplicitWork;
+
+/* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */
+typedef struct mbsSchemeWeights {
+  double cM;    /* mass factor of the scaled momentum balance */
+  double alpha; /* q* = q0 + alpha (q1 - q0): where forces and constraint gradients act */
+  double cv;    /* v* = vbase + cv (q1 - qbase) */
+  double tf;    /* forces are evaluated at t0 + tf */
+  int discrete; /* discrete gradients (energy-momentum) */
+} mbsSchemeWeights;
+
+mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w);
+void mbs_implicit_work_free(mbsImplicitWork *w);
+
+/* the residual [r_q; r_g] into d->res (and the Newton matrix into d->jac if with_jac) at the
+ * iterate q1 = q0 + w->dq, w->mu; returns the largest term of r_q (relative convergence) */
+double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsSchemeWeights *s,
+                    double dt, double t0, int with_jac);
+
+/* wgt times the work over the step (increment w->dq) of the non-potential forces at (qf, vf,
+ * tf) and of the constraint elements' forces -G^T lambda (G at (qf, tc), lambda = lam_fac mu)
+ * into *work (external) and *diss (dampers) */
+void mbs_assemble_work(const mbsModel *m, mbsData *d, const mbsImplicitWork *w,
+                       const mbsSchemeWeights *s, const double *qf, const double *vf, double tf,
+                       double tc, const double *mu, double lam_fac, double wgt, double *work,
+                       double *diss);
+
+/* the Newton iteration of one step: the problem's callbacks on ctx */
+typedef struct {
+  int n1, n2; /* layout: n1 balance rows (relative test), then n2 constraint rows */
+  void *ctx;
+  /* residual into d->res, the matrix into d->jac when with_jac; the largest term of the
+   * balance rows */
+  double (*assemble)(void *ctx, int with_jac);
+  /* the iterate's max norm *qn and (when inertia is not NULL) the scale of the inertia
+   * terms *inertia (round-off floors of the test) */
+  void (*scales)(void *ctx, double *qn, double *inertia);
+  /* iterate <- iterate - dx (n1 + n2) */
+  void (*apply)(void *ctx, const double *dx);
+  /* back to the predictor (the full-Newton retry) */
+  void (*reset)(void *ctx);
+} mbsNewtonProblem;
+
+/* Newton's method on p with d's linear solver (see newton.c); repivot asks the first
+ * factorization for fresh pivots. On failure why says what happened. d->iterations,
+ * newton_total, factorizations, solves, last_residual, factor_valid are updated. */
+mbsStatus mbs_newton_solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
+                           char *why, size_t nwhy, mbsError *err);
+
+/* numeric factorization of d->jac, counted in d->factorizations */
+mbsStatus mbs_newton_factor(mbsData *d, int repivot, mbsError *err);
+/* x = A^-1 b with the last factorization, counted in d->solves */
+mbsStatus mbs_newton_linear_solve(mbsData *d, const double *b, double *x, mbsError *err);
+
+/* max |x_i|, NaN if any x_i is NaN */
+double mbs_norm_inf(const double *x, int n);
+
+/* the common frame of an implicit step: state saved at its start, the failure report and
+ * restore, and the bookkeeping at its end (time, lambda, violation, drive kinks) */
+/* predictor (w->dq = pred, or dt v0 when pred is NULL; mu of the last step) and Newton's
+ * iteration on the assembler with weights s; why says what failed */
+mbsStatus mbs_implicit_newton(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
+                              const mbsSchemeWeights *s, double dt, double t0, const double *pred,
+                              char *why, size_t nwhy, mbsError *err);
+void mbs_implicit_begin(const mbsModel *m, mbsData *d, mbsImplicitWork *w);
+mbsStatus mbs_implicit_fail(const mbsModel *m, mbsData *d, mbsImplicitWork *w, mbsStatus st,
+                            const char *why, double t0, double dt, mbsError *err);
+void mbs_implicit_end(const mbsModel *m, mbsData *d, const mbsImplicitWork *w, double t0,
+                      double dt);
+/* shared state_export/state_import of the implicit schemes: scheme_velocity, multipliers */
+int mbs_implicit_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max);
+void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsStateArray *in,
+                         int n);
+/* the array called name in the list, NULL if absent or without data */
+const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name);
+/* the one-step schemes' dense output (cubic Hermite from the step's ends) */
+void mbs_implicit_interpolate(const mbsModel *m, const mbsData *d, const mbsImplicitWork *w,
+                              double t, double *q, double *v);
+
+#endif

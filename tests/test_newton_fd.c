@@ -1,0 +1,227 @@
+/* test_newton_fd.c: the assembled Newton matrix of every implicit integrator equals central
+ * finite differences of the assembled residual, on the model of every shipped deck, at a
+ * perturbed state inside a step (after two real steps, so that v, lambda and genalpha's
+ * accelerations are not trivial; with step control, which step_halving.yaml needs).
+ *
+ * Unknowns x = [q1 - q0; mu] (mu = dt^2 lambda), residual r(x) = [r_q; r_g] (assemble.c);
+ * Newton solves J dx = r and sets x -= dx, so J must be dr/dx. Column j of J is compared
+ * with (r(x + h e_j) - r(x - h e_j)) / 2h over the whole dense column, so an entry missing
+ * from the sparsity pattern shows up too.
+ *
+ * Tolerance: the central difference errs by h^2/6 |r'''| (truncation) plus about
+ * eps |r| / h (round-off of the residual's terms). With h = 1e-6 (1 + |x_j|) in dq, whose
+ * scale is dt |v| ~ 1e-3, the truncation is ~1e-12 of a column's size for O(1) curvature
+ * and the round-off ~1e-10 of the largest residual term; mu enters linearly. A wrong
+ * derivative term shows up as an O(1) relative error of its entries, and a wrong weight
+ * (alpha, cv, dt^2) as an error of 50 % or more, far above the 1e-6 relative test used. */
+#include <check.h>
+#include <float.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/deck.h"
+#include "mbsim/model.h"
+#include "mbsim/solver.h"
+#include "solver/integrator.h"
+#include "solver/system.h"
+
+#define DECKS "../decks/"
+
+static const char *const INTEGRATORS[] = {"em", "midpoint", "euler", "genalpha"};
+
+/* the residual at the unknowns (dq, mu) into r (nsys); returns the largest term of r_q */
+static double residual(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsSchemeWeights *s,
+                       double dt, double t0, double *r) {
+  for (int i = 0; i < m->nq; i++) {
+    d->q[i] = w->q_prev[i] + w->dq[i];
+  }
+  double scale = mbs_assemble(m, d, w, s, dt, t0, 0);
+  memcpy(r, d->res, (size_t)d->sys->n * sizeof(double));
+  return scale;
+}
+
+/* 0 when the check passed, else a message in msg */
+static int check_model(const mbsModel *m, const char *what, char *msg, size_t nmsg) {
+  mbsError err;
+  mbsData *d = mbs_data_create(m, &err);
+  if (!d) {
+    snprintf(msg, nmsg, "%s: %s", what, err.msg);
+    return 1;
+  }
+  int fail = 0, ns = d->sys->n, nq = m->nq;
+  double dt = m->dt;
+  /* two real steps: a non-trivial v, lambda (and genalpha accelerations) */
+  mbs_solver_start(m, d);
+  for (int k = 0; k < 2 && !fail; k++) {
+    if (mbs_solver_advance(m, d, d->t + dt, &err) != MBS_OK) {
+      snprintf(msg, nmsg, "%s: step %d failed: %s", what, k + 1, err.msg);
+      fail = 1;
+    }
+  }
+  double *J = calloc((size_t)ns * ns, sizeof(double));
+  double *rp = calloc((size_t)ns, sizeof(double)), *rm = calloc((size_t)ns, sizeof(double));
+  if (!fail && (!J || !rp || !rm)) {
+    snprintf(msg, nmsg, "out of memory");
+    fail = 1;
+  }
+  if (!fail) {
+    /* a state inside the third step: the predictor, perturbed, and perturbed multipliers */
+    mbsSchemeWeights s;
+    double t0 = d->t;
+    d->integrator->prepare(m, d, dt, &s);
+    mbsImplicitWork *w = d->integrator_work;
+    double vmax = 1.0;
+    for (int i = 0; i < nq; i++) {
+      vmax = fmax(vmax, fabs(w->v_prev[i]));
+    }
+    for (int i = 0; i < nq; i++) {
+      w->dq[i] = dt * w->v_prev[i] + 0.05 * dt * vmax * sin(1.0 + 7.3 * i);
+    }
+    double mumax = 0.0;
+    for (int i = 0; i < m->ncon; i++) {
+      mumax = fmax(mumax, fabs(w->mu[i]));
+    }
+    for (int i = 0; i < m->ncon; i++) {
+      w->mu[i] *= 1.0 + 0.1 * cos(2.0 + 3.1 * i);
+      w->mu[i] += 0.01 * (mumax > 0.0 ? mumax : dt * dt) * sin(0.5 + 1.7 * i);
+    }
+    /* the assembled matrix, dense */
+    for (int i = 0; i < nq; i++) {
+      d->q[i] = w->q_prev[i] + w->dq[i];
+    }
+    double scale = mbs_assemble(m, d, w, &s, dt, t0, 1);
+    double rmax = scale;
+    for (int i = 0; i < ns; i++) {
+      rmax = fmax(rmax, fabs(d->res[i]));
+    }
+    for (int c = 0; c < ns; c++) {
+      for (int p = d->sys->colptr[c]; p < d->sys->colptr[c + 1]; p++) {
+        J[(size_t)c * ns + d->sys->rowind[p]] += d->jac[p];
+      }
+    }
+    /* central differences, column by column */
+    for (int c = 0; c < ns && !fail; c++) {
+      double *x = c < nq ? &w->dq[c] : &w->mu[c - nq];
+      double x0 = *x;
+      double h = c < nq ? 1e-6 * (fabs(x0) + dt * vmax) : 1e-6 * (fabs(x0) + dt * dt + mumax);
+      *x = x0 + h;
+      double sp = residual(m, d, w, &s, dt, t0, rp);
+      *x = x0 - h;
+      double sm = residual(m, d, w, &s, dt, t0, rm);
+      *x = x0;
+      double rs = fmax(rmax, fmax(sp, sm));
+      double cmax = 0.0;
+      for (int r = 0; r < ns; r++) {
+        cmax = fmax(cmax, fabs(J[(size_t)c * ns + r]));
+      }
+      for (int r = 0; r < ns && !fail; r++) {
+        double fd = (rp[r] - rm[r]) / (2.0 * h);
+        double a = J[(size_t)c * ns + r];
+        double tol = 1e-6 * fmax(cmax, fabs(fd)) + 1e3 * DBL_EPSILON * rs / h;
+        if (!(fabs(fd - a) <= tol)) {
+          snprintf(msg, nmsg,
+                   "%s: d r[%d] / d x[%d] (%s) assembled %.10e, finite differences %.10e "
+                   "(tolerance %.2e)",
+                   what, r, c, c < nq ? "dq" : "mu", a, fd, tol);
+          fail = 1;
+        }
+      }
+    }
+  }
+  free(J);
+  free(rp);
+  free(rm);
+  mbs_data_destroy(d);
+  return fail;
+}
+
+START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
+  glob_t g;
+  ck_assert_int_eq(glob(DECKS "*.yaml", 0, NULL, &g), 0);
+  ck_assert_msg(g.gl_pathc >= 10, "only %zu shipped decks found", g.gl_pathc);
+  int checked = 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    for (size_t i = 0; i < sizeof(INTEGRATORS) / sizeof(INTEGRATORS[0]); i++) {
+      mbsOverride ov[] = {{"solver.integrator", INTEGRATORS[i]}};
+      mbsDeck deck;
+      mbsError err;
+      memset(&deck, 0, sizeof(deck));
+      ck_assert_msg(mbs_deck_load(&deck, g.gl_pathv[k], ov, 1, &err) == MBS_OK, "%s: %s",
+                    g.gl_pathv[k], err.msg);
+      mbsModel *m = mbs_model_compile(&deck, &err);
+      ck_assert_msg(m != NULL, "%s: %s", g.gl_pathv[k], err.msg);
+      char what[512], msg[4096];
+      snprintf(what, sizeof(what), "%s (%s)", g.gl_pathv[k], INTEGRATORS[i]);
+      int fail = check_model(m, what, msg, sizeof(msg));
+      mbs_model_destroy(m);
+      mbs_deck_free(&deck);
+      ck_assert_msg(!fail, "%s", msg);
+      checked++;
+    }
+  }
+  globfree(&g);
+  ck_assert_int_eq(checked, 4 * (int)g.gl_pathc);
+}
+END_TEST
+
+/* dense output: at the step's end the state itself, inside the step between the ends */
+START_TEST(test_interpolate_ends) {
+  mbsDeck deck;
+  mbsError err;
+  memset(&deck, 0, sizeof(deck));
+  ck_assert(mbs_deck_load(&deck, DECKS "double_pendulum.yaml", NULL, 0, &err) == MBS_OK);
+  mbsModel *m = mbs_model_compile(&deck, &err);
+  ck_assert(m != NULL);
+  mbsData *d = mbs_data_create(m, &err);
+  ck_assert(d != NULL);
+  mbs_solver_start(m, d);
+  ck_assert(mbs_solver_step(m, d, m->dt, &err) == MBS_OK);
+  double *q = calloc((size_t)m->nq, sizeof(double)), *v = calloc((size_t)m->nq, sizeof(double));
+  mbs_solver_interpolate(m, d, d->t, q, v);
+  ck_assert(memcmp(q, d->q, (size_t)m->nq * sizeof(double)) == 0);
+  ck_assert(memcmp(v, d->v, (size_t)m->nq * sizeof(double)) == 0);
+  mbs_solver_interpolate(m, d, d->t - 0.5 * d->last_dt, q, v);
+  for (int i = 0; i < m->nq; i++) {
+    ck_assert(isfinite(q[i]) && isfinite(v[i]));
+    ck_assert(fabs(q[i] - d->q[i]) <= fabs(d->last_dt) * (fabs(d->v[i]) + 1.0));
+  }
+  free(q);
+  free(v);
+  mbs_data_destroy(d);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
+/* the integrator table: an entry named by its deck word for every time-stepping value,
+ * none for auto (resolved when the model is compiled) or a value out of range */
+START_TEST(test_integrator_table) {
+  for (int k = 0; k < MBS_INTEGRATOR_COUNT; k++) {
+    const mbsIntegratorTable *t = mbs_integrator_table((mbsIntegrator)k);
+    if (k == MBS_INTEGRATOR_AUTO) {
+      ck_assert(t == NULL);
+      continue;
+    }
+    ck_assert_msg(t != NULL, "integrator %d has no entry", k);
+    ck_assert_str_eq(t->name, mbs_integrator_word((mbsIntegrator)k));
+    ck_assert(t->init && t->step && t->interpolate && t->state_export && t->state_import &&
+              t->free && t->prepare);
+  }
+  ck_assert(mbs_integrator_table(MBS_INTEGRATOR_COUNT) == NULL);
+  ck_assert(mbs_integrator_table((mbsIntegrator)-1) == NULL);
+}
+END_TEST
+
+Suite *newton_fd_suite(void) {
+  Suite *s = suite_create("newton_fd");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_newton_matrix_fd_every_deck_every_integrator);
+  tcase_add_test(tc, test_interpolate_ends);
+  tcase_add_test(tc, test_integrator_table);
+  suite_add_tcase(s, tc);
+  return s;
+}
