@@ -205,8 +205,8 @@ check-unchanged: all
 	  --tolerance $(TOLERANCE) --jobs $(JOBS)
 
 # CPU time per step of the chain benchmark (scripts/bench/chain), baseline BASE (binary or
-# git revision) against this build, interleaved in one run, best of several: the ratio
-# current/baseline must stay <= 1.05
+# git revision) against this build, interleaved in one run, the median of the repetitions'
+# ratios current/baseline: it must stay <= 1.05
 bench-compare: all
 	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<git revision or binary>"; false; }
 	$(PYTHON) scripts/bench/compare $(BASE) --current $(BUILD)/mbsim-run
