@@ -189,3 +189,25 @@ format-check:
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# every shipped deck under its own integrator and em, midpoint, euler, genalpha with the
+# baseline BASE (an mbsim-run binary, a git revision built in a temporary worktree, or a
+# directory of outputs <deck>_<integrator>.h5) and with this build: every dataset bit for bit
+# (TOLERANCE=T allows |a - b| <= T max(1, |b|)), and restarts of this build bit-exact; takes
+# minutes, so not part of `make test`
+BASE ?=
+TOLERANCE ?= 0
+JOBS ?= 1
+check-unchanged: all
+	@test -n "$(BASE)" || { echo "usage: make check-unchanged BASE=<git revision, binary or output directory>"; false; }
+	$(PYTHON) scripts/check-unchanged $(BASE) --current $(BUILD)/mbsim-run \
+	  --tolerance $(TOLERANCE) --jobs $(JOBS)
+
+# CPU time per step of the chain benchmark (scripts/bench/chain), baseline BASE (binary or
+# git revision) against this build, interleaved in one run, the median of the repetitions'
+# ratios current/baseline: it must stay <= 1.05
+bench-compare: all
+	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<git revision or binary>"; false; }
+	$(PYTHON) scripts/bench/compare $(BASE) --current $(BUILD)/mbsim-run
+
+.PHONY: check-unchanged bench-compare
