@@ -42,6 +42,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
+#include "solver/system.h"
 
 #define H_FD 1e-6
 #define H_DD 1e-4
@@ -246,15 +247,21 @@ static void qrow_constraint(const mbsModel *m, const mbsElem *e, const double *q
   }
 }
 
+/* the system the solver assembles from (its Hessian pairs), set by test_case for the
+ * quadratic rows' model */
+static const mbsSystem *qrow_sys;
+
 /* the compiled Hessian pairs the solver assembles: block (k, l) = coef I3 */
 static void qrow_hessian(const mbsModel *m, const mbsElem *e, const double *q, double t,
                          const double *mu, double *H) {
+  (void)m;
   (void)q;
   (void)t;
+  const mbsSystem *sys = qrow_sys;
   int r = e->iparam[0], n = e->nq;
-  for (int p = m->con_hstart[r]; p < m->con_hstart[r + 1]; p++) {
+  for (int p = sys->con_hstart[r]; p < sys->con_hstart[r + 1]; p++) {
     for (int c = 0; c < 3; c++) {
-      H[(3 * m->con_hk[p] + c) * n + 3 * m->con_hl[p] + c] += mu[0] * m->con_hcoef[p];
+      H[(3 * sys->con_hk[p] + c) * n + 3 * sys->con_hl[p] + c] += mu[0] * sys->con_hcoef[p];
     }
   }
 }
@@ -265,9 +272,11 @@ static const mbsElementKindTable QROW_KIND = {
     .constraint_hessian = qrow_hessian,
 };
 
-static mbsElem qrow_elem(const mbsModel *m, int r) {
+/* qidx: storage for the element's coordinates (3 MBS_CON_MAXNODE) */
+static mbsElem qrow_elem(const mbsModel *m, int r, int *qidx) {
   mbsElem e;
   memset(&e, 0, sizeof(e));
+  e.qidx = qidx;
   const mbsConRow *row = &m->con[r];
   e.body = -1;
   e.load = -1;
@@ -743,8 +752,13 @@ START_TEST(test_case) {
   s.t = cs->t;
   if (cs->kind == CONF_QUADRATIC_ROWS) {
     s.kind = &QROW_KIND;
+    mbsError err;
+    mbsSystem *sys = mbs_system_create(m, 1, NULL, 0, 0, &err);
+    ck_assert_msg(sys != NULL, "%s: %s", cs->label, err.msg);
+    qrow_sys = sys;
+    int qidx[3 * MBS_CON_MAXNODE];
     for (int r = 0; r < m->nrow; r++) {
-      mbsElem e = qrow_elem(m, r);
+      mbsElem e = qrow_elem(m, r, qidx);
       ck_assert_int_le(e.nq, NMAX);
       s.e = &e;
       snprintf(s.what, sizeof(s.what), "%s: row %d (joint %d, body %d, row %d)", cs->label, r,
@@ -752,6 +766,8 @@ START_TEST(test_case) {
       ck_assert_int_eq(check_subject(&s), 1);
       nsubject++;
     }
+    qrow_sys = NULL;
+    mbs_system_destroy(sys);
   } else {
     for (int k = 0; k < m->nelem; k++) {
       if ((int)m->elem[k].kind != cs->kind) {
