@@ -51,7 +51,7 @@
 #define TOL_DG 1e-13
 #define DELTA_LIM 1e-7
 /* local arrays: the largest element or row this suite meets (a row touches 8 nodes) */
-#define NMAX MBS_ELEM_MAXQ
+#define NMAX MBS_TWO_BODY_MAXQ
 #define CMAX MBS_ELEM_MAXCON
 
 /* the generic quadratic rows as a pseudo-kind after the element kinds */

@@ -92,7 +92,7 @@ static int count_kind(const mbsModel *m, mbsElemKind k) {
 
 #define H_FD 1e-6
 #define TOL_FD 2e-7
-#define NMAX MBS_ELEM_MAXQ
+#define NMAX MBS_TWO_BODY_MAXQ
 
 START_TEST(test_model_layout) {
   mbsDeck deck;

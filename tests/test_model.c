@@ -237,7 +237,7 @@ START_TEST(test_discrete_gradient_property) {
     }
     ck_assert_double_eq_tol(dg, lin, 1e-12 * fmax(mag, 1.0));
   }
-  double g[MBS_ELEM_MAXQ];
+  double g[MBS_TWO_BODY_MAXQ];
   int npot = 0;
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
@@ -277,8 +277,8 @@ START_TEST(test_element_jacobians) {
   int n = m->nq;
   double *q = malloc((size_t)n * sizeof(double)), *v = calloc((size_t)n, sizeof(double));
   perturb(q, m->q0, n, 0.2, 11);
-  double f[MBS_ELEM_MAXQ], fp[MBS_ELEM_MAXQ], fm[MBS_ELEM_MAXQ];
-  double Fq[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ], Fv[MBS_ELEM_MAXQ * MBS_ELEM_MAXQ];
+  double f[MBS_TWO_BODY_MAXQ], fp[MBS_TWO_BODY_MAXQ], fm[MBS_TWO_BODY_MAXQ];
+  double Fq[MBS_TWO_BODY_MAXQ * MBS_TWO_BODY_MAXQ], Fv[MBS_TWO_BODY_MAXQ * MBS_TWO_BODY_MAXQ];
   int nforce = 0;
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];

@@ -17,11 +17,12 @@
 /* max vector nodes one constraint row touches (two bodies of four nodes each); make_row in
  * compile.c checks it */
 #define MBS_CON_MAXNODE 8
-/* Stride of the solver's per-element scatter maps and scratch (elem_jmap, elem_gmap, ework)
- * until the solver-owned linear system replaces them: mbsElem has no size limit (qidx points
- * into the model's pool, m->elem_maxq is the largest element), but mbs_model_compile refuses
- * an element with more coordinates than this while the solver still uses it. */
-#define MBS_ELEM_MAXQ 27
+/* coordinates of an element between two frames (two rigid bodies, 24, and up to three
+ * scalars): the bound of the two-body kinds' own scratch (springs, drives, joint loads,
+ * augmentation; asserted there). Elements in general have no size limit: qidx points into
+ * the model's pool, m->elem_maxq is the largest element, and the solver's maps and scratch
+ * are sized from it (solver/system.c). */
+#define MBS_TWO_BODY_MAXQ 27
 /* max constraint rows of one constraint element (compile checks it) */
 #define MBS_ELEM_MAXCON 6
 

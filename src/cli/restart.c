@@ -156,7 +156,8 @@ static int position_consistency(const mbsModel *m, const double *q, double t, wo
 
   /* the rows of constraint elements (drives, augmentation), against the size of G q */
   double ge[MBS_ELEM_MAXCON];
-  double *G = malloc(MBS_ELEM_MAXCON * MBS_ELEM_MAXQ * sizeof(double));
+  double *G = malloc((size_t)MBS_ELEM_MAXCON * (size_t)(m->elem_maxq > 0 ? m->elem_maxq : 1) *
+                     sizeof(double));
   if (!G) {
     return -1;
   }

@@ -27,7 +27,7 @@
 /* the most coordinates a two-sided kind touches (two rigid sides and up to three scalar
  * coordinates): the size of their local scratch; an element in general has no size limit
  * (mbsElem.qidx, mbsModel.elem_maxq) */
-#define ELEM_SIDES_MAXQ 27
+#define ELEM_SIDES_MAXQ MBS_TWO_BODY_MAXQ
 
 /* a linear vector expression over local blocks: sum_k w[k] x_blk[k] + c */
 typedef struct {

@@ -972,17 +972,15 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
   return MBS_OK;
 }
 
-/* the bounds that remain fixed: a constraint element's rows (MBS_ELEM_MAXCON, the
- * solver's scratch) and, until the solver's maps have variable length, MBS_ELEM_MAXQ */
+/* the bound that remains fixed: a constraint element's rows (MBS_ELEM_MAXCON, the solver's
+ * scratch); an element's coordinates have none */
 static mbsStatus check_element_bounds(const mbsModel *m, mbsError *err) {
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
-    if (el->ncon < 0 || el->ncon > MBS_ELEM_MAXCON || el->nq > MBS_ELEM_MAXQ) {
+    if (el->ncon < 0 || el->ncon > MBS_ELEM_MAXCON) {
       return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
-                           "element %d (%s) has %d coordinates and %d constraint rows; the "
-                           "solver handles at most %d and %d",
-                           k, mbs_element_kind(el->kind)->name, el->nq, el->ncon, MBS_ELEM_MAXQ,
-                           MBS_ELEM_MAXCON);
+                           "element %d (%s) has %d constraint rows; the solver handles at most %d",
+                           k, mbs_element_kind(el->kind)->name, el->ncon, MBS_ELEM_MAXCON);
     }
   }
   return MBS_OK;
@@ -990,12 +988,13 @@ static mbsStatus check_element_bounds(const mbsModel *m, mbsError *err) {
 
 /* the initial rate of the joint angles gamma of augmented torques: G(q0) v0 = 0 */
 static void augmented_velocities(mbsModel *m) {
-  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_ELEM_MAXQ];
+  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_TWO_BODY_MAXQ];
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     if (el->kind != MBS_ELEM_AUGMENTED_TORQUE) {
       continue;
     }
+    assert(el->nq <= MBS_TWO_BODY_MAXQ); /* a two-body kind */
     mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
     double gv = 0.0;
     for (int i = 0; i < el->nq - 1; i++) {
@@ -1042,12 +1041,13 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
 
   /* a prescribed motion: the joint's rate at t = 0 must be the motion's (G v0 + g_t = 0);
    * at t = 0 the drive rows give G v0 = -thetadot (revolute), +xdot (prismatic) */
-  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_ELEM_MAXQ];
+  double g[MBS_ELEM_MAXCON], G[MBS_ELEM_MAXCON * MBS_TWO_BODY_MAXQ];
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     if (el->kind != MBS_ELEM_DRIVE) {
       continue;
     }
+    assert(el->nq <= MBS_TWO_BODY_MAXQ); /* a two-body kind */
     mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
     double gv = 0.0, rate;
     for (int i = 0; i < el->nq; i++) {
