@@ -182,6 +182,9 @@ START_TEST(test_row_walk) {
       ck_assert_int_eq(it.joint, m->con[it.row].joint);
     }
     ck_assert_double_eq(it.g, mbs_row_value(m, it.row, q, t, work2));
+    int erow = -1;
+    ck_assert_int_eq(mbs_row_element(m, it.row, &erow), it.elem); /* the owner, unevaluated */
+    ck_assert_int_eq(erow, it.erow);
     /* G against central differences of g */
     memset(G, 0, (size_t)m->nq * sizeof(double));
     for (int e = 0; e < it.nz; e++) {
@@ -206,8 +209,11 @@ START_TEST(test_row_walk) {
   /* the joints' walks and the rows of no joint (rigidity, an augmented torque's) cover
    * every row once */
   int total = 0;
-  for (mbs_rows_begin(&it, m, q, t, 0, work); mbs_rows_next(&it);) {
+  double gwork[MBS_ELEM_MAXCON]; /* enough without gradients */
+  for (mbs_rows_begin(&it, m, q, t, 0, gwork); mbs_rows_next(&it);) {
     total += it.joint < 0;
+    ck_assert_int_eq(it.nz, 0);
+    ck_assert_double_eq(it.g, mbs_row_value(m, it.row, q, t, work2));
   }
   for (int j = 0; j < m->njoint; j++) {
     for (mbs_rows_begin_joint(&it, m, j, q, t, 0, work); mbs_rows_next(&it);) {
