@@ -287,8 +287,7 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
       snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[el->joint],
                mbs_element_kind(el->kind)->name, erow + 1);
     } else {
-      snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name,
-               erow + 1);
+      snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name, erow + 1);
     }
     return;
   }
