@@ -9,6 +9,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
+#include "mbsim/solver.h"
 
 /* a fixed base, an arm driven about z (a motion: a constraint element), a tip on a hinge
  * about y with an augmented joint torque (a second constraint element and a scalar
@@ -182,6 +183,9 @@ START_TEST(test_row_walk) {
       ck_assert_int_eq(it.joint, m->con[it.row].joint);
     }
     ck_assert_double_eq(it.g, mbs_row_value(m, it.row, q, t, work2));
+    int erow = -1;
+    ck_assert_int_eq(mbs_row_element(m, it.row, &erow), it.elem); /* the owner, unevaluated */
+    ck_assert_int_eq(erow, it.erow);
     /* G against central differences of g */
     memset(G, 0, (size_t)m->nq * sizeof(double));
     for (int e = 0; e < it.nz; e++) {
@@ -202,12 +206,41 @@ START_TEST(test_row_walk) {
   }
   ck_assert_int_eq(n, m->ncon);
   ck_assert_int_eq(nelem_rows, m->ncon - m->nrow);
+  /* the worst row and its description follow the walk */
+  double worst = 0.0;
+  char want[256], got[256];
+  for (mbs_rows_begin(&it, m, q, t, 1, work); mbs_rows_next(&it);) {
+    worst = fmax(worst, fabs(it.g));
+    mbs_constraint_describe(m, it.row, got, sizeof(got));
+    if (it.elem >= 0 && it.joint >= 0) {
+      snprintf(want, sizeof(want), "joint '%s' (%s, row %d)", m->joint_name[it.joint],
+               mbs_element_kind(m->elem[it.elem].kind)->name, it.erow + 1);
+    } else if (it.elem >= 0) {
+      snprintf(want, sizeof(want), "%s constraint, row %d",
+               mbs_element_kind(m->elem[it.elem].kind)->name, it.erow + 1);
+    } else if (it.joint >= 0) {
+      snprintf(want, sizeof(want), "joint '%s' (", m->joint_name[it.joint]);
+    } else {
+      snprintf(want, sizeof(want), "rigidity of body '%s'", m->body_name[it.body]);
+    }
+    ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "row %d: '%s', want '%s'", it.row, got,
+                  want);
+  }
+  int wr = -2;
+  ck_assert_double_eq(mbs_constraint_violation(m, q, t, &wr), worst);
+  ck_assert(wr >= 0 && wr < m->ncon);
+  ck_assert_double_eq(fabs(mbs_row_value(m, wr, q, t, work2)), worst);
+  mbs_constraint_describe(m, m->ncon, got, sizeof(got));
+  ck_assert_str_eq(got, "none");
   ck_assert_int_eq(nelem_rows, 2); /* the motion and the augmentation */
   /* the joints' walks and the rows of no joint (rigidity, an augmented torque's) cover
    * every row once */
   int total = 0;
-  for (mbs_rows_begin(&it, m, q, t, 0, work); mbs_rows_next(&it);) {
+  double gwork[MBS_ELEM_MAXCON]; /* enough without gradients */
+  for (mbs_rows_begin(&it, m, q, t, 0, gwork); mbs_rows_next(&it);) {
     total += it.joint < 0;
+    ck_assert_int_eq(it.nz, 0);
+    ck_assert_double_eq(it.g, mbs_row_value(m, it.row, q, t, work2));
   }
   for (int j = 0; j < m->njoint; j++) {
     for (mbs_rows_begin_joint(&it, m, j, q, t, 0, work); mbs_rows_next(&it);) {

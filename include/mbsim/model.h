@@ -347,6 +347,10 @@ void mbs_rows_begin_joint(mbsRowIter *it, const mbsModel *m, int j, const double
 /* advance to the next row: 1 while there is one, 0 at the end */
 int mbs_rows_next(mbsRowIter *it);
 
+/* the constraint element that owns global row r (0 <= r < ncon) and, in *erow (may be NULL),
+ * the row within it (the walk's elem and erow); -1 and 0 for a quadratic row */
+int mbs_row_element(const mbsModel *m, int r, int *erow);
+
 /* the value of global row r alone at (q, t); work has MBS_ELEM_MAXCON doubles */
 double mbs_row_value(const mbsModel *m, int r, const double *q, double t, double *work);
 

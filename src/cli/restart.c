@@ -145,38 +145,29 @@ static int position_consistency(const mbsModel *m, const double *q, double t, wo
   memset(pos, 0, sizeof(*pos));
   pos->row = -1;
 
-  /* the quadratic rows g = s A.B + n.A + c0 */
-  for (int r = 0; r < m->nrow; r++) {
-    const mbsConRow *row = &m->con[r];
-    double g = mbs_con_eval(row, q, NULL);
-    double at = terms(row, row->wa, row->ca, q), bt = terms(row, row->wb, row->cb, q);
-    double nn = sqrt(row->n[0] * row->n[0] + row->n[1] * row->n[1] + row->n[2] * row->n[2]);
-    note(pos, g, REL_POSITION * (fabs(row->s) * at * bt + nn * at + fabs(row->c0)) + floor_abs, r);
-  }
-
-  /* the rows of constraint elements (drives, augmentation), against the size of G q */
-  double ge[MBS_ELEM_MAXCON];
-  double *G = malloc((size_t)MBS_ELEM_MAXCON * (size_t)(m->elem_maxq > 0 ? m->elem_maxq : 1) *
-                     sizeof(double));
-  if (!G) {
+  /* every row, with its gradient: a quadratic row g = s A.B + n.A + c0 against the size of
+   * its terms, a row of a constraint element (drives, augmentation) against the size of G q */
+  double *work = malloc(mbs_rows_work_size(m) * sizeof(double));
+  if (!work) {
     return -1;
   }
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (!kind->constraint || el->ncon < 1 || el->ncon > MBS_ELEM_MAXCON) {
-      continue;
-    }
-    kind->constraint(m, el, q, t, ge, G);
-    for (int c = 0; c < el->ncon; c++) {
-      double scale = 1.0;
-      for (int i = 0; i < el->nq; i++) {
-        scale += fabs(G[c * el->nq + i]) * fabs(q[el->qidx[i]]);
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 1, work); mbs_rows_next(&it);) {
+    double scale;
+    if (it.elem < 0) {
+      const mbsConRow *row = &m->con[it.row];
+      double at = terms(row, row->wa, row->ca, q), bt = terms(row, row->wb, row->cb, q);
+      double nn = sqrt(row->n[0] * row->n[0] + row->n[1] * row->n[1] + row->n[2] * row->n[2]);
+      scale = fabs(row->s) * at * bt + nn * at + fabs(row->c0);
+    } else {
+      scale = 1.0;
+      for (int i = 0; i < it.nz; i++) {
+        scale += fabs(it.val[i]) * fabs(q[it.idx[i]]);
       }
-      note(pos, ge[c], REL_POSITION * scale + floor_abs, el->con0 + c);
     }
+    note(pos, it.g, REL_POSITION * scale + floor_abs, it.row);
   }
-  free(G);
+  free(work);
   return 0;
 }
 

@@ -107,8 +107,28 @@ int mbs_rows_next(mbsRowIter *it) {
   it->row = el->con0 + it->erow;
   it->g = it->work[it->erow];
   it->nz = it->grad && kind->constraint ? el->nq : 0;
-  it->val = it->work + MBS_ELEM_MAXCON + (size_t)it->erow * (size_t)el->nq;
+  /* without gradients the work may hold g alone: point nowhere past it */
+  it->val = it->grad ? it->work + MBS_ELEM_MAXCON + (size_t)it->erow * (size_t)el->nq : it->gbuf;
   return 1;
+}
+
+int mbs_row_element(const mbsModel *m, int r, int *erow) {
+  assert(r >= 0 && r < m->ncon);
+  if (r >= m->nrow) {
+    for (int k = 0; k < m->nelem; k++) {
+      const mbsElem *el = &m->elem[k];
+      if (el->ncon > 0 && r >= el->con0 && r < el->con0 + el->ncon) {
+        if (erow) {
+          *erow = r - el->con0;
+        }
+        return k;
+      }
+    }
+  }
+  if (erow) {
+    *erow = 0;
+  }
+  return -1;
 }
 
 double mbs_row_value(const mbsModel *m, int r, const double *q, double t, double *work) {
@@ -116,16 +136,15 @@ double mbs_row_value(const mbsModel *m, int r, const double *q, double t, double
   if (r < m->nrow) {
     return mbs_con_eval(&m->con[r], q, NULL);
   }
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    if (r >= el->con0 && r < el->con0 + el->ncon) {
-      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-      if (!kind->constraint) {
-        return 0.0;
-      }
-      kind->constraint(m, el, q, t, work, NULL);
-      return work[r - el->con0];
-    }
+  int erow, k = mbs_row_element(m, r, &erow);
+  if (k < 0) {
+    return 0.0;
   }
-  return 0.0;
+  const mbsElem *el = &m->elem[k];
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  if (!kind->constraint) {
+    return 0.0;
+  }
+  kind->constraint(m, el, q, t, work, NULL);
+  return work[erow];
 }

@@ -258,28 +258,14 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
 }
 
 double mbs_constraint_violation(const mbsModel *m, const double *q, double t, int *worst_row) {
-  double worst = 0.0;
+  /* the walk without gradients: an element's g alone (MBS_ELEM_MAXCON doubles of work) */
+  double worst = 0.0, work[MBS_ELEM_MAXCON];
   int wr = -1;
-  for (int r = 0; r < m->nrow; r++) {
-    double g = fabs(mbs_con_eval(&m->con[r], q, NULL));
-    if (!(g <= worst)) {
-      worst = g;
-      wr = r;
-    }
-  }
-  double ge[MBS_ELEM_MAXCON];
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (!kind->constraint) {
-      continue;
-    }
-    kind->constraint(m, el, q, t, ge, NULL);
-    for (int c = 0; c < el->ncon; c++) {
-      if (!(fabs(ge[c]) <= worst)) {
-        worst = fabs(ge[c]);
-        wr = el->con0 + c;
-      }
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 0, work); mbs_rows_next(&it);) {
+    if (!(fabs(it.g) <= worst)) {
+      worst = fabs(it.g);
+      wr = it.row;
     }
   }
   if (worst_row) {
@@ -293,20 +279,21 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
     snprintf(buf, (size_t)n, "none");
     return;
   }
-  if (r >= m->nrow) {
-    for (int k = 0; k < m->nelem; k++) {
-      const mbsElem *el = &m->elem[k];
-      if (r >= el->con0 && r < el->con0 + el->ncon) {
-        if (el->joint >= 0) {
-          snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[el->joint],
-                   mbs_element_kind(el->kind)->name, r - el->con0 + 1);
-        } else {
-          snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name,
-                   r - el->con0 + 1);
-        }
-        return;
-      }
+  /* the row's owner, as the walk names it (the row is not evaluated) */
+  int erow = 0, elem = mbs_row_element(m, r, &erow);
+  if (elem >= 0) {
+    const mbsElem *el = &m->elem[elem];
+    if (el->joint >= 0) {
+      snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[el->joint],
+               mbs_element_kind(el->kind)->name, erow + 1);
+    } else {
+      snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name, erow + 1);
     }
+    return;
+  }
+  if (r >= m->nrow) {
+    snprintf(buf, (size_t)n, "constraint row %d", r + 1); /* no owner: cannot happen */
+    return;
   }
   const mbsConRow *c = &m->con[r];
   if (c->joint >= 0) {

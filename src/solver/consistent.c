@@ -38,10 +38,20 @@ static void jac_put(double *jac, int slot, double val) {
   }
 }
 
+/* the slot of entry i of the walk's current row in the system: G (transposed = 0) or G^T
+ * (1). The walk lists a quadratic row's gradient node by node (entry 3k + c), a constraint
+ * element's row by its coordinates (entry i of row erow), as the maps do (system.h). */
+static int row_gslot(const mbsSystem *sys, const mbsRowIter *it, int i, int transposed) {
+  if (it->elem < 0) {
+    return mbs_system_con_gmap(sys, it->row)[6 * (i / 3) + 3 * transposed + i % 3];
+  }
+  return mbs_system_elem_gmap(sys, it->elem)[(it->erow * it->nz + i) * 2 + transposed];
+}
+
 /* the KKT matrix [M G^T; G 0] at (q, t) into d->jac, factored with fresh pivots */
 static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
                             mbsError *err) {
-  double *jac = d->jac, grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], *Ge = d->ework;
+  double *jac = d->jac;
   memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
   for (int e = 0; e < m->nmass; e++) {
     for (int c = 0; c < 3; c++) {
@@ -49,30 +59,12 @@ static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, doub
       jac_put(jac, d->sys->mass_map[6 * e + 3 + c], m->mass_val[e]);
     }
   }
-  for (int row = 0; row < m->nrow; row++) {
-    const mbsConRow *c = &m->con[row];
-    const int *gmap = mbs_system_con_gmap(d->sys, row);
-    mbs_con_eval(c, q, grad);
-    for (int k = 0; k < c->nnode; k++) {
-      for (int j = 0; j < 3; j++) {
-        jac_put(jac, gmap[6 * k + j], grad[3 * k + j]);
-        jac_put(jac, gmap[6 * k + 3 + j], grad[3 * k + j]);
-      }
-    }
-  }
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (!kind->constraint) {
-      continue;
-    }
-    const int *gmap = mbs_system_elem_gmap(d->sys, k);
-    kind->constraint(m, el, q, t, g, Ge);
-    for (int c = 0; c < el->ncon; c++) {
-      for (int i = 0; i < el->nq; i++) {
-        jac_put(jac, gmap[(c * el->nq + i) * 2], Ge[c * el->nq + i]);
-        jac_put(jac, gmap[(c * el->nq + i) * 2 + 1], Ge[c * el->nq + i]);
-      }
+  /* G and G^T, row by row (d->ework holds an element's g and G: mbs_rows_work_size) */
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
+    for (int i = 0; i < it.nz; i++) {
+      jac_put(jac, row_gslot(d->sys, &it, i, 0), it.val[i]);
+      jac_put(jac, row_gslot(d->sys, &it, i, 1), it.val[i]);
     }
   }
   mbsStatus st = mbs_newton_factor(d, 1, err);
@@ -82,41 +74,34 @@ static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, doub
 
 double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
                              double t, double *r) {
-  double grad[3 * MBS_CON_MAXNODE], g[MBS_ELEM_MAXCON], gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
-  double *Ge = d->ework, worst = 0.0;
-  for (int row = 0; row < m->nrow; row++) {
-    const mbsConRow *c = &m->con[row];
-    mbs_con_eval(c, q, grad);
+  double gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON], worst = 0.0;
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
     double s = 0.0;
-    for (int k = 0; k < c->nnode; k++) {
-      s += vdot(grad + 3 * k, v + 3 * c->node[k]);
+    if (it.elem < 0) {
+      /* a quadratic row, node by node: entries 3k .. 3k+2 are node k's */
+      for (int i = 0; i < it.nz; i += 3) {
+        s += vdot(it.val + i, v + it.idx[i]);
+      }
+    } else {
+      if (it.erow == 0) {
+        /* the element's rates g_t, once for all its rows */
+        const mbsElem *el = &m->elem[it.elem];
+        const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+        memset(gt, 0, sizeof(gt));
+        if (kind->constraint_rates) {
+          kind->constraint_rates(m, el, q, v, t, gt, gdd);
+        }
+      }
+      s = gt[it.erow];
+      for (int i = 0; i < it.nz; i++) {
+        s += it.val[i] * v[it.idx[i]];
+      }
     }
     if (r) {
-      r[row] = s;
+      r[it.row] = s;
     }
     worst = fmax(worst, fabs(s));
-  }
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    if (!kind->constraint) {
-      continue;
-    }
-    kind->constraint(m, el, q, t, g, Ge);
-    memset(gt, 0, sizeof(gt));
-    if (kind->constraint_rates) {
-      kind->constraint_rates(m, el, q, v, t, gt, gdd);
-    }
-    for (int c = 0; c < el->ncon; c++) {
-      double s = gt[c];
-      for (int i = 0; i < el->nq; i++) {
-        s += Ge[c * el->nq + i] * v[el->qidx[i]];
-      }
-      if (r) {
-        r[el->con0 + c] = s;
-      }
-      worst = fmax(worst, fabs(s));
-    }
   }
   return worst;
 }
