@@ -164,7 +164,9 @@ static int deck_names(char names[][256], int max) {
   while ((ent = readdir(dir)) && n < max) {
     size_t len = strlen(ent->d_name);
     if (len > 5 && strcmp(ent->d_name + len - 5, ".yaml") == 0) {
-      snprintf(names[n++], 256, DECKS "%s", ent->d_name);
+      int w = snprintf(names[n], 256, DECKS "%.*s", 200, ent->d_name);
+      ck_assert_msg(w > 0 && w < 256 && len <= 200, "deck name too long: %s", ent->d_name);
+      n++;
     }
   }
   closedir(dir);
