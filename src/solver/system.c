@@ -76,8 +76,8 @@ static double hess_coef(const mbsConRow *row, int k, int l) {
   return row->s * (row->wa[k] * row->wb[l] + row->wb[k] * row->wa[l]);
 }
 
-/* the spatial pattern's pairs (unknowns of one stage): diagonals, inertia, elements, then
- * constraint rows (the order fixes the slots, and with them the order of the sums) */
+/* the spatial pattern's pairs (unknowns of one stage): diagonals, inertia, quadratic rows,
+ * then elements with their constraint rows */
 static int spatial_pairs(const mbsModel *m, PairList *l) {
   int nq = m->nq, fail = 0;
   /* every coordinate keeps its diagonal */
