@@ -196,6 +196,21 @@ static void put_integrator_state(cliOutput *out, const mbsStateArray *a, int n) 
   }
 }
 
+/* a sidecar grid of n points at the rows of the series `position` (n x 3), with nvec vector
+ * attributes */
+static mbsStatus point_grid(cliOutput *out, const char *name, const char *label, int n,
+                            const char *position, const mbsGridVector *vec, int nvec,
+                            mbsError *err) {
+  mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
+                      .name = name,
+                      .label = label,
+                      .npoint = n,
+                      .position = {NULL, position, 3, 0, 0},
+                      .nvector = nvec,
+                      .vector = vec};
+  return mbs_output_add_grid(out->w, &grid, err);
+}
+
 /* bodies: centre of mass, director frame, velocities; one point grid in the sidecar */
 static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *err) {
   int nb = m->nbody;
@@ -226,14 +241,7 @@ static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *er
       {"d2", "/bodies/orientation", 9, 1, 1},
       {"d3", "/bodies/orientation", 9, 2, 1},
   };
-  mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
-                      .name = "bodies",
-                      .label = "record",
-                      .npoint = nb,
-                      .position = {NULL, "/bodies/position", 3, 0, 0},
-                      .nvector = 5,
-                      .vector = vec};
-  return mbs_output_add_grid(out->w, &grid, err);
+  return point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
 }
 
 static void put_bodies(cliOutput *out, const mbsData *d) {
@@ -286,14 +294,7 @@ static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *
       {"force", "/joints/reaction", 6, 0, 0},
       {"torque", "/joints/reaction", 6, 3, 0},
   };
-  mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
-                      .name = "joints",
-                      .label = "joints",
-                      .npoint = nj,
-                      .position = {NULL, "/joints/position", 3, 0, 0},
-                      .nvector = 2,
-                      .vector = vec};
-  return mbs_output_add_grid(out->w, &grid, err);
+  return point_grid(out, "joints", "joints", nj, "/joints/position", vec, 2, err);
 }
 
 static void put_joints(cliOutput *out, const mbsData *d, const double *joint_pos) {

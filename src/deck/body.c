@@ -286,21 +286,6 @@ static mbsStatus rigid_mass(DeckReader *r, const DeckMap *m, mbsDeckBody *b) {
 /* ---------------------------------------------------------------------------------------- */
 /* orientation */
 
-static mbsStatus unit_vector(DeckReader *r, yaml_node_t *n, const char *field, double v[3]) {
-  mbsStatus st = deck_vec3(r, n, field, v);
-  if (st != MBS_OK) {
-    return st;
-  }
-  double len = deck_norm(v, 3);
-  if (!(len > 0) || !isfinite(len)) {
-    return deck_fail(r, n, "%s must be a nonzero vector", field);
-  }
-  for (int k = 0; k < 3; k++) {
-    v[k] /= len;
-  }
-  return MBS_OK;
-}
-
 /* directors given as rows d1, d2, d3: orthonormal to DIRECTOR_TOL and right-handed */
 static mbsStatus directors(DeckReader *r, yaml_node_t *n, double R[9]) {
   double D[9], worst = 0;
@@ -431,7 +416,7 @@ static mbsStatus orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
       st = deck_fail(r, an, "orientation: axis needs angle (radians) or angle_deg");
     } else if (g && gd) {
       st = deck_fail(r, gd, "orientation: give angle or angle_deg, not both");
-    } else if ((st = unit_vector(r, an, "orientation.axis", k)) == MBS_OK &&
+    } else if ((st = deck_unit_vec3(r, an, "orientation.axis", k)) == MBS_OK &&
                (st = deck_number(r, g ? g : gd, g ? "orientation.angle" : "orientation.angle_deg",
                                  &angle)) == MBS_OK) {
       /* degrees scaled by pi/180 as one factor: angle * PI overflows for 1e308 */
@@ -526,15 +511,9 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   b->directors[0] = b->directors[4] = b->directors[8] = 1.0;
   deck_node_pos(node, &b->mark.line, &b->mark.col);
 
-  deck_entry_ctx(r, node, "bodies", i);
-  if (node->type != YAML_MAPPING_NODE) {
-    return deck_fail(r, node, "expected a mapping (one body), got %s", deck_kind(node));
-  }
-  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+  if ((st = deck_entry_open(r, node, "bodies", i, "body", body_keys, NULL, b->name, &nn, &m)) !=
+      MBS_OK) {
     return st;
-  }
-  if ((st = deck_entry_start(r, &m, "bodies", i, body_keys, NULL, b->name, &nn)) != MBS_OK) {
-    goto fail;
   }
 
   /* names: unique, and "ground" is the inertial frame */

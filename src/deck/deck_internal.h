@@ -211,6 +211,15 @@ mbsStatus deck_check_keys(DeckReader *r, const DeckMap *m, const char *where,
                           const char *const *allowed, const char *const *reserved);
 mbsStatus deck_read_parameters(DeckReader *r, yaml_node_t *n);
 void deck_entry_ctx(DeckReader *r, const yaml_node_t *node, const char *section, int i);
+/* a 3-vector that must be nonzero, normalised */
+mbsStatus deck_unit_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]);
+/* open list entry i of a section (bodies, joints, loads): the context of its messages, a
+ * mapping ("expected a mapping (one <what>)"), flattened into m, its keys and its name
+ * checked (deck_entry_start); on failure m is freed */
+mbsStatus deck_entry_open(DeckReader *r, yaml_node_t *node, const char *section, int i,
+                          const char *what, const char *const *allowed,
+                          const char *const *reserved, char name[MBS_NAME_MAX],
+                          const yaml_node_t **name_node, DeckMap *m);
 mbsStatus deck_entry_start(DeckReader *r, const DeckMap *m, const char *section, int i,
                            const char *const *allowed, const char *const *reserved,
                            char name[MBS_NAME_MAX], const yaml_node_t **name_node);

@@ -20,22 +20,6 @@ static const char *const joint_later[] = {NULL};
 /* ---------------------------------------------------------------------------------------- */
 /* joints */
 
-/* a nonzero vector, normalised */
-static mbsStatus unit_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]) {
-  mbsStatus st = deck_vec3(r, n, field, out);
-  if (st != MBS_OK) {
-    return st;
-  }
-  double len = deck_norm(out, 3);
-  if (!(len > 0) || !isfinite(len)) {
-    return deck_fail(r, n, "%s must be a nonzero vector", field);
-  }
-  for (int k = 0; k < 3; k++) {
-    out[k] /= len;
-  }
-  return MBS_OK;
-}
-
 /* motion: {value, profile} on a revolute (angle) or prismatic (displacement) joint; the
  * prescribed value x profile(t) is relative to t = 0, so it must vanish there */
 static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
@@ -101,16 +85,9 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
 
   j->body[0] = j->body[1] = -1;
   deck_node_pos(node, &j->mark.line, &j->mark.col);
-  deck_entry_ctx(r, node, "joints", i);
-  if (node->type != YAML_MAPPING_NODE) {
-    return deck_fail(r, node, "expected a mapping (one joint), got %s", deck_kind(node));
-  }
-  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+  if ((st = deck_entry_open(r, node, "joints", i, "joint", joint_keys, joint_later, j->name, &nn,
+                            &m)) != MBS_OK) {
     return st;
-  }
-  if ((st = deck_entry_start(r, &m, "joints", i, joint_keys, joint_later, j->name, &nn)) !=
-      MBS_OK) {
-    goto fail;
   }
   int first = deck_names_get(names, j->name);
   if (first >= 0) {
@@ -170,7 +147,7 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                      j->type == MBS_JOINT_PLANAR ? ": the normal of the plane" : "");
       goto fail;
     }
-    if ((st = unit_vec3(r, kv->value, "axis", j->axis)) != MBS_OK) {
+    if ((st = deck_unit_vec3(r, kv->value, "axis", j->axis)) != MBS_OK) {
       goto fail;
     }
   } else if (kv) {
@@ -189,8 +166,8 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
       goto fail;
     }
     if ((st = deck_pair_list(r, kv->value, "axes", "two axes [[x, y, z], [x, y, z]]")) != MBS_OK ||
-        (st = unit_vec3(r, deck_item(r, kv->value, 0), "axes[0]", j->axes[0])) != MBS_OK ||
-        (st = unit_vec3(r, deck_item(r, kv->value, 1), "axes[1]", j->axes[1])) != MBS_OK) {
+        (st = deck_unit_vec3(r, deck_item(r, kv->value, 0), "axes[0]", j->axes[0])) != MBS_OK ||
+        (st = deck_unit_vec3(r, deck_item(r, kv->value, 1), "axes[1]", j->axes[1])) != MBS_OK) {
       goto fail;
     }
     double c = j->axes[0][0] * j->axes[1][0] + j->axes[0][1] * j->axes[1][1] +

@@ -318,20 +318,14 @@ mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const D
   mbsStatus st;
 
   deck_node_pos(node, &l->mark.line, &l->mark.col);
-  deck_entry_ctx(r, node, "loads", i);
   l->body = l->joint = l->bodies[0] = l->bodies[1] = -1;
   l->frame = MBS_FRAME_WORLD;
   l->method = MBS_TORQUE_CONTRAVARIANT;
   l->augmentation = MBS_AUGMENTATION_VARIABLE;
   l->profile.kind = MBS_PROFILE_CONSTANT;
-  if (node->type != YAML_MAPPING_NODE) {
-    return deck_fail(r, node, "expected a mapping (one load), got %s", deck_kind(node));
-  }
-  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+  if ((st = deck_entry_open(r, node, "loads", i, "load", load_keys, load_later, l->name, &nn,
+                            &m)) != MBS_OK) {
     return st;
-  }
-  if ((st = deck_entry_start(r, &m, "loads", i, load_keys, load_later, l->name, &nn)) != MBS_OK) {
-    goto fail;
   }
   int first = deck_names_get(names, l->name);
   if (first >= 0) {

@@ -672,6 +672,21 @@ static int name_char(char c) {
          c == '.' || c == '-';
 }
 
+mbsStatus deck_unit_vec3(DeckReader *r, yaml_node_t *n, const char *field, double out[3]) {
+  mbsStatus st = deck_vec3(r, n, field, out);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double len = deck_norm(out, 3);
+  if (!(len > 0) || !isfinite(len)) {
+    return deck_fail(r, n, "%s must be a nonzero vector", field);
+  }
+  for (int k = 0; k < 3; k++) {
+    out[k] /= len;
+  }
+  return MBS_OK;
+}
+
 void deck_entry_ctx(DeckReader *r, const yaml_node_t *node, const char *section, int i) {
   const char *raw = NULL;
 
@@ -690,6 +705,24 @@ void deck_entry_ctx(DeckReader *r, const yaml_node_t *node, const char *section,
   } else {
     snprintf(r->ctx, sizeof(r->ctx), "%s[%d]", section, i);
   }
+}
+
+mbsStatus deck_entry_open(DeckReader *r, yaml_node_t *node, const char *section, int i,
+                          const char *what, const char *const *allowed,
+                          const char *const *reserved, char name[MBS_NAME_MAX],
+                          const yaml_node_t **name_node, DeckMap *m) {
+  deck_entry_ctx(r, node, section, i);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node, "expected a mapping (one %s), got %s", what, deck_kind(node));
+  }
+  mbsStatus st = deck_map_flatten(r, node, m);
+  if (st == MBS_OK) {
+    st = deck_entry_start(r, m, section, i, allowed, reserved, name, name_node);
+  }
+  if (st != MBS_OK) {
+    deck_map_free(m);
+  }
+  return st;
 }
 
 mbsStatus deck_entry_start(DeckReader *r, const DeckMap *m, const char *section, int i,
