@@ -359,6 +359,21 @@ static void potential_dg(const Subject *s, const double *qa, const double *qb, d
   free(qm);
 }
 
+/* a discrete gradient (potential_dg, constraint_dg) at qb with coordinate i moved by +h into
+ * fp and by -h into fm (qb restored); returns h */
+typedef void (*DgFn)(const Subject *s, const double *qa, const double *qb, double *out,
+                     double *Hb);
+static double diff_qb(const Subject *s, const double *qa, double *qb, int i, DgFn f, double *fp,
+                      double *fm) {
+  double save = qb[i], h = hstep(save);
+  qb[i] = save + h;
+  f(s, qa, qb, fp, NULL);
+  qb[i] = save - h;
+  f(s, qa, qb, fm, NULL);
+  qb[i] = save;
+  return h;
+}
+
 static void check_potential(const Subject *s) {
   const mbsModel *m = s->m;
   const mbsElem *e = s->e;
@@ -410,13 +425,7 @@ static void check_potential(const Subject *s) {
   double Hbs = max_abs(Hb, ne * ne);
   gs = max_abs(g, ne);
   for (int j = 0; j < ne; j++) {
-    int i = e->qidx[j];
-    double save = qb[i], h = hstep(save);
-    qb[i] = save + h;
-    potential_dg(s, qa, qb, gp, NULL);
-    qb[i] = save - h;
-    potential_dg(s, qa, qb, gm, NULL);
-    qb[i] = save;
+    double h = diff_qb(s, qa, qb, e->qidx[j], potential_dg, gp, gm);
     for (int r = 0; r < ne; r++) {
       double fd = (gp[r] - gm[r]) / (2 * h);
       CHECK_CLOSE(Hb[r * ne + j], fd, TOL_FD * (1 + fmax(gs, Hbs)),
@@ -599,13 +608,7 @@ static void check_constraint(const Subject *s) {
   /* Hb = d (Gbar^T mu) / d qb */
   double Hbs = max_abs(Hb, ne * ne), Gbs = max_abs(Gbar, nc * ne);
   for (int j = 0; j < ne; j++) {
-    int i = e->qidx[j];
-    double save = qb[i], h = hstep(save);
-    qb[i] = save + h;
-    constraint_dg(s, qa, qb, Gbp, NULL);
-    qb[i] = save - h;
-    constraint_dg(s, qa, qb, Gbm, NULL);
-    qb[i] = save;
+    double h = diff_qb(s, qa, qb, e->qidx[j], constraint_dg, Gbp, Gbm);
     for (int r = 0; r < ne; r++) {
       double fd = 0.0;
       for (int c = 0; c < nc; c++) {
