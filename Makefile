@@ -22,7 +22,7 @@ CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDE
 LDLIBS_ALL = $(PKG_LIBS) -lmuparser -lmatheval -lumfpack -lklu -lspqr -lcholmod -lsuitesparseconfig -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
-                             src/solver/*.c src/output/*.c))
+                             src/contact/*.c src/solver/*.c src/output/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

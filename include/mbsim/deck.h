@@ -13,6 +13,19 @@
 #include "mbsim/error.h"
 #include "mbsim/types.h"
 
+/* a contact shape of a body (body axes, about the centre of mass) or of the ground (world) */
+typedef struct {
+  char name[MBS_NAME_MAX]; /* ground entries: `name` (default "ground#i", 1-based); bodies: "" */
+  mbsMark mark;            /* the list entry */
+  mbsShapeKind kind;
+  double size[3];        /* sphere: r; box: a, b, c (full edges); capsule: radius, length */
+  double offset[3];      /* [m] centre (plane: `point`) */
+  double orientation[9]; /* row-major R, column i = shape axis i (identity if not given) */
+  double normal[3];      /* plane: unit normal (world), pointing out of the solid */
+  int npts;              /* points: count */
+  double *pts;           /* points: (npts x 3) in shape axes about the centre (owned) */
+} mbsDeckShape;
+
 /* a rigid body or point mass, all quantities already in SI and world axes at t = 0.
  * Mass properties are normalised by the reader: whichever of inertia, euler_tensor or
  * shape+density the deck used, `mass` and `inertia` (about the centre of mass, body axes,
@@ -35,7 +48,25 @@ typedef struct {
   int has_shape;              /* 1 if `shape` was given (for viewers) */
   char shape_kind[16];        /* "box" | "sphere" | "cylinder" | "" */
   double shape_size[3];       /* box: a b c; sphere: r; cylinder: radius length */
+  int ncollision;             /* contact geometry (`collision`, default: from `shape` when it
+                                 is a box or sphere, else none) */
+  mbsDeckShape *collision;    /* (ncollision, owned) */
 } mbsDeckBody;
+
+/* a `contacts:` entry */
+typedef struct {
+  char name[MBS_NAME_MAX]; /* default "contact#i" (1-based) */
+  mbsMark mark;
+  char between[2][MBS_NAME_MAX]; /* body-name patterns (fnmatch: *, ?), or "ground" */
+  mbsMark between_mark[2];
+  mbsContactLaw law;        /* default unilateral */
+  double restitution;       /* [0, 1], default 0 */
+  double friction;          /* >= 0, default 0 */
+  double stiffness;         /* penalty: [N/m] > 0, required */
+  double damping;           /* penalty: [N s/m] >= 0, default 0 */
+  double friction_velocity; /* penalty: [m/s] > 0, default 1e-3 */
+  double margin;            /* [m] >= 0, default 1e-3 */
+} mbsDeckContact;
 
 /* a time profile f(t) (decks/README.md "Profiles"), validated: t0 < t1, table strictly increasing
  * in t */
@@ -114,6 +145,10 @@ typedef struct {
                              warning; < 0: the integrator's default */
   double energy_unstable; /* relative energy gain above which a run stops as unstable; < 0:
                              default */
+  double moreau_theta;       /* solver.moreau.theta in [0.5, 1], default 0.5 */
+  mbsMoreauVariant moreau_variant; /* default theta */
+  double contact_tolerance;  /* solver.moreau.contact_tolerance > 0, default 1e-10 */
+  int contact_iterations;    /* solver.moreau.contact_iterations >= 1, default 100 */
 } mbsDeckSolver;
 
 typedef struct {
@@ -132,6 +167,9 @@ typedef struct mbsDeck {
   mbsDeckBody *bodies;
   mbsDeckJoint *joints;
   mbsDeckLoad *loads;
+  int nground_shape, ncontact;
+  mbsDeckShape *ground_shapes; /* `ground: collision:` (owned) */
+  mbsDeckContact *contacts;    /* `contacts:` (owned) */
   mbsDeckSolver solver;
   mbsDeckOutput output;
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */

@@ -99,6 +99,49 @@ typedef struct {
   int iparam[MBS_ELEM_NIPARAM];
 } mbsElem;
 
+/* ---- contacts (include/mbsim/contact.h has the geometry functions) ----
+ * A shape is fixed to an attachment frame: a body's (rigid body or point mass) or the
+ * ground's. Its centre is the frame point c (mbs_attach_point: phi + c^i d_i; on the ground
+ * the world point), its axes the frame directions C (column i = axis i, components c^j on the
+ * frame's directors; on the ground world components), so that the shape moves with the
+ * frame exactly as a joint point does. */
+typedef struct {
+  mbsShapeKind kind;
+  int body;       /* owner body, -1: the ground */
+  int attach;     /* attachment frame (MBS_ATTACH_GROUND_ID for the ground) */
+  double size[3]; /* sphere: r; box: half edges; capsule: r, half length (along axis 3);
+                     plane: unused */
+  double c[3];    /* centre in frame coordinates (plane: a point of it) */
+  double C[9];    /* axes in frame coordinates, row-major, column i = axis i (plane: axis 3 is
+                     the normal, pointing out of the solid side) */
+  int npts, pt0;  /* points: count and first point in mbsModel.contact_pts (shape axes, about
+                     the centre) */
+  double radius;  /* [m] bounding sphere about the centre (broad phase); INFINITY for a plane */
+  char name[MBS_NAME_MAX]; /* "die3" (the body's name, with "#2" for its second shape) or the
+                              ground entry's name */
+  mbsMark mark;            /* deck position of its entry */
+} mbsShape;
+
+/* one `contacts:` entry: the law and its constants */
+typedef struct {
+  char name[MBS_NAME_MAX];
+  mbsMark mark;
+  mbsContactLaw law;
+  double restitution;       /* Newton's normal restitution in [0, 1] */
+  double friction;          /* Coulomb coefficient >= 0 */
+  double stiffness;         /* penalty: [N/m] */
+  double damping;           /* penalty: [N s/m] */
+  double friction_velocity; /* penalty: [m/s] regularization of Coulomb's law */
+  double margin;            /* [m] gap below which a pair is a contact candidate */
+} mbsContactSpec;
+
+/* a pair of shapes that may touch, from the contact entries' body patterns (compile.c): shape
+ * a never is the ground's when b is a body's (the ground's shape is b) */
+typedef struct {
+  int a, b; /* shape indices */
+  int spec; /* its contacts: entry */
+} mbsShapePair;
+
 typedef struct mbsModel {
   /* sizes */
   int nq;      /* coordinates: 3 nnode vector-node coordinates, then nscalar scalars */
@@ -191,6 +234,16 @@ typedef struct mbsModel {
   /* problem data */
   double gravity[3]; /* [m/s^2] */
 
+  /* contacts (mbsShape above): shapes of bodies and the ground, contact entries, candidate
+   * shape pairs (sorted by a, then b), and the points of point-set shapes */
+  int nshape, ncontact, npair, ncontact_pts;
+  mbsShape *shape;           /* (nshape) */
+  mbsContactSpec *contact;   /* (ncontact) */
+  mbsShapePair *pair;        /* (npair) */
+  double *contact_pts;       /* (ncontact_pts x 3) [m] */
+  int contact_max;           /* bound of active contact points at once (sum over pairs of
+                                mbs_collide_max): the solver's per-step storage */
+
   /* solver and output settings (deck, after overrides; auto resolved) */
   mbsIntegrator integrator;
   char integrator_reason[256];
@@ -200,6 +253,10 @@ typedef struct mbsModel {
   int newton_reuse; /* modified Newton: reuse factorizations while convergence is fast */
   mbsLinearSolver linear_solver;
   double rho_inf;   /* genalpha spectral radius at infinity */
+  double moreau_theta;          /* moreau: theta in [0.5, 1] */
+  mbsMoreauVariant moreau_variant;
+  double contact_tolerance;     /* moreau: residual of the prox equations */
+  int contact_iterations;       /* moreau: iteration cap of the contact solver */
   int max_halvings; /* step control: max halvings of dt within one step */
   int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */
   double *joint_initial_rate; /* (njoint) [rad/s or m/s] initial_rate, NaN where not given */

@@ -97,6 +97,27 @@ typedef struct {
   X(MBS_ATTACH_POINT, "point mass")                                                                \
   X(MBS_ATTACH_DIRECTORS, "rigid body")
 
+/* contact geometry (include/mbsim/contact.h): a shape on a body or on the ground; a plane only
+ * on the ground */
+#define MBS_SHAPE_LIST(X)                                                                          \
+  X(MBS_SHAPE_SPHERE, "sphere")                                                                    \
+  X(MBS_SHAPE_BOX, "box")                                                                          \
+  X(MBS_SHAPE_CAPSULE, "capsule")                                                                  \
+  X(MBS_SHAPE_POINTS, "points")                                                                    \
+  X(MBS_SHAPE_PLANE, "plane")
+
+/* contact force laws: set-valued (Signorini + Newton impact + Coulomb, seed 002 eq. 2.28-2.35)
+ * or a spring-damper normal law with regularized friction (seed 002 sec. 2.3.1) */
+#define MBS_CONTACT_LAW_LIST(X)                                                                    \
+  X(MBS_CONTACT_UNILATERAL, "unilateral")                                                          \
+  X(MBS_CONTACT_PENALTY, "penalty")
+
+/* moreau integrator variants: theta method (seed 002 eq. 5.3-5.5) or semi-explicit (eq.
+ * 2.36-2.37) */
+#define MBS_MOREAU_VARIANT_LIST(X)                                                                 \
+  X(MBS_MOREAU_THETA, "theta")                                                                     \
+  X(MBS_MOREAU_EXPLICIT, "explicit")
+
 #define MBS_ENUM_ENTRY(name, word) name,
 typedef enum { MBS_BODY_TYPE_LIST(MBS_ENUM_ENTRY) MBS_BODY_TYPE_COUNT } mbsBodyType;
 typedef enum { MBS_JOINT_TYPE_LIST(MBS_ENUM_ENTRY) MBS_JOINT_TYPE_COUNT } mbsJointType;
@@ -109,6 +130,9 @@ typedef enum { MBS_INTEGRATOR_LIST(MBS_ENUM_ENTRY) MBS_INTEGRATOR_COUNT } mbsInt
 typedef enum { MBS_LINEAR_SOLVER_LIST(MBS_ENUM_ENTRY) MBS_LINEAR_SOLVER_COUNT } mbsLinearSolver;
 typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
 typedef enum { MBS_ATTACH_KIND_LIST(MBS_ENUM_ENTRY) MBS_ATTACH_KIND_COUNT } mbsAttachKind;
+typedef enum { MBS_SHAPE_LIST(MBS_ENUM_ENTRY) MBS_SHAPE_COUNT } mbsShapeKind;
+typedef enum { MBS_CONTACT_LAW_LIST(MBS_ENUM_ENTRY) MBS_CONTACT_LAW_COUNT } mbsContactLaw;
+typedef enum { MBS_MOREAU_VARIANT_LIST(MBS_ENUM_ENTRY) MBS_MOREAU_VARIANT_COUNT } mbsMoreauVariant;
 #undef MBS_ENUM_ENTRY
 
 /* the words of each list, indexed by enum value (src/util/words.c) */
@@ -122,6 +146,9 @@ extern const char *const mbs_profile_words[MBS_PROFILE_COUNT];
 extern const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT];
 extern const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT];
 extern const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT];
+extern const char *const mbs_shape_words[MBS_SHAPE_COUNT];
+extern const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT];
+extern const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT];
 
 /* word of an enum value (static string; "unknown" out of range) */
 const char *mbs_body_type_word(mbsBodyType t);
@@ -130,6 +157,8 @@ const char *mbs_load_type_word(mbsLoadType t);
 const char *mbs_integrator_word(mbsIntegrator t);
 const char *mbs_linear_solver_word(mbsLinearSolver t);
 const char *mbs_elem_kind_word(mbsElemKind t);
+const char *mbs_shape_word(mbsShapeKind t);
+const char *mbs_contact_law_word(mbsContactLaw t);
 /* enum value of an integrator word, or -1 */
 int mbs_integrator_from_word(const char *word);
 

@@ -15,6 +15,10 @@ const char *const mbs_profile_words[MBS_PROFILE_COUNT] = {MBS_PROFILE_LIST(WORD)
 const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT] = {MBS_INTEGRATOR_LIST(WORD)};
 const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT] = {MBS_LINEAR_SOLVER_LIST(WORD)};
 const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT] = {MBS_ELEM_KIND_LIST(WORD)};
+const char *const mbs_shape_words[MBS_SHAPE_COUNT] = {MBS_SHAPE_LIST(WORD)};
+const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT] = {MBS_CONTACT_LAW_LIST(WORD)};
+const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT] = {
+    MBS_MOREAU_VARIANT_LIST(WORD)};
 #undef WORD
 
 const char *mbs_body_type_word(mbsBodyType t) {
@@ -39,6 +43,14 @@ const char *mbs_integrator_word(mbsIntegrator t) {
 
 const char *mbs_elem_kind_word(mbsElemKind t) {
   return (unsigned)t < MBS_ELEM_KIND_COUNT ? mbs_elem_kind_words[t] : "unknown";
+}
+
+const char *mbs_shape_word(mbsShapeKind t) {
+  return (unsigned)t < MBS_SHAPE_COUNT ? mbs_shape_words[t] : "unknown";
+}
+
+const char *mbs_contact_law_word(mbsContactLaw t) {
+  return (unsigned)t < MBS_CONTACT_LAW_COUNT ? mbs_contact_law_words[t] : "unknown";
 }
 
 int mbs_integrator_from_word(const char *word) {
