@@ -71,7 +71,8 @@ typedef struct {
   X(MBS_INTEGRATOR_EM, "em")                                                                       \
   X(MBS_INTEGRATOR_MIDPOINT, "midpoint")                                                           \
   X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
-  X(MBS_INTEGRATOR_GENALPHA, "genalpha")
+  X(MBS_INTEGRATOR_GENALPHA, "genalpha")                                                           \
+  X(MBS_INTEGRATOR_MOREAU, "moreau")
 
 /* sparse LU of the Newton matrix (src/solver/linsolve.c) */
 #define MBS_LINEAR_SOLVER_LIST(X)                                                                  \

@@ -13,6 +13,8 @@
 /* one entry per integrator value; auto is resolved when the model is compiled
  * (model/compile.c), so it has no functions and data creation refuses it */
 static const mbsIntegratorTable auto_entry = {.name = "auto"};
+/* moreau: being built (src/solver/moreau.c); refused like auto until then */
+static const mbsIntegratorTable moreau_entry = {.name = "moreau"};
 
 static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_AUTO] = &auto_entry,
@@ -20,6 +22,7 @@ static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_MIDPOINT] = &mbs_integrator_midpoint,
     [MBS_INTEGRATOR_EULER] = &mbs_integrator_euler,
     [MBS_INTEGRATOR_GENALPHA] = &mbs_integrator_genalpha,
+    [MBS_INTEGRATOR_MOREAU] = &moreau_entry,
 };
 _Static_assert(sizeof(table) / sizeof(table[0]) == MBS_INTEGRATOR_COUNT,
                "the integrator table needs one entry per mbsIntegrator value");

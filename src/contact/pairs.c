@@ -1,0 +1,67 @@
+/* pairs.c: which pairs of shape kinds the narrow phase handles (geom.c has one function per
+ * pair), and how many contact points each can give at once (the solver's per-step bound). */
+#include "mbsim/contact.h"
+
+/* supported[a][b] for kinds a <= b (symmetric) */
+static int supported(mbsShapeKind a, mbsShapeKind b) {
+  if ((unsigned)a >= MBS_SHAPE_COUNT || (unsigned)b >= MBS_SHAPE_COUNT) {
+    return 0;
+  }
+  if (a > b) {
+    mbsShapeKind t = a;
+    a = b;
+    b = t;
+  }
+  switch (a) {
+  case MBS_SHAPE_SPHERE: /* sphere with plane, sphere, box, points */
+    return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_SPHERE || b == MBS_SHAPE_BOX ||
+           b == MBS_SHAPE_POINTS;
+  case MBS_SHAPE_BOX: /* box with plane, box, capsule, points */
+    return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_BOX || b == MBS_SHAPE_CAPSULE ||
+           b == MBS_SHAPE_POINTS;
+  case MBS_SHAPE_CAPSULE: /* capsule with plane, capsule (box above) */
+    return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_CAPSULE;
+  case MBS_SHAPE_POINTS: /* points with plane (box, sphere above) */
+    return b == MBS_SHAPE_PLANE;
+  default: /* plane with plane */
+    return 0;
+  }
+}
+
+int mbs_collide_supported(mbsShapeKind a, mbsShapeKind b) {
+  return supported(a, b);
+}
+
+const char *mbs_collide_supported_list(void) {
+  return "sphere-plane, sphere-sphere, sphere-box, box-plane, box-box, capsule-plane, "
+         "capsule-capsule, capsule-box, points-plane, points-box, points-sphere";
+}
+
+/* points one shape of the pair can contribute */
+static int shape_points(const mbsShape *s) {
+  switch (s->kind) {
+  case MBS_SHAPE_BOX:
+    return 8; /* vertices */
+  case MBS_SHAPE_CAPSULE:
+    return 2; /* the ends of its segment */
+  case MBS_SHAPE_POINTS:
+    return s->npts;
+  default:
+    return 1;
+  }
+}
+
+int mbs_collide_max(const mbsShape *a, const mbsShape *b) {
+  if (!supported(a->kind, b->kind)) {
+    return 0;
+  }
+  if (a->kind == MBS_SHAPE_BOX && b->kind == MBS_SHAPE_BOX) {
+    return 16 + 144; /* the vertices of each on the other's faces, and edge pairs */
+  }
+  if ((a->kind == MBS_SHAPE_BOX && b->kind == MBS_SHAPE_CAPSULE) ||
+      (a->kind == MBS_SHAPE_CAPSULE && b->kind == MBS_SHAPE_BOX)) {
+    return 2 + 12; /* the segment's ends and its closest approach to each edge */
+  }
+  int na = shape_points(a), nb = shape_points(b);
+  return na > nb ? na : nb;
+}
