@@ -99,7 +99,8 @@ START_TEST(test_keywords) {
   ck_assert_int_eq(mbs_integrator_from_word("em"), MBS_INTEGRATOR_EM);
   ck_assert_int_eq(mbs_integrator_from_word("auto"), MBS_INTEGRATOR_AUTO);
   ck_assert_int_eq(mbs_integrator_from_word("genalpha"), MBS_INTEGRATOR_GENALPHA);
-  ck_assert_int_eq(mbs_integrator_from_word("moreau"), -1);
+  ck_assert_int_eq(mbs_integrator_from_word("moreau"), MBS_INTEGRATOR_MOREAU);
+  ck_assert_int_eq(mbs_integrator_from_word("rk4"), -1);
   ck_assert_int_eq(mbs_integrator_from_word(NULL), -1);
   for (int i = 0; i < MBS_INTEGRATOR_COUNT; i++) {
     ck_assert_int_eq(mbs_integrator_from_word(mbs_integrator_word((mbsIntegrator)i)), i);
