@@ -44,6 +44,11 @@ int mbs_collide_max(const mbsShape *a, const mbsShape *b);
 int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const mbsPose *pb,
                 const double *pts, double margin, mbsContactPoint *out, int max);
 
+/* the model's shapes at q0 must not overlap (by more than 1e-9 m): MBS_ERR_DECK at the
+ * deck position of the first such pair (its body shape), naming both, the depth and
+ * the contacts entry (src/contact/check.c; mbs_model_compile calls it) */
+mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err);
+
 /* ---- broad phase (src/contact/broad.c) ---- */
 typedef struct mbsBroad mbsBroad;
 

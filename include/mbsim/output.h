@@ -214,6 +214,7 @@ typedef struct {
                               run, else 0) */
   double external_work;    /* [J] /energy/external_work */
   double dissipated;       /* [J] /energy/dissipated */
+  double contact_dissipated; /* [J] /energy/contact_dissipated (0 in files without it) */
   int iterations;          /* /solver/iterations (>= 0) */
   double step_size;        /* [s] /solver/step_size (>= 0); 0 when the file has none */
   double *q, *v;           /* (n_coordinates) /state/q and /state/v */

@@ -44,7 +44,16 @@ typedef struct mbsData {
   long factorizations;  /* numeric factorizations */
   double max_violation; /* max over steps of |g(q)| */
   double external_work; /* [J] work of non-potential loads since t = 0 */
-  double dissipated;    /* [J] energy removed since t = 0 */
+  double dissipated;    /* [J] energy removed since t = 0 (dampers and contacts) */
+  double contact_dissipated; /* [J] the part of it removed by contacts: impacts, friction and
+                                the position projection (moreau) */
+  int contact_iterations;    /* contact solver sweeps of the last step (moreau) */
+  double contact_residual;   /* prox residual left by the last step's contact solver,
+                                relative to its velocity scale */
+  long contact_sweeps;       /* all contact solver sweeps */
+  int contact_active_max;    /* most contacts in one step's contact problem */
+  double contact_gap_min;    /* [m] smallest gap after a step's position projection (0 until
+                                a contact was seen) */
   double last_residual; /* max norm of the last Newton residual */
   double last_dt;       /* [s] size of the last step */
 
@@ -75,9 +84,23 @@ typedef struct mbsData {
   mbsLinsolve *ls; /* sys->ls */
 } mbsData;
 
+/* one contact of the last step (moreau), as a record's /contacts/table row carries it */
+typedef struct {
+  int body[2];       /* body a, body b (-1: the ground) */
+  double point[3];   /* [m] world, midway between the surfaces at the step's start */
+  double normal[3];  /* unit, from a towards b */
+  double gap;        /* [m] at the end of the step (after the position projection) */
+  double impulse[3]; /* [N s] normal, then along the two tangents */
+  int status;        /* 0 open, 1 stick, 2 slip */
+} mbsContactRecord;
+
+/* the contacts of the last step (valid until the next step): their count, and the array
+ * into *rec; 0 for integrators without contacts */
+int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec);
+
 /* observables at the current state (README "Output"); bodies go into d->body_* */
 typedef struct {
-  double kinetic, potential, external_work, dissipated;
+  double kinetic, potential, external_work, dissipated, contact_dissipated;
   double linear_momentum[3], angular_momentum[3];
   double violation;          /* max |g(q, t)| */
   double velocity_violation; /* max |G v + g_t| of the recorded velocities */

@@ -68,6 +68,8 @@ void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos);
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max);
 
 #define CLI_OBS_SCALARS 7
+/* columns of /contacts/table */
+#define CLI_CONTACT_COLS 14
 
 /* the datasets of a run: the handles the describe functions got and the rows of a record
  * that exist nowhere else */
@@ -82,6 +84,15 @@ typedef struct {
   int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
   int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
   int h_load_force;
+  int h_contact_dissipated, h_contacts; /* models with contact pairs: the series and the
+                                           ragged table /contacts (-1 otherwise) */
+  double contact_dissipated;
+  int h_contact_iterations, h_contact_residual; /* the last step's contact solver */
+  int contact_iterations;
+  double contact_residual;
+  long nrecord;         /* records given so far (the table's record column) */
+  double *contact_rows; /* (cap x CLI_CONTACT_COLS) the rows of the current record */
+  int contact_cap;
   double obs[CLI_OBS_SCALARS];
   int iterations, factorizations, solves;
   double step_size;

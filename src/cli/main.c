@@ -300,6 +300,10 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
             m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
   }
   fprintf(f, "dof:          %d\n", m->ndof);
+  if (m->nshape > 0) {
+    fprintf(f, "contacts:     %d shapes, %d entries, %d candidate shape pairs\n", m->nshape,
+            m->ncontact, m->npair);
+  }
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
           mbs_linear_solver_word(m->linear_solver));
@@ -709,6 +713,13 @@ int main(int argc, char **argv) {
     printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n", arena_high,
            arena_size);
     printf("constraints:  max violation %.3e, velocities %.3e (records)\n", vmax, vvmax);
+    if (m->npair > 0) {
+      printf("contacts:     %d shape pairs, at most %d points in one step's contact problem, "
+             "%ld solver sweeps (%.2f per step), smallest gap %.3e m, dissipated %.6g J\n",
+             m->npair, d->contact_active_max, d->contact_sweeps,
+             d->step > 0 ? (double)d->contact_sweeps / (double)d->step : 0.0, d->contact_gap_min,
+             d->contact_dissipated);
+    }
     if (denom > 0.0) {
       printf("energy:       relative error %.3e (max |E - E0 - W + D| / %.4g J, the largest of "
              "|E0| and the kinetic energy the balance allows)%s\n",

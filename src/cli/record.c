@@ -315,6 +315,94 @@ static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err
   return MBS_OK;
 }
 
+/* contacts (models with contact pairs): /energy/contact_dissipated, the ragged table
+ * /contacts/{count,offsets,table} of the last step's contacts, and their points with normals
+ * in the sidecar */
+static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *err) {
+  out->h_contact_dissipated = out->h_contacts = -1;
+  out->h_contact_iterations = out->h_contact_residual = -1;
+  if (m->npair == 0) {
+    return MBS_OK;
+  }
+  static const char *const cols[CLI_CONTACT_COLS] = {
+      "record",   "body_a",   "body_b", "point_x",   "point_y",   "point_z",   "normal_x",
+      "normal_y", "normal_z", "gap",    "impulse_n", "impulse_t1", "impulse_t2", "status"};
+  out->h_contact_dissipated =
+      series(out, "/energy/contact_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+  out->h_contact_iterations =
+      out->h_contact_dissipated < 0
+          ? -1
+          : series(out, "/solver/contact_iterations", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
+  out->h_contact_residual =
+      out->h_contact_iterations < 0
+          ? -1
+          : series(out, "/solver/contact_residual", MBS_OUT_FLOAT64, 0, 0, 0,
+                   "1 (relative to the step's contact velocity scale)", 0, err);
+  if (out->h_contact_residual < 0) {
+    return err->status;
+  }
+  out->h_contacts = mbs_output_add_ragged(
+      out->w, "/contacts", CLI_CONTACT_COLS,
+      "1, index, index, m (3), 1 (3), m, N s (3: impulses of the step), 1 (0 open, 1 stick, 2 slip)",
+      cols, err);
+  if (out->h_contacts < 0) {
+    return err->status;
+  }
+  out->contact_cap = 16;
+  out->contact_rows = malloc((size_t)out->contact_cap * CLI_CONTACT_COLS * sizeof(double));
+  if (!out->contact_rows) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+  }
+  static const mbsGridVector vec[] = {{"normal", NULL, CLI_CONTACT_COLS, 6, 0}};
+  mbsGridSpec grid = {.kind = MBS_GRID_RAGGED_POINTS,
+                      .name = "contacts",
+                      .label = "record",
+                      .ragged = out->h_contacts,
+                      .position = {NULL, NULL, CLI_CONTACT_COLS, 3, 0},
+                      .nvector = 1,
+                      .vector = vec};
+  return mbs_output_add_grid(out->w, &grid, err);
+}
+
+/* the rows of the last step's contacts; grows its row buffer outside the step loop (a
+ * record), and on failure writes the rows it has room for */
+static void put_contacts(cliOutput *out, const mbsData *d) {
+  if (out->h_contacts < 0) {
+    return;
+  }
+  out->contact_dissipated = d->contact_dissipated;
+  mbs_output_put(out->w, out->h_contact_dissipated, &out->contact_dissipated);
+  out->contact_iterations = d->contact_iterations;
+  out->contact_residual = d->contact_residual;
+  mbs_output_put(out->w, out->h_contact_iterations, &out->contact_iterations);
+  mbs_output_put(out->w, out->h_contact_residual, &out->contact_residual);
+  const mbsContactRecord *c = NULL;
+  int n = mbs_solver_contacts(d, &c);
+  if (n > out->contact_cap) {
+    double *grown = realloc(out->contact_rows, (size_t)n * CLI_CONTACT_COLS * sizeof(double));
+    if (grown) {
+      out->contact_rows = grown;
+      out->contact_cap = n;
+    } else {
+      n = out->contact_cap;
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    double *r = out->contact_rows + (size_t)k * CLI_CONTACT_COLS;
+    r[0] = (double)out->nrecord;
+    r[1] = c[k].body[0];
+    r[2] = c[k].body[1];
+    for (int i = 0; i < 3; i++) {
+      r[3 + i] = c[k].point[i];
+      r[6 + i] = c[k].normal[i];
+      r[10 + i] = c[k].impulse[i];
+    }
+    r[9] = c[k].gap;
+    r[13] = c[k].status;
+  }
+  mbs_output_put_rows(out->w, out->h_contacts, out->contact_rows, n);
+}
+
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
@@ -342,6 +430,7 @@ void cli_output_free(cliOutput *out) {
   free(out->unit_col);
   free(out->unit_text);
   free(out->labels);
+  free(out->contact_rows);
   memset(out, 0, sizeof(*out));
 }
 
@@ -388,6 +477,9 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   if (st == MBS_OK) {
     st = describe_loads(out, m, err);
   }
+  if (st == MBS_OK) {
+    st = describe_contacts(out, m, err);
+  }
   return st;
 }
 
@@ -403,5 +495,7 @@ int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObser
   put_bodies(out, d);
   put_joints(out, d, out->extra);
   mbs_output_put(out->w, out->h_load_force, d->load_force);
+  put_contacts(out, d);
+  out->nrecord++;
   return nstate;
 }

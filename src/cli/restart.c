@@ -354,6 +354,7 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   mbs_joint_track(m, d);
   d->external_work = last.external_work;
   d->dissipated = last.dissipated;
+  d->contact_dissipated = last.contact_dissipated;
   d->iterations = last.iterations;
   if (!last.multipliers && m->ncon > 0) {
     fprintf(stderr,

@@ -601,6 +601,7 @@ enum {
   D_ALG_ACCELERATION,
   D_SCHEME_VELOCITY,
   D_JOINT_COORDINATES,
+  D_CONTACT_DISSIPATED,
   D_COUNT
 };
 
@@ -864,6 +865,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
           {"/state/algorithmic_acceleration", KIND_FLOAT, 2, {0, (hsize_t)nq}, 1},
       [D_SCHEME_VELOCITY] = {"/state/scheme_velocity", KIND_FLOAT, 2, {0, (hsize_t)nq}, 1},
       [D_JOINT_COORDINATES] = {"/joints/coordinates", KIND_FLOAT, 3, {0, (hsize_t)nj, 3}, 1},
+      [D_CONTACT_DISSIPATED] = {"/energy/contact_dissipated", KIND_FLOAT, 1, {0}, 1},
   };
   hsize_t nrow = 0;
   int first = 1;
@@ -930,6 +932,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_ALG_ACCELERATION] = {H5T_NATIVE_DOUBLE, rec->algorithmic_acceleration},
       [D_SCHEME_VELOCITY] = {H5T_NATIVE_DOUBLE, rec->scheme_velocity},
       [D_JOINT_COORDINATES] = {H5T_NATIVE_DOUBLE, rec->joint_coordinates},
+      [D_CONTACT_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->contact_dissipated},
   };
   for (int i = 0; i < D_COUNT; i++) {
     if (dset[i] >= 0 && rows[i].out &&
@@ -956,6 +959,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     bad = "/energy/external_work";
   } else if (!isfinite(rec->dissipated)) {
     bad = "/energy/dissipated";
+  } else if (!isfinite(rec->contact_dissipated)) {
+    bad = "/energy/contact_dissipated";
   } else if (!(isfinite(rec->step_size) && rec->step_size >= 0.0)) {
     bad = "/solver/step_size";
   } else if (rec->iterations < 0) {
@@ -1080,7 +1085,7 @@ typedef struct {
   int32_t nstate; /* then, after the names, per array: its name with its NUL, int64 length,
                      int32 has_data, the data when has_data */
   int64_t nrecord;
-  double dt, t_end, time, first_time, external_work, dissipated, step_size;
+  double dt, t_end, time, first_time, external_work, dissipated, contact_dissipated, step_size;
   uint64_t status_len; /* bytes of the status string */
   uint64_t names_len;  /* bytes of all names with their NULs */
   char msg[MBS_ERROR_MSG_MAX];
@@ -1125,6 +1130,7 @@ static void read_work(void *arg, int fd) {
   h.first_time = rec.first_time;
   h.external_work = rec.external_work;
   h.dissipated = rec.dissipated;
+  h.contact_dissipated = rec.contact_dissipated;
   h.step_size = rec.step_size;
   h.status_len = strlen(rec.status) + 1;
   for (int i = 0; i < nq; i++) {
@@ -1248,6 +1254,7 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
   rec->first_time = h.first_time;
   rec->external_work = h.external_work;
   rec->dissipated = h.dissipated;
+  rec->contact_dissipated = h.contact_dissipated;
   rec->step_size = h.step_size;
   rec->status = malloc((size_t)h.status_len);
   if (!rec->status) {

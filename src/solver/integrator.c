@@ -13,8 +13,7 @@
 /* one entry per integrator value; auto is resolved when the model is compiled
  * (model/compile.c), so it has no functions and data creation refuses it */
 static const mbsIntegratorTable auto_entry = {.name = "auto"};
-/* moreau: being built (src/solver/moreau.c); refused like auto until then */
-static const mbsIntegratorTable moreau_entry = {.name = "moreau"};
+
 
 static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_AUTO] = &auto_entry,
@@ -22,7 +21,7 @@ static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_MIDPOINT] = &mbs_integrator_midpoint,
     [MBS_INTEGRATOR_EULER] = &mbs_integrator_euler,
     [MBS_INTEGRATOR_GENALPHA] = &mbs_integrator_genalpha,
-    [MBS_INTEGRATOR_MOREAU] = &moreau_entry,
+    [MBS_INTEGRATOR_MOREAU] = &mbs_integrator_moreau,
 };
 _Static_assert(sizeof(table) / sizeof(table[0]) == MBS_INTEGRATOR_COUNT,
                "the integrator table needs one entry per mbsIntegrator value");
@@ -56,6 +55,11 @@ mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateA
     missing[0] = '\0';
   }
   return d->integrator->state_import(m, d, in, n, missing, nmissing, err);
+}
+
+int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec) {
+  *rec = NULL;
+  return d->integrator->contacts ? d->integrator->contacts(d, rec) : 0;
 }
 
 void mbs_solver_interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {

@@ -45,13 +45,15 @@ typedef struct mbsIntegratorTable {
   mbsStatus (*state_import)(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                             char *missing, size_t nmissing, mbsError *err);
   void (*free)(void *work);
+  /* the contacts of the last step (mbs_solver_contacts); NULL for schemes without contacts */
+  int (*contacts)(const mbsData *d, const mbsContactRecord **rec);
 } mbsIntegratorTable;
 
 /* the entry of integrator k, NULL for auto or a value out of range */
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
 extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
-    mbs_integrator_genalpha;
+    mbs_integrator_genalpha, mbs_integrator_moreau;
 
 /* ---- what the implicit schemes share ---- */
 

@@ -1,0 +1,1092 @@
+/* moreau.c: Moreau-Jean time stepping with set-valued contact laws (seed 002 sec. 2.3-2.4 and
+ * 5.1): unilateral contacts with Newton's impact law and spatial Coulomb friction, written as
+ * prox equations (seed 002 eq. 2.35) and solved on velocity level.
+ *
+ * The smooth part is the theta method in generalized-midpoint form on our DAE: with
+ * Delta q = q1 - q0 = dt ((1 - theta) u0 + theta u1) and the forces at
+ * (q0 + theta Delta q, Delta q / dt, t0 + theta dt),
+ *     (1/theta) M (Delta q - dt u0) + dt^2 (grad V - F) + G^T mu - dt W Lambda = 0,
+ *     g(q1) = 0,
+ * i.e. M (u1 - u0) = dt h + W Lambda (seed 002 eq. 5.3a; its Taylor expansion of h about
+ * t^l is the first Newton iteration of this system from Delta q = 0). theta = 1/2 with
+ * discrete gradients is em (energy-momentum), theta = 1 is implicit Euler. The bilateral
+ * constraints (rigidity, joints) are kept on position level by the same Newton iteration as
+ * in the other schemes, so they hold to the Newton tolerance after every step.
+ *
+ * Contacts are detected at the step's start q0 (broad and narrow phase, src/contact/):
+ * points whose gap is predicted to close within half a step, g0 + dt/2 min(gamma_N0, 0) <=
+ * 1e-9 m (Siconos' activation rule), enter the contact problem with their frame W at q0. The
+ * contact velocities gamma = W^T u1 depend on the impulses Lambda through the Newton matrix J
+ * of the step: d u1 / d Lambda = (1/theta) J^-1 [W; 0] (its coordinate rows), so
+ *     gamma(Lambda) = gamma(Lambda_j) + G (Lambda - Lambda_j),  G = (1/theta) W^T J^-1 W
+ * (the Delassus matrix, seed 002 eq. 5.4, with the bilateral constraints inside J). The prox
+ * equations (eq. 5.5) per contact k, with Newton's law on xi_N = gamma_N + e min(gamma_N0, 0)
+ * (eq. 2.32) and r_k = 1 / max diag G_kk,
+ *     Lambda_N = prox_{R+}(Lambda_N - r xi_N),
+ *     Lambda_T = prox_{|x| <= mu Lambda_N}(Lambda_T - r gamma_T)      (eq. 2.35b, c)
+ * are solved by non-smooth Gauss-Seidel over the contacts, each contact's 3 x 3 problem
+ * exactly (open, stick, else slip by its own prox iteration), with the velocities updated
+ * after each contact (cost per sweep: the contacts' W and J^-1 W columns, never G itself).
+ * The nonlinear step is then solved again with the new impulses (alternating: the linear
+ * model and the nonlinear step agree when the impulses stop changing), at most
+ * CONTACT_OUTER times; a contact problem that does not reach contact_tolerance within
+ * contact_iterations sweeps fails the step, which the step control retries with dt/2.
+ *
+ * J^-1 W: the Newton matrix falls into components (sets of unknowns coupled by its pattern:
+ * a free body's 12 coordinates and 6 rigidity rows; a mechanism's bodies and joints). A
+ * component of at most DENSE_MAX unknowns is factored densely (LAPACK dgetrf) when a
+ * contact touches it, and its columns of J^-1 W come from that block; larger components use
+ * the sparse LU of the whole matrix.
+ *
+ * After the step, the unilateral gaps are projected (Siconos' MoreauJeanDirectProjection):
+ * points with g < -1e-10 m at q1 are pushed out along their normals in the metric of J (a
+ * Gauss-Seidel iteration on the gaps, only pushing), then the bilateral constraints are
+ * restored by Newton steps with J; velocities stay. The energy this changes (potential and
+ * constraint energy of the moved positions) is counted as contact dissipation, like the
+ * impulses' work: for theta = 1/2 the discrete energy balance of em holds exactly,
+ *     E1 - E0 = W_ext - D_dampers + Lambda . W^T (q1 - q0) / dt,
+ * so E - E0 - W + D closes to the Newton tolerance with the contacts' share counted. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/contact.h"
+#include "solver/integrator.h"
+#include "solver/linsolve.h"
+#include "solver/system.h"
+#include "util/lapack.h"
+#include "util/vec3.h"
+
+#define DENSE_MAX 96        /* unknowns of a component factored densely */
+#define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
+#define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
+#define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
+#define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
+
+/* one contact of a step */
+typedef struct {
+  int pair, feature; /* identity (warm starts) */
+  int frame[2];      /* attachment frames of shapes a and b */
+  int body[2];       /* bodies (-1 ground) */
+  double point[3];   /* world, midway */
+  double n[3], t1[3], t2[3];
+  double gap0, gap1; /* at q0, at the end of the step */
+  double e, mu;
+  double gN0;    /* normal velocity at the step's start (Newton's law) */
+  double L[3];   /* impulse: normal, tangents [N s] */
+  double G[9];   /* Delassus block G_kk */
+  double r;      /* prox parameter */
+  int status;    /* 0 open, 1 stick, 2 slip */
+  int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
+  int widx[MAX_W];
+  double w[3][MAX_W];
+  int comp[2];   /* components of the coordinates it touches (-1 none) */
+  long xoff[2];  /* its J^-1 W columns: 3 vectors per component, at x + xoff */
+} Contact;
+
+/* a component of the Newton matrix */
+typedef struct {
+  int nunk, ncoord; /* unknowns (coordinates first, then multiplier rows), coordinates */
+  int unk0;         /* first entry in comp_unk */
+  long lu0;         /* dense: its LU at lu + lu0 (nunk^2) and pivots at piv + unk0; -1 sparse */
+  int stamp;        /* step at which the LU was factored (dense) */
+} Component;
+
+typedef struct {
+  mbsImplicitWork base; /* must be first */
+  double theta;
+  /* components */
+  int ncomp;
+  Component *comp;
+  int *comp_of;  /* (nsp) component of each unknown */
+  int *pos_in;   /* (nsp) index within its component */
+  int *comp_unk; /* (nsp) unknowns of each component, in order */
+  double *lu;    /* dense LUs */
+  int *piv;      /* (nsp) pivots */
+  int factor_stamp;
+  /* contacts */
+  int cap, nc, nprev;
+  Contact *c, *prev;
+  mbsContactRecord *rec;
+  double *x; /* J^-1 W columns */
+  long xcap, xused;
+  mbsContactPoint *pts; /* narrow-phase buffer */
+  int ptcap;
+  mbsPose *pose;  /* (nshape) */
+  int *cand;      /* (npair) broad-phase output */
+  mbsBroad *broad;
+  double *rhs, *sol; /* (n) sparse solves */
+  double *u;         /* (nq) velocities of the linear model */
+  double *du;        /* (nq) */
+  double *gq;        /* (nq) projection increments */
+  int *viol;         /* (cap) violated points of the projection */
+  double *nu;        /* (cap) */
+  Contact *vc;       /* (cap) their geometry */
+  double *rowwork;   /* the row walk's work */
+  double dissip_step; /* [J] contact dissipation of the step */
+} MoreauWork;
+
+/* ---- setup ---- */
+
+static int uf_find(int *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+/* the components of the Newton matrix's pattern (block (0, 0), no tail) */
+static int components(MoreauWork *w, const mbsSystem *sys) {
+  int n = sys->nsp;
+  int *parent = malloc((size_t)n * sizeof(int));
+  int *root_comp = malloc((size_t)n * sizeof(int));
+  if (!parent || !root_comp) {
+    free(parent);
+    free(root_comp);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    parent[i] = i;
+  }
+  for (int j = 0; j < n; j++) {
+    for (int p = sys->colptr[j]; p < sys->colptr[j + 1]; p++) {
+      int a = uf_find(parent, sys->rowind[p]), b = uf_find(parent, j);
+      if (a != b) {
+        parent[a < b ? b : a] = a < b ? a : b;
+      }
+    }
+  }
+  w->ncomp = 0;
+  for (int i = 0; i < n; i++) {
+    root_comp[i] = -1;
+  }
+  for (int i = 0; i < n; i++) {
+    int r = uf_find(parent, i);
+    if (root_comp[r] < 0) {
+      root_comp[r] = w->ncomp++;
+    }
+    w->comp_of[i] = root_comp[r];
+  }
+  w->comp = calloc((size_t)(w->ncomp > 0 ? w->ncomp : 1), sizeof(Component));
+  if (!w->comp) {
+    free(parent);
+    free(root_comp);
+    return -1;
+  }
+  /* coordinates first (i < nq), then multipliers: unknowns in ascending order */
+  for (int i = 0; i < n; i++) {
+    Component *c = &w->comp[w->comp_of[i]];
+    c->nunk++;
+    if (i < sys->nq) {
+      c->ncoord++;
+    }
+  }
+  int off = 0;
+  long lu = 0;
+  for (int k = 0; k < w->ncomp; k++) {
+    Component *c = &w->comp[k];
+    c->unk0 = off;
+    off += c->nunk;
+    c->lu0 = -1;
+    if (c->nunk <= DENSE_MAX) {
+      c->lu0 = lu;
+      lu += (long)c->nunk * c->nunk;
+    }
+    c->nunk = 0; /* refilled below */
+    c->stamp = -1;
+  }
+  for (int i = 0; i < n; i++) {
+    Component *c = &w->comp[w->comp_of[i]];
+    w->pos_in[i] = c->nunk;
+    w->comp_unk[c->unk0 + c->nunk++] = i;
+  }
+  w->lu = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
+  free(parent);
+  free(root_comp);
+  return w->lu ? 0 : -1;
+}
+
+static void work_free(void *p) {
+  MoreauWork *w = p;
+  if (!w) {
+    return;
+  }
+  mbs_implicit_work_free(&w->base);
+  mbs_broad_destroy(w->broad);
+  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
+                  w->prev, w->rec,     w->x,      w->pts,      w->pose, w->cand, w->rhs,
+                  w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
+                  w->rowwork};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  free(w);
+}
+
+static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
+  MoreauWork *w = calloc(1, sizeof(*w));
+  if (!w || mbs_implicit_work_init(m, &w->base) != MBS_OK) {
+    free(w);
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  *work = w;
+  w->theta = m->moreau_theta;
+  /* the contact storage: every possible point, up to a bound a few times the shapes */
+  long cap = m->contact_max;
+  long bound = 64 + 32L * m->nshape;
+  w->cap = (int)(cap < bound ? cap : bound);
+  if (w->cap < 1) {
+    w->cap = 1;
+  }
+  w->ptcap = 1;
+  for (int k = 0; k < m->npair; k++) {
+    int mx = mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
+    w->ptcap = mx > w->ptcap ? mx : w->ptcap;
+  }
+  size_t nq = (size_t)(m->nq > 0 ? m->nq : 1);
+  size_t nsp = (size_t)(m->nq + m->ncon > 0 ? m->nq + m->ncon : 1);
+  w->c = calloc((size_t)w->cap, sizeof(Contact));
+  w->prev = calloc((size_t)w->cap, sizeof(Contact));
+  w->rec = calloc((size_t)w->cap, sizeof(mbsContactRecord));
+  w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
+  w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
+  w->cand = calloc((size_t)(m->npair > 0 ? m->npair : 1), sizeof(int));
+  w->comp_of = calloc(nsp, sizeof(int));
+  w->pos_in = calloc(nsp, sizeof(int));
+  w->comp_unk = calloc(nsp, sizeof(int));
+  w->piv = calloc(nsp, sizeof(int));
+  w->rhs = calloc(nsp, sizeof(double));
+  w->sol = calloc(nsp, sizeof(double));
+  w->u = calloc(nq, sizeof(double));
+  w->du = calloc(nq, sizeof(double));
+  w->gq = calloc(nq, sizeof(double));
+  w->viol = calloc((size_t)w->cap, sizeof(int));
+  w->nu = calloc((size_t)w->cap, sizeof(double));
+  w->vc = calloc((size_t)w->cap, sizeof(Contact));
+  w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
+  if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->cand || !w->comp_of ||
+      !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
+      !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork) {
+    work_free(w);
+    *work = NULL;
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  if (m->npair > 0) {
+    w->broad = mbs_broad_create(m, err);
+    if (!w->broad) {
+      work_free(w);
+      *work = NULL;
+      return err->status;
+    }
+  }
+  return MBS_OK;
+}
+
+/* the components and J^-1 W storage need the system (built after init): on the first step */
+static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, mbsError *err) {
+  if (w->comp) {
+    return MBS_OK;
+  }
+  if (components(w, d->sys) != 0) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  int maxc = 1;
+  for (int k = 0; k < w->ncomp; k++) {
+    maxc = w->comp[k].ncoord > maxc ? w->comp[k].ncoord : maxc;
+  }
+  /* each contact: 3 columns over (up to) two components; the violated points of the
+   * projection: 1 column each, after them */
+  w->xcap = (long)w->cap * 6 * maxc + (long)w->cap * 2 * maxc;
+  w->x = malloc((size_t)w->xcap * sizeof(double));
+  if (!w->x) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory for the contact solver (%ld doubles)", w->xcap);
+  }
+  (void)m;
+  return MBS_OK;
+}
+
+/* ---- geometry ---- */
+
+/* frame coordinates at q of the world point p on frame f: c^i = d_i . (p - phi) for a
+ * director frame (the directors are orthonormal), 0 for a point mass, p on a static frame */
+static void frame_coords(const mbsModel *m, int f, const double *q, const double p[3],
+                         double c[3]) {
+  mbsAttachKind kind = m->attach_kind[f];
+  if (kind == MBS_ATTACH_DIRECTORS) {
+    const double *phi = q + 3 * m->attach_node[f];
+    for (int i = 0; i < 3; i++) {
+      const double *di = phi + 3 * (i + 1);
+      c[i] = di[0] * (p[0] - phi[0]) + di[1] * (p[1] - phi[1]) + di[2] * (p[2] - phi[2]);
+    }
+  } else if (kind == MBS_ATTACH_POINT) {
+    c[0] = c[1] = c[2] = 0.0;
+  } else {
+    c[0] = p[0];
+    c[1] = p[1];
+    c[2] = p[2];
+  }
+}
+
+/* two unit tangents completing n (deterministic) */
+static void tangents(const double n[3], double t1[3], double t2[3]) {
+  double a[3] = {0.0, 0.0, 0.0};
+  int k = fabs(n[0]) <= fabs(n[1]) ? (fabs(n[0]) <= fabs(n[2]) ? 0 : 2)
+                                   : (fabs(n[1]) <= fabs(n[2]) ? 1 : 2);
+  a[k] = 1.0;
+  vcross(t1, n, a);
+  double l = vnorm(t1);
+  for (int i = 0; i < 3; i++) {
+    t1[i] /= l;
+  }
+  vcross(t2, n, t1);
+}
+
+/* W columns of contact c: gamma_dir = dir . (v_b(pb) - v_a(pa)) */
+static void contact_columns(const mbsModel *m, Contact *c, const double *q, const double pa[3],
+                            const double pb[3]) {
+  const double *dirs[3] = {c->n, c->t1, c->t2};
+  c->nw = 0;
+  for (int side = 0; side < 2; side++) {
+    double cc[3];
+    frame_coords(m, c->frame[side], q, side ? pb : pa, cc);
+    mbsPointWeights pw;
+    mbs_attach_point_weights(m, c->frame[side], cc, &pw);
+    double sign = side ? 1.0 : -1.0;
+    for (int k = 0; k < pw.n; k++) {
+      for (int j = 0; j < 3; j++) {
+        int idx = 3 * pw.node[k] + j, e = -1;
+        for (int s = 0; s < c->nw; s++) {
+          if (c->widx[s] == idx) {
+            e = s;
+          }
+        }
+        if (e < 0) {
+          e = c->nw++;
+          c->widx[e] = idx;
+          for (int dd = 0; dd < 3; dd++) {
+            c->w[dd][e] = 0.0;
+          }
+        }
+        for (int dd = 0; dd < 3; dd++) {
+          c->w[dd][e] += sign * pw.w[k] * dirs[dd][j];
+        }
+      }
+    }
+  }
+}
+
+/* W_k^T u along direction dir */
+static double wdot(const Contact *c, int dir, const double *u) {
+  double s = 0.0;
+  for (int e = 0; e < c->nw; e++) {
+    s += c->w[dir][e] * u[c->widx[e]];
+  }
+  return s;
+}
+
+static int contact_cmp(const void *a, const void *b) {
+  const Contact *x = a, *y = b;
+  if (x->pair != y->pair) {
+    return x->pair < y->pair ? -1 : 1;
+  }
+  return (x->feature > y->feature) - (x->feature < y->feature);
+}
+
+/* all points of the candidate pairs at q with gap below each pair's margin (or below
+ * gap_max if smaller), into out (at most cap); returns the count, -1 when cap overflowed */
+static int detect(const mbsModel *m, MoreauWork *w, const double *q, double gap_max, Contact *out,
+                  int cap) {
+  for (int s = 0; s < m->nshape; s++) {
+    mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
+  }
+  int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->cand, m->npair);
+  int n = 0;
+  for (int i = 0; i < ncand; i++) {
+    int k = w->cand[i];
+    const mbsShapePair *pr = &m->pair[k];
+    const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
+    const mbsContactSpec *sp = &m->contact[pr->spec];
+    double margin = fmin(sp->margin, gap_max);
+    int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
+                         w->ptcap);
+    for (int j = 0; j < np; j++) {
+      if (n >= cap) {
+        return -1;
+      }
+      const mbsContactPoint *p = &w->pts[j];
+      Contact *c = &out[n++];
+      memset(c, 0, sizeof(*c));
+      c->pair = k;
+      c->feature = p->feature;
+      c->frame[0] = sa->attach;
+      c->frame[1] = sb->attach;
+      c->body[0] = sa->body;
+      c->body[1] = sb->body;
+      for (int d3 = 0; d3 < 3; d3++) {
+        c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
+        c->n[d3] = p->n[d3];
+      }
+      tangents(c->n, c->t1, c->t2);
+      c->gap0 = c->gap1 = p->gap;
+      c->e = sp->restitution;
+      c->mu = sp->friction;
+      contact_columns(m, c, q, p->pa, p->pb);
+    }
+  }
+  qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
+  return n;
+}
+
+/* ---- J^-1 W ---- */
+
+/* factor the dense components the contacts touch (once per step: stamp) */
+static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, int nc,
+                                   mbsError *err) {
+  const mbsSystem *sys = d->sys;
+  for (int k = 0; k < nc; k++) {
+    for (int side = 0; side < 2; side++) {
+      int ci = c[k].comp[side];
+      if (ci < 0) {
+        continue;
+      }
+      Component *cp = &w->comp[ci];
+      if (cp->lu0 < 0 || cp->stamp == w->factor_stamp) {
+        continue;
+      }
+      int nu = cp->nunk;
+      double *a = w->lu + cp->lu0;
+      memset(a, 0, (size_t)nu * (size_t)nu * sizeof(double));
+      for (int jj = 0; jj < nu; jj++) {
+        int col = w->comp_unk[cp->unk0 + jj];
+        for (int p = sys->colptr[col]; p < sys->colptr[col + 1]; p++) {
+          int row = sys->rowind[p];
+          a[(size_t)jj * nu + w->pos_in[row]] = d->jac[p]; /* column-major */
+        }
+      }
+      int info = 0;
+      dgetrf_(&nu, &nu, a, &nu, w->piv + cp->unk0, &info);
+      if (info != 0) {
+        return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                             "the Newton matrix of a contact's body is singular");
+      }
+      cp->stamp = w->factor_stamp;
+    }
+  }
+  return MBS_OK;
+}
+
+/* the components contact c touches */
+static void contact_components(const MoreauWork *w, Contact *c) {
+  c->comp[0] = c->comp[1] = -1;
+  for (int e = 0; e < c->nw; e++) {
+    int ci = w->comp_of[c->widx[e]];
+    if (c->comp[0] < 0 || c->comp[0] == ci) {
+      c->comp[0] = ci;
+    } else {
+      c->comp[1] = ci;
+    }
+  }
+}
+
+/* the columns J^-1 [W_dir; 0] (coordinates of c's components) for ndir directions, into the
+ * pool; MBS_ERR_SOLVER when the pool is full */
+static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
+  for (int side = 0; side < 2; side++) {
+    int ci = c->comp[side];
+    c->xoff[side] = -1;
+    if (ci < 0) {
+      continue;
+    }
+    Component *cp = &w->comp[ci];
+    if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
+      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
+    }
+    c->xoff[side] = w->xused;
+    w->xused += (long)ndir * cp->ncoord;
+    for (int dir = 0; dir < ndir; dir++) {
+      double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
+      if (cp->lu0 >= 0) {
+        int nu = cp->nunk, one = 1, info = 0;
+        double *b = w->sol;
+        memset(b, 0, (size_t)nu * sizeof(double));
+        for (int e = 0; e < c->nw; e++) {
+          if (w->comp_of[c->widx[e]] == ci) {
+            b[w->pos_in[c->widx[e]]] = c->w[dir][e];
+          }
+        }
+        dgetrs_("N", &nu, &one, w->lu + cp->lu0, &nu, w->piv + cp->unk0, b, &nu, &info, 1);
+        memcpy(xo, b, (size_t)cp->ncoord * sizeof(double));
+      } else {
+        int n = d->sys->n;
+        memset(w->rhs, 0, (size_t)n * sizeof(double));
+        for (int e = 0; e < c->nw; e++) {
+          w->rhs[c->widx[e]] = c->w[dir][e];
+        }
+        mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+        if (st != MBS_OK) {
+          return st;
+        }
+        for (int i = 0; i < cp->ncoord; i++) {
+          xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
+        }
+      }
+    }
+  }
+  return MBS_OK;
+}
+
+/* u += s * (J^-1 W_dir) of contact c (coordinates) */
+static void add_column(const MoreauWork *w, const Contact *c, int dir, double s, double *u) {
+  for (int side = 0; side < 2; side++) {
+    int ci = c->comp[side];
+    if (ci < 0 || s == 0.0) {
+      continue;
+    }
+    const Component *cp = &w->comp[ci];
+    const double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
+    for (int i = 0; i < cp->ncoord; i++) {
+      u[w->comp_unk[cp->unk0 + i]] += s * xo[i];
+    }
+  }
+}
+
+/* G_kk = (1/theta) W^T J^-1 W of contact c */
+static void delassus_block(const MoreauWork *w, Contact *c) {
+  for (int a = 0; a < 3; a++) {
+    for (int b = 0; b < 3; b++) {
+      double s = 0.0;
+      for (int e = 0; e < c->nw; e++) {
+        int i = c->widx[e], ci = w->comp_of[i];
+        int side = ci == c->comp[0] ? 0 : 1;
+        const Component *cp = &w->comp[ci];
+        s += c->w[a][e] * w->x[c->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
+      }
+      c->G[3 * a + b] = s / w->theta;
+    }
+  }
+  double dmax = fmax(c->G[0], fmax(c->G[4], c->G[8]));
+  c->r = dmax > 0.0 ? 1.0 / dmax : 1.0;
+}
+
+/* ---- the local contact problem ---- */
+
+/* prox of (xN, xT) onto the law: xN >= 0, |xT| <= mu xN */
+static void prox(double mu, double L[3]) {
+  L[0] = fmax(L[0], 0.0);
+  double t = hypot(L[1], L[2]), lim = mu * L[0];
+  if (t > lim) {
+    double s = t > 0.0 ? lim / t : 0.0;
+    L[1] *= s;
+    L[2] *= s;
+  }
+}
+
+/* 3 x 3 solve A x = b (Cramer); 0 when singular */
+static int solve3(const double A[9], const double b[3], double x[3]) {
+  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
+         c2 = A[3] * A[7] - A[4] * A[6];
+  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
+  if (!(fabs(det) > 1e-300)) {
+    return 0;
+  }
+  double inv[9] = {c0,
+                   A[2] * A[7] - A[1] * A[8],
+                   A[1] * A[5] - A[2] * A[4],
+                   c1,
+                   A[0] * A[8] - A[2] * A[6],
+                   A[2] * A[3] - A[0] * A[5],
+                   c2,
+                   A[1] * A[6] - A[0] * A[7],
+                   A[0] * A[4] - A[1] * A[3]};
+  for (int i = 0; i < 3; i++) {
+    x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
+  }
+  return 1;
+}
+
+/* Solve contact k's problem xi = x0 + G L (xi: Newton-shifted normal velocity and the
+ * tangential ones) exactly: open, stick, or slip (prox iteration, eq. 2.35); L in/out */
+static void local_solve(Contact *c, const double x0[3], double tol) {
+  double L[3];
+  if (x0[0] >= 0.0) { /* open: no impulse keeps xi_N >= 0 */
+    c->L[0] = c->L[1] = c->L[2] = 0.0;
+    c->status = 0;
+    return;
+  }
+  double b[3] = {-x0[0], -x0[1], -x0[2]};
+  if (c->mu > 0.0 && solve3(c->G, b, L) && L[0] > 0.0 && hypot(L[1], L[2]) <= c->mu * L[0]) {
+    memcpy(c->L, L, sizeof(L));
+    c->status = 1;
+    return;
+  }
+  if (c->mu == 0.0) { /* frictionless: the normal alone */
+    c->L[0] = c->G[0] > 0.0 ? -x0[0] / c->G[0] : 0.0;
+    c->L[1] = c->L[2] = 0.0;
+    c->status = 2;
+    return;
+  }
+  /* slip: prox fixed point from the current impulse */
+  memcpy(L, c->L, sizeof(L));
+  prox(c->mu, L);
+  double scale = fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]);
+  for (int it = 0; it < 200; it++) {
+    double xi[3], Ln[3];
+    for (int i = 0; i < 3; i++) {
+      xi[i] = x0[i] + c->G[3 * i] * L[0] + c->G[3 * i + 1] * L[1] + c->G[3 * i + 2] * L[2];
+      Ln[i] = L[i] - c->r * xi[i];
+    }
+    prox(c->mu, Ln);
+    double ch = fabs(Ln[0] - L[0]) + fabs(Ln[1] - L[1]) + fabs(Ln[2] - L[2]);
+    memcpy(L, Ln, sizeof(L));
+    if (ch <= 1e-3 * tol * c->r * scale) {
+      break;
+    }
+  }
+  memcpy(c->L, L, sizeof(L));
+  c->status = L[0] > 0.0 ? 2 : 0;
+}
+
+/* the contact velocities xi of contact c at the velocities u (Newton shift on the normal) */
+static void contact_xi(const Contact *c, const double *u, double xi[3]) {
+  for (int dir = 0; dir < 3; dir++) {
+    xi[dir] = wdot(c, dir, u);
+  }
+  xi[0] += c->e * fmin(c->gN0, 0.0);
+}
+
+/* the prox residual [m/s]: max over contacts of |L - prox(L - r xi)| / r */
+static double prox_residual(const MoreauWork *w, const double *u) {
+  double res = 0.0;
+  for (int k = 0; k < w->nc; k++) {
+    const Contact *c = &w->c[k];
+    double xi[3], L[3];
+    contact_xi(c, u, xi);
+    for (int i = 0; i < 3; i++) {
+      L[i] = c->L[i] - c->r * xi[i];
+    }
+    prox(c->mu, L);
+    double r = fabs(L[0] - c->L[0]) + fabs(L[1] - c->L[1]) + fabs(L[2] - c->L[2]);
+    res = fmax(res, r / c->r);
+  }
+  return res;
+}
+
+/* non-smooth Gauss-Seidel on the linear model u = w->u + (1/theta) J^-1 W (L - L_j): the
+ * impulses in w->c[].L are updated in place and w->u follows them; returns the sweeps or -1
+ * when contact_iterations did not reach the tolerance */
+static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
+  double tol = m->contact_tolerance * vscale;
+  double res = INFINITY;
+  int sweep;
+  for (sweep = 1; sweep <= m->contact_iterations; sweep++) {
+    for (int k = 0; k < w->nc; k++) {
+      Contact *c = &w->c[k];
+      double xi[3], x0[3], L0[3];
+      contact_xi(c, w->u, xi);
+      memcpy(L0, c->L, sizeof(L0));
+      for (int i = 0; i < 3; i++) {
+        x0[i] = xi[i] - (c->G[3 * i] * L0[0] + c->G[3 * i + 1] * L0[1] + c->G[3 * i + 2] * L0[2]);
+      }
+      local_solve(c, x0, m->contact_tolerance);
+      for (int dir = 0; dir < 3; dir++) {
+        add_column(w, c, dir, (c->L[dir] - L0[dir]) / w->theta, w->u);
+      }
+    }
+    res = prox_residual(w, w->u);
+    if (res <= tol) {
+      break;
+    }
+  }
+  *res_out = res / vscale;
+  return sweep <= m->contact_iterations ? sweep : -1;
+}
+
+/* ---- the step ---- */
+
+typedef struct {
+  const mbsModel *m;
+  mbsData *d;
+  MoreauWork *w;
+  const mbsSchemeWeights *s;
+  double dt, t0;
+} StepCtx;
+
+/* the theta step's residual with the contact impulses: r_q -= dt W L */
+static double ctx_assemble(void *ctx, int with_jac) {
+  StepCtx *p = ctx;
+  MoreauWork *w = p->w;
+  double scale = mbs_assemble(p->m, p->d, &w->base, p->s, p->dt, p->t0, with_jac);
+  for (int k = 0; k < w->nc; k++) {
+    const Contact *c = &w->c[k];
+    for (int e = 0; e < c->nw; e++) {
+      double f = p->dt * (c->w[0][e] * c->L[0] + c->w[1][e] * c->L[1] + c->w[2][e] * c->L[2]);
+      p->d->res[c->widx[e]] -= f;
+      scale = fmax(scale, fabs(f));
+    }
+  }
+  return scale;
+}
+
+static void ctx_scales(void *ctx, double *qn, double *inertia) {
+  StepCtx *p = ctx;
+  *qn = mbs_norm_inf(p->d->q, p->m->nq);
+  if (inertia) {
+    *inertia = p->s->cM * p->w->base.mmax * mbs_norm_inf(p->w->base.dq, p->m->nq);
+  }
+}
+
+static void ctx_apply(void *ctx, const double *dx) {
+  StepCtx *p = ctx;
+  mbsImplicitWork *b = &p->w->base;
+  int nq = p->m->nq;
+  for (int i = 0; i < nq; i++) {
+    b->dq[i] -= dx[i];
+    p->d->q[i] = b->q_prev[i] + b->dq[i];
+  }
+  for (int i = 0; i < p->m->ncon; i++) {
+    b->mu[i] -= dx[nq + i];
+  }
+}
+
+static void ctx_reset(void *ctx) {
+  StepCtx *p = ctx;
+  mbsImplicitWork *b = &p->w->base;
+  memcpy(b->mu, b->mu_prev, (size_t)p->m->ncon * sizeof(double));
+  for (int i = 0; i < p->m->nq; i++) {
+    b->dq[i] = p->dt * b->v_prev[i];
+    p->d->q[i] = b->q_prev[i] + b->dq[i];
+  }
+}
+
+static mbsSchemeWeights weights(double theta, double dt) {
+  mbsSchemeWeights s = {1.0 / theta, theta, 1.0 / dt, theta * dt, theta == 0.5};
+  if (theta == 1.0) {
+    s.tf = dt * (1.0 - 1e-9); /* the left limit of profiles at the step's end (onestep.c) */
+  }
+  return s;
+}
+
+static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
+  MoreauWork *w = d->integrator_work;
+  *s = weights(w->theta, dt);
+  mbs_implicit_begin(m, d, &w->base);
+  for (int i = 0; i < m->nq; i++) {
+    w->base.qhat[i] = dt * w->base.v_prev[i];
+    w->base.qbase[i] = 0.0;
+    w->base.vbase[i] = 0.0;
+  }
+}
+
+/* u1 from the current Delta q */
+static void end_velocity(const mbsModel *m, MoreauWork *w, double dt, double *u) {
+  double c1 = 1.0 / w->theta;
+  for (int i = 0; i < m->nq; i++) {
+    u[i] = c1 * w->base.dq[i] / dt - (c1 - 1.0) * w->base.v_prev[i];
+  }
+}
+
+/* V(q) + the constraint-free part of the energy that positions carry (the kinetic energy is
+ * kept by the projection) */
+static double potential(const mbsModel *m, const double *q, const double *v) {
+  double T, V;
+  mbs_energy(m, q, v, &T, &V);
+  return V;
+}
+
+/* Push violated unilateral gaps out (q1 += J^-1 W_N nu, nu >= 0, by Gauss-Seidel on the
+ * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
+ * active contacts' end gaps follow. */
+static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w, double t1,
+                                   mbsError *err) {
+  int nq = m->nq;
+  double V0 = potential(m, d->q, d->v);
+  long xmark = w->xused;
+  for (int round = 0; round < 4; round++) {
+    w->xused = xmark;
+    int nv = detect(m, w, d->q, INFINITY, w->vc, w->cap);
+    if (nv < 0) {
+      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                           "more than %d contact points at once (the contact storage's bound)",
+                           w->cap);
+    }
+    /* the step's contacts get their end gaps */
+    for (int k = 0; k < nv; k++) {
+      Contact key = w->vc[k];
+      Contact *hit = bsearch(&key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
+      if (hit) {
+        hit->gap1 = key.gap0;
+      }
+    }
+    int nviol = 0;
+    for (int k = 0; k < nv; k++) {
+      if (w->vc[k].gap0 < -GAP_PROJECT) {
+        Contact *c = &w->vc[nviol++];
+        if (c != &w->vc[k]) {
+          *c = w->vc[k];
+        }
+      }
+    }
+    double gviol = mbs_constraint_violation(m, d->q, t1, NULL);
+    if (nviol == 0 && gviol <= 1e-12) {
+      break;
+    }
+    memset(w->gq, 0, (size_t)nq * sizeof(double));
+    if (nviol > 0) {
+      w->factor_stamp++;
+      for (int k = 0; k < nviol; k++) {
+        contact_components(w, &w->vc[k]);
+      }
+      mbsStatus st = factor_components(d, w, w->vc, nviol, err);
+      for (int k = 0; k < nviol && st == MBS_OK; k++) {
+        st = contact_solve(d, w, &w->vc[k], 1, err);
+        if (st == MBS_OK) {
+          /* S_kk = W_N^T J^-1 W_N */
+          Contact *c = &w->vc[k];
+          double s = 0.0;
+          for (int e = 0; e < c->nw; e++) {
+            int i = c->widx[e], ci = w->comp_of[i];
+            int side = ci == c->comp[0] ? 0 : 1;
+            s += c->w[0][e] * w->x[c->xoff[side] + w->pos_in[i]];
+          }
+          c->G[0] = s;
+          w->nu[k] = 0.0;
+        }
+      }
+      if (st != MBS_OK) {
+        return st;
+      }
+      /* Gauss-Seidel: g_k + W_k^T dq = 0 for the pushed ones, nu_k >= 0 */
+      for (int sweep = 0; sweep < 200; sweep++) {
+        double worst = 0.0;
+        for (int k = 0; k < nviol; k++) {
+          Contact *c = &w->vc[k];
+          double gk = c->gap0 + wdot(c, 0, w->gq);
+          double nun = fmax(0.0, w->nu[k] - gk / c->G[0]);
+          add_column(w, c, 0, nun - w->nu[k], w->gq);
+          w->nu[k] = nun;
+          if (nun > 0.0 || gk < 0.0) {
+            worst = fmax(worst, fabs(gk));
+          }
+        }
+        if (worst <= 1e-3 * GAP_PROJECT) {
+          break;
+        }
+      }
+      for (int i = 0; i < nq; i++) {
+        d->q[i] += w->gq[i];
+      }
+    }
+    /* bilateral rows: J [dq; nu] = [0; -g(q)] (Newton steps with the step's matrix) */
+    for (int it = 0; it < 4; it++) {
+      double g = 0.0;
+      int n = d->sys->n;
+      memset(w->rhs, 0, (size_t)n * sizeof(double));
+      mbsRowIter ri;
+      for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
+        w->rhs[nq + ri.row] = -ri.g;
+        g = fmax(g, fabs(ri.g));
+      }
+      if (g <= 1e-13) {
+        break;
+      }
+      mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+      if (st != MBS_OK) {
+        return st;
+      }
+      for (int i = 0; i < nq; i++) {
+        d->q[i] += w->sol[i];
+      }
+    }
+  }
+  w->xused = xmark;
+  double V1 = potential(m, d->q, d->v);
+  w->dissip_step += V0 - V1;
+  return MBS_OK;
+}
+
+static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  MoreauWork *w = d->integrator_work;
+  mbsImplicitWork *b = &w->base;
+  int nq = m->nq;
+  double t0 = d->t;
+  mbsSchemeWeights s;
+  mbsStatus st = setup_components(m, d, w, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  prepare(m, d, dt, &s);
+  w->dissip_step = 0.0;
+  w->xused = 0;
+  char why[1200];
+  why[0] = '\0';
+  /* contacts at q0: the points predicted to close within half a step */
+  int nc = 0;
+  if (m->npair > 0) {
+    nc = detect(m, w, b->q_prev, INFINITY, w->c, w->cap);
+    if (nc < 0) {
+      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
+               w->cap);
+      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+    }
+    int keep = 0;
+    for (int k = 0; k < nc; k++) {
+      Contact *c = &w->c[k];
+      c->gN0 = wdot(c, 0, b->v_prev);
+      if (c->gap0 + 0.5 * dt * fmin(c->gN0, 0.0) > GAP_ACTIVE) {
+        continue;
+      }
+      /* warm start from the last step's contact with the same identity */
+      Contact *hit = bsearch(c, w->prev, (size_t)w->nprev, sizeof(Contact), contact_cmp);
+      if (hit) {
+        memcpy(c->L, hit->L, sizeof(c->L));
+      }
+      if (keep != k) {
+        w->c[keep] = *c;
+      }
+      keep++;
+    }
+    nc = keep;
+  }
+  w->nc = nc;
+  StepCtx ctx = {m, d, w, &s, dt, t0};
+  mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset};
+  ctx_reset(&ctx);
+  int repivot = b->refactor_next;
+  b->refactor_next = 0;
+  st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
+  int outer = 0, sweeps = 0;
+  double cres = 0.0;
+  if (st == MBS_OK && nc > 0) {
+    /* J^-1 W at the step's matrix */
+    w->factor_stamp++;
+    for (int k = 0; k < nc; k++) {
+      contact_components(w, &w->c[k]);
+    }
+    st = factor_components(d, w, w->c, nc, err);
+    for (int k = 0; k < nc && st == MBS_OK; k++) {
+      st = contact_solve(d, w, &w->c[k], 3, err);
+      if (st == MBS_OK) {
+        delassus_block(w, &w->c[k]);
+      }
+    }
+    if (st != MBS_OK) {
+      snprintf(why, sizeof(why), "%s", err->msg);
+    }
+    /* the velocity scale of the contact problem */
+    double vscale = 0.0;
+    for (int k = 0; k < nc && st == MBS_OK; k++) {
+      vscale = fmax(vscale, fabs(w->c[k].gN0));
+    }
+    vscale = fmax(vscale, fmax(1e-3, vnorm(m->gravity) * dt));
+    for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
+      end_velocity(m, w, dt, w->u);
+      double res0 = prox_residual(w, w->u);
+      if (res0 <= m->contact_tolerance * vscale) {
+        cres = res0 / vscale;
+        break;
+      }
+      int sw = nsgs(m, w, vscale, &cres);
+      if (sw < 0) {
+        snprintf(why, sizeof(why),
+                 "the contact problem (%d points) did not converge in %d iterations (prox "
+                 "residual %.3e relative to %.3g m/s)",
+                 nc, m->contact_iterations, cres, vscale);
+        st = MBS_ERR_SOLVER;
+        break;
+      }
+      sweeps += sw;
+      /* the nonlinear step with the new impulses */
+      st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+    }
+    if (st == MBS_OK && outer > CONTACT_OUTER) {
+      snprintf(why, sizeof(why),
+               "the contact impulses and the step did not agree after %d alternations (prox "
+               "residual %.3e)",
+               CONTACT_OUTER, cres);
+      st = MBS_ERR_SOLVER;
+    }
+  }
+  if (st != MBS_OK) {
+    return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+  }
+  end_velocity(m, w, dt, d->v);
+  /* work of the contact impulses over the step, as em balances it: L . W^T Delta q / dt */
+  for (int k = 0; k < nc; k++) {
+    const Contact *c = &w->c[k];
+    for (int dir = 0; dir < 3; dir++) {
+      w->dissip_step -= c->L[dir] * wdot(c, dir, b->dq) / dt;
+    }
+  }
+  mbs_assemble_work(m, d, b, &s, b->qm, b->vm, t0 + s.tf, t0 + s.alpha * dt, b->mu, 1.0 / (dt * dt),
+                    1.0, &d->external_work, &d->dissipated);
+  if (m->npair > 0) {
+    st = project_positions(m, d, w, t0 + dt, err);
+    if (st != MBS_OK) {
+      snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
+      return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+    }
+  }
+  d->dissipated += w->dissip_step;
+  d->contact_dissipated += w->dissip_step;
+  mbs_implicit_end(m, d, b, t0, dt);
+  (void)outer;
+  d->contact_iterations = sweeps;
+  d->contact_residual = cres;
+  d->contact_sweeps += sweeps;
+  d->contact_active_max = nc > d->contact_active_max ? nc : d->contact_active_max;
+  /* the warm starts of the next step */
+  memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
+  w->nprev = nc;
+  for (int k = 0; k < nc; k++) {
+    const Contact *c = &w->c[k];
+    mbsContactRecord *r = &w->rec[k];
+    r->body[0] = c->body[0];
+    r->body[1] = c->body[1];
+    memcpy(r->point, c->point, sizeof(r->point));
+    memcpy(r->normal, c->n, sizeof(r->normal));
+    r->gap = c->gap1;
+    d->contact_gap_min = fmin(d->contact_gap_min, c->gap1);
+    memcpy(r->impulse, c->L, sizeof(r->impulse));
+    r->status = c->status;
+  }
+  (void)nq;
+  return MBS_OK;
+}
+
+static int contacts(const mbsData *d, const mbsContactRecord **rec) {
+  const MoreauWork *w = d->integrator_work;
+  *rec = w->rec;
+  return w->nprev;
+}
+
+static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
+  const MoreauWork *w = d->integrator_work;
+  mbs_implicit_interpolate(m, d, &w->base, t, q, v);
+}
+
+static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
+                        char *missing, size_t nmissing, mbsError *err) {
+  (void)missing;
+  (void)nmissing;
+  (void)err;
+  MoreauWork *w = d->integrator_work;
+  mbs_implicit_import(m, d, &w->base, in, n);
+  return MBS_OK;
+}
+
+const mbsIntegratorTable mbs_integrator_moreau = {
+    .name = "moreau",
+    .init = init,
+    .start = NULL,
+    .prepare = prepare,
+    .step = step,
+    .interpolate = interpolate,
+    .state_export = mbs_implicit_export,
+    .state_import = import,
+    .free = work_free,
+    .contacts = contacts,
+};
