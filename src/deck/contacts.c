@@ -633,8 +633,7 @@ mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node) {
     }
     if (!(s->moreau_theta >= 0.5 && s->moreau_theta <= 1.0)) {
       st = deck_fail(r, v,
-                     "moreau.theta must be in [0.5, 1] (got %g): 0.5 is the midpoint rule, 1 "
-                     "implicit Euler",
+                     "moreau.theta must be in [0.5, 1] (got %g); 1 is implicit Euler",
                      s->moreau_theta);
       goto fail;
     }
