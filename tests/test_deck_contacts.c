@@ -58,8 +58,8 @@ static void bad_at(const char *text, const mbsOverride *ov, int nov, int compile
     ck_assert_ptr_null(m);
     st = e.status;
   }
-  ck_assert_msg(st == MBS_ERR_DECK, "expected a deck error, got %d (%d:%d: %s)", st, e.line,
-                e.col, e.msg);
+  ck_assert_msg(st == MBS_ERR_DECK, "expected a deck error, got %d (%d:%d: %s)", st, e.line, e.col,
+                e.msg);
   ck_assert_msg(strstr(e.msg, msg) != NULL, "message '%s' lacks '%s'", e.msg, msg);
   ck_assert_msg(e.line == line && e.col == col, "expected %d:%d ('%s'), got %d:%d (%s)", line, col,
                 marker ? marker : "", e.line, e.col, e.msg);
@@ -255,9 +255,10 @@ START_TEST(test_deck_values) {
   mbs_deck_free(&d);
 
   /* defaults of solver.moreau and of a deck without contacts */
-  ck_assert_int_eq(load("mbsim: 1\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, 0]}]\n",
-                        NULL, 0, &d, &e),
-                   MBS_OK);
+  ck_assert_int_eq(
+      load("mbsim: 1\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, 0]}]\n", NULL, 0,
+           &d, &e),
+      MBS_OK);
   ck_assert_double_eq(d.solver.moreau_theta, 0.5);
   ck_assert_int_eq(d.solver.moreau_variant, MBS_MOREAU_THETA);
   ck_assert_double_eq(d.solver.contact_tolerance, 1e-10);
@@ -278,8 +279,8 @@ START_TEST(test_compiled_shapes) {
 
   /* shapes in body order, then the ground's */
   ck_assert_int_eq(m->nshape, 8);
-  static const char *names[8] = {"die1", "die2", "die2#2", "die2#3", "ball", "post", "floor",
-                                 "wall"};
+  static const char *names[8] = {"die1", "die2", "die2#2", "die2#3",
+                                 "ball", "post", "floor",  "wall"};
   for (int k = 0; k < 8; k++) {
     ck_assert_str_eq(m->shape[k].name, names[k]);
   }
@@ -498,14 +499,15 @@ START_TEST(test_same_pattern) {
 
   /* contacts that give no pair (a fixed body and the ground): no contacts for the integrator,
    * so em stays allowed and auto picks it */
-  static const char *none = "mbsim: 1\n"
-                            "bodies:\n"
-                            "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 0]}\n"
-                            "  - {name: f, shape: {sphere: 0.1}, density: 1, position: [1, 0, 0], "
-                            "fixed: true}\n"
-                            "ground: {collision: [{plane: {normal: [0, 0, 1]}}]}\n"
-                            "contacts: [{between: [f, ground]}, {between: [a1, a1]}]\n"
-                            "solver: {integrator: em}\n";
+  static const char *none =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 0]}\n"
+      "  - {name: f, shape: {sphere: 0.1}, density: 1, position: [1, 0, 0], "
+      "fixed: true}\n"
+      "ground: {collision: [{plane: {normal: [0, 0, 1]}}]}\n"
+      "contacts: [{between: [f, ground]}, {between: [a1, a1]}]\n"
+      "solver: {integrator: em}\n";
   ck_assert_int_eq(load(none, NULL, 0, &d, &e), MBS_OK);
   m = mbs_model_compile(&d, &e);
   ck_assert_ptr_nonnull(m);
@@ -553,14 +555,14 @@ END_TEST
 #define HEAD                                                                                       \
   "mbsim: 1\n"                                                                                     \
   "bodies:\n"                                                                                      \
-  "  - {name: die1, shape: {box: [0.1, 0.1, 0.1]}, density: 1000, position: [0, 0, 1]}\n"         \
+  "  - {name: die1, shape: {box: [0.1, 0.1, 0.1]}, density: 1000, position: [0, 0, 1]}\n"          \
   "  - {name: bob, type: point, mass: 1, position: [1, 0, 1]}\n"
 
 #define FLOOR "ground: {collision: [{name: floor, plane: {normal: [0, 0, 1]}}]}\n"
 
 /* one body with collision value COL */
 #define BODY(col)                                                                                  \
-  "mbsim: 1\nbodies:\n  - {name: die1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "        \
+  "mbsim: 1\nbodies:\n  - {name: die1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "         \
   "collision: " col "}\n"
 
 START_TEST(test_shape_errors) {
@@ -600,8 +602,8 @@ START_TEST(test_shape_errors) {
          NULL, 0, 0, "offset", 0, "offset: a point mass's shapes are centred on it");
 
   /* ground */
-  bad_at(HEAD "ground: {collision: [{plane: {point: [1, 2, 3], normal: [0, 0, 0]}}]}\n", NULL, 0,
-         0, "[0, 0, 0]", 0, "ground collision[0]: plane.normal must be a nonzero vector");
+  bad_at(HEAD "ground: {collision: [{plane: {point: [1, 2, 3], normal: [0, 0, 0]}}]}\n", NULL, 0, 0,
+         "[0, 0, 0]", 0, "ground collision[0]: plane.normal must be a nonzero vector");
   bad_at(HEAD "ground: {collision: [{plane: {point: [1, 2, 3]}}]}\n", NULL, 0, 0, "{point", 0,
          "plane: missing required key 'normal'");
   bad_at(HEAD "ground: {collision: [{plane: {normal: [0, 0, 1]}, offset: [0, 0, 1]}]}\n", NULL, 0,
@@ -627,12 +629,12 @@ START_TEST(test_contact_errors) {
          "between: expected a list of two body-name patterns [pattern, pattern] (got 1 items)");
   bad_at(HEAD FLOOR "contacts: [{name: c, friction: 1}]\n", NULL, 0, 0, "{name: c", 0,
          "contacts[0] 'c': missing required key 'between'");
-  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], friction: -0.1}]\n", NULL, 0, 0, "-0.1", 0,
-         "friction must be >= 0 (got -0.1)");
+  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], friction: -0.1}]\n", NULL, 0, 0, "-0.1",
+         0, "friction must be >= 0 (got -0.1)");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], restitution: 1.5}]\n", NULL, 0, 0, "1.5",
          0, "restitution must be in [0, 1] (got 1.5)");
-  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], restitution: -0.2}]\n", NULL, 0, 0, "-0.2",
-         0, "restitution must be in [0, 1] (got -0.2)");
+  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], restitution: -0.2}]\n", NULL, 0, 0,
+         "-0.2", 0, "restitution must be in [0, 1] (got -0.2)");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], margin: -1}]\n", NULL, 0, 0, "-1}", 0,
          "margin must be >= 0 (got -1)");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: soft}]\n", NULL, 0, 0, "soft", 0,
@@ -643,8 +645,8 @@ START_TEST(test_contact_errors) {
          0, "damping", 0, "'damping' belongs to law: penalty");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], friction_velocity: 1}]\n", NULL, 0, 0,
          "friction_velocity", 0, "'friction_velocity' belongs to law: penalty");
-  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: penalty}]\n", NULL, 0, 0,
-         "{between", 0, "law penalty needs 'stiffness' [N/m] > 0");
+  bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: penalty}]\n", NULL, 0, 0, "{between",
+         0, "law penalty needs 'stiffness' [N/m] > 0");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: penalty, stiffness: 0}]\n", NULL, 0,
          0, "0}", 0, "stiffness must be > 0 (got 0)");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: penalty, stiffness: 1, damping: "
@@ -676,10 +678,11 @@ START_TEST(test_contact_errors) {
          "unknown key 'thta' in solver.moreau; did you mean 'theta'?");
 
   /* an integrator other than moreau with contacts, at solver.integrator */
-  bad_at(HEAD FLOOR "contacts: [{name: c1, between: [die1, ground]}]\nsolver: {integrator: em}\n",
-         NULL, 0, 0, "em}", 0,
-         "solver: integrator em cannot handle contacts ('c1' gives pairs of shapes that may touch); "
-         "contacts need integrator: moreau (or auto, which picks it)");
+  bad_at(
+      HEAD FLOOR "contacts: [{name: c1, between: [die1, ground]}]\nsolver: {integrator: em}\n",
+      NULL, 0, 0, "em}", 0,
+      "solver: integrator em cannot handle contacts ('c1' gives pairs of shapes that may touch); "
+      "contacts need integrator: moreau (or auto, which picks it)");
   bad_at(HEAD FLOOR "contacts: [{between: [die1, ground], law: penalty, stiffness: 1}]\n"
                     "solver: {integrator: genalpha}\n",
          NULL, 0, 0, "genalpha}", 0, "integrator genalpha cannot handle contacts ('contact#1'");
@@ -690,12 +693,13 @@ START_TEST(test_contact_errors) {
          "ground: {collision: [{name: pins, points: [[1, 0, 0]]}]}\n"
          "contacts:\n  - {name: pp, between: [p1, ground]}\n",
          NULL, 0, 1, "{name: pp", 0, "contacts[0] 'pp': shapes 'p1' (points) and 'pins' (points)");
-  bad_at("mbsim: 1\nbodies: [{name: p1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "
-         "collision: [{sphere: 1}, {capsule: {radius: 1, length: 1}}]},\n"
-         "  {name: p2, mass: 1, inertia: [1, 1, 1], position: [5, 0, 0], collision: [{sphere: 1}]}]\n"
-         "contacts:\n  - {between: [p?, p?]}\n",
-         NULL, 0, 1, "{between", 0,
-         "contacts[0] 'contact#1': shapes 'p1#2' (capsule) and 'p2' (sphere) cannot touch");
+  bad_at(
+      "mbsim: 1\nbodies: [{name: p1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "
+      "collision: [{sphere: 1}, {capsule: {radius: 1, length: 1}}]},\n"
+      "  {name: p2, mass: 1, inertia: [1, 1, 1], position: [5, 0, 0], collision: [{sphere: 1}]}]\n"
+      "contacts:\n  - {between: [p?, p?]}\n",
+      NULL, 0, 1, "{between", 0,
+      "contacts[0] 'contact#1': shapes 'p1#2' (capsule) and 'p2' (sphere) cannot touch");
   {
     /* the message lists the supported pairs */
     mbsDeck d;
@@ -718,8 +722,7 @@ START_TEST(test_free_partial) {
   mbsDeck d;
   mbsError e;
   /* points allocated, then a bad point; a later body fails after the first took shapes */
-  ck_assert_int_eq(load(BODY("[{points: [[0, 0, 0], [0, 0, x]]}]"), NULL, 0, &d, &e),
-                   MBS_ERR_DECK);
+  ck_assert_int_eq(load(BODY("[{points: [[0, 0, 0], [0, 0, x]]}]"), NULL, 0, &d, &e), MBS_ERR_DECK);
   mbs_deck_free(&d);
   ck_assert_int_eq(load(HEAD "  - {name: c, shape: {sphere: 1}, density: 1, position: [0, 0, 0], "
                              "mass: 2}\n",
@@ -731,9 +734,9 @@ START_TEST(test_free_partial) {
                         NULL, 0, &d, &e),
                    MBS_ERR_DECK);
   mbs_deck_free(&d);
-  ck_assert_int_eq(load(HEAD "ground: {collision: [{points: [[0, 0, 0]]}, {box: [1, 1]}]}\n", NULL,
-                        0, &d, &e),
-                   MBS_ERR_DECK);
+  ck_assert_int_eq(
+      load(HEAD "ground: {collision: [{points: [[0, 0, 0]]}, {box: [1, 1]}]}\n", NULL, 0, &d, &e),
+      MBS_ERR_DECK);
   mbs_deck_free(&d);
   /* a good deck freed twice (the second a no-op) */
   ck_assert_int_eq(load(good, NULL, 0, &d, &e), MBS_OK);

@@ -569,7 +569,8 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
       (st = opt_vec3(r, &m, "angular_velocity", b->angular_velocity)) != MBS_OK) {
     goto fail;
   }
-  if ((v = deck_map_get(&m, "orientation")) && (st = deck_orientation(r, v, b->directors)) != MBS_OK) {
+  if ((v = deck_map_get(&m, "orientation")) &&
+      (st = deck_orientation(r, v, b->directors)) != MBS_OK) {
     goto fail;
   }
   /* relative_to: position and orientation given in the frame of a body above (its centre of

@@ -14,17 +14,17 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const shape_keys[] = {"name",   "sphere", "box",         "capsule", "points",
-                                         "plane",  "offset", "orientation", NULL};
+static const char *const shape_keys[] = {"name",  "sphere", "box",         "capsule", "points",
+                                         "plane", "offset", "orientation", NULL};
 /* the keys of a body's shape: no name (the shape is named after the body) */
-static const char *const body_shape_keys[] = {"sphere", "box",         "capsule", "points",
-                                              "plane",  "offset",      "orientation", NULL};
+static const char *const body_shape_keys[] = {"sphere", "box",    "capsule",     "points",
+                                              "plane",  "offset", "orientation", NULL};
 static const char *const capsule_keys[] = {"radius", "length", NULL};
 static const char *const plane_keys[] = {"point", "normal", NULL};
 static const char *const ground_keys[] = {"collision", NULL};
-static const char *const contact_keys[] = {"name",      "between", "law",
-                                           "restitution", "friction", "stiffness",
-                                           "damping",   "friction_velocity", "margin", NULL};
+static const char *const contact_keys[] = {"name",     "between",   "law",     "restitution",
+                                           "friction", "stiffness", "damping", "friction_velocity",
+                                           "margin",   NULL};
 /* the keys only the penalty law takes */
 static const char *const penalty_keys[] = {"stiffness", "damping", "friction_velocity", NULL};
 
@@ -126,7 +126,8 @@ static mbsStatus read_plane(DeckReader *r, yaml_node_t *v, mbsDeckShape *s) {
   mbsStatus st;
   yaml_node_t *pn, *nn;
   if (v->type != YAML_MAPPING_NODE) {
-    return deck_fail(r, v, "plane: expected a mapping {point: [x, y, z], normal: [x, y, z]}, got %s",
+    return deck_fail(r, v,
+                     "plane: expected a mapping {point: [x, y, z], normal: [x, y, z]}, got %s",
                      deck_kind(v));
   }
   if ((st = deck_map_flatten(r, v, &m)) != MBS_OK) {
@@ -470,8 +471,7 @@ static mbsStatus read_contact(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *
     return st;
   }
   if (deck_map_get(&m, "name")) {
-    if ((st = deck_entry_start(r, &m, "contacts", i, contact_keys, NULL, c->name, &nn)) !=
-        MBS_OK) {
+    if ((st = deck_entry_start(r, &m, "contacts", i, contact_keys, NULL, c->name, &nn)) != MBS_OK) {
       goto fail;
     }
     for (int j = 0; j < i; j++) {
@@ -490,12 +490,13 @@ static mbsStatus read_contact(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *
 
   /* between: two patterns */
   if (!(v = deck_map_get(&m, "between"))) {
-    st = deck_fail(r, m.node, "missing required key 'between' (two body-name patterns, or "
-                              "'ground')");
+    st = deck_fail(r, m.node,
+                   "missing required key 'between' (two body-name patterns, or "
+                   "'ground')");
     goto fail;
   }
-  if ((st = deck_pair_list(r, v, "between", "a list of two body-name patterns [pattern, pattern]")) !=
-          MBS_OK ||
+  if ((st = deck_pair_list(r, v, "between",
+                           "a list of two body-name patterns [pattern, pattern]")) != MBS_OK ||
       (st = read_pattern(r, deck, deck_item(r, v, 0), 0, c, &p[0])) != MBS_OK ||
       (st = read_pattern(r, deck, deck_item(r, v, 1), 1, c, &p[1])) != MBS_OK) {
     goto fail;
@@ -608,8 +609,8 @@ mbsStatus deck_read_contacts(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
 /* solver.moreau */
 
 mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node) {
-  static const char *const keys[] = {"theta", "variant", "contact_tolerance",
-                                     "contact_iterations", NULL};
+  static const char *const keys[] = {"theta", "variant", "contact_tolerance", "contact_iterations",
+                                     NULL};
   DeckMap m = {0};
   yaml_node_t *v;
   int t;
@@ -632,8 +633,7 @@ mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node) {
       goto fail;
     }
     if (!(s->moreau_theta >= 0.5 && s->moreau_theta <= 1.0)) {
-      st = deck_fail(r, v,
-                     "moreau.theta must be in [0.5, 1] (got %g); 1 is implicit Euler",
+      st = deck_fail(r, v, "moreau.theta must be in [0.5, 1] (got %g); 1 is implicit Euler",
                      s->moreau_theta);
       goto fail;
     }
@@ -654,8 +654,8 @@ mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node) {
       goto fail;
     }
     if (s->contact_iterations < 1) {
-      st = deck_fail(r, v, "moreau.contact_iterations must be >= 1 (got %d)",
-                     s->contact_iterations);
+      st =
+          deck_fail(r, v, "moreau.contact_iterations must be >= 1 (got %d)", s->contact_iterations);
       goto fail;
     }
   }

@@ -1221,12 +1221,12 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     npts += deck->ground_shapes[k].npts;
   }
   if (nshape > INT_MAX / 4 || npts > INT_MAX / 4) {
-    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0, "too many contact shapes or points");
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                         "too many contact shapes or points");
   }
   if ((nshape > 0 && !(m->shape = calloc((size_t)nshape, sizeof(*m->shape)))) ||
       (npts > 0 && !(m->contact_pts = calloc((size_t)npts * 3, sizeof(double)))) ||
-      (deck->ncontact > 0 &&
-       !(m->contact = calloc((size_t)deck->ncontact, sizeof(*m->contact)))) ||
+      (deck->ncontact > 0 && !(m->contact = calloc((size_t)deck->ncontact, sizeof(*m->contact)))) ||
       !(first = calloc((size_t)nb + 2, sizeof(int))) ||
       !(who = calloc((size_t)nb + 1, sizeof(int)))) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
