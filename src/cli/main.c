@@ -291,6 +291,13 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
   fprintf(f, "joints:       %d\n", m->njoint);
   fprintf(f, "loads:        %d\n", m->nload);
+  if (m->nshape > 0 || m->ncontact > 0) {
+    fprintf(f,
+            "contacts:     %d entr%s, %d shape%s, %d candidate pair%s (at most %d contact "
+            "points)\n",
+            m->ncontact, m->ncontact == 1 ? "y" : "ies", m->nshape, m->nshape == 1 ? "" : "s",
+            m->npair, m->npair == 1 ? "" : "s", m->contact_max);
+  }
   fprintf(f, "coordinates:  %d\n", m->nq);
   fprintf(f, "constraints:  %d\n", m->ncon);
   if (m->ndrop > 0) {

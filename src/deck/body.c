@@ -29,6 +29,7 @@ static const char *const body_keys[] = {"name",
                                         "angular_velocity",
                                         "fixed",
                                         "relative_to",
+                                        "collision",
                                         NULL};
 
 /* keys a point mass does not take */
@@ -373,7 +374,7 @@ static mbsStatus quaternion(DeckReader *r, yaml_node_t *n, double R[9]) {
   return MBS_OK;
 }
 
-static mbsStatus orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
+mbsStatus deck_orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
   static const char *const keys[] = {"directors", "axis", "angle", "angle_deg", "quaternion", NULL};
   DeckMap m = {0};
   char where[256];
@@ -568,7 +569,8 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
       (st = opt_vec3(r, &m, "angular_velocity", b->angular_velocity)) != MBS_OK) {
     goto fail;
   }
-  if ((v = deck_map_get(&m, "orientation")) && (st = orientation(r, v, b->directors)) != MBS_OK) {
+  if ((v = deck_map_get(&m, "orientation")) &&
+      (st = deck_orientation(r, v, b->directors)) != MBS_OK) {
     goto fail;
   }
   /* relative_to: position and orientation given in the frame of a body above (its centre of
@@ -608,9 +610,19 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   if ((v = deck_map_get(&m, "fixed")) && (st = deck_bool(r, v, "fixed", &b->fixed)) != MBS_OK) {
     goto fail;
   }
-  st = check_scale(r, &m, b, deck->gravity);
+  if ((st = check_scale(r, &m, b, deck->gravity)) != MBS_OK) {
+    goto fail;
+  }
+  /* contact geometry: `collision`, or by default the shape */
+  st = deck_read_collision(r, b, deck_map_get(&m, "collision"));
 
 fail:
+  if (st != MBS_OK) {
+    /* this body is not counted in deck->nbody yet: release its shapes here */
+    deck_free_shapes(b->collision, b->ncollision);
+    b->collision = NULL;
+    b->ncollision = 0;
+  }
   deck_map_free(&m);
   return st;
 }

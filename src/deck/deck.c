@@ -1,7 +1,7 @@
 /* deck.c: mbs_deck_load and the top level of the deck schema (decks/README.md, format version
- * 1): the sections in order (parameters, bodies, joints, loads, initial, solver, output) and the
- * helpers the section readers share. The sections live in body.c, joints.c, loads.c,
- * profiles.c and solver.c. The pipeline is
+ * 1): the sections in order (parameters, bodies, joints, loads, ground, contacts, initial,
+ * solver, output) and the helpers the section readers share. The sections live in body.c,
+ * joints.c, loads.c, profiles.c, contacts.c and solver.c. The pipeline is
  *   read file -> parse (libyaml loader) -> depth check -> --set overrides -> validate
  *   -> deck text (verbatim, or re-emitted when overridden);
  * every step reports file:line:col through mbsError and never prints. */
@@ -16,8 +16,9 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const top_keys[] = {"mbsim",  "title", "gravity", "parameters", "bodies",
-                                       "joints", "loads", "solver",  "output",     "initial",
+static const char *const top_keys[] = {"mbsim",   "title",  "gravity", "parameters",
+                                       "bodies",  "joints", "loads",   "ground",
+                                       "contacts", "solver", "output",  "initial",
                                        NULL};
 
 /* ---------------------------------------------------------------------------------------- */
@@ -173,6 +174,12 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
       goto fail;
     }
     deck->nload = i + 1;
+  }
+
+  /* contact geometry of the ground, then the contacts entries (they name both) */
+  if ((st = deck_read_ground(r, deck, deck_map_get(&m, "ground"))) != MBS_OK ||
+      (st = deck_read_contacts(r, deck, deck_map_get(&m, "contacts"))) != MBS_OK) {
+    goto fail;
   }
 
   if ((st = deck_read_initial(r, deck, deck_map_get(&m, "initial"))) != MBS_OK) {
@@ -395,7 +402,12 @@ void mbs_deck_free(mbsDeck *deck) {
   if (!deck) {
     return;
   }
+  for (int i = 0; deck->bodies && i < deck->nbody; i++) {
+    deck_free_shapes(deck->bodies[i].collision, deck->bodies[i].ncollision);
+  }
   free(deck->bodies);
+  deck_free_shapes(deck->ground_shapes, deck->nground_shape);
+  free(deck->contacts);
   for (int i = 0; deck->joints && i < deck->njoint; i++) {
     free(deck->joints[i].motion_profile.table);
     free(deck->joints[i].motion_profile.expr);

@@ -9,6 +9,8 @@
  * joints.c    reads one joint;
  * loads.c     reads one load, spring or damper;
  * profiles.c  reads the time profiles of loads and motions;
+ * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
+ *             solver.moreau;
  * solver.c    reads the sections initial, solver and output;
  * expr.c      evaluates expressions with muParser;
  * names.c     hashes entry names for duplicate checks and lookups.
@@ -123,6 +125,8 @@ typedef struct {
   int expr_nvar; /* parameters defined in it so far */
   double expr_t;  /* the variable t of profile expressions (0 when they are checked) */
   int expr_allow_t; /* 1 while a profile expression is checked */
+  int contact_pairs; /* 1 + the first contacts entry that gives a pair of shapes, 0: none
+                        (so that solver.integrator can require moreau) */
   char ctx[192];
 } DeckReader;
 
@@ -243,6 +247,19 @@ mbsStatus deck_pair_list(DeckReader *r, yaml_node_t *n, const char *field, const
 mbsStatus deck_read_profile(DeckReader *r, yaml_node_t *n, const char *field,
                             mbsDeckProfile *p);
 double deck_profile_at(const mbsDeckProfile *p, double t, double *rate);
+
+/* body.c: an orientation mapping (directors, axis + angle or angle_deg, quaternion) into the
+ * rotation matrix R (row-major, column i = axis i) */
+mbsStatus deck_orientation(DeckReader *r, yaml_node_t *n, double R[9]);
+
+/* contacts.c: body b's `collision` list (v; NULL: the default from its shape), the section
+ * `ground`, the list `contacts` (after bodies and ground), the mapping solver.moreau; release
+ * n shapes and their points */
+mbsStatus deck_read_collision(DeckReader *r, mbsDeckBody *b, yaml_node_t *v);
+mbsStatus deck_read_ground(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+mbsStatus deck_read_contacts(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node);
+void deck_free_shapes(mbsDeckShape *s, int n);
 
 /* solver.c: the defaults of the sections solver and output, set before anything is read */
 void deck_default_settings(mbsDeck *deck);

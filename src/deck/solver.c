@@ -12,15 +12,16 @@
 
 static const char *const initial_keys[] = {"assemble", "project_velocities", NULL};
 static const char *const solver_keys[] = {"integrator",    "dt",           "t_end",
-                                          "newton",        "genalpha",     "max_halvings",
-                                          "linear_solver", "energy_balance", NULL};
+                                          "newton",        "genalpha",     "moreau",
+                                          "max_halvings",  "linear_solver", "energy_balance",
+                                          NULL};
 static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
-static const char *const solver_later[] = {"moreau", "spacetime", NULL};
+static const char *const solver_later[] = {"spacetime", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* defaults */
@@ -37,6 +38,10 @@ void deck_default_settings(mbsDeck *deck) {
   deck->solver.max_halvings = 10;
   deck->solver.energy_warning = -1.0;
   deck->solver.energy_unstable = -1.0;
+  deck->solver.moreau_theta = 0.5;
+  deck->solver.moreau_variant = MBS_MOREAU_THETA;
+  deck->solver.contact_tolerance = 1e-10;
+  deck->solver.contact_iterations = 100;
   deck->output.every = 1;
   deck->output.xdmf = 1;
 }
@@ -121,6 +126,16 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       if (!strcmp(path, "solver.integrator") || !strcmp(path, "solver")) {
         s->integrator_override = (int)v->start_mark.column + 1;
       }
+    }
+    /* contacts are handled by moreau only (auto picks it) */
+    if (r->contact_pairs && s->integrator != MBS_INTEGRATOR_AUTO &&
+        s->integrator != MBS_INTEGRATOR_MOREAU) {
+      st = deck_fail(r, v,
+                     "integrator %s cannot handle contacts ('%s' gives pairs of shapes that may "
+                     "touch); contacts need integrator: moreau (or auto, which picks it)",
+                     mbs_integrator_words[s->integrator],
+                     deck->contacts[r->contact_pairs - 1].name);
+      goto fail;
     }
   }
   if ((v = deck_map_get(&m, "linear_solver"))) {
@@ -211,6 +226,11 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
         goto fail;
       }
     }
+  }
+
+  /* moreau: {theta, variant, contact_tolerance, contact_iterations} */
+  if ((v = deck_map_get(&m, "moreau")) && (st = deck_read_moreau(r, s, v)) != MBS_OK) {
+    goto fail;
   }
 
   /* energy_balance: {warning, unstable} */

@@ -5,12 +5,15 @@
  * the initial configuration (seed 004 eq. 4-7) in the generic quadratic row form, creates
  * the elements, the initial state, and the fixed sparsity pattern of the Newton matrix. */
 #include <assert.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "mbsim/contact.h"
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
@@ -1070,13 +1073,324 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
   return MBS_OK;
 }
 
-/* integrator: auto -> set-valued contacts -> moreau (not built yet); otherwise em, also
+/* ---- contacts ---- */
+
+/* R = A B (3x3 row-major) */
+static void mat3_mul(double R[9], const double A[9], const double B[9]) {
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      R[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+    }
+  }
+}
+
+/* shape s of the model from deck shape ds, owned by body b (-1: the ground) whose k-th shape
+ * it is; its points go to m->contact_pts from *npts on */
+static void compile_shape(mbsModel *m, const mbsDeck *deck, int b, int k, const mbsDeckShape *ds,
+                          mbsShape *s, int *npts) {
+  memset(s, 0, sizeof(*s));
+  s->kind = ds->kind;
+  s->body = b;
+  s->mark = ds->mark;
+  if (b < 0) {
+    s->attach = MBS_ATTACH_GROUND_ID;
+    snprintf(s->name, sizeof(s->name), "%s", ds->name);
+  } else {
+    s->attach = m->body_attach[b];
+    const char *bn = deck->bodies[b].name;
+    if (k == 0) {
+      snprintf(s->name, sizeof(s->name), "%s", bn);
+    } else {
+      /* "die3#2": the suffix is kept, the body name shortened if it must be */
+      char suffix[16];
+      int ns = snprintf(suffix, sizeof(suffix), "#%d", k + 1);
+      int room = MBS_NAME_MAX - 1 - ns;
+      snprintf(s->name, sizeof(s->name), "%.*s%s", room, bn, suffix);
+    }
+  }
+
+  /* placement in the frame (model.h: centre c and axes C in frame coordinates) */
+  if (ds->kind == MBS_SHAPE_PLANE) {
+    /* axis 3 = the normal, axes 1, 2 any right-handed completion */
+    double Z[9];
+    frame_from_axis(Z, ds->normal);
+    for (int r = 0; r < 3; r++) {
+      s->C[3 * r + 0] = Z[3 * r + 1];
+      s->C[3 * r + 1] = Z[3 * r + 2];
+      s->C[3 * r + 2] = Z[3 * r + 0];
+    }
+    vcopy(s->c, ds->offset);
+  } else if (b < 0) {
+    vcopy(s->c, ds->offset);
+    memcpy(s->C, ds->orientation, sizeof(s->C));
+  } else if (deck->bodies[b].fixed) {
+    /* a static frame: world point and axes, x_c + R0 offset and R0 orientation */
+    const mbsDeckBody *db = &deck->bodies[b];
+    for (int r = 0; r < 3; r++) {
+      s->c[r] = db->position[r];
+      for (int j = 0; j < 3; j++) {
+        s->c[r] += db->directors[3 * r + j] * ds->offset[j];
+      }
+    }
+    mat3_mul(s->C, db->directors, ds->orientation);
+  } else if (deck->bodies[b].type == MBS_BODY_RIGID) {
+    /* the centre x_c + R offset = phi + R (offset - r), r = body_ref */
+    vsub(s->c, ds->offset, m->body_ref + 3 * b);
+    memcpy(s->C, ds->orientation, sizeof(s->C));
+  } else {
+    /* a point mass: its shapes are centred on it (the reader refuses an offset) */
+    memcpy(s->C, ds->orientation, sizeof(s->C));
+  }
+
+  /* sizes (half extents) and the bounding sphere about the centre */
+  switch (ds->kind) {
+    case MBS_SHAPE_SPHERE:
+      s->size[0] = ds->size[0];
+      s->radius = ds->size[0];
+      break;
+    case MBS_SHAPE_BOX:
+      for (int j = 0; j < 3; j++) {
+        s->size[j] = 0.5 * ds->size[j];
+      }
+      s->radius = vnorm(s->size);
+      break;
+    case MBS_SHAPE_CAPSULE:
+      s->size[0] = ds->size[0];
+      s->size[1] = 0.5 * ds->size[1];
+      s->radius = s->size[0] + s->size[1];
+      break;
+    case MBS_SHAPE_POINTS:
+      s->npts = ds->npts;
+      s->pt0 = *npts;
+      memcpy(m->contact_pts + 3 * (size_t)*npts, ds->pts, 3 * (size_t)ds->npts * sizeof(double));
+      *npts += ds->npts;
+      for (int p = 0; p < ds->npts; p++) {
+        s->radius = fmax(s->radius, vnorm(ds->pts + 3 * p));
+      }
+      break;
+    default:
+      s->radius = INFINITY;
+      break;
+  }
+}
+
+/* the participants a contacts pattern picks: bodies matching it (fnmatch), or the ground (-1)
+ * for the word `ground` */
+static int pattern_picks(const mbsDeck *deck, const char *pat, int b) {
+  if (strcmp(pat, "ground") == 0) {
+    return b < 0;
+  }
+  return b >= 0 && fnmatch(pat, deck->bodies[b].name, 0) == 0;
+}
+
+static int pair_cmp(const void *x, const void *y) {
+  const mbsShapePair *p = x, *q = y;
+  if (p->a != q->a) {
+    return p->a < q->a ? -1 : 1;
+  }
+  if (p->b != q->b) {
+    return p->b < q->b ? -1 : 1;
+  }
+  return (p->spec > q->spec) - (p->spec < q->spec);
+}
+
+/* the most candidate pairs a model may have (each costs the broad phase and the solver) */
+#define MAX_PAIRS 50000000LL
+
+/* shapes, contact entries and candidate pairs (model.h "contacts") after the bodies */
+static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *err) {
+  int nb = deck->nbody, ng = deck->nground_shape;
+  int *first = NULL; /* (nbody + 1) first shape of body b, the ground's at index nb */
+  int *who = NULL;   /* participants of one side: body indices, -1 the ground */
+  mbsStatus st = MBS_OK;
+
+  m->moreau_theta = deck->solver.moreau_theta;
+  m->moreau_variant = deck->solver.moreau_variant;
+  m->contact_tolerance = deck->solver.contact_tolerance;
+  m->contact_iterations = deck->solver.contact_iterations;
+
+  /* shapes: each body's in body order, then the ground's */
+  long long nshape = ng, npts = 0;
+  for (int b = 0; b < nb; b++) {
+    nshape += deck->bodies[b].ncollision;
+    for (int k = 0; k < deck->bodies[b].ncollision; k++) {
+      npts += deck->bodies[b].collision[k].npts;
+    }
+  }
+  for (int k = 0; k < ng; k++) {
+    npts += deck->ground_shapes[k].npts;
+  }
+  if (nshape > INT_MAX / 4 || npts > INT_MAX / 4) {
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                         "too many contact shapes or points");
+  }
+  if ((nshape > 0 && !(m->shape = calloc((size_t)nshape, sizeof(*m->shape)))) ||
+      (npts > 0 && !(m->contact_pts = calloc((size_t)npts * 3, sizeof(double)))) ||
+      (deck->ncontact > 0 && !(m->contact = calloc((size_t)deck->ncontact, sizeof(*m->contact)))) ||
+      !(first = calloc((size_t)nb + 2, sizeof(int))) ||
+      !(who = calloc((size_t)nb + 1, sizeof(int)))) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  int ns = 0, np = 0;
+  for (int b = 0; b < nb; b++) {
+    first[b] = ns;
+    for (int k = 0; k < deck->bodies[b].ncollision; k++, ns++) {
+      compile_shape(m, deck, b, k, &deck->bodies[b].collision[k], &m->shape[ns], &np);
+    }
+  }
+  first[nb] = ns;
+  for (int k = 0; k < ng; k++, ns++) {
+    compile_shape(m, deck, -1, k, &deck->ground_shapes[k], &m->shape[ns], &np);
+  }
+  first[nb + 1] = ns;
+  m->nshape = ns;
+  m->ncontact_pts = np;
+
+  /* the contact entries */
+  for (int e = 0; e < deck->ncontact; e++) {
+    const mbsDeckContact *dc = &deck->contacts[e];
+    mbsContactSpec *c = &m->contact[e];
+    snprintf(c->name, sizeof(c->name), "%s", dc->name);
+    c->mark = dc->mark;
+    c->law = dc->law;
+    c->restitution = dc->restitution;
+    c->friction = dc->friction;
+    c->stiffness = dc->stiffness;
+    c->damping = dc->damping;
+    c->friction_velocity = dc->friction_velocity;
+    c->margin = dc->margin;
+  }
+  m->ncontact = deck->ncontact;
+
+  /* pairs: every (shape of a body of side 1, shape of a body of side 2), the bodies
+   * different and not both static (fixed or the ground); counted, then listed */
+  long long npair = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    npair = 0;
+    for (int e = 0; e < deck->ncontact; e++) {
+      const mbsDeckContact *dc = &deck->contacts[e];
+      int n2 = 0;
+      for (int b = -1; b < nb; b++) {
+        if (pattern_picks(deck, dc->between[1], b)) {
+          who[n2++] = b;
+        }
+      }
+      for (int i = -1; i < nb; i++) {
+        if (!pattern_picks(deck, dc->between[0], i)) {
+          continue;
+        }
+        int si = i < 0 || deck->bodies[i].fixed;
+        for (int t = 0; t < n2; t++) {
+          int j = who[t];
+          int sj = j < 0 || deck->bodies[j].fixed;
+          if (i == j || (si && sj)) {
+            continue;
+          }
+          int ia = i < 0 ? nb : i, jb = j < 0 ? nb : j;
+          for (int a = first[ia]; a < first[ia + 1]; a++) {
+            for (int bb = first[jb]; bb < first[jb + 1]; bb++) {
+              const mbsShape *sa = &m->shape[a], *sb = &m->shape[bb];
+              if (pass == 0 && !mbs_collide_supported(sa->kind, sb->kind)) {
+                st = mbs_error_set(err, MBS_ERR_DECK, deck->path, dc->mark.line, dc->mark.col,
+                                   "contacts[%d] '%s': shapes '%s' (%s) and '%s' (%s) cannot "
+                                   "touch: no contact of %s with %s; supported pairs: %s",
+                                   e, dc->name, sa->name, mbs_shape_word(sa->kind), sb->name,
+                                   mbs_shape_word(sb->kind), mbs_shape_word(sa->kind),
+                                   mbs_shape_word(sb->kind), mbs_collide_supported_list());
+                goto done;
+              }
+              if (pass == 1) {
+                /* canonical order a < b: the ground's shapes come last, so it is b */
+                mbsShapePair *p = &m->pair[npair];
+                p->a = a < bb ? a : bb;
+                p->b = a < bb ? bb : a;
+                p->spec = e;
+              }
+              if (++npair > MAX_PAIRS) {
+                st = mbs_error_set(err, MBS_ERR_DECK, deck->path, dc->mark.line, dc->mark.col,
+                                   "contacts[%d] '%s': the contacts give more than %lld pairs of "
+                                   "shapes; narrow the patterns",
+                                   e, dc->name, MAX_PAIRS);
+                goto done;
+              }
+            }
+          }
+        }
+      }
+    }
+    if (pass == 0 && npair > 0 && !(m->pair = calloc((size_t)npair, sizeof(*m->pair)))) {
+      st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+      goto done;
+    }
+  }
+
+  /* sorted by (a, b) and each pair once: the first entry that names it wins */
+  if (npair > 0) {
+    qsort(m->pair, (size_t)npair, sizeof(*m->pair), pair_cmp);
+  }
+  int kept = 0;
+  long long cmax = 0;
+  for (long long k = 0; k < npair; k++) {
+    if (kept > 0 && m->pair[kept - 1].a == m->pair[k].a && m->pair[kept - 1].b == m->pair[k].b) {
+      continue;
+    }
+    m->pair[kept++] = m->pair[k];
+    cmax += mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
+  }
+  m->npair = kept;
+  if (cmax > INT_MAX / 64) {
+    st = mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                       "the contact pairs may give %lld contact points at once; too many", cmax);
+    goto done;
+  }
+  m->contact_max = (int)cmax;
+
+  /* only moreau integrates contacts (the reader says so where the integrator is chosen) */
+  if (m->npair > 0 && deck->solver.integrator != MBS_INTEGRATOR_AUTO &&
+      deck->solver.integrator != MBS_INTEGRATOR_MOREAU) {
+    st = mbs_error_set(err, MBS_ERR_DECK, deck->path, 0, 0,
+                       "solver.integrator %s cannot handle contacts; contacts need moreau",
+                       mbs_integrator_word(deck->solver.integrator));
+  }
+done:
+  free(first);
+  free(who);
+  return st;
+}
+
+/* integrator: auto -> contact pairs -> moreau (Moreau-Jean time stepping, the integrator of
+ * set-valued contact laws; penalty contacts go there too for now); otherwise em, also
  * with dampers: their forces at the step's midpoint state dissipate c |dl/dt|^2 dt >= 0 per
  * step, exactly what /energy/dissipated counts, and em stays energy-stable for nonlinear
- * rotation, where genalpha is not (a top spinning at omega dt = 0.2 blows up under it) */
+ * rotation, where genalpha is not (a top spinning at omega dt = 0.2 blows up under it).
+ * Runs after compile_contacts. */
 static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
   m->integrator = deck->solver.integrator;
-  if (m->integrator == MBS_INTEGRATOR_AUTO) {
+  if (m->integrator == MBS_INTEGRATOR_AUTO && m->npair > 0) {
+    /* the first entry (in deck order) with a pair, unilateral ones first */
+    int uni = -1, any = -1;
+    for (int k = 0; k < m->npair; k++) {
+      int e = m->pair[k].spec;
+      if (m->contact[e].law == MBS_CONTACT_UNILATERAL && (uni < 0 || e < uni)) {
+        uni = e;
+      }
+      if (any < 0 || e < any) {
+        any = e;
+      }
+    }
+    m->integrator = MBS_INTEGRATOR_MOREAU;
+    if (uni >= 0) {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: unilateral contacts ('%s'), so Moreau-Jean time stepping (moreau)",
+               m->contact[uni].name);
+    } else {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: penalty contacts ('%s'), so Moreau-Jean time stepping (moreau), the "
+               "integrator that handles contacts",
+               m->contact[any].name);
+    }
+  } else if (m->integrator == MBS_INTEGRATOR_AUTO) {
     const char *damper = NULL;
     for (int l = 0; l < deck->nload && !damper; l++) {
       const mbsDeckLoad *dl = &deck->loads[l];
@@ -1108,6 +1422,7 @@ static void energy_thresholds(mbsModel *m, const mbsDeck *deck) {
   double warn = 1e-2;
   switch (m->integrator) {
     case MBS_INTEGRATOR_EM:
+    case MBS_INTEGRATOR_MOREAU: /* its balance counts contact dissipation exactly */
       warn = 1e-6;
       break;
     case MBS_INTEGRATOR_EULER:
@@ -1171,8 +1486,6 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->max_halvings = deck->solver.max_halvings;
   m->output_every = deck->output.every;
   m->output_xdmf = deck->output.xdmf;
-  choose_integrator(m, deck);
-  energy_thresholds(m, deck);
   if (alloc_model(m) != MBS_OK) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
@@ -1186,6 +1499,11 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
   }
+  if (compile_contacts(m, deck, err) != MBS_OK) {
+    goto fail;
+  }
+  choose_integrator(m, deck);
+  energy_thresholds(m, deck);
   if (compile_joints(m, deck, err) != MBS_OK) {
     goto fail;
   }
@@ -1250,7 +1568,8 @@ void mbs_model_destroy(mbsModel *m) {
       m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
-      m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool};
+      m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
+      m->shape,        m->contact,     m->pair,        m->contact_pts};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
