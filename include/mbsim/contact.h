@@ -57,9 +57,12 @@ mbsBroad *mbs_broad_create(const mbsModel *m, mbsError *err);
 void mbs_broad_destroy(mbsBroad *bp);
 
 /* The model's candidate pairs (indices into m->pair, ascending) whose shapes' bounding
- * spheres (poses: one per shape, m->nshape) come closer than the pair's margin; planes are
- * always candidates. At most max into out; returns their count (a sweep and prune along the
- * axis of largest spread: cost grows with the shapes and the overlaps, not with npair). */
-int mbs_broad_pairs(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, int *out, int max);
+ * spheres (poses: one per shape, m->nshape), each widened by extra[shape] (may be NULL:
+ * none; how far the shape can move within a step), come closer than the pair's margin;
+ * planes are always candidates. At most max into out; returns their count (a sweep and prune
+ * along the axis of largest spread: cost grows with the shapes and the overlaps, not with
+ * npair). */
+int mbs_broad_pairs(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, const double *extra,
+                    int *out, int max);
 
 #endif

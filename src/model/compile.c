@@ -1499,7 +1499,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
   }
-  if (compile_contacts(m, deck, err) != MBS_OK) {
+  if (compile_contacts(m, deck, err) != MBS_OK || mbs_contact_check_initial(m, err) != MBS_OK) {
     goto fail;
   }
   choose_integrator(m, deck);

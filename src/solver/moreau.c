@@ -74,7 +74,10 @@ typedef struct {
   double n[3], t1[3], t2[3];
   double gap0, gap1; /* at q0, at the end of the step */
   double e, mu;
-  double gN0;    /* normal velocity at the step's start (Newton's law) */
+  double gN0;    /* normal velocity at the step's start */
+  double target; /* normal velocity the law keeps gamma_N above (Newton's law, below) */
+  int impact;    /* 1: an impact within the step: the end gap is set to gend */
+  double gend;   /* [m] the end gap of the impact's motion */
   double L[3];   /* impulse: normal, tangents [N s] */
   double G[9];   /* Delassus block G_kk */
   double r;      /* prox parameter */
@@ -115,6 +118,7 @@ typedef struct {
   mbsContactPoint *pts; /* narrow-phase buffer */
   int ptcap;
   mbsPose *pose;  /* (nshape) */
+  double *extra;  /* (nshape) [m] how far each shape may move within the step */
   int *cand;      /* (npair) broad-phase output */
   mbsBroad *broad;
   double *rhs, *sol; /* (n) sparse solves */
@@ -217,7 +221,7 @@ static void work_free(void *p) {
   mbs_implicit_work_free(&w->base);
   mbs_broad_destroy(w->broad);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
-                  w->prev, w->rec,     w->x,      w->pts,      w->pose, w->cand, w->rhs,
+                  w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
@@ -253,6 +257,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->rec = calloc((size_t)w->cap, sizeof(mbsContactRecord));
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
+  w->extra = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(double));
   w->cand = calloc((size_t)(m->npair > 0 ? m->npair : 1), sizeof(int));
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
@@ -267,7 +272,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->nu = calloc((size_t)w->cap, sizeof(double));
   w->vc = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
-  if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->cand || !w->comp_of ||
+  if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork) {
     work_free(w);
@@ -396,21 +401,43 @@ static int contact_cmp(const void *a, const void *b) {
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
 
-/* all points of the candidate pairs at q with gap below each pair's margin (or below
- * gap_max if smaller), into out (at most cap); returns the count, -1 when cap overflowed */
-static int detect(const mbsModel *m, MoreauWork *w, const double *q, double gap_max, Contact *out,
-                  int cap) {
+/* [m] how far shape s can move in time dt at the velocities v: its centre's speed and its
+ * radius times the director rates' norm (a bound of the rotation's speed) */
+static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v, double dt) {
+  int f = s->attach;
+  if (m->attach_kind[f] == MBS_ATTACH_POINT) {
+    return dt * vnorm(v + 3 * m->attach_node[f]);
+  }
+  if (m->attach_kind[f] != MBS_ATTACH_DIRECTORS) {
+    return 0.0;
+  }
+  const double *vp = v + 3 * m->attach_node[f];
+  double vc[3], rot = 0.0;
+  for (int j = 0; j < 3; j++) {
+    vc[j] = vp[j] + s->c[0] * vp[3 + j] + s->c[1] * vp[6 + j] + s->c[2] * vp[9 + j];
+    rot += vp[3 + j] * vp[3 + j] + vp[6 + j] * vp[6 + j] + vp[9 + j] * vp[9 + j];
+  }
+  double r = isfinite(s->radius) ? s->radius : 0.0;
+  return dt * (vnorm(vc) + r * sqrt(rot));
+}
+
+/* all points of the candidate pairs at q with gap below each pair's margin, widened by how
+ * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
+ * (at most cap); returns the count, -1 when cap overflowed */
+static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
+                  Contact *out, int cap) {
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
+    w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
   }
-  int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->cand, m->npair);
+  int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
   int n = 0;
   for (int i = 0; i < ncand; i++) {
     int k = w->cand[i];
     const mbsShapePair *pr = &m->pair[k];
     const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
     const mbsContactSpec *sp = &m->contact[pr->spec];
-    double margin = fmin(sp->margin, gap_max);
+    double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
     int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
                          w->ptcap);
     for (int j = 0; j < np; j++) {
@@ -655,7 +682,7 @@ static void contact_xi(const Contact *c, const double *u, double xi[3]) {
   for (int dir = 0; dir < 3; dir++) {
     xi[dir] = wdot(c, dir, u);
   }
-  xi[0] += c->e * fmin(c->gN0, 0.0);
+  xi[0] -= c->target;
 }
 
 /* the prox residual [m/s]: max over contacts of |L - prox(L - r xi)| / r */
@@ -807,23 +834,31 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   long xmark = w->xused;
   for (int round = 0; round < 4; round++) {
     w->xused = xmark;
-    int nv = detect(m, w, d->q, INFINITY, w->vc, w->cap);
+    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap);
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
                            "more than %d contact points at once (the contact storage's bound)",
                            w->cap);
     }
-    /* the step's contacts get their end gaps */
+    /* the step's contacts get their end gaps; in the first round, an impact within the
+     * step gets the end gap of its motion (vc[].impact: either sign of push) */
     for (int k = 0; k < nv; k++) {
-      Contact key = w->vc[k];
-      Contact *hit = bsearch(&key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
+      Contact *key = &w->vc[k];
+      Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
+      key->impact = 0;
+      key->gend = 0.0;
       if (hit) {
-        hit->gap1 = key.gap0;
+        hit->gap1 = key->gap0;
+        if (round == 0 && hit->impact && hit->L[0] > 0.0 &&
+            fabs(key->gap0 - hit->gend) > GAP_PROJECT) {
+          key->impact = 1;
+          key->gend = hit->gend;
+        }
       }
     }
     int nviol = 0;
     for (int k = 0; k < nv; k++) {
-      if (w->vc[k].gap0 < -GAP_PROJECT) {
+      if (w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact) {
         Contact *c = &w->vc[nviol++];
         if (c != &w->vc[k]) {
           *c = w->vc[k];
@@ -859,16 +894,20 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       if (st != MBS_OK) {
         return st;
       }
-      /* Gauss-Seidel: g_k + W_k^T dq = 0 for the pushed ones, nu_k >= 0 */
+      /* Gauss-Seidel: g_k + W_k^T dq = gend_k (0 for the penetrating points, pushed only:
+       * nu_k >= 0; an impact's end gap with either sign) */
       for (int sweep = 0; sweep < 200; sweep++) {
         double worst = 0.0;
         for (int k = 0; k < nviol; k++) {
           Contact *c = &w->vc[k];
-          double gk = c->gap0 + wdot(c, 0, w->gq);
-          double nun = fmax(0.0, w->nu[k] - gk / c->G[0]);
+          double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
+          double nun = w->nu[k] - gk / c->G[0];
+          if (!c->impact) {
+            nun = fmax(0.0, nun);
+          }
           add_column(w, c, 0, nun - w->nu[k], w->gq);
           w->nu[k] = nun;
-          if (nun > 0.0 || gk < 0.0) {
+          if (nun != 0.0 || gk < 0.0) {
             worst = fmax(worst, fabs(gk));
           }
         }
@@ -926,7 +965,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   /* contacts at q0: the points predicted to close within half a step */
   int nc = 0;
   if (m->npair > 0) {
-    nc = detect(m, w, b->q_prev, INFINITY, w->c, w->cap);
+    nc = detect(m, w, b->q_prev, b->v_prev, dt, w->c, w->cap);
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -936,7 +975,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
       c->gN0 = wdot(c, 0, b->v_prev);
-      if (c->gap0 + 0.5 * dt * fmin(c->gN0, 0.0) > GAP_ACTIVE) {
+      if (c->gap0 + dt * fmin(c->gN0, 0.0) > GAP_ACTIVE) {
         continue;
       }
       /* warm start from the last step's contact with the same identity */
@@ -975,6 +1014,30 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     }
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "%s", err->msg);
+    }
+    /* Newton's impact law with the impact inside the step (seed 002 eq. 2.32): a point
+     * that closes at t0 + tau (tau = g0 / -gamma_N0, the free flight's estimate) leaves
+     * with -e gamma^- (gamma^- = gamma_N0 + a tau) and moves on with its free normal
+     * acceleration a, estimated from the first solution without its own impulse; a point
+     * whose rebound does not carry it off within the step (e small) stays closed. */
+    end_velocity(m, w, dt, w->u);
+    for (int k = 0; k < nc && st == MBS_OK; k++) {
+      Contact *c = &w->c[k];
+      double own = c->G[0] * c->L[0] + c->G[1] * c->L[1] + c->G[2] * c->L[2];
+      double a = (wdot(c, 0, w->u) - own - c->gN0) / dt;
+      double tau = 0.0;
+      c->target = 0.0;
+      c->impact = 0;
+      if (c->gN0 < 0.0) {
+        tau = c->gap0 > 0.0 ? fmin(c->gap0 / -c->gN0, dt) : 0.0;
+        double gminus = c->gN0 + a * tau;
+        if (gminus < 0.0) {
+          double vplus = -c->e * gminus, rest = dt - tau;
+          c->target = fmax(0.0, vplus + a * rest);
+          c->impact = 1;
+          c->gend = c->target > 0.0 ? fmax(0.0, vplus * rest + 0.5 * a * rest * rest) : 0.0;
+        }
+      }
     }
     /* the velocity scale of the contact problem */
     double vscale = 0.0;
