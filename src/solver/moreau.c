@@ -71,11 +71,13 @@ typedef struct {
   int frame[2];      /* attachment frames of shapes a and b */
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
+  double pa[3], pb[3]; /* the closest points (the material points W is built at) */
   double n[3], t1[3], t2[3];
   double gap0, gap1; /* at q0, at the end of the step */
   double e, mu;
   double gN0;    /* normal velocity at the step's start */
-  double target; /* normal velocity the law keeps gamma_N above (Newton's law, below) */
+  double target; /* an impact's normal velocity at the step's end (Newton's law) */
+  double tgt[3]; /* the law holds for xi = W^T u1 - tgt (see set_targets) */
   int impact;    /* 1: an impact within the step: the end gap is set to gend */
   double gend;   /* [m] the end gap of the impact's motion */
   double L[3];   /* impulse: normal, tangents [N s] */
@@ -456,6 +458,8 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       for (int d3 = 0; d3 < 3; d3++) {
         c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
         c->n[d3] = p->n[d3];
+        c->pa[d3] = p->pa[d3];
+        c->pb[d3] = p->pb[d3];
       }
       tangents(c->n, c->t1, c->t2);
       c->gap0 = c->gap1 = p->gap;
@@ -466,6 +470,43 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   }
   qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
   return n;
+}
+
+/* the step's contacts at the evaluation point q0 + theta Delta q: the same points (pair and
+ * feature) found there get their normal, tangents and material points from there; returns
+ * the largest change of a W entry */
+static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
+  const mbsImplicitWork *b = &w->base;
+  for (int i = 0; i < m->nq; i++) {
+    w->gq[i] = b->q_prev[i] + w->theta * b->dq[i];
+  }
+  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap);
+  double change = 0.0;
+  for (int k = 0; k < w->nc && nv > 0; k++) {
+    Contact *c = &w->c[k];
+    const Contact *hit = bsearch(c, w->vc, (size_t)nv, sizeof(Contact), contact_cmp);
+    if (!hit) {
+      continue;
+    }
+    Contact old = *c;
+    memcpy(c->n, hit->n, sizeof(c->n));
+    memcpy(c->t1, hit->t1, sizeof(c->t1));
+    memcpy(c->t2, hit->t2, sizeof(c->t2));
+    memcpy(c->pa, hit->pa, sizeof(c->pa));
+    memcpy(c->pb, hit->pb, sizeof(c->pb));
+    memcpy(c->point, hit->point, sizeof(c->point));
+    contact_columns(m, c, w->gq, c->pa, c->pb);
+    if (c->nw != old.nw) {
+      change = INFINITY;
+      continue;
+    }
+    for (int e = 0; e < c->nw; e++) {
+      for (int dir = 0; dir < 3; dir++) {
+        change = fmax(change, fabs(c->w[dir][e] - old.w[dir][e]));
+      }
+    }
+  }
+  return change;
 }
 
 /* ---- J^-1 W ---- */
@@ -599,6 +640,42 @@ static void delassus_block(const MoreauWork *w, Contact *c) {
   c->r = dmax > 0.0 ? 1.0 / dmax : 1.0;
 }
 
+/* J^-1 W and the Delassus blocks of the step's contacts, at the factored Newton matrix */
+static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
+  w->factor_stamp++;
+  w->xused = 0;
+  for (int k = 0; k < w->nc; k++) {
+    contact_components(w, &w->c[k]);
+  }
+  mbsStatus st = factor_components(d, w, w->c, w->nc, err);
+  for (int k = 0; k < w->nc && st == MBS_OK; k++) {
+    st = contact_solve(d, w, &w->c[k], 3, err);
+    if (st == MBS_OK) {
+      delassus_block(w, &w->c[k]);
+    }
+  }
+  return st;
+}
+
+/* The velocities the law constrains: an impact's normal velocity at the step's end (Newton's
+ * law, target), otherwise the velocity of the step's evaluation point, W^T ((1 - theta) u0 +
+ * theta u1) = W^T Delta q / dt: a closed contact then does no work (complementarity), and
+ * friction opposes the sliding over the step, so it dissipates (for em exactly what the
+ * energy balance counts), and a rolling body's contact point does not lift off by the
+ * centripetal velocity its end velocity has. With xi = W^T u1 - tgt. */
+static void set_targets(MoreauWork *w, const double *u0) {
+  double f = (1.0 - w->theta) / w->theta;
+  for (int k = 0; k < w->nc; k++) {
+    Contact *c = &w->c[k];
+    for (int dir = 0; dir < 3; dir++) {
+      c->tgt[dir] = -f * wdot(c, dir, u0);
+    }
+    if (c->impact) {
+      c->tgt[0] = c->target;
+    }
+  }
+}
+
 /* ---- the local contact problem ---- */
 
 /* prox of (xN, xT) onto the law: xN >= 0, |xT| <= mu xN */
@@ -682,7 +759,9 @@ static void contact_xi(const Contact *c, const double *u, double xi[3]) {
   for (int dir = 0; dir < 3; dir++) {
     xi[dir] = wdot(c, dir, u);
   }
-  xi[0] -= c->target;
+  for (int dir = 0; dir < 3; dir++) {
+    xi[dir] -= c->tgt[dir];
+  }
 }
 
 /* the prox residual [m/s]: max over contacts of |L - prox(L - r xi)| / r */
@@ -1001,17 +1080,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   double cres = 0.0;
   if (st == MBS_OK && nc > 0) {
     /* J^-1 W at the step's matrix */
-    w->factor_stamp++;
-    for (int k = 0; k < nc; k++) {
-      contact_components(w, &w->c[k]);
-    }
-    st = factor_components(d, w, w->c, nc, err);
-    for (int k = 0; k < nc && st == MBS_OK; k++) {
-      st = contact_solve(d, w, &w->c[k], 3, err);
-      if (st == MBS_OK) {
-        delassus_block(w, &w->c[k]);
-      }
-    }
+    st = contact_matrices(d, w, err);
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "%s", err->msg);
     }
@@ -1031,7 +1100,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       if (c->gN0 < 0.0) {
         tau = c->gap0 > 0.0 ? fmin(c->gap0 / -c->gN0, dt) : 0.0;
         double gminus = c->gN0 + a * tau;
-        if (gminus < 0.0) {
+        /* approaching faster than one step of its acceleration: an impact */
+        if (gminus < -(fabs(a) * dt + 1e-12)) {
           double vplus = -c->e * gminus, rest = dt - tau;
           c->target = fmax(0.0, vplus + a * rest);
           c->impact = 1;
@@ -1039,6 +1109,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         }
       }
     }
+    set_targets(w, b->v_prev);
     /* the velocity scale of the contact problem */
     double vscale = 0.0;
     for (int k = 0; k < nc && st == MBS_OK; k++) {
@@ -1046,6 +1117,21 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     }
     vscale = fmax(vscale, fmax(1e-3, vnorm(m->gravity) * dt));
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
+      /* the contact frames at the step's evaluation point q0 + theta Delta q: the material
+       * points that touch there carry the impulses (em: they do no work when rolling) */
+      if (refresh_geometry(m, w, dt) > 1e-12) {
+        set_targets(w, b->v_prev);
+        st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+        if (st == MBS_OK) {
+          st = contact_matrices(d, w, err);
+          if (st != MBS_OK) {
+            snprintf(why, sizeof(why), "%s", err->msg);
+          }
+        }
+        if (st != MBS_OK) {
+          break;
+        }
+      }
       end_velocity(m, w, dt, w->u);
       double res0 = prox_residual(w, w->u);
       if (res0 <= m->contact_tolerance * vscale) {
