@@ -436,10 +436,10 @@ END_TEST
 static const char *three =
     "mbsim: 1\n"
     "bodies:\n"
-    "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 0]}\n"
-    "  - {name: a2, shape: {sphere: 0.1}, density: 1, position: [1, 0, 0]}\n"
-    "  - {name: a3, shape: {sphere: 0.1}, density: 1, position: [2, 0, 0], fixed: true}\n"
-    "  - {name: b, type: point, mass: 1, position: [3, 0, 0], collision: [{sphere: 0.1}]}\n"
+    "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 1]}\n"
+    "  - {name: a2, shape: {sphere: 0.1}, density: 1, position: [1, 0, 1]}\n"
+    "  - {name: a3, shape: {sphere: 0.1}, density: 1, position: [2, 0, 1], fixed: true}\n"
+    "  - {name: b, type: point, mass: 1, position: [3, 0, 1], collision: [{sphere: 0.1}]}\n"
     "ground: {collision: [{plane: {normal: [0, 0, 1]}}, {points: [[0, 0, 0]]}]}\n"
     "contacts:\n"
     "  - {name: soft, between: [a?, a?], law: penalty, stiffness: 1000}\n"
@@ -475,7 +475,7 @@ START_TEST(test_same_pattern) {
   /* penalty only: auto still picks moreau, and says why */
   static const char *pen = "mbsim: 1\n"
                            "bodies:\n"
-                           "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 0]}\n"
+                           "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 1]}\n"
                            "ground: {collision: [{plane: {normal: [0, 0, 1]}}]}\n"
                            "contacts: [{name: pc, between: [a1, ground], law: penalty, "
                            "stiffness: 1e4, friction_velocity: 0.01}]\n"
@@ -502,7 +502,7 @@ START_TEST(test_same_pattern) {
   static const char *none =
       "mbsim: 1\n"
       "bodies:\n"
-      "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 0]}\n"
+      "  - {name: a1, shape: {sphere: 0.1}, density: 1, position: [0, 0, 1]}\n"
       "  - {name: f, shape: {sphere: 0.1}, density: 1, position: [1, 0, 0], "
       "fixed: true}\n"
       "ground: {collision: [{plane: {normal: [0, 0, 1]}}]}\n"
