@@ -30,7 +30,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
 
 .PHONY: all deps run test test-unit test-integration test-tools test-asan test-valgrind fuzz \
-        fuzz-restart bench \
+        fuzz-restart bench bench-dice \
         install clean check-layering format-check
 
 all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
@@ -164,6 +164,14 @@ $(BUILD)/fuzz_deck: $(BUILD)/tests/fuzz/fuzz_deck.o $(BUILD)/libmbsim.a
 bench: deps
 	$(MAKE) all
 	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/chain
+
+# 50 dice dropped into a box (scripts/bench/dice), mbsim-run against MuJoCo and Siconos when
+# their Debian packages install (scripts/install-deps --bench; a peer that does not install is
+# skipped with a line saying so); not part of `make test`
+bench-dice: deps
+	bash scripts/install-deps --bench || echo "bench-dice: MuJoCo/Siconos did not install; skipped"
+	$(MAKE) all
+	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/dice
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mbsim
