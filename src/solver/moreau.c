@@ -64,6 +64,7 @@
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
+#define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
 
 /* one contact of a step */
 typedef struct {
@@ -131,6 +132,10 @@ typedef struct {
   double *nu;        /* (cap) */
   Contact *vc;       /* (cap) their geometry */
   double *rowwork;   /* the row walk's work */
+  /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
+  int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
+  double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D;
+  int *sn_piv;
   double dissip_step; /* [J] contact dissipation of the step */
 } MoreauWork;
 
@@ -225,7 +230,9 @@ static void work_free(void *p) {
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
-                  w->rowwork};
+                  w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
+                  w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
+                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -274,9 +281,28 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->nu = calloc((size_t)w->cap, sizeof(double));
   w->vc = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
+  size_t ni = (size_t)(w->cap < ISLAND_MAX ? w->cap : ISLAND_MAX), N = 3 * ni;
+  w->isl = calloc((size_t)w->cap, sizeof(int));
+  w->isl_order = calloc((size_t)w->cap, sizeof(int));
+  w->isl_start = calloc((size_t)w->cap + 1, sizeof(int));
+  w->comp_fill = calloc((size_t)w->cap + 1, sizeof(int));
+  w->sn_G = calloc(N * N, sizeof(double));
+  w->sn_J = calloc(N * N, sizeof(double));
+  w->sn_L = calloc(N, sizeof(double));
+  w->sn_L0 = calloc(N, sizeof(double));
+  w->sn_xi = calloc(N, sizeof(double));
+  w->sn_phi = calloc(N, sizeof(double));
+  w->sn_phit = calloc(N, sizeof(double));
+  w->sn_dL = calloc(N, sizeof(double));
+  w->sn_Lt = calloc(N, sizeof(double));
+  w->sn_D = calloc(3 * N, sizeof(double));
+  w->sn_piv = calloc(N, sizeof(int));
   if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
-      !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork) {
+      !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
+      !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
+      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_D ||
+      !w->sn_piv) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -306,6 +332,13 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
   }
   /* each contact: 3 columns over (up to) two components; the violated points of the
    * projection: 1 column each, after them */
+  w->comp_first = malloc((size_t)(w->ncomp > 0 ? w->ncomp : 1) * sizeof(int));
+  if (!w->comp_first) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  for (int k = 0; k < w->ncomp; k++) {
+    w->comp_first[k] = -1;
+  }
   w->xcap = (long)w->cap * 6 * maxc + (long)w->cap * 2 * maxc;
   w->x = malloc((size_t)w->xcap * sizeof(double));
   if (!w->x) {
@@ -784,11 +817,12 @@ static double prox_residual(const MoreauWork *w, const double *u) {
 /* non-smooth Gauss-Seidel on the linear model u = w->u + (1/theta) J^-1 W (L - L_j): the
  * impulses in w->c[].L are updated in place and w->u follows them; returns the sweeps or -1
  * when contact_iterations did not reach the tolerance */
-static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
+static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
+                double *res_out) {
   double tol = m->contact_tolerance * vscale;
   double res = INFINITY;
   int sweep;
-  for (sweep = 1; sweep <= m->contact_iterations; sweep++) {
+  for (sweep = 1; sweep <= max_sweeps; sweep++) {
     for (int k = 0; k < w->nc; k++) {
       Contact *c = &w->c[k];
       double xi[3], x0[3], L0[3];
@@ -808,7 +842,265 @@ static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, double *res_out
     }
   }
   *res_out = res / vscale;
-  return sweep <= m->contact_iterations ? sweep : -1;
+  return sweep <= max_sweeps ? sweep : -1;
+}
+
+/* entry (a, b) of G = (1/theta) W^T J^-1 W between contacts k (row) and l (column): zero
+ * unless they touch a common component */
+static double g_entry(const MoreauWork *w, const Contact *ck, int a, const Contact *cl, int b) {
+  double s = 0.0;
+  for (int e = 0; e < ck->nw; e++) {
+    int i = ck->widx[e], ci = w->comp_of[i], side = -1;
+    if (ci == cl->comp[0]) {
+      side = 0;
+    } else if (ci == cl->comp[1]) {
+      side = 1;
+    }
+    if (side >= 0) {
+      const Component *cp = &w->comp[ci];
+      s += ck->w[a][e] * w->x[cl->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
+    }
+  }
+  return s / w->theta;
+}
+
+/* the islands of the contact problem: contacts coupled through a component of the Newton
+ * matrix (bodies joined by joints or touching each other; the ground couples nothing);
+ * island of each contact into w->isl, members grouped in w->isl_order with starts
+ * w->isl_start (nisl + 1); returns nisl */
+static int islands(MoreauWork *w) {
+  int nc = w->nc;
+  int *par = w->isl; /* union-find over contacts, then the island numbers */
+  for (int k = 0; k < nc; k++) {
+    par[k] = k;
+    for (int side = 0; side < 2; side++) {
+      int ci = w->c[k].comp[side];
+      if (ci < 0) {
+        continue;
+      }
+      int f = w->comp_first[ci];
+      if (f < 0) {
+        w->comp_first[ci] = k;
+      } else {
+        int a = uf_find(par, f), b = uf_find(par, k);
+        if (a != b) {
+          par[a < b ? b : a] = a < b ? a : b;
+        }
+      }
+    }
+  }
+  for (int k = 0; k < nc; k++) {
+    for (int side = 0; side < 2; side++) {
+      if (w->c[k].comp[side] >= 0) {
+        w->comp_first[w->c[k].comp[side]] = -1;
+      }
+    }
+  }
+  /* number the roots in order, then count and place */
+  int nisl = 0;
+  for (int k = 0; k < nc; k++) {
+    int r = uf_find(par, k);
+    w->isl_order[k] = r == k ? nisl++ : -1;
+  }
+  for (int k = 0; k < nc; k++) {
+    w->isl_order[k] = w->isl_order[uf_find(par, k)];
+  }
+  for (int k = 0; k < nc; k++) {
+    w->isl[k] = w->isl_order[k];
+  }
+  for (int i = 0; i <= nisl; i++) {
+    w->isl_start[i] = 0;
+  }
+  for (int k = 0; k < nc; k++) {
+    w->isl_start[w->isl[k] + 1]++;
+  }
+  for (int i = 0; i < nisl; i++) {
+    w->isl_start[i + 1] += w->isl_start[i];
+  }
+  for (int i = 0; i < nisl; i++) {
+    w->comp_fill[i] = w->isl_start[i];
+  }
+  for (int k = 0; k < nc; k++) {
+    w->isl_order[w->comp_fill[w->isl[k]]++] = k;
+  }
+  return nisl;
+}
+
+/* the prox map of one contact at y (in place) and its derivative D (3 x 3, row-major):
+ * y_N >= 0, then the disk of radius mu y_N (seed 002 eq. 2.35b, c) */
+static void prox_deriv(double mu, double y[3], double D[9]) {
+  memset(D, 0, 9 * sizeof(double));
+  if (!(y[0] > 0.0)) {
+    y[0] = y[1] = y[2] = 0.0;
+    return;
+  }
+  D[0] = 1.0;
+  double t = hypot(y[1], y[2]), lim = mu * y[0];
+  if (t <= lim) {
+    D[4] = D[8] = 1.0;
+    return;
+  }
+  double e1 = y[1] / t, e2 = y[2] / t, f = lim / t;
+  D[3] = mu * e1;
+  D[6] = mu * e2;
+  D[4] = f * (1.0 - e1 * e1);
+  D[5] = D[7] = -f * e1 * e2;
+  D[8] = f * (1.0 - e2 * e2);
+  y[1] = lim * e1;
+  y[2] = lim * e2;
+}
+
+/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L with
+ * xi = xi0 + G (L - L0); D (3x3 per contact) when asked; returns max |Phi_i| / r_i */
+static double island_phi(const MoreauWork *w, const int *mem, int n, const double *G,
+                         const double *xi0, const double *L0, const double *L, double *phi,
+                         double *D) {
+  int N = 3 * n;
+  double res = 0.0;
+  for (int k = 0; k < n; k++) {
+    const Contact *c = &w->c[mem[k]];
+    double y[3], Dk[9];
+    for (int a = 0; a < 3; a++) {
+      int i = 3 * k + a;
+      double xi = xi0[i];
+      for (int j = 0; j < N; j++) {
+        xi += G[(size_t)i * N + j] * (L[j] - L0[j]);
+      }
+      y[a] = L[i] - c->r * xi;
+    }
+    prox_deriv(c->mu, y, Dk);
+    for (int a = 0; a < 3; a++) {
+      phi[3 * k + a] = L[3 * k + a] - y[a];
+      res = fmax(res, fabs(phi[3 * k + a]) / c->r);
+    }
+    if (D) {
+      memcpy(D + 9 * k, Dk, sizeof(Dk));
+    }
+  }
+  return res;
+}
+
+/* Semi-smooth Newton on one island's prox equations Phi(L) = 0 (Alart & Curnier's
+ * generalized Newton; the Jacobian I - D (I - R G), D the prox map's derivative), dense
+ * LU (LAPACK) with a line search on |Phi|; the impulses and w->u follow. Returns the
+ * iterations, or -1 when it did not reach tol (the impulses are then left as they were). */
+static int island_newton(const MoreauWork *w0, MoreauWork *w, const int *mem, int n, double tol,
+                         int maxit) {
+  (void)w0;
+  int N = 3 * n;
+  double *G = w->sn_G, *J = w->sn_J, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi;
+  double *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
+  for (int k = 0; k < n; k++) {
+    const Contact *ck = &w->c[mem[k]];
+    double xi[3];
+    contact_xi(ck, w->u, xi);
+    for (int a = 0; a < 3; a++) {
+      L0[3 * k + a] = L[3 * k + a] = ck->L[a];
+      xi0[3 * k + a] = xi[a];
+    }
+    for (int l = 0; l < n; l++) {
+      const Contact *cl = &w->c[mem[l]];
+      for (int a = 0; a < 3; a++) {
+        for (int b = 0; b < 3; b++) {
+          G[(size_t)(3 * k + a) * N + 3 * l + b] = l == k ? ck->G[3 * a + b]
+                                                          : g_entry(w, ck, a, cl, b);
+        }
+      }
+    }
+  }
+  double res = island_phi(w, mem, n, G, xi0, L0, L, phi, D);
+  int it;
+  for (it = 0; it < maxit && res > tol; it++) {
+    /* J = I - D (I - R G), column-major for LAPACK */
+    for (int i = 0; i < N; i++) {
+      int k = i / 3, a = i % 3;
+      const double *Dk = D + 9 * k;
+      for (int j = 0; j < N; j++) {
+        double v = (i == j ? 1.0 : 0.0);
+        for (int bb = 0; bb < 3; bb++) {
+          int r = 3 * k + bb;
+          double ir = (r == j ? 1.0 : 0.0) - w->c[mem[k]].r * G[(size_t)r * N + j];
+          v -= Dk[3 * a + bb] * ir;
+        }
+        J[(size_t)j * N + i] = v + (i == j ? 1e-11 : 0.0);
+      }
+      dL[i] = -phi[i];
+    }
+    int info = 0, one = 1;
+    dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
+    if (info != 0) {
+      break;
+    }
+    dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    /* line search on max |Phi| / r */
+    double alpha = 1.0, rn = INFINITY;
+    for (int ls = 0; ls < 20; ls++) {
+      for (int i = 0; i < N; i++) {
+        Lt[i] = L[i] + alpha * dL[i];
+      }
+      rn = island_phi(w, mem, n, G, xi0, L0, Lt, w->sn_phit, NULL);
+      if (rn < (1.0 - 1e-4 * alpha) * res || rn <= tol) {
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!(rn < res)) {
+      break;
+    }
+    memcpy(L, Lt, (size_t)N * sizeof(double));
+    res = island_phi(w, mem, n, G, xi0, L0, L, phi, D);
+  }
+  if (!(res <= tol)) {
+    return -1;
+  }
+  for (int k = 0; k < n; k++) {
+    Contact *c = &w->c[mem[k]];
+    for (int a = 0; a < 3; a++) {
+      add_column(w, c, a, (L[3 * k + a] - c->L[a]) / w->theta, w->u);
+      c->L[a] = L[3 * k + a];
+    }
+    c->status = c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
+                              : 0;
+  }
+  return it;
+}
+
+/* the contact problem on the linear model: a few Gauss-Seidel sweeps, then semi-smooth
+ * Newton per island (islands above ISLAND_MAX contacts stay with Gauss-Seidel), then
+ * Gauss-Seidel up to contact_iterations where Newton failed; returns the iterations (sweeps
+ * and Newton iterations) or -1 when the tolerance was not reached */
+static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
+  double tol = m->contact_tolerance * vscale;
+  int pre = m->contact_iterations < 4 ? m->contact_iterations : 4;
+  int sw = nsgs(m, w, vscale, pre, res_out);
+  if (sw >= 0) {
+    return sw;
+  }
+  int total = pre, failed = 0;
+  int nisl = islands(w);
+  for (int i = 0; i < nisl; i++) {
+    int n = w->isl_start[i + 1] - w->isl_start[i];
+    const int *mem = w->isl_order + w->isl_start[i];
+    if (n > ISLAND_MAX) {
+      failed = 1;
+      continue;
+    }
+    int it = island_newton(w, w, mem, n, tol, m->contact_iterations);
+    if (it < 0) {
+      failed = 1;
+      total += m->contact_iterations;
+    } else {
+      total += it;
+    }
+  }
+  double res = prox_residual(w, w->u);
+  *res_out = res / vscale;
+  if (res <= tol) {
+    return total;
+  }
+  (void)failed;
+  sw = nsgs(m, w, vscale, m->contact_iterations, res_out);
+  return sw < 0 ? -1 : total + sw;
 }
 
 /* ---- the step ---- */
@@ -1138,7 +1430,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         cres = res0 / vscale;
         break;
       }
-      int sw = nsgs(m, w, vscale, &cres);
+      int sw = contact_problem(m, w, vscale, &cres);
       if (sw < 0) {
         snprintf(why, sizeof(why),
                  "the contact problem (%d points) did not converge in %d iterations (prox "
