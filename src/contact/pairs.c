@@ -56,7 +56,13 @@ int mbs_collide_max(const mbsShape *a, const mbsShape *b) {
     return 0;
   }
   if (a->kind == MBS_SHAPE_BOX && b->kind == MBS_SHAPE_BOX) {
-    return 16 + 144; /* the vertices of each on the other's faces, and edge pairs */
+    /* the vertices of each on the other's faces, and crossing edges: for each of the 9 pairs
+     * of edge directions at most 8 edge pairs have the normal in both edges' cones (geom.c) */
+    return 16 + 72;
+  }
+  if ((a->kind == MBS_SHAPE_SPHERE && b->kind == MBS_SHAPE_BOX) ||
+      (a->kind == MBS_SHAPE_BOX && b->kind == MBS_SHAPE_SPHERE)) {
+    return 1; /* the box's point closest to the centre */
   }
   if ((a->kind == MBS_SHAPE_BOX && b->kind == MBS_SHAPE_CAPSULE) ||
       (a->kind == MBS_SHAPE_CAPSULE && b->kind == MBS_SHAPE_BOX)) {

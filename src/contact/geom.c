@@ -1,0 +1,802 @@
+/* geom.c: the narrow phase. Where a shape is at a configuration (mbs_shape_pose) and the
+ * contact points of two shapes (mbs_collide): one static function per pair of kinds, written
+ * for the kinds in enum order (sphere, box, capsule, points, plane); the other order swaps the
+ * arguments and then flips each normal and swaps the two closest points.
+ *
+ * Every point is a pair of closest points pa (on a) and pb (on b) with the unit normal n from a
+ * to b and the gap (pb - pa) . n, negative in penetration. Polyhedral contacts (boxes) are
+ * points of the features that can touch: a vertex on a face (or an edge), and two edges
+ * crossing. A feature pair only counts when the normal lies in both features' normal cones
+ * (the direction from a into b is one a's feature faces and b's feature faces back), so that
+ * its gap is the separation along that normal, as in the separating axis test, and a vertex
+ * near a corner of the other box takes the face it really rests on. */
+#include <math.h>
+#include <string.h>
+
+#include "mbsim/contact.h"
+#include "util/vec3.h"
+
+/* how far (sine of the angle) a normal may lie outside a feature's normal cone: a box resting
+ * slightly tilted on a face keeps its vertices and edge crossings within the margin */
+#define CONE_TOL 0.05
+/* lengths relative to the boxes' size: a vertex this close to a face's border is on the face,
+ * an edge's closest point this close to its end is not interior */
+#define LEN_TOL 1e-9
+/* two points of one pair this close (relative to the size) are one point (a vertex on a
+ * vertex, found from both boxes) */
+#define DUP_TOL 1e-6
+/* edges or segments closer to parallel than this sine: no single closest point */
+#define PARALLEL_SIN 1e-3
+
+/* ---- poses and frames ---- */
+
+void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  mbs_attach_point(m, s->attach, s->c, q, pose->x);
+  int f = s->attach;
+  int n0 = m->attach_node[f];
+  if (n0 < 0 || m->attach_kind[f] != MBS_ATTACH_DIRECTORS) {
+    /* the ground, a fixed body (world components) or a point mass (no directors) */
+    memcpy(pose->R, s->C, sizeof(pose->R));
+    return;
+  }
+  /* axis i = C^j_i d_j with the frame's directors d_j at q */
+  const double *d = q + 3 * (n0 + 1);
+  for (int r = 0; r < 3; r++) {
+    for (int i = 0; i < 3; i++) {
+      pose->R[3 * r + i] = s->C[i] * d[r] + s->C[3 + i] * d[3 + r] + s->C[6 + i] * d[6 + r];
+    }
+  }
+}
+
+/* column i of R */
+static void axis(double a[3], const double R[9], int i) {
+  a[0] = R[i];
+  a[1] = R[3 + i];
+  a[2] = R[6 + i];
+}
+
+/* world point of shape coordinates l */
+static void to_world(double p[3], const mbsPose *P, const double l[3]) {
+  for (int r = 0; r < 3; r++) {
+    p[r] = P->x[r] + P->R[3 * r] * l[0] + P->R[3 * r + 1] * l[1] + P->R[3 * r + 2] * l[2];
+  }
+}
+
+/* shape coordinates of world point p (R orthonormal) */
+static void to_local(double l[3], const mbsPose *P, const double p[3]) {
+  double d[3];
+  vsub(d, p, P->x);
+  for (int i = 0; i < 3; i++) {
+    l[i] = P->R[i] * d[0] + P->R[3 + i] * d[1] + P->R[6 + i] * d[2];
+  }
+}
+
+static double clamp(double x, double lo, double hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* a unit vector normal to unit u (deterministic) */
+static void perpendicular(double p[3], const double u[3]) {
+  int k = 0;
+  for (int i = 1; i < 3; i++) {
+    if (fabs(u[i]) < fabs(u[k])) {
+      k = i;
+    }
+  }
+  double e[3] = {0, 0, 0};
+  e[k] = 1;
+  vcross(p, u, e);
+  double s = vnorm(p);
+  p[0] /= s;
+  p[1] /= s;
+  p[2] /= s;
+}
+
+/* ---- the output ---- */
+
+typedef struct {
+  mbsContactPoint *out;
+  int max; /* room in out */
+  int n;   /* points written */
+} sink;
+
+static void emit(sink *s, const double pa[3], const double pb[3], const double n[3], double gap,
+                 int feature) {
+  if (s->n >= s->max) {
+    return;
+  }
+  mbsContactPoint *c = s->out + s->n++;
+  vcopy(c->pa, pa);
+  vcopy(c->pb, pb);
+  vcopy(c->n, n);
+  c->gap = gap;
+  c->feature = feature;
+}
+
+/* 1 if a written point has both closest points within tol of pa, pb */
+static int written(const sink *s, const double pa[3], const double pb[3], double tol) {
+  for (int i = 0; i < s->n; i++) {
+    double da[3], db[3];
+    vsub(da, pa, s->out[i].pa);
+    vsub(db, pb, s->out[i].pb);
+    if (vdot(da, da) <= tol * tol && vdot(db, db) <= tol * tol) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* two round shapes: points A of a and B of b (a centre or a segment's point) with radii ra,
+ * rb; when A = B the normal is fallback (oriented along from a's centre to b's) */
+static void round_pair(sink *s, const double A[3], double ra, const double B[3], double rb,
+                       const double fallback[3], double margin, int feature) {
+  double n[3], pa[3], pb[3];
+  vsub(n, B, A);
+  double dist = vnorm(n);
+  double gap = dist - ra - rb;
+  if (!(gap < margin)) {
+    return;
+  }
+  if (dist > 0) {
+    n[0] /= dist;
+    n[1] /= dist;
+    n[2] /= dist;
+  } else {
+    vcopy(n, fallback);
+  }
+  vcopy(pa, A);
+  vaxpy(pa, ra, n);
+  vcopy(pb, B);
+  vaxpy(pb, -rb, n);
+  emit(s, pa, pb, n, gap, feature);
+}
+
+/* ---- a point against a box ---- */
+
+/* The point q of box (P, half edges h) closest to p; inside, the point on the face of least
+ * penetration. nrm: the box's outward unit normal there (towards p when outside), d: the signed
+ * distance (< 0 inside). Returns the region, one base-3 digit per axis (0 between the two
+ * faces, 1 beyond the lower one, 2 beyond the upper one; inside: the face's digit). */
+static int box_closest(const mbsPose *P, const double h[3], const double p[3], double q[3],
+                       double nrm[3], double *d) {
+  double l[3], ql[3];
+  to_local(l, P, p);
+  int code = 0, outside = 0;
+  for (int i = 0, w = 1; i < 3; i++, w *= 3) {
+    ql[i] = clamp(l[i], -h[i], h[i]);
+    if (l[i] > h[i]) {
+      code += 2 * w;
+      outside = 1;
+    } else if (l[i] < -h[i]) {
+      code += w;
+      outside = 1;
+    }
+  }
+  if (outside) {
+    double dl[3], dn[3];
+    vsub(dl, l, ql);
+    double dist = vnorm(dl);
+    for (int r = 0; r < 3; r++) {
+      dn[r] = P->R[3 * r] * dl[0] + P->R[3 * r + 1] * dl[1] + P->R[3 * r + 2] * dl[2];
+    }
+    for (int r = 0; r < 3; r++) {
+      nrm[r] = dn[r] / dist;
+    }
+    *d = dist;
+    to_world(q, P, ql);
+    return code;
+  }
+  /* inside: the face of least penetration (the first of equal ones) */
+  int best = 0;
+  double depth = h[0] - fabs(l[0]);
+  for (int i = 1; i < 3; i++) {
+    if (h[i] - fabs(l[i]) < depth) {
+      depth = h[i] - fabs(l[i]);
+      best = i;
+    }
+  }
+  double sgn = l[best] >= 0 ? 1.0 : -1.0;
+  ql[best] = sgn * h[best];
+  axis(nrm, P->R, best);
+  for (int r = 0; r < 3; r++) {
+    nrm[r] *= sgn;
+  }
+  *d = -depth;
+  to_world(q, P, ql);
+  static const int pow3[3] = {1, 3, 9};
+  return (sgn > 0 ? 2 : 1) * pow3[best];
+}
+
+/* ---- one function per pair of kinds (kinds in enum order) ---- */
+
+static void sphere_sphere(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                          const mbsPose *Pb, double margin, sink *s) {
+  double fb[3];
+  axis(fb, Pa->R, 2); /* concentric spheres: a's axis 3 */
+  round_pair(s, Pa->x, a->size[0], Pb->x, b->size[0], fb, margin, 0);
+}
+
+/* closest point of the box to the centre (inside: the face of least penetration); feature:
+ * the box region (box_closest) */
+static void sphere_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                       double margin, sink *s) {
+  double q[3], nrm[3], d;
+  int region = box_closest(Pb, b->size, Pa->x, q, nrm, &d);
+  double r = a->size[0], gap = d - r;
+  if (gap < margin) {
+    double n[3] = {-nrm[0], -nrm[1], -nrm[2]}, pa[3];
+    vcopy(pa, Pa->x);
+    vaxpy(pa, r, n);
+    emit(s, pa, q, n, gap, region);
+  }
+}
+
+/* each point against the sphere; feature: the point's index */
+static void sphere_points(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                          const mbsPose *Pb, const double *pts, double margin, sink *s) {
+  double fb[3];
+  axis(fb, Pa->R, 2);
+  for (int k = 0; k < b->npts; k++) {
+    double p[3];
+    to_world(p, Pb, pts + 3 * (b->pt0 + k));
+    round_pair(s, Pa->x, a->size[0], p, 0.0, fb, margin, k);
+  }
+}
+
+/* the plane's normal is its axis 3, out of the solid side */
+static void sphere_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, double margin,
+                         sink *s) {
+  double np[3], rel[3];
+  axis(np, Pb->R, 2);
+  vsub(rel, Pa->x, Pb->x);
+  double d = vdot(rel, np), r = a->size[0];
+  if (d - r < margin) {
+    double n[3] = {-np[0], -np[1], -np[2]}, pa[3], pb[3];
+    vcopy(pa, Pa->x);
+    vaxpy(pa, -r, np);
+    vcopy(pb, Pa->x);
+    vaxpy(pb, -d, np);
+    emit(s, pa, pb, n, d - r, 0);
+  }
+}
+
+/* a box's centre, axes (a[i] = column i) and half edges; vertex k has coordinate i at +h[i]
+ * when bit i of k is set; edge e = 4 k + m runs along axis k at the signs (bit 0, bit 1) of m
+ * on the axes k + 1 and k + 2 (mod 3) */
+typedef struct {
+  double x[3], a[3][3], h[3];
+} boxFrame;
+
+static void box_frame(boxFrame *f, const mbsShape *s, const mbsPose *P) {
+  vcopy(f->x, P->x);
+  for (int i = 0; i < 3; i++) {
+    axis(f->a[i], P->R, i);
+    f->h[i] = s->size[i];
+  }
+}
+
+static void box_vertex(double v[3], const boxFrame *f, int k) {
+  vcopy(v, f->x);
+  for (int i = 0; i < 3; i++) {
+    vaxpy(v, (k >> i) & 1 ? f->h[i] : -f->h[i], f->a[i]);
+  }
+}
+
+/* midpoint of edge e = 4 k + m and the signs of its two faces on axes k + 1, k + 2 */
+static void box_edge(double mid[3], double sg[2], const boxFrame *f, int e) {
+  int k = e / 4, m = e % 4;
+  sg[0] = (m & 1) ? 1.0 : -1.0;
+  sg[1] = (m & 2) ? 1.0 : -1.0;
+  vcopy(mid, f->x);
+  vaxpy(mid, sg[0] * f->h[(k + 1) % 3], f->a[(k + 1) % 3]);
+  vaxpy(mid, sg[1] * f->h[(k + 2) % 3], f->a[(k + 2) % 3]);
+}
+
+/* closest parameters of the lines p + s u and q + t v (u, v unit, not parallel) */
+static void line_params(const double p[3], const double u[3], const double q[3], const double v[3],
+                        double *s, double *t) {
+  double d[3];
+  vsub(d, p, q);
+  double b = vdot(u, v), du = vdot(u, d), dv = vdot(v, d);
+  *s = (b * dv - du) / (1.0 - b * b);
+  *t = dv + b * *s;
+}
+
+/* closest parameters of the segments p + s u (|s| <= hu) and q + t v (|t| <= hv), u, v unit
+ * (Ericson, Real-Time Collision Detection, sec. 5.1.9) */
+static void segment_params(const double p[3], const double u[3], double hu, const double q[3],
+                           const double v[3], double hv, double *s, double *t) {
+  double d[3];
+  vsub(d, p, q);
+  double b = vdot(u, v), du = vdot(u, d), dv = vdot(v, d), den = 1.0 - b * b;
+  double ss = clamp(den > 1e-12 ? (b * dv - du) / den : 0.0, -hu, hu);
+  double tt = dv + b * ss;
+  if (tt < -hv || tt > hv) {
+    tt = clamp(tt, -hv, hv);
+    ss = clamp(b * tt - du, -hu, hu);
+  }
+  *s = ss;
+  *t = tt;
+}
+
+/* is -N (the direction from the vertex k of box f into the other shape) in the vertex's
+ * normal cone (within CONE_TOL)? N is the other shape's outward normal */
+static int vertex_faces(const boxFrame *f, int k, const double N[3]) {
+  for (int i = 0; i < 3; i++) {
+    double sg = (k >> i) & 1 ? 1.0 : -1.0;
+    if (sg * vdot(N, f->a[i]) > CONE_TOL) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Vertex k of box A against box B: 1 with the point pb on B, B's outward normal N and the gap
+ * when the vertex is within margin of B. Near or inside B its coordinates in B pick the face:
+ * of the (at most three) faces on the vertex's side whose tangential extent holds it (within
+ * tol) and whose normal the vertex faces, the least penetrated one; beyond an edge or a corner
+ * of B, the closest point there. */
+static int vertex_box(const boxFrame *A, int k, const boxFrame *B, double tol, double margin,
+                      double pb[3], double N[3], double *gap) {
+  double v[3], d[3], l[3], ql[3];
+  box_vertex(v, A, k);
+  vsub(d, v, B->x);
+  int nout = 0, jout = -1;
+  for (int i = 0; i < 3; i++) {
+    l[i] = vdot(d, B->a[i]);
+    ql[i] = clamp(l[i], -B->h[i], B->h[i]);
+    if (fabs(l[i]) > B->h[i] + tol) {
+      nout++;
+      jout = i;
+    }
+  }
+  if (nout <= 1) {
+    int best = -1;
+    double bg = -INFINITY;
+    for (int i = 0; i < 3; i++) {
+      if (nout == 1 && jout != i) {
+        continue; /* beyond this face's border */
+      }
+      double sg = l[i] >= 0 ? 1.0 : -1.0, Ni[3];
+      vcopy(Ni, B->a[i]);
+      Ni[0] *= sg;
+      Ni[1] *= sg;
+      Ni[2] *= sg;
+      double g = sg * l[i] - B->h[i];
+      if (g > bg && vertex_faces(A, k, Ni)) {
+        bg = g;
+        best = i;
+        vcopy(N, Ni);
+      }
+    }
+    if (best < 0 || !(bg < margin)) {
+      return 0;
+    }
+    ql[best] = l[best] >= 0 ? B->h[best] : -B->h[best];
+    *gap = bg;
+  } else {
+    double dl[3];
+    vsub(dl, l, ql);
+    double dist = vnorm(dl);
+    if (!(dist < margin)) {
+      return 0;
+    }
+    for (int r = 0; r < 3; r++) {
+      N[r] = (B->a[0][r] * dl[0] + B->a[1][r] * dl[1] + B->a[2][r] * dl[2]) / dist;
+    }
+    if (!vertex_faces(A, k, N)) {
+      return 0;
+    }
+    *gap = dist;
+  }
+  vcopy(pb, B->x);
+  for (int i = 0; i < 3; i++) {
+    vaxpy(pb, ql[i], B->a[i]);
+  }
+  return 1;
+}
+
+/* Box-box: the vertices of a against b (features 0-7), those of b against a (8-15), then the
+ * crossing edges (16 + 12 ea + eb): closest points interior to both edges, the normal along
+ * their cross product, in a's edge's normal cone and its opposite in b's, so that the gap is
+ * the separation along that axis. Points found twice (a vertex on a vertex) count once. At
+ * most 16 + 72 points: for each pair of edge directions the normal is fixed up to its sign, at
+ * most two of a's four parallel edges face each sign and at most two of b's face back. */
+static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                    double margin, sink *s) {
+  boxFrame A, B;
+  box_frame(&A, a, Pa);
+  box_frame(&B, b, Pb);
+  double d[3];
+  vsub(d, B.x, A.x);
+  /* bounding spheres, then the separating axis test (the 6 face normals and the 9 cross
+   * products of edge directions): separated by more than the margin along one axis, every
+   * point's gap is larger; overlapping, the axis of least overlap bounds the penetration */
+  double ra = vnorm(A.h), rb = vnorm(B.h);
+  if (!(vdot(d, d) < (ra + rb + margin) * (ra + rb + margin))) {
+    return;
+  }
+  double c[3][3]; /* c[i][j] = a_i . b_j */
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      c[i][j] = vdot(A.a[i], B.a[j]);
+    }
+  }
+  double best = -INFINITY; /* the largest separation along an axis */
+  for (int i = 0; i < 3; i++) {
+    double ea = A.h[i] + B.h[0] * fabs(c[i][0]) + B.h[1] * fabs(c[i][1]) + B.h[2] * fabs(c[i][2]);
+    double eb = B.h[i] + A.h[0] * fabs(c[0][i]) + A.h[1] * fabs(c[1][i]) + A.h[2] * fabs(c[2][i]);
+    best = fmax(best, fmax(fabs(vdot(d, A.a[i])) - ea, fabs(vdot(d, B.a[i])) - eb));
+  }
+  for (int ka = 0; ka < 3; ka++) {
+    for (int kb = 0; kb < 3; kb++) {
+      double cx[3];
+      vcross(cx, A.a[ka], B.a[kb]);
+      double sn = vnorm(cx);
+      if (sn < PARALLEL_SIN) {
+        continue;
+      }
+      double e = 0;
+      for (int i = 0; i < 3; i++) {
+        e += A.h[i] * fabs(vdot(A.a[i], cx)) + B.h[i] * fabs(vdot(B.a[i], cx));
+      }
+      best = fmax(best, (fabs(vdot(d, cx)) - e) / sn);
+    }
+  }
+  if (best > margin) {
+    return;
+  }
+  /* A point's gap is the separation along its normal, at most the best one; a point far below
+   * it (along an axis where the boxes overlap by their widths, a box slid off another's edge
+   * by a little) is no contact: keep gaps above 2 best - margin */
+  double floor_gap = best + fmin(best, 0.0) - margin;
+  double size = fmax(fmax(fmax(A.h[0], A.h[1]), fmax(A.h[2], B.h[0])), fmax(B.h[1], B.h[2]));
+  double tol = LEN_TOL * size, dup = DUP_TOL * size;
+
+  /* vertices on faces (or beyond an edge or corner of the other box) */
+  for (int side = 0; side < 2; side++) {
+    const boxFrame *V = side ? &B : &A, *F = side ? &A : &B;
+    for (int k = 0; k < 8; k++) {
+      double v[3], q[3], N[3], gap;
+      if (!vertex_box(V, k, F, tol, margin, q, N, &gap) || gap < floor_gap) {
+        continue;
+      }
+      box_vertex(v, V, k);
+      if (side == 0) { /* a's vertex, b's face: the normal from a to b is -N */
+        double n[3] = {-N[0], -N[1], -N[2]};
+        if (!written(s, v, q, dup)) {
+          emit(s, v, q, n, gap, k);
+        }
+      } else if (!written(s, q, v, dup)) {
+        emit(s, q, v, N, gap, 8 + k);
+      }
+    }
+  }
+
+  /* crossing edges */
+  for (int ka = 0; ka < 3; ka++) {
+    int a1 = (ka + 1) % 3, a2 = (ka + 2) % 3;
+    for (int kb = 0; kb < 3; kb++) {
+      int b1 = (kb + 1) % 3, b2 = (kb + 2) % 3;
+      double cx[3];
+      vcross(cx, A.a[ka], B.a[kb]);
+      double sn = vnorm(cx);
+      if (sn < PARALLEL_SIN) {
+        continue; /* parallel edges: their ends are vertex points */
+      }
+      cx[0] /= sn;
+      cx[1] /= sn;
+      cx[2] /= sn;
+      double ca1 = vdot(cx, A.a[a1]), ca2 = vdot(cx, A.a[a2]);
+      double cb1 = vdot(cx, B.a[b1]), cb2 = vdot(cx, B.a[b2]);
+      for (int ma = 0; ma < 4; ma++) {
+        double s1 = (ma & 1) ? 1.0 : -1.0, s2 = (ma & 2) ? 1.0 : -1.0;
+        /* the normal points out of a's edge: within its cone */
+        double o = s1 * ca1 + s2 * ca2 >= 0 ? 1.0 : -1.0;
+        if (o * s1 * ca1 < -CONE_TOL || o * s2 * ca2 < -CONE_TOL) {
+          continue;
+        }
+        for (int mb = 0; mb < 4; mb++) {
+          double u1 = (mb & 1) ? 1.0 : -1.0, u2 = (mb & 2) ? 1.0 : -1.0;
+          /* and into b's edge: its opposite within b's edge's cone */
+          if (-o * u1 * cb1 < -CONE_TOL || -o * u2 * cb2 < -CONE_TOL) {
+            continue;
+          }
+          double ma3[3], mb3[3], sga[2], sgb[2], sa, tb;
+          box_edge(ma3, sga, &A, 4 * ka + ma);
+          box_edge(mb3, sgb, &B, 4 * kb + mb);
+          line_params(ma3, A.a[ka], mb3, B.a[kb], &sa, &tb);
+          if (!(fabs(sa) < A.h[ka] - tol && fabs(tb) < B.h[kb] - tol)) {
+            continue; /* not interior to both edges */
+          }
+          double pa[3], pb[3], n[3] = {o * cx[0], o * cx[1], o * cx[2]}, dd[3];
+          vcopy(pa, ma3);
+          vaxpy(pa, sa, A.a[ka]);
+          vcopy(pb, mb3);
+          vaxpy(pb, tb, B.a[kb]);
+          vsub(dd, pb, pa);
+          double gap = vdot(dd, n);
+          /* along n the boxes overlap by -gap, along -n by the sum of their widths + gap:
+           * the real contact is the smaller overlap, n pointing from a's centre to b's */
+          if (gap < margin && gap >= floor_gap && vdot(d, n) > 0 && !written(s, pa, pb, dup)) {
+            emit(s, pa, pb, n, gap, 16 + 12 * (4 * ka + ma) + 4 * kb + mb);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* Box-capsule: each end of the segment as a sphere against the box (features 0, 1), then the
+ * segment's closest approach to each edge (2 + edge) where it is interior to both and the
+ * segment lies outward of the edge (within its normal cone). */
+static void box_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                        double margin, sink *s) {
+  boxFrame A;
+  box_frame(&A, a, Pa);
+  double u[3], r = b->size[0], hb = b->size[1], d[3];
+  axis(u, Pb->R, 2);
+  vsub(d, Pb->x, A.x);
+  double reach = vnorm(A.h) + hb + r + margin;
+  if (!(vdot(d, d) < reach * reach)) {
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    double e[3], q[3], nrm[3], dist;
+    vcopy(e, Pb->x);
+    vaxpy(e, k ? hb : -hb, u);
+    box_closest(Pa, a->size, e, q, nrm, &dist);
+    if (dist - r < margin) {
+      double pb[3];
+      vcopy(pb, e);
+      vaxpy(pb, -r, nrm);
+      emit(s, q, pb, nrm, dist - r, k);
+    }
+  }
+  double size = fmax(fmax(fmax(A.h[0], A.h[1]), A.h[2]), hb);
+  double tol = LEN_TOL * size;
+  for (int e = 0; e < 12; e++) {
+    int k = e / 4;
+    double cx[3];
+    vcross(cx, A.a[k], u);
+    if (vnorm(cx) < PARALLEL_SIN) {
+      continue;
+    }
+    double mid[3], sg[2], se, ts;
+    box_edge(mid, sg, &A, e);
+    line_params(mid, A.a[k], Pb->x, u, &se, &ts);
+    if (!(fabs(se) < A.h[k] - tol && fabs(ts) < hb - tol)) {
+      continue;
+    }
+    double pe[3], ps[3], n[3];
+    vcopy(pe, mid);
+    vaxpy(pe, se, A.a[k]);
+    vcopy(ps, Pb->x);
+    vaxpy(ps, ts, u);
+    vsub(n, ps, pe);
+    double dist = vnorm(n);
+    if (!(dist - r < margin) || !(dist > 0)) {
+      continue;
+    }
+    n[0] /= dist;
+    n[1] /= dist;
+    n[2] /= dist;
+    if (sg[0] * vdot(n, A.a[(k + 1) % 3]) < -CONE_TOL ||
+        sg[1] * vdot(n, A.a[(k + 2) % 3]) < -CONE_TOL) {
+      continue; /* the segment is not outward of this edge */
+    }
+    double pb[3];
+    vcopy(pb, ps);
+    vaxpy(pb, -r, n);
+    emit(s, pe, pb, n, dist - r, 2 + e);
+  }
+}
+
+/* each point inside the box or within margin of its surface; feature: the point's index */
+static void box_points(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                       const double *pts, double margin, sink *s) {
+  for (int k = 0; k < b->npts; k++) {
+    double p[3], q[3], nrm[3], d;
+    to_world(p, Pb, pts + 3 * (b->pt0 + k));
+    box_closest(Pa, a->size, p, q, nrm, &d);
+    if (d < margin) {
+      emit(s, q, p, nrm, d, k);
+    }
+  }
+}
+
+/* a point p of a (radius r about it) against the plane (point x, normal np) */
+static void point_plane(sink *s, const double p[3], double r, const double x[3], const double np[3],
+                        double margin, int feature) {
+  double rel[3];
+  vsub(rel, p, x);
+  double d = vdot(rel, np);
+  if (d - r < margin) {
+    double n[3] = {-np[0], -np[1], -np[2]}, pa[3], pb[3];
+    vcopy(pa, p);
+    vaxpy(pa, -r, np);
+    vcopy(pb, p);
+    vaxpy(pb, -d, np);
+    emit(s, pa, pb, n, d - r, feature);
+  }
+}
+
+/* each vertex within margin of the plane; feature: the vertex */
+static void box_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, double margin,
+                      sink *s) {
+  boxFrame A;
+  box_frame(&A, a, Pa);
+  double np[3];
+  axis(np, Pb->R, 2);
+  for (int k = 0; k < 8; k++) {
+    double v[3];
+    box_vertex(v, &A, k);
+    point_plane(s, v, 0.0, Pb->x, np, margin, k);
+  }
+}
+
+/* Capsule-capsule: the closest points of the two segments (feature 0); segments closer to
+ * parallel than PARALLEL_SIN that overlap along a's axis: both ends of the overlap (features 1,
+ * 2), each with its closest point on b's segment. */
+static void capsule_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                            const mbsPose *Pb, double margin, sink *s) {
+  double ua[3], ub[3], cx[3], d[3], fb[3];
+  axis(ua, Pa->R, 2);
+  axis(ub, Pb->R, 2);
+  double ha = a->size[1], hb = b->size[1], ra = a->size[0], rb = b->size[0];
+  vsub(d, Pb->x, Pa->x);
+  double reach = ha + hb + ra + rb + margin;
+  if (!(vdot(d, d) < reach * reach)) {
+    return;
+  }
+  vcross(cx, ua, ub);
+  double sn = vnorm(cx);
+  /* the normal when the axes meet: across both, from a's centre towards b's */
+  if (sn > 0) {
+    for (int r = 0; r < 3; r++) {
+      fb[r] = cx[r] / sn;
+    }
+  } else {
+    perpendicular(fb, ua);
+  }
+  if (vdot(fb, d) < 0) {
+    fb[0] = -fb[0];
+    fb[1] = -fb[1];
+    fb[2] = -fb[2];
+  }
+  if (sn < PARALLEL_SIN) {
+    double c0 = vdot(ua, d), bu = fabs(vdot(ua, ub)) * hb;
+    double lo = fmax(-ha, c0 - bu), hi = fmin(ha, c0 + bu);
+    if (hi - lo > LEN_TOL * fmax(ha, hb)) {
+      for (int k = 0; k < 2; k++) {
+        double A[3], B[3], rel[3];
+        vcopy(A, Pa->x);
+        vaxpy(A, k ? hi : lo, ua);
+        vsub(rel, A, Pb->x);
+        vcopy(B, Pb->x);
+        vaxpy(B, clamp(vdot(ub, rel), -hb, hb), ub);
+        round_pair(s, A, ra, B, rb, fb, margin, 1 + k);
+      }
+      return;
+    }
+  }
+  double sa, tb, A[3], B[3];
+  segment_params(Pa->x, ua, ha, Pb->x, ub, hb, &sa, &tb);
+  vcopy(A, Pa->x);
+  vaxpy(A, sa, ua);
+  vcopy(B, Pb->x);
+  vaxpy(B, tb, ub);
+  round_pair(s, A, ra, B, rb, fb, margin, 0);
+}
+
+/* the two ends of the segment (features 0, 1) */
+static void capsule_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, double margin,
+                          sink *s) {
+  double u[3], np[3];
+  axis(u, Pa->R, 2);
+  axis(np, Pb->R, 2);
+  for (int k = 0; k < 2; k++) {
+    double e[3];
+    vcopy(e, Pa->x);
+    vaxpy(e, k ? a->size[1] : -a->size[1], u);
+    point_plane(s, e, a->size[0], Pb->x, np, margin, k);
+  }
+}
+
+/* each point within margin of the plane (or below it); feature: the point's index */
+static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, const double *pts,
+                         double margin, sink *s) {
+  double np[3];
+  axis(np, Pb->R, 2);
+  for (int k = 0; k < a->npts; k++) {
+    double p[3];
+    to_world(p, Pa, pts + 3 * (a->pt0 + k));
+    point_plane(s, p, 0.0, Pb->x, np, margin, k);
+  }
+}
+
+/* ---- dispatch ---- */
+
+/* the pair with kinds in enum order (a->kind <= b->kind); 0 if unsupported */
+static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                           const mbsPose *Pb, const double *pts, double margin, sink *s) {
+  switch (a->kind) {
+    case MBS_SHAPE_SPHERE:
+      switch (b->kind) {
+        case MBS_SHAPE_SPHERE:
+          sphere_sphere(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_BOX:
+          sphere_box(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_POINTS:
+          sphere_points(a, Pa, b, Pb, pts, margin, s);
+          return 1;
+        case MBS_SHAPE_PLANE:
+          sphere_plane(a, Pa, Pb, margin, s);
+          return 1;
+        default:
+          return 0;
+      }
+    case MBS_SHAPE_BOX:
+      switch (b->kind) {
+        case MBS_SHAPE_BOX:
+          box_box(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_CAPSULE:
+          box_capsule(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_POINTS:
+          box_points(a, Pa, b, Pb, pts, margin, s);
+          return 1;
+        case MBS_SHAPE_PLANE:
+          box_plane(a, Pa, Pb, margin, s);
+          return 1;
+        default:
+          return 0;
+      }
+    case MBS_SHAPE_CAPSULE:
+      switch (b->kind) {
+        case MBS_SHAPE_CAPSULE:
+          capsule_capsule(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_PLANE:
+          capsule_plane(a, Pa, Pb, margin, s);
+          return 1;
+        default:
+          return 0;
+      }
+    case MBS_SHAPE_POINTS:
+      if (b->kind == MBS_SHAPE_PLANE) {
+        points_plane(a, Pa, Pb, pts, margin, s);
+        return 1;
+      }
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const mbsPose *pb,
+                const double *pts, double margin, mbsContactPoint *out, int max) {
+  if (!mbs_collide_supported(a->kind, b->kind)) {
+    return -1;
+  }
+  sink s = {out, max > 0 ? max : 0, 0};
+  if (a->kind <= b->kind) {
+    collide_ordered(a, pa, b, pb, pts, margin, &s);
+    return s.n;
+  }
+  /* the other order: b's points are the pa, the normals point the other way */
+  collide_ordered(b, pb, a, pa, pts, margin, &s);
+  for (int i = 0; i < s.n; i++) {
+    double t[3];
+    vcopy(t, out[i].pa);
+    vcopy(out[i].pa, out[i].pb);
+    vcopy(out[i].pb, t);
+    for (int r = 0; r < 3; r++) {
+      out[i].n[r] = -out[i].n[r];
+    }
+  }
+  return s.n;
+}
