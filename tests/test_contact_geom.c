@@ -421,6 +421,94 @@ START_TEST(test_box_box_rotated_45) {
 }
 END_TEST
 
+/* Sutherland-Hodgman: the polygon P (n vertices, xy) clipped by the convex counterclockwise
+ * polygon Q (m vertices) into out; returns the count */
+static int clip_polygon(const double (*P)[2], int n, const double (*Q)[2], int m,
+                        double (*out)[2]) {
+  double cur[16][2], nxt[16][2];
+  memcpy(cur, P, sizeof(double) * 2 * (size_t)n);
+  for (int e = 0; e < m && n > 0; e++) {
+    const double *p = Q[e], *q = Q[(e + 1) % m];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      const double *u = cur[i], *v = cur[(i + 1) % n];
+      double su = (q[0] - p[0]) * (u[1] - p[1]) - (q[1] - p[1]) * (u[0] - p[0]);
+      double sv = (q[0] - p[0]) * (v[1] - p[1]) - (q[1] - p[1]) * (v[0] - p[0]);
+      if (su >= 0) {
+        nxt[k][0] = u[0];
+        nxt[k++][1] = u[1];
+      }
+      if ((su >= 0) != (sv >= 0)) {
+        double t = su / (su - sv);
+        nxt[k][0] = u[0] + t * (v[0] - u[0]);
+        nxt[k++][1] = u[1] + t * (v[1] - u[1]);
+      }
+    }
+    n = k;
+    memcpy(cur, nxt, sizeof(double) * 2 * (size_t)n);
+  }
+  memcpy(out, cur, sizeof(double) * 2 * (size_t)n);
+  return n;
+}
+
+/* a box turned about the vertical, shifted and sunk a little into another's top face: the
+ * points are the corners of the overlap of the two rectangles (clipped here as polygons) */
+START_TEST(test_box_box_overlap_polygon) {
+  unsigned seed = 31u;
+  int trials = 0;
+  for (int trial = 0; trial < 400; trial++) {
+    double u[9];
+    for (int i = 0; i < 9; i++) {
+      seed = seed * 1103515245u + 12345u;
+      u[i] = (double)(seed >> 8) / 16777216.0;
+    }
+    double ha[3] = {0.3 + u[0], 0.3 + u[1], 0.2 + u[2]}, hb[3] = {0.3 + u[3], 0.3 + u[4], 0.5};
+    double yaw = 2 * PI * u[5], sink = 1e-4 * u[6];
+    double bx = 1.6 * (ha[0] + hb[0]) * (u[7] - 0.5), by = 1.6 * (ha[1] + hb[1]) * (u[8] - 0.5);
+    double R[9];
+    rot(R, 0, 0, 1, yaw);
+    mbsShape a = shape(MBS_SHAPE_BOX, ha[0], ha[1], ha[2]);
+    mbsShape b = shape(MBS_SHAPE_BOX, hb[0], hb[1], hb[2]);
+    mbsPose Pa = pose(0, 0, 0, NULL), Pb = pose(bx, by, ha[2] + hb[2] - sink, R);
+    double sq[4][2] = {{-ha[0], -ha[1]}, {ha[0], -ha[1]}, {ha[0], ha[1]}, {-ha[0], ha[1]}};
+    double rb[4][2], poly[16][2];
+    for (int k = 0; k < 4; k++) {
+      double lx = (k == 1 || k == 2) ? hb[0] : -hb[0], ly = k >= 2 ? hb[1] : -hb[1];
+      rb[k][0] = bx + R[0] * lx + R[1] * ly;
+      rb[k][1] = by + R[3] * lx + R[4] * ly;
+    }
+    int np = clip_polygon((const double(*)[2])sq, 4, (const double(*)[2])rb, 4, poly);
+    /* generic overlaps only: no corner within 1e-4 of another (nor of a corner of either box) */
+    int generic = np >= 3;
+    for (int i = 0; i < np && generic; i++) {
+      for (int j = 0; j < i; j++) {
+        generic &= hypot(poly[i][0] - poly[j][0], poly[i][1] - poly[j][1]) > 1e-4;
+      }
+      for (int k = 0; k < 4; k++) {
+        double da = hypot(poly[i][0] - sq[k][0], poly[i][1] - sq[k][1]);
+        double db = hypot(poly[i][0] - rb[k][0], poly[i][1] - rb[k][1]);
+        generic &= (da < 1e-12 || da > 1e-4) && (db < 1e-12 || db > 1e-4);
+      }
+    }
+    if (!generic) {
+      continue;
+    }
+    trials++;
+    mbsContactPoint c[CAP];
+    int n = collide(&a, &Pa, &b, &Pb, NULL, 1e-3, c);
+    ck_assert_msg(n == np, "trial %d: %d points, the overlap has %d corners", trial, n, np);
+    for (int i = 0; i < np; i++) {
+      double p[3] = {poly[i][0], poly[i][1], ha[2]};
+      int k = find_pa(c, n, p, 1e-12);
+      ck_assert_msg(k >= 0, "trial %d: corner (%g, %g) missing", trial, p[0], p[1]);
+      ASSERT_V3(c[k].n, 0, 0, 1, 1e-12);
+      ck_assert_double_eq_tol(c[k].gap, -sink, 1e-14);
+    }
+  }
+  ck_assert_int_gt(trials, 200);
+}
+END_TEST
+
 /* a box on its edge (45 degrees about x) under a box on its edge (45 degrees about y): the
  * edges cross at one point */
 START_TEST(test_box_box_edge_edge) {
@@ -1037,6 +1125,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_box_plane_tilted);
   tcase_add_test(tc, test_box_box_face_on_face);
   tcase_add_test(tc, test_box_box_rotated_45);
+  tcase_add_test(tc, test_box_box_overlap_polygon);
   tcase_add_test(tc, test_box_box_edge_edge);
   tcase_add_test(tc, test_box_box_random);
   tcase_add_test(tc, test_capsule_plane);

@@ -428,19 +428,24 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
     double eb = B.h[i] + A.h[0] * fabs(c[0][i]) + A.h[1] * fabs(c[1][i]) + A.h[2] * fabs(c[2][i]);
     best = fmax(best, fmax(fabs(vdot(d, A.a[i])) - ea, fabs(vdot(d, B.a[i])) - eb));
   }
+  double cross[3][3][3]; /* unit a_ka x b_kb, or zero for parallel edges */
   for (int ka = 0; ka < 3; ka++) {
     for (int kb = 0; kb < 3; kb++) {
-      double cx[3];
+      double *cx = cross[ka][kb];
       vcross(cx, A.a[ka], B.a[kb]);
       double sn = vnorm(cx);
       if (sn < PARALLEL_SIN) {
+        cx[0] = cx[1] = cx[2] = 0; /* parallel edges: their ends are vertex points */
         continue;
       }
+      cx[0] /= sn;
+      cx[1] /= sn;
+      cx[2] /= sn;
       double e = 0;
       for (int i = 0; i < 3; i++) {
         e += A.h[i] * fabs(vdot(A.a[i], cx)) + B.h[i] * fabs(vdot(B.a[i], cx));
       }
-      best = fmax(best, (fabs(vdot(d, cx)) - e) / sn);
+      best = fmax(best, fabs(vdot(d, cx)) - e);
     }
   }
   if (best > margin) {
@@ -473,33 +478,36 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
     }
   }
 
-  /* crossing edges */
+  /* crossing edges: the gap along n = o (a_ka x b_kb) is the offset of b's edge from b's centre
+   * along n, less a's, plus the centres' (the edges are normal to n), a test before their
+   * closest points */
   for (int ka = 0; ka < 3; ka++) {
     int a1 = (ka + 1) % 3, a2 = (ka + 2) % 3;
     for (int kb = 0; kb < 3; kb++) {
       int b1 = (kb + 1) % 3, b2 = (kb + 2) % 3;
-      double cx[3];
-      vcross(cx, A.a[ka], B.a[kb]);
-      double sn = vnorm(cx);
-      if (sn < PARALLEL_SIN) {
-        continue; /* parallel edges: their ends are vertex points */
+      const double *cx = cross[ka][kb];
+      if (cx[0] == 0 && cx[1] == 0 && cx[2] == 0) {
+        continue;
       }
-      cx[0] /= sn;
-      cx[1] /= sn;
-      cx[2] /= sn;
       double ca1 = vdot(cx, A.a[a1]), ca2 = vdot(cx, A.a[a2]);
-      double cb1 = vdot(cx, B.a[b1]), cb2 = vdot(cx, B.a[b2]);
+      double cb1 = vdot(cx, B.a[b1]), cb2 = vdot(cx, B.a[b2]), dc = vdot(d, cx);
       for (int ma = 0; ma < 4; ma++) {
         double s1 = (ma & 1) ? 1.0 : -1.0, s2 = (ma & 2) ? 1.0 : -1.0;
-        /* the normal points out of a's edge: within its cone */
+        /* the normal points out of a's edge (within its cone), and from a's centre to b's:
+         * along -n the boxes would overlap by the sum of their widths less this overlap */
         double o = s1 * ca1 + s2 * ca2 >= 0 ? 1.0 : -1.0;
-        if (o * s1 * ca1 < -CONE_TOL || o * s2 * ca2 < -CONE_TOL) {
+        if (o * s1 * ca1 < -CONE_TOL || o * s2 * ca2 < -CONE_TOL || !(o * dc > 0)) {
           continue;
         }
+        double offa = o * (s1 * A.h[a1] * ca1 + s2 * A.h[a2] * ca2);
         for (int mb = 0; mb < 4; mb++) {
           double u1 = (mb & 1) ? 1.0 : -1.0, u2 = (mb & 2) ? 1.0 : -1.0;
           /* and into b's edge: its opposite within b's edge's cone */
           if (-o * u1 * cb1 < -CONE_TOL || -o * u2 * cb2 < -CONE_TOL) {
+            continue;
+          }
+          double g = o * dc + o * (u1 * B.h[b1] * cb1 + u2 * B.h[b2] * cb2) - offa;
+          if (!(g < margin + tol && g >= floor_gap - tol)) {
             continue;
           }
           double ma3[3], mb3[3], sga[2], sgb[2], sa, tb;
@@ -516,9 +524,7 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
           vaxpy(pb, tb, B.a[kb]);
           vsub(dd, pb, pa);
           double gap = vdot(dd, n);
-          /* along n the boxes overlap by -gap, along -n by the sum of their widths + gap:
-           * the real contact is the smaller overlap, n pointing from a's centre to b's */
-          if (gap < margin && gap >= floor_gap && vdot(d, n) > 0 && !written(s, pa, pb, dup)) {
+          if (gap < margin && gap >= floor_gap && !written(s, pa, pb, dup)) {
             emit(s, pa, pb, n, gap, 16 + 12 * (4 * ka + ma) + 4 * kb + mb);
           }
         }
