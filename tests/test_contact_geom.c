@@ -387,6 +387,18 @@ START_TEST(test_box_box_face_on_face) {
     ck_assert_double_eq_tol(fabs(c[i].pa[1]), 1, 1e-15);
     ASSERT_V3(c[i].n, 0, 0, 1, 1e-15);
   }
+  /* the smaller box tilted by 0.005 rad about x: its low vertices within each margin, at their
+   * heights above a's top face */
+  double Rt[9], th = 0.005;
+  rot(Rt, 1, 0, 0, th);
+  Pb = pose(0.2, -0.1, 1 + 0.4 * sin(th) + 0.5 * cos(th) - 1e-5, Rt);
+  ck_assert_int_eq(collide(&a, &Pa, &sm, &Pb, NULL, 1e-3, c), 2);
+  ck_assert_int_eq(collide(&a, &Pa, &sm, &Pb, NULL, 5e-3, c), 4);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_V3(c[i].n, 0, 0, 1, 1e-15);
+    ck_assert_double_eq_tol(c[i].gap, c[i].pb[2] - 1, 1e-15);
+    ck_assert_double_eq_tol(c[i].gap, c[i].pb[1] < -0.1 ? -1e-5 : -1e-5 + 0.8 * sin(th), 1e-14);
+  }
   /* lifted beyond the margin: none; separated sideways: none */
   Pb = pose(0, 0, 2.002, NULL);
   ck_assert_int_eq(collide(&a, &Pa, &b, &Pb, NULL, 1e-3, c), 0);
