@@ -576,6 +576,17 @@ START_TEST(test_box_box_random) {
     int n = collide(&a, &Pa, &b, &Pb, NULL, margin, c);
     most = n > most ? n : most;
     total += n;
+    /* edge pairs: at most 8 per pair of edge directions (the bound of mbs_collide_max) */
+    int per[3][3] = {{0}};
+    for (int i = 0; i < n; i++) {
+      if (c[i].feature >= 16) {
+        int e = c[i].feature - 16;
+        per[e / 12 / 4][e % 12 / 4]++;
+      }
+    }
+    for (int i = 0; i < 9; i++) {
+      ck_assert_int_le(per[i / 3][i % 3], 8);
+    }
     for (int i = 0; i < n; i++) {
       /* separating the boxes' extents along n: max over a of x.n <= pa.n, min over b >= pb.n */
       double amax = -INFINITY, bmin = INFINITY;
