@@ -9,7 +9,8 @@
  * crossing. A feature pair only counts when the normal lies in both features' normal cones
  * (the direction from a into b is one a's feature faces and b's feature faces back), so that
  * its gap is the separation along that normal, as in the separating axis test, and a vertex
- * near a corner of the other box takes the face it really rests on. */
+ * near a corner of the other box takes the face it really rests on; a point whose overlap is
+ * much more than the least one over the separating axes is dropped. */
 #include <math.h>
 #include <string.h>
 
@@ -399,9 +400,11 @@ static int vertex_box(const boxFrame *A, int k, const boxFrame *B, double tol, d
 /* Box-box: the vertices of a against b (features 0-7), those of b against a (8-15), then the
  * crossing edges (16 + 12 ea + eb): closest points interior to both edges, the normal along
  * their cross product, in a's edge's normal cone and its opposite in b's, so that the gap is
- * the separation along that axis. Points found twice (a vertex on a vertex) count once. At
- * most 16 + 72 points: for each pair of edge directions the normal is fixed up to its sign, at
- * most two of a's four parallel edges face each sign and at most two of b's face back. */
+ * the separation along that axis. Points found twice (a vertex on a vertex) count once, and
+ * points whose gap lies far below the best separation of the separating axis test (an overlap
+ * along a side while the boxes rest on each other) are none. At most 16 + 72 points: for each
+ * pair of edge directions the normal is fixed up to its sign, at most two of a's four parallel
+ * edges face each sign and at most two of b's face back. */
 static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
                     double margin, sink *s) {
   boxFrame A, B;
