@@ -230,8 +230,17 @@ int mbs_broad_pairs(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, int *
     for (int i = 0; i < ns; i++) {
       int si = bp->order[i];
       double end = bp->hi[si];
+      const double *xi = poses[si].x;
+      double ri = m->shape[si].radius + bp->max_margin;
       for (int j = i + 1; j < ns && bp->lo[bp->order[j]] <= end; j++) {
         int sj = bp->order[j];
+        /* the spheres with the largest margin first (cheap), then the pairs' own */
+        const double *xj = poses[sj].x;
+        double dx = xi[0] - xj[0], dy = xi[1] - xj[1], dz = xi[2] - xj[2];
+        double reach = (ri + m->shape[sj].radius) * (1 + 1e-12);
+        if (dx * dx + dy * dy + dz * dz >= reach * reach) {
+          continue;
+        }
         nf = si < sj ? test_pair(bp, m, poses, si, sj, nf) : test_pair(bp, m, poses, sj, si, nf);
       }
     }
