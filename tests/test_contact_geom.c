@@ -549,6 +549,27 @@ START_TEST(test_box_box_edge_edge) {
 }
 END_TEST
 
+/* a cube with a vertex pointing down, just beyond and above another's top edge: one point,
+ * from the vertex to the edge */
+START_TEST(test_box_box_vertex_edge) {
+  double R[9], h = 0.5, e = 0.003, g = 0.004;
+  rot(R, -1, 1, 0, acos(-1 / sqrt(3.0))); /* (1, 1, 1)/sqrt 3 -> (0, 0, -1) */
+  ck_assert_double_eq_tol(R[6] + R[7] + R[8], -sqrt(3.0), 1e-15);
+  mbsShape a = shape(MBS_SHAPE_BOX, h, h, h), b = shape(MBS_SHAPE_BOX, 1, 1, 1);
+  double V[3] = {1 + e, 0.2, 1 + g};
+  mbsPose Pa = pose(V[0], V[1], V[2] + h * sqrt(3.0), R), Pb = pose(0, 0, 0, NULL);
+  mbsContactPoint c[CAP];
+  ck_assert_int_eq(collide(&a, &Pa, &b, &Pb, NULL, 0.01, c), 1);
+  double r = hypot(e, g);
+  ck_assert_double_eq_tol(c[0].gap, r, 1e-14);
+  ck_assert_int_eq(c[0].feature, 7);
+  ASSERT_V3V(c[0].pa, V, 1e-14);
+  ASSERT_V3(c[0].pb, 1, 0.2, 1, 1e-14);
+  ASSERT_V3(c[0].n, -e / r, 0, -g / r, 1e-12);
+  ck_assert_int_eq(collide(&a, &Pa, &b, &Pb, NULL, 0.0049, c), 0);
+}
+END_TEST
+
 /* random pairs of boxes, overlapping or near: at most mbs_collide_max points, the same in
  * both orders, every point's gap at least the boxes' separation along its normal (the
  * extents of each box along n), and a vertex point's pa a vertex */
@@ -1150,6 +1171,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_box_box_rotated_45);
   tcase_add_test(tc, test_box_box_overlap_polygon);
   tcase_add_test(tc, test_box_box_edge_edge);
+  tcase_add_test(tc, test_box_box_vertex_edge);
   tcase_add_test(tc, test_box_box_random);
   tcase_add_test(tc, test_capsule_plane);
   tcase_add_test(tc, test_capsule_capsule);
