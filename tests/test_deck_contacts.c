@@ -415,10 +415,10 @@ START_TEST(test_pairs) {
                   m->pair[k].spec, want[k][0], want[k][1], want[k][2]);
     sum += mbs_collide_max(&m->shape[want[k][0]], &m->shape[want[k][1]]);
   }
-  /* the bound of contact points: box-sphere 8, box-capsule 14, box-points 8 (box vertices),
-   * box-plane 8, box-box 160, sphere-plane 1, sphere-box 8, capsule-plane 2, capsule-box 14,
-   * points-plane 3, points-box 8, sphere-box 8 */
-  ck_assert_int_eq(sum, 8 + 14 + 8 + 8 + 160 + 1 + 8 + 2 + 14 + 3 + 8 + 8);
+  /* the bound of contact points: box-sphere 1 (the closest point), box-capsule 14, box-points
+   * 8 (box vertices), box-plane 8, box-box 88 (16 vertices, 72 edge pairs), sphere-plane 1,
+   * sphere-box 1, capsule-plane 2, capsule-box 14, points-plane 3, points-box 8, sphere-box 1 */
+  ck_assert_int_eq(sum, 1 + 14 + 8 + 8 + 88 + 1 + 1 + 2 + 14 + 3 + 8 + 1);
   ck_assert_int_eq(m->contact_max, sum);
 
   /* a unilateral contact: auto picks moreau and says why; its energy threshold */

@@ -105,8 +105,8 @@ mbsBroad *mbs_broad_create(const mbsModel *m, mbsError *err) {
   for (int i = 0; i < ns; i++) {
     for (int e = bp->start[i] + 1; e < bp->start[i + 1]; e++) {
       int h = bp->key_hi[e], k = bp->key_pair[e], f = e;
-      while (f > bp->start[i] && (bp->key_hi[f - 1] > h ||
-                                  (bp->key_hi[f - 1] == h && bp->key_pair[f - 1] > k))) {
+      while (f > bp->start[i] &&
+             (bp->key_hi[f - 1] > h || (bp->key_hi[f - 1] == h && bp->key_pair[f - 1] > k))) {
         bp->key_hi[f] = bp->key_hi[f - 1];
         bp->key_pair[f] = bp->key_pair[f - 1];
         f--;
@@ -120,8 +120,10 @@ mbsBroad *mbs_broad_create(const mbsModel *m, mbsError *err) {
 fail:
   free(mark);
   mbs_broad_destroy(bp);
-  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact broad phase (%d "
-                "shapes, %d pairs)", m->nshape, m->npair);
+  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                "out of memory for the contact broad phase (%d "
+                "shapes, %d pairs)",
+                m->nshape, m->npair);
   return NULL;
 }
 
@@ -232,8 +234,17 @@ int mbs_broad_pairs(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, const
     for (int i = 0; i < ns; i++) {
       int si = bp->order[i];
       double end = bp->hi[si];
+      const double *xi = poses[si].x;
+      double ri = m->shape[si].radius + bp->max_margin + (extra ? extra[si] : 0.0);
       for (int j = i + 1; j < ns && bp->lo[bp->order[j]] <= end; j++) {
         int sj = bp->order[j];
+        /* the spheres with the largest margin first (cheap), then the pairs' own */
+        const double *xj = poses[sj].x;
+        double dx = xi[0] - xj[0], dy = xi[1] - xj[1], dz = xi[2] - xj[2];
+        double reach = (ri + m->shape[sj].radius + (extra ? extra[sj] : 0.0)) * (1 + 1e-12);
+        if (dx * dx + dy * dy + dz * dz >= reach * reach) {
+          continue;
+        }
         nf = si < sj ? test_pair(bp, m, poses, extra, si, sj, nf)
                      : test_pair(bp, m, poses, extra, sj, si, nf);
       }

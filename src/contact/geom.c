@@ -9,7 +9,8 @@
  * crossing. A feature pair only counts when the normal lies in both features' normal cones
  * (the direction from a into b is one a's feature faces and b's feature faces back), so that
  * its gap is the separation along that normal, as in the separating axis test, and a vertex
- * near a corner of the other box takes the face it really rests on. */
+ * near a corner of the other box takes the face it really rests on; a point whose overlap is
+ * much more than the least one over the separating axes is dropped. */
 #include <math.h>
 #include <string.h>
 
@@ -43,8 +44,7 @@ void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPo
   const double *d = q + 3 * (n0 + 1);
   for (int r = 0; r < 3; r++) {
     for (int i = 0; i < 3; i++) {
-      pose->R[3 * r + i] =
-          s->C[i] * d[r] + s->C[3 + i] * d[3 + r] + s->C[6 + i] * d[6 + r];
+      pose->R[3 * r + i] = s->C[i] * d[r] + s->C[3 + i] * d[3 + r] + s->C[6 + i] * d[6 + r];
     }
   }
 }
@@ -294,8 +294,8 @@ static void box_edge(double mid[3], double sg[2], const boxFrame *f, int e) {
 }
 
 /* closest parameters of the lines p + s u and q + t v (u, v unit, not parallel) */
-static void line_params(const double p[3], const double u[3], const double q[3],
-                        const double v[3], double *s, double *t) {
+static void line_params(const double p[3], const double u[3], const double q[3], const double v[3],
+                        double *s, double *t) {
   double d[3];
   vsub(d, p, q);
   double b = vdot(u, v), du = vdot(u, d), dv = vdot(v, d);
@@ -345,6 +345,9 @@ static int vertex_box(const boxFrame *A, int k, const boxFrame *B, double tol, d
   int nout = 0, jout = -1;
   for (int i = 0; i < 3; i++) {
     l[i] = vdot(d, B->a[i]);
+    if (!(fabs(l[i]) - B->h[i] < margin)) {
+      return 0; /* farther than the margin from B's slab along axis i */
+    }
     ql[i] = clamp(l[i], -B->h[i], B->h[i]);
     if (fabs(l[i]) > B->h[i] + tol) {
       nout++;
@@ -400,9 +403,11 @@ static int vertex_box(const boxFrame *A, int k, const boxFrame *B, double tol, d
 /* Box-box: the vertices of a against b (features 0-7), those of b against a (8-15), then the
  * crossing edges (16 + 12 ea + eb): closest points interior to both edges, the normal along
  * their cross product, in a's edge's normal cone and its opposite in b's, so that the gap is
- * the separation along that axis. Points found twice (a vertex on a vertex) count once. At
- * most 16 + 72 points: for each pair of edge directions the normal is fixed up to its sign, at
- * most two of a's four parallel edges face each sign and at most two of b's face back. */
+ * the separation along that axis. Points found twice (a vertex on a vertex) count once, and
+ * points whose gap lies far below the best separation of the separating axis test (an overlap
+ * along a side while the boxes rest on each other) are none. At most 16 + 72 points: for each
+ * pair of edge directions the normal is fixed up to its sign, at most two of a's four parallel
+ * edges face each sign and at most two of b's face back. */
 static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
                     double margin, sink *s) {
   boxFrame A, B;
@@ -410,8 +415,9 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
   box_frame(&B, b, Pb);
   double d[3];
   vsub(d, B.x, A.x);
-  /* bounding spheres, then the face axes of both: separated by more than the margin along one
-   * of them, every point's gap is larger */
+  /* bounding spheres, then the separating axis test (the 6 face normals and the 9 cross
+   * products of edge directions): separated by more than the margin along one axis, every
+   * point's gap is larger; overlapping, the axis of least overlap bounds the penetration */
   double ra = vnorm(A.h), rb = vnorm(B.h);
   if (!(vdot(d, d) < (ra + rb + margin) * (ra + rb + margin))) {
     return;
@@ -422,13 +428,39 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
       c[i][j] = vdot(A.a[i], B.a[j]);
     }
   }
+  double best = -INFINITY; /* the largest separation along an axis */
   for (int i = 0; i < 3; i++) {
     double ea = A.h[i] + B.h[0] * fabs(c[i][0]) + B.h[1] * fabs(c[i][1]) + B.h[2] * fabs(c[i][2]);
     double eb = B.h[i] + A.h[0] * fabs(c[0][i]) + A.h[1] * fabs(c[1][i]) + A.h[2] * fabs(c[2][i]);
-    if (fabs(vdot(d, A.a[i])) - ea > margin || fabs(vdot(d, B.a[i])) - eb > margin) {
-      return;
+    best = fmax(best, fmax(fabs(vdot(d, A.a[i])) - ea, fabs(vdot(d, B.a[i])) - eb));
+  }
+  double cross[3][3][3]; /* unit a_ka x b_kb, or zero for parallel edges */
+  for (int ka = 0; ka < 3; ka++) {
+    for (int kb = 0; kb < 3; kb++) {
+      double *cx = cross[ka][kb];
+      vcross(cx, A.a[ka], B.a[kb]);
+      double sn = vnorm(cx);
+      if (sn < PARALLEL_SIN) {
+        cx[0] = cx[1] = cx[2] = 0; /* parallel edges: their ends are vertex points */
+        continue;
+      }
+      cx[0] /= sn;
+      cx[1] /= sn;
+      cx[2] /= sn;
+      double e = 0;
+      for (int i = 0; i < 3; i++) {
+        e += A.h[i] * fabs(vdot(A.a[i], cx)) + B.h[i] * fabs(vdot(B.a[i], cx));
+      }
+      best = fmax(best, fabs(vdot(d, cx)) - e);
     }
   }
+  if (best > margin) {
+    return;
+  }
+  /* A point's gap is the separation along its normal, at most the best one; a point far below
+   * it (along an axis where the boxes overlap by their widths, a box slid off another's edge
+   * by a little) is no contact: keep gaps above 2 best - margin */
+  double floor_gap = best + fmin(best, 0.0) - margin;
   double size = fmax(fmax(fmax(A.h[0], A.h[1]), fmax(A.h[2], B.h[0])), fmax(B.h[1], B.h[2]));
   double tol = LEN_TOL * size, dup = DUP_TOL * size;
 
@@ -437,7 +469,7 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
     const boxFrame *V = side ? &B : &A, *F = side ? &A : &B;
     for (int k = 0; k < 8; k++) {
       double v[3], q[3], N[3], gap;
-      if (!vertex_box(V, k, F, tol, margin, q, N, &gap)) {
+      if (!vertex_box(V, k, F, tol, margin, q, N, &gap) || gap < floor_gap) {
         continue;
       }
       box_vertex(v, V, k);
@@ -452,33 +484,36 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
     }
   }
 
-  /* crossing edges */
+  /* crossing edges: the gap along n = o (a_ka x b_kb) is the offset of b's edge from b's centre
+   * along n, less a's, plus the centres' (the edges are normal to n), a test before their
+   * closest points */
   for (int ka = 0; ka < 3; ka++) {
     int a1 = (ka + 1) % 3, a2 = (ka + 2) % 3;
     for (int kb = 0; kb < 3; kb++) {
       int b1 = (kb + 1) % 3, b2 = (kb + 2) % 3;
-      double cx[3];
-      vcross(cx, A.a[ka], B.a[kb]);
-      double sn = vnorm(cx);
-      if (sn < PARALLEL_SIN) {
-        continue; /* parallel edges: their ends are vertex points */
+      const double *cx = cross[ka][kb];
+      if (cx[0] == 0 && cx[1] == 0 && cx[2] == 0) {
+        continue;
       }
-      cx[0] /= sn;
-      cx[1] /= sn;
-      cx[2] /= sn;
       double ca1 = vdot(cx, A.a[a1]), ca2 = vdot(cx, A.a[a2]);
-      double cb1 = vdot(cx, B.a[b1]), cb2 = vdot(cx, B.a[b2]);
+      double cb1 = vdot(cx, B.a[b1]), cb2 = vdot(cx, B.a[b2]), dc = vdot(d, cx);
       for (int ma = 0; ma < 4; ma++) {
         double s1 = (ma & 1) ? 1.0 : -1.0, s2 = (ma & 2) ? 1.0 : -1.0;
-        /* the normal points out of a's edge: within its cone */
+        /* the normal points out of a's edge (within its cone), and from a's centre to b's:
+         * along -n the boxes would overlap by the sum of their widths less this overlap */
         double o = s1 * ca1 + s2 * ca2 >= 0 ? 1.0 : -1.0;
-        if (o * s1 * ca1 < -CONE_TOL || o * s2 * ca2 < -CONE_TOL) {
+        if (o * s1 * ca1 < -CONE_TOL || o * s2 * ca2 < -CONE_TOL || !(o * dc > 0)) {
           continue;
         }
+        double offa = o * (s1 * A.h[a1] * ca1 + s2 * A.h[a2] * ca2);
         for (int mb = 0; mb < 4; mb++) {
           double u1 = (mb & 1) ? 1.0 : -1.0, u2 = (mb & 2) ? 1.0 : -1.0;
           /* and into b's edge: its opposite within b's edge's cone */
           if (-o * u1 * cb1 < -CONE_TOL || -o * u2 * cb2 < -CONE_TOL) {
+            continue;
+          }
+          double g = o * dc + o * (u1 * B.h[b1] * cb1 + u2 * B.h[b2] * cb2) - offa;
+          if (!(g < margin + tol && g >= floor_gap - tol)) {
             continue;
           }
           double ma3[3], mb3[3], sga[2], sgb[2], sa, tb;
@@ -495,9 +530,7 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
           vaxpy(pb, tb, B.a[kb]);
           vsub(dd, pb, pa);
           double gap = vdot(dd, n);
-          /* along n the boxes overlap by -gap, along -n by the sum of their widths + gap:
-           * the real contact is the smaller overlap, n pointing from a's centre to b's */
-          if (gap < margin && vdot(d, n) > 0 && !written(s, pa, pb, dup)) {
+          if (gap < margin && gap >= floor_gap && !written(s, pa, pb, dup)) {
             emit(s, pa, pb, n, gap, 16 + 12 * (4 * ka + ma) + 4 * kb + mb);
           }
         }
@@ -509,8 +542,8 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
 /* Box-capsule: each end of the segment as a sphere against the box (features 0, 1), then the
  * segment's closest approach to each edge (2 + edge) where it is interior to both and the
  * segment lies outward of the edge (within its normal cone). */
-static void box_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
-                        const mbsPose *Pb, double margin, sink *s) {
+static void box_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                        double margin, sink *s) {
   boxFrame A;
   box_frame(&A, a, Pa);
   double u[3], r = b->size[0], hb = b->size[1], d[3];
@@ -585,8 +618,8 @@ static void box_points(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, 
 }
 
 /* a point p of a (radius r about it) against the plane (point x, normal np) */
-static void point_plane(sink *s, const double p[3], double r, const double x[3],
-                        const double np[3], double margin, int feature) {
+static void point_plane(sink *s, const double p[3], double r, const double x[3], const double np[3],
+                        double margin, int feature) {
   double rel[3];
   vsub(rel, p, x);
   double d = vdot(rel, np);
@@ -683,8 +716,8 @@ static void capsule_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *P
 }
 
 /* each point within margin of the plane (or below it); feature: the point's index */
-static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb,
-                         const double *pts, double margin, sink *s) {
+static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, const double *pts,
+                         double margin, sink *s) {
   double np[3];
   axis(np, Pb->R, 2);
   for (int k = 0; k < a->npts; k++) {
