@@ -65,6 +65,9 @@
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
+#ifndef PROX_EPS
+#define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
+#endif
 
 /* one contact of a step */
 typedef struct {
@@ -134,7 +137,7 @@ typedef struct {
   double *rowwork;   /* the row walk's work */
   /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
   int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
-  double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D;
+  double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D, *sn_Lref;
   int *sn_piv;
   double dissip_step; /* [J] contact dissipation of the step */
 } MoreauWork;
@@ -232,7 +235,7 @@ static void work_free(void *p) {
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
                   w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
-                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv};
+                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -295,13 +298,14 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_phit = calloc(N, sizeof(double));
   w->sn_dL = calloc(N, sizeof(double));
   w->sn_Lt = calloc(N, sizeof(double));
+  w->sn_Lref = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
   if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
-      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_D ||
+      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D ||
       !w->sn_piv) {
     work_free(w);
     *work = NULL;
@@ -690,22 +694,19 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
   return st;
 }
 
-/* The velocities the law constrains: an impact's normal velocity at the step's end (Newton's
- * law, target), otherwise the velocity of the step's evaluation point, W^T ((1 - theta) u0 +
- * theta u1) = W^T Delta q / dt: a closed contact then does no work (complementarity), and
- * friction opposes the sliding over the step, so it dissipates (for em exactly what the
- * energy balance counts), and a rolling body's contact point does not lift off by the
- * centripetal velocity its end velocity has. With xi = W^T u1 - tgt. */
+/* The velocities the law constrains (xi = W^T u1 - tgt): an impact's normal velocity at the
+ * step's end (Newton's law: target); a closed contact's normal velocity of the step's
+ * evaluation point, W_N^T ((1 - theta) u0 + theta u1) = W_N^T Delta q / dt, so that a
+ * closed contact does no work (complementarity) and a rolling body's contact point does not
+ * lift off by the centripetal velocity its end velocity has; the tangential velocities at the
+ * step's end, so that a sticking contact ends the step at rest (on the average velocity, em
+ * would keep the last sliding velocity alternating in sign forever). */
 static void set_targets(MoreauWork *w, const double *u0) {
   double f = (1.0 - w->theta) / w->theta;
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
-    for (int dir = 0; dir < 3; dir++) {
-      c->tgt[dir] = -f * wdot(c, dir, u0);
-    }
-    if (c->impact) {
-      c->tgt[0] = c->target;
-    }
+    c->tgt[0] = c->impact ? c->target : -f * wdot(c, 0, u0);
+    c->tgt[1] = c->tgt[2] = 0.0;
   }
 }
 
@@ -951,18 +952,19 @@ static void prox_deriv(double mu, double y[3], double D[9]) {
 }
 
 /* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L with
- * xi = xi0 + G (L - L0); D (3x3 per contact) when asked; returns max |Phi_i| / r_i */
+ * xi = xi0 + G (L - L0) + eps (L - Lref) (eps = 0: the rigid problem); D (3x3 per contact)
+ * when asked; returns max |Phi_i| / r_i and the merit sum (Phi_i / r_i)^2 */
 static double island_phi(const MoreauWork *w, const int *mem, int n, const double *G,
-                         const double *xi0, const double *L0, const double *L, double *phi,
-                         double *D) {
+                         const double *xi0, const double *L0, double eps, const double *Lref,
+                         const double *L, double *phi, double *D, double *merit) {
   int N = 3 * n;
-  double res = 0.0;
+  double res = 0.0, m2 = 0.0;
   for (int k = 0; k < n; k++) {
     const Contact *c = &w->c[mem[k]];
     double y[3], Dk[9];
     for (int a = 0; a < 3; a++) {
       int i = 3 * k + a;
-      double xi = xi0[i];
+      double xi = xi0[i] + eps * (L[i] - Lref[i]);
       for (int j = 0; j < N; j++) {
         xi += G[(size_t)i * N + j] * (L[j] - L0[j]);
       }
@@ -970,26 +972,84 @@ static double island_phi(const MoreauWork *w, const int *mem, int n, const doubl
     }
     prox_deriv(c->mu, y, Dk);
     for (int a = 0; a < 3; a++) {
-      phi[3 * k + a] = L[3 * k + a] - y[a];
-      res = fmax(res, fabs(phi[3 * k + a]) / c->r);
+      double f = L[3 * k + a] - y[a];
+      phi[3 * k + a] = f;
+      res = fmax(res, fabs(f) / c->r);
+      m2 += (f / c->r) * (f / c->r);
     }
     if (D) {
       memcpy(D + 9 * k, Dk, sizeof(Dk));
     }
   }
+  *merit = m2;
   return res;
 }
 
-/* Semi-smooth Newton on one island's prox equations Phi(L) = 0 (Alart & Curnier's
- * generalized Newton; the Jacobian I - D (I - R G), D the prox map's derivative), dense
- * LU (LAPACK) with a line search on |Phi|; the impulses and w->u follow. Returns the
- * iterations, or -1 when it did not reach tol (the impulses are then left as they were). */
-static int island_newton(const MoreauWork *w0, MoreauWork *w, const int *mem, int n, double tol,
-                         int maxit) {
-  (void)w0;
+/* Semi-smooth Newton (Alart & Curnier's generalized Newton; Jacobian I - D (I - R (G +
+ * eps I)), D the prox map's derivative, dense LU by LAPACK) on the regularized problem of
+ * island_phi, with a line search on the merit; L in/out. Returns the final merit. */
+static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, const double *xi0,
+                         const double *L0, double eps, const double *Lref, double *L, double goal,
+                         int maxit, int *iters) {
   int N = 3 * n;
-  double *G = w->sn_G, *J = w->sn_J, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi;
-  double *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
+  double *J = w->sn_J, *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
+  double merit, mt;
+  double res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+  for (int it = 0; it < maxit && res > goal; it++) {
+    (*iters)++;
+    for (int i = 0; i < N; i++) {
+      int k = i / 3, a = i % 3;
+      const double *Dk = D + 9 * k;
+      double rk = w->c[mem[k]].r;
+      for (int j = 0; j < N; j++) {
+        double v = (i == j ? 1.0 : 0.0);
+        for (int bb = 0; bb < 3; bb++) {
+          int r = 3 * k + bb;
+          double g = G[(size_t)r * N + j] + (r == j ? eps : 0.0);
+          v -= Dk[3 * a + bb] * ((r == j ? 1.0 : 0.0) - rk * g);
+        }
+        J[(size_t)j * N + i] = v; /* column-major */
+      }
+      dL[i] = -phi[i];
+    }
+    int info = 0, one = 1;
+    dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
+    if (info != 0) {
+      break;
+    }
+    dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    double alpha = 1.0, rn = INFINITY;
+    mt = INFINITY;
+    for (int ls = 0; ls < 30; ls++) {
+      for (int i = 0; i < N; i++) {
+        Lt[i] = L[i] + alpha * dL[i];
+      }
+      rn = island_phi(w, mem, n, G, xi0, L0, eps, Lref, Lt, w->sn_phit, NULL, &mt);
+      if (mt < (1.0 - 1e-4 * alpha) * merit || rn <= goal) {
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!(mt < merit) && !(rn <= goal)) {
+      break;
+    }
+    memcpy(L, Lt, (size_t)N * sizeof(double));
+    res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+  }
+  return res;
+}
+
+/* One island's prox equations (seed 002 eq. 2.35 with 5.4) by proximal-point iterations:
+ * each solves the problem with a compliance eps (G + eps I is positive definite also for
+ * redundant contacts such as the four corners of a face on a plane, where G is singular and
+ * Newton's Jacobian with it) about the last solution Lref by semi-smooth Newton, which then
+ * converges fast; the iterations remove the compliance (the impulses converge to the rigid
+ * problem's solution nearest the start). The impulses and w->u follow the result when it
+ * reaches tol in the rigid problem. Returns the Newton iterations, or -1. */
+static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int maxit) {
+  int N = 3 * n;
+  double *G = w->sn_G, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi, *Lref = w->sn_Lref;
+  double gmax = 0.0;
   for (int k = 0; k < n; k++) {
     const Contact *ck = &w->c[mem[k]];
     double xi[3];
@@ -997,6 +1057,7 @@ static int island_newton(const MoreauWork *w0, MoreauWork *w, const int *mem, in
     for (int a = 0; a < 3; a++) {
       L0[3 * k + a] = L[3 * k + a] = ck->L[a];
       xi0[3 * k + a] = xi[a];
+      gmax = fmax(gmax, ck->G[4 * a]);
     }
     for (int l = 0; l < n; l++) {
       const Contact *cl = &w->c[mem[l]];
@@ -1008,47 +1069,13 @@ static int island_newton(const MoreauWork *w0, MoreauWork *w, const int *mem, in
       }
     }
   }
-  double res = island_phi(w, mem, n, G, xi0, L0, L, phi, D);
-  int it;
-  for (it = 0; it < maxit && res > tol; it++) {
-    /* J = I - D (I - R G), column-major for LAPACK */
-    for (int i = 0; i < N; i++) {
-      int k = i / 3, a = i % 3;
-      const double *Dk = D + 9 * k;
-      for (int j = 0; j < N; j++) {
-        double v = (i == j ? 1.0 : 0.0);
-        for (int bb = 0; bb < 3; bb++) {
-          int r = 3 * k + bb;
-          double ir = (r == j ? 1.0 : 0.0) - w->c[mem[k]].r * G[(size_t)r * N + j];
-          v -= Dk[3 * a + bb] * ir;
-        }
-        J[(size_t)j * N + i] = v + (i == j ? 1e-11 : 0.0);
-      }
-      dL[i] = -phi[i];
-    }
-    int info = 0, one = 1;
-    dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
-    if (info != 0) {
-      break;
-    }
-    dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
-    /* line search on max |Phi| / r */
-    double alpha = 1.0, rn = INFINITY;
-    for (int ls = 0; ls < 20; ls++) {
-      for (int i = 0; i < N; i++) {
-        Lt[i] = L[i] + alpha * dL[i];
-      }
-      rn = island_phi(w, mem, n, G, xi0, L0, Lt, w->sn_phit, NULL);
-      if (rn < (1.0 - 1e-4 * alpha) * res || rn <= tol) {
-        break;
-      }
-      alpha *= 0.5;
-    }
-    if (!(rn < res)) {
-      break;
-    }
-    memcpy(L, Lt, (size_t)N * sizeof(double));
-    res = island_phi(w, mem, n, G, xi0, L0, L, phi, D);
+  double eps = PROX_EPS * gmax, merit;
+  int iters = 0;
+  double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
+  for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
+    memcpy(Lref, L, (size_t)N * sizeof(double));
+    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters);
+    res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
   }
   if (!(res <= tol)) {
     return -1;
@@ -1062,7 +1089,7 @@ static int island_newton(const MoreauWork *w0, MoreauWork *w, const int *mem, in
     c->status = c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
                               : 0;
   }
-  return it;
+  return iters;
 }
 
 /* the contact problem on the linear model: a few Gauss-Seidel sweeps, then semi-smooth
@@ -1085,7 +1112,7 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
       failed = 1;
       continue;
     }
-    int it = island_newton(w, w, mem, n, tol, m->contact_iterations);
+    int it = island_newton(w, mem, n, tol, m->contact_iterations);
     if (it < 0) {
       failed = 1;
       total += m->contact_iterations;
