@@ -3,14 +3,15 @@ closed forms and an independent event-driven computation (nothing here uses the 
 own contact code):
 - decks/bouncing_ball.yaml for e = 0, 0.5, 0.9 (--set parameters.e): the first impact at
   t_1 = sqrt(2 h / g), each flight t_{n+1} - t_n = 2 e^n v_1 / g within 2 dt, the rebound
-  speeds e^n v_1 (n = 1..4) within 1e-3 v_1 (see the note at that section); e = 0 rests on the
-  floor with gap = z - r >= -1e-9 at every record, also in /contacts/table (column gap);
+  speeds e^n v_1 (n = 1..4) within 1e-3 relative plus the O(dt) term time stepping cannot
+  resolve (see that section); e = 0 rests on the floor with gap = z - r >= -1e-9 at every
+  record, also in /contacts/table (column gap);
 - decks/incline.yaml: the box sticks for tan(alpha) < mu (displacement <= 1e-9 m) and slides
   with a = g (sin alpha - mu cos alpha) to 1e-6 otherwise; the ball rolls without slipping with
   a = 5/7 g sin alpha to 1e-6, its contact point at rest;
 - decks/rocking_rod.yaml (seed 002 sec. 6.2, Table 6.2) against tests/reference/rocking_rod.py:
   the first impact's time (2 dt) and pin, the second impact's time and pin, the energy after
-  the first and after the second impact (2 %, see there), and that error shrinking with dt;
+  the first and after the second impact (1 %, see there), and that error shrinking with dt;
 - the energy balance E - E0 - W + D closes to 1e-8 of the energy scale with friction and
   e < 0.5 (incline, rocking rod, the ball with e = 0), /energy/contact_dissipated never
   decreases and stays <= /energy/dissipated;
@@ -104,12 +105,17 @@ def dissipation_checks(what, r):
 # that the error of one flight does not count again in the next.
 # The rebound speed of flight n is the energy invariant sqrt(vz^2 + 2 g (z - r)) of the
 # records inside the flight (exact in free flight for theta = 0.5, so one number per flight).
-# Bound: 1e-3 of v_1, not of e^n v_1. Where in its step the impact falls is not resolved by
-# Moreau's scheme, which changes the rebound energy by up to about (1 - e) g dt |v| (the
-# ball is stopped up to v dt before or after the contact plane): a minimal Moreau-Jean model
-# of this ball (activation by the predicted gap z_n + dt v_n - r <= 0, position projection)
-# gives 1.3e-3 ... 4.1e-3 of e^n v_1 for e = 0.5 at dt = 1e-3, but at most 1.0e-3 of v_1, and
-# 1.3e-4 ... 1.9e-4 for e = 0.9. 1e-3 of e^n v_1 is out of reach of time stepping at this dt.
+# Bound: 1e-3 of e^n v_1 plus what time stepping cannot resolve. Where in its step the
+# impact falls is not resolved by Moreau's scheme: the law g'+ = -e g'- acts on the velocity
+# v_n of the step's start with the ball up to |v_n| dt above the floor, which changes the
+# squared rebound speed by between -(1 - e) g dt |v_n| and e (1 - e) g dt |v_n| (an energy-
+# neutral, projection-free reading of the scheme), so the rebound speed itself by up to
+# (1 - e) g dt / (2 e), the same for every impact: 4.9e-3 m/s (1.1e-3 of v_1) for e = 0.5,
+# 5.5e-4 m/s for e = 0.9. A minimal Moreau-Jean model of this ball (activation by the
+# predicted gap z_n + dt v_n - r <= 0) deviates by 1.3e-3 ... 4.1e-3 of e^n v_1 for e = 0.5
+# and 1.3e-4 ... 1.9e-4 for e = 0.9 at dt = 1e-3, all within this bound; one that lets the
+# ball sink and pushes it back up (a projection that adds energy) exceeds it for e = 0.9
+# (up to 3e-3 of e^n v_1). 1e-3 of e^n v_1 alone is out of reach at this dt for e = 0.5.
 H, R = 1.0, 0.1
 v1 = np.sqrt(2 * G * H)
 t1 = np.sqrt(2 * H / G)
@@ -129,20 +135,22 @@ for e in (0.0, 0.5, 0.9):
         ok = len(imp) >= 1 and abs(t[imp[0]] - t1) <= 2 * dt
         check(ok, "ball e = 0: impact at %s s, sqrt(2 h / g) = %.5f s (2 dt)"
               % ("%.5f" % t[imp[0]] if imp else "none", t1))
-        after = t > t1 + 2 * dt
+        # stopped at the impact step, the ball may be left up to v dt above the floor and fall
+        # that far again (smaller and smaller impacts): at rest 0.1 s later
+        settled = t > t1 + 0.1
         gap = z - R
         check(np.min(gap) >= -1e-9, "ball e = 0: gap z - r >= -1e-9 at every record (min %.2e)"
               % np.min(gap))
-        check(np.max(np.abs(vz[after])) <= G * dt and np.max(np.abs(gap[t > t1 + 0.1])) <= 1e-5,
-              "ball e = 0: rests after the impact (|vz| <= %.2e m/s <= g dt, |gap| <= %.2e m "
-              "after t1 + 0.1 s)" % (np.max(np.abs(vz[after])), np.max(np.abs(gap[t > t1 + 0.1]))))
+        check(np.max(np.abs(vz[settled])) <= G * dt and np.max(np.abs(gap[settled])) <= 1e-5,
+              "ball e = 0: at rest from t1 + 0.1 s on (|vz| <= %.2e m/s <= g dt, |gap| <= %.2e m"
+              " <= 1e-5)" % (np.max(np.abs(vz[settled])), np.max(np.abs(gap[settled]))))
         tab = r["contacts/table"]
         off = r["contacts/offsets"]
         ok = (len(off) == len(t) + 1 and off[0] == 0 and off[-1] == len(tab)
               and np.array_equal(np.diff(off), r["contacts/count"])
               and all(np.all(rows(r, k)[:, COL_RECORD] == k) for k in range(len(t))))
         check(ok, "ball e = 0: /contacts/offsets, count and the table's record column agree")
-        resting = [k for k in range(len(t)) if t[k] > t1 + 2 * dt]
+        resting = [k for k in range(len(t)) if settled[k]]
         have = [k for k in resting if len(rows(r, k))]
         gmin = min(np.min(rows(r, k)[:, COL_GAP]) for k in have) if have else np.nan
         check(len(have) == len(resting) and gmin >= -1e-9 and len(tab) > 0
@@ -166,11 +174,13 @@ for e in (0.0, 0.5, 0.9):
         s = np.sqrt(np.maximum(vz[a:b] ** 2 + 2 * G * (z[a:b] - R), 0.0))
         speeds.append(np.median(s) if b > a else np.nan)
     want = [e ** (n + 1) * v1 for n in range(4)]
-    dev = [abs(s - w) / v1 for s, w in zip(speeds, want)]
-    check(max(dev) <= 1e-3,
-          "ball e = %g: rebound speeds %s m/s, e^n v_1 = %s (deviation %s of v_1, bound 1e-3)"
+    dev = [abs(s - w) for s, w in zip(speeds, want)]
+    tol = [1e-3 * w + (1 - e) * G * dt / (2 * e) for w in want]
+    check(all(d <= b for d, b in zip(dev, tol)),
+          "ball e = %g: rebound speeds %s m/s, e^n v_1 = %s (deviation %s m/s, bounds %s: "
+          "1e-3 e^n v_1 + (1 - e) g dt / (2 e))"
           % (e, ", ".join("%.5f" % s for s in speeds), ", ".join("%.5f" % w for w in want),
-             ", ".join("%.1e" % d for d in dev)))
+             ", ".join("%.1e" % d for d in dev), ", ".join("%.1e" % b for b in tol)))
     check(np.min(z - R) >= -1e-9, "ball e = %g: gap z - r >= -1e-9 at every record (min %.2e)"
           % (e, np.min(z - R)))
 
@@ -224,9 +234,13 @@ for alpha_deg, mu in ((20.0, 0.5), (30.0, 0.3)):
 # Time stepping against event-driven: the impact is resolved to one step (its time to dt), so
 # the state at which the impact problem is solved is off by O(dt): the falling speed by
 # g dt = 1e-3 m/s of 3.08 m/s, the lever of the pin by up to v dt = 3e-4 m of 0.1 m; the
-# energy after each impact, which depends on the lever quadratically, is thus off by about
-# 2 x 3e-3 = 0.6 %. The bound, 2 % at dt = 1e-4, is three times that estimate; at dt = 4e-4
-# the error must be larger (it is of first order), unless both are below 0.2 %.
+# energy after each impact, which depends on the lever quadratically, is thus off by up to
+# about 2 x 3e-3 = 0.6 %. A minimal planar Moreau-Jean model of the rod (theta = 0.5, the
+# impact problem of each step solved exactly by the same enumeration, contacts activated by
+# the predicted or the midpoint gap) is off by 1e-5 ... 2.2e-3 at dt = 1e-4 and by up to 12 %
+# at dt = 4e-4 (the second impact then finds the first pin still closed). The bound is 1 %
+# at dt = 1e-4; at dt = 4e-4 the error must be larger (first order), unless both are below
+# 0.2 %.
 ref = rocking_rod.reference()
 E0_ref = ref["E0"]
 rod_runs = {}
@@ -266,9 +280,9 @@ for dt, r in sorted(rod_runs.items()):
     e2 = abs(np.mean(E[w2]) - ref["E_after_2"]) / ref["E_after_2"]
     rod_err[dt] = max(e1, e2)
     if dt == 1e-4:
-        check(e1 <= 0.02 and e2 <= 0.02,
+        check(e1 <= 0.01 and e2 <= 0.01,
               "rocking rod dt = %g: energy after the first impact %.4f J (reference %.4f, %.2e), "
-              "after the second %.4f J (reference %.4f, %.2e); bound 2 %%"
+              "after the second %.4f J (reference %.4f, %.2e); bound 1 %%"
               % (dt, np.mean(E[w1]), ref["E_after_1"], e1, np.mean(E[w2]), ref["E_after_2"], e2))
         dissipation_checks("rocking rod", r)
 if 1e-4 in rod_err and 4e-4 in rod_err:
