@@ -44,7 +44,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 # ---- parameters: seed 002 (Zander 2008) sec. 6.2, Table 6.2
-# (/work-independent: the seed's text file, lines 1788-1832 of its chapter 6)
+# (each value with the row of the table it comes from, quoted as the table reads)
 RHO = 7.88e3       # Table 6.2 "mass density rho 7.88e3 kg/m^3"
 L = 0.8            # Table 6.2 "rod length l 0.8 m"
 H = 20.0e-3        # Table 6.2 "cross sectional height and width h, w: 20.0e-3 m, 80.0e-3 m"
