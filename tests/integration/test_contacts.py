@@ -1,0 +1,359 @@
+"""Rigid contacts with Newton impacts and Coulomb friction, integrated by `moreau`, against
+closed forms and an independent event-driven computation (nothing here uses the program's
+own contact code):
+- decks/bouncing_ball.yaml for e = 0, 0.5, 0.9 (--set parameters.e): the first impact at
+  t_1 = sqrt(2 h / g), each flight t_{n+1} - t_n = 2 e^n v_1 / g within 2 dt, the rebound
+  speeds e^n v_1 (n = 1..4) within 1e-3 relative plus the O(dt) term time stepping cannot
+  resolve (see that section); e = 0 rests on the floor with gap = z - r >= -1e-9 at every
+  record, also in /contacts/table (column gap);
+- decks/incline.yaml: the box sticks for tan(alpha) < mu (displacement <= 1e-9 m) and slides
+  with a = g (sin alpha - mu cos alpha) to 1e-6 otherwise; the ball rolls without slipping with
+  a = 5/7 g sin alpha to 1e-6, its contact point at rest;
+- decks/rocking_rod.yaml (seed 002 sec. 6.2, Table 6.2) against tests/reference/rocking_rod.py:
+  the first impact's time (2 dt) and pin, the second impact's time and pin, the energy after
+  the first and after the second impact (1 %, see there), and that error shrinking with dt;
+- the energy balance E - E0 - W + D closes to 1e-8 of the energy scale with friction and
+  e < 0.5 (incline, rocking rod, the ball with e = 0), /energy/contact_dissipated never
+  decreases and stays <= /energy/dissipated;
+- a frictionless elastic (e = 1) ball-ball-wall system (deck written here): kinetic energy
+  changes only in steps with a contact impulse, and whatever it loses falls at least linearly
+  with dt (dt, dt/2, dt/4).
+/contacts/table columns (README "Output"): 0 record, 1 body a, 2 body b (-1 ground),
+3-5 point, 6-8 normal, 9 gap, 10 normal impulse, 11-12 tangential impulse, 13 status."""
+import os
+import sys
+
+import numpy as np
+
+from common import ROOT, check, deck, done, load, run, write_deck
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+import rocking_rod  # noqa: E402  (the independent event-driven reference)
+
+G = 9.81
+
+
+def contact_deck(name):
+    """decks/NAME, or decks/contacts/NAME where the contact decks wait while the program
+    does not read contacts yet (the unit tests load every decks/*.yaml)"""
+    path = deck(name)
+    return path if os.path.exists(path) else os.path.join(ROOT, "decks", "contacts", name)
+
+
+COL_RECORD, COL_BODY_A, COL_BODY_B, COL_POINT, COL_GAP, COL_PN = 0, 1, 2, 3, 9, 10
+
+
+def names(r, key):
+    return [n.decode() if isinstance(n, bytes) else n for n in r[key]]
+
+
+def attempt(what, path, *args):
+    """run a deck; a run that fails is one failed check (the rest of its section is skipped)"""
+    rc, _, err, out = run(path, *args, check=False)
+    r = load(out) if rc == 0 else None
+    status = None
+    if r is not None:
+        status = r["attrs"].get("status")
+        status = status.decode() if isinstance(status, bytes) else status
+    ok = rc == 0 and status is not None and status.startswith("completed")
+    check(ok, "%s runs: exit %d, status %r%s" % (what, rc, status,
+                                                 "" if ok else ": " + err.strip()[-300:]))
+    return r if ok else None
+
+
+def body(r, name):
+    return names(r, "bodies/names").index(name)
+
+
+def rows(r, k):
+    off = r["contacts/offsets"]
+    return r["contacts/table"][off[k]:off[k + 1]]
+
+
+def impact_records(vz, dt, jump):
+    """records k whose step raised the vertical velocity by more than `jump` (an impulse
+    from below; in flight vz falls by g dt per step), the first of each run of such steps"""
+    dv = np.diff(vz)
+    k = np.nonzero(dv > jump)[0] + 1
+    out = []
+    for kk in k:
+        if not out or kk > out[-1] + 1:
+            out.append(kk)
+    return out
+
+
+def balance(r):
+    """max |E - E0 - W + D| with E = kinetic + potential, and the energy monitor's scale
+    (README "Command line": max(|E0|, the kinetic energy the balance allows))"""
+    T, V = r["energy/kinetic"], r["energy/potential"]
+    W, D = r["energy/external_work"], r["energy/dissipated"]
+    E = T + V
+    B = E - W + D
+    scale = max(abs(E[0]), np.max(B[0] + W - D - V))
+    return np.max(np.abs(B - B[0])), scale
+
+
+def dissipation_checks(what, r):
+    err, scale = balance(r)
+    check(err <= 1e-8 * scale, "%s: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x %.4g J"
+          % (what, err, scale))
+    Dc, D = r["energy/contact_dissipated"], r["energy/dissipated"]
+    ok = np.all(np.diff(Dc) >= -1e-12 * scale) and np.all(Dc <= D + 1e-12 * scale)
+    check(ok, "%s: contact_dissipated never decreases and <= dissipated (%.6g <= %.6g J at "
+          "the end)" % (what, Dc[-1], D[-1]))
+    T = r["energy/kinetic"] + r["energy/potential"]
+    check(np.max(np.abs(r["energy/total"] - T)) <= 1e-12 * scale,
+          "%s: /energy/total = kinetic + potential" % what)
+
+
+# ---- (a) bouncing ball: h = 1 m drop of the lowest point, r = 0.1 m, dt = 1e-3
+# The impact times: a time-stepping scheme puts an impact into the step in which it happens,
+# so the velocity jump is seen at the end of that step, at most one step after the event;
+# 2 dt allows for a contact activated one step early or late. Each flight is compared with
+# the closed form from the impact before it as measured (t_{n+1} = t_n + 2 e^n v_1 / g), so
+# that the error of one flight does not count again in the next.
+# The rebound speed of flight n is the energy invariant sqrt(vz^2 + 2 g (z - r)) of the
+# records inside the flight (exact in free flight for theta = 0.5, so one number per flight).
+# Bound: 1e-3 of e^n v_1 plus what time stepping cannot resolve. Where in its step the
+# impact falls is not resolved by Moreau's scheme: the law g'+ = -e g'- acts on the velocity
+# v_n of the step's start with the ball up to |v_n| dt above the floor, which changes the
+# squared rebound speed by between -(1 - e) g dt |v_n| and e (1 - e) g dt |v_n| (an energy-
+# neutral, projection-free reading of the scheme), so the rebound speed itself by up to
+# (1 - e) g dt / (2 e), the same for every impact: 4.9e-3 m/s (1.1e-3 of v_1) for e = 0.5,
+# 5.5e-4 m/s for e = 0.9. A minimal Moreau-Jean model of this ball (activation by the
+# predicted gap z_n + dt v_n - r <= 0) deviates by 1.3e-3 ... 4.1e-3 of e^n v_1 for e = 0.5
+# and 1.3e-4 ... 1.9e-4 for e = 0.9 at dt = 1e-3, all within this bound; one that lets the
+# ball sink and pushes it back up (a projection that adds energy) exceeds it for e = 0.9
+# (up to 3e-3 of e^n v_1). 1e-3 of e^n v_1 alone is out of reach at this dt for e = 0.5.
+H, R = 1.0, 0.1
+v1 = np.sqrt(2 * G * H)
+t1 = np.sqrt(2 * H / G)
+ball_runs = {}
+for e in (0.0, 0.5, 0.9):
+    r = attempt("bouncing_ball.yaml e = %g" % e, contact_deck("bouncing_ball.yaml"),
+                "--set", "parameters.e=%g" % e)
+    if r is None:
+        continue
+    ball_runs[e] = r
+    t = r["time"]
+    dt = t[1] - t[0]
+    ib = body(r, "ball")
+    z, vz = r["bodies/position"][:, ib, 2], r["bodies/velocity"][:, ib, 2]
+    imp = impact_records(vz, dt, 10 * G * dt)
+    if e == 0.0:
+        ok = len(imp) >= 1 and abs(t[imp[0]] - t1) <= 2 * dt
+        check(ok, "ball e = 0: impact at %s s, sqrt(2 h / g) = %.5f s (2 dt)"
+              % ("%.5f" % t[imp[0]] if imp else "none", t1))
+        # stopped at the impact step, the ball may be left up to v dt above the floor and fall
+        # that far again (smaller and smaller impacts): at rest 0.1 s later
+        settled = t > t1 + 0.1
+        gap = z - R
+        check(np.min(gap) >= -1e-9, "ball e = 0: gap z - r >= -1e-9 at every record (min %.2e)"
+              % np.min(gap))
+        check(np.max(np.abs(vz[settled])) <= G * dt and np.max(np.abs(gap[settled])) <= 1e-5,
+              "ball e = 0: at rest from t1 + 0.1 s on (|vz| <= %.2e m/s <= g dt, |gap| <= %.2e m"
+              " <= 1e-5)" % (np.max(np.abs(vz[settled])), np.max(np.abs(gap[settled]))))
+        tab = r["contacts/table"]
+        off = r["contacts/offsets"]
+        ok = (len(off) == len(t) + 1 and off[0] == 0 and off[-1] == len(tab)
+              and np.array_equal(np.diff(off), r["contacts/count"])
+              and all(np.all(rows(r, k)[:, COL_RECORD] == k) for k in range(len(t))))
+        check(ok, "ball e = 0: /contacts/offsets, count and the table's record column agree")
+        resting = [k for k in range(len(t)) if settled[k]]
+        have = [k for k in resting if len(rows(r, k))]
+        gmin = min(np.min(rows(r, k)[:, COL_GAP]) for k in have) if have else np.nan
+        check(len(have) == len(resting) and gmin >= -1e-9 and len(tab) > 0
+              and np.all(tab[:, COL_BODY_B] == -1) and np.all(tab[:, COL_BODY_A] == ib),
+              "ball e = 0: a ball-ground contact row at every record while resting, its gap "
+              ">= -1e-9 (min %.2e)" % gmin)
+        continue
+    if len(imp) < 4:
+        check(False, "ball e = %g: four impacts (found %d)" % (e, len(imp)))
+        continue
+    tn = [t[k] for k in imp[:5]]
+    errs = [tn[0] - t1] + [tn[n] - (tn[n - 1] + 2 * e ** n * v1 / G) for n in range(1, 4)]
+    check(max(abs(x) for x in errs) <= 2 * dt,
+          "ball e = %g: impacts at %s s; t_1 - sqrt(2h/g) and t_(n+1) - t_n - 2 e^n v_1 / g: %s "
+          "(2 dt = %g)" % (e, ", ".join("%.4f" % x for x in tn[:4]),
+                           ", ".join("%.1e" % x for x in errs), 2 * dt))
+    speeds = []
+    for n in range(4):
+        a = imp[n] + 2
+        b = imp[n + 1] - 1 if n + 1 < len(imp) else len(t)
+        s = np.sqrt(np.maximum(vz[a:b] ** 2 + 2 * G * (z[a:b] - R), 0.0))
+        speeds.append(np.median(s) if b > a else np.nan)
+    want = [e ** (n + 1) * v1 for n in range(4)]
+    dev = [abs(s - w) for s, w in zip(speeds, want)]
+    tol = [1e-3 * w + (1 - e) * G * dt / (2 * e) for w in want]
+    check(all(d <= b for d, b in zip(dev, tol)),
+          "ball e = %g: rebound speeds %s m/s, e^n v_1 = %s (deviation %s m/s, bounds %s: "
+          "1e-3 e^n v_1 + (1 - e) g dt / (2 e))"
+          % (e, ", ".join("%.5f" % s for s in speeds), ", ".join("%.5f" % w for w in want),
+             ", ".join("%.1e" % d for d in dev), ", ".join("%.1e" % b for b in tol)))
+    check(np.min(z - R) >= -1e-9, "ball e = %g: gap z - r >= -1e-9 at every record (min %.2e)"
+          % (e, np.min(z - R)))
+
+# ---- (b) incline: box (1 kg) and ball (1 kg, r = 0.1) on a plane at alpha, friction mu
+# Under a constant force a time-stepping scheme with theta = 0.5 reproduces uniform
+# acceleration exactly, so the fitted accelerations are held to 1e-6 (the contact solver's
+# tolerance 1e-10 bounds the rest).
+incline_runs = {}
+for alpha_deg, mu in ((20.0, 0.5), (30.0, 0.3)):
+    what = "incline alpha = %g deg, mu = %g" % (alpha_deg, mu)
+    r = attempt(what, contact_deck("incline.yaml"), "--set", "parameters.alpha_deg=%g" % alpha_deg,
+                "--set", "parameters.mu=%g" % mu)
+    if r is None:
+        continue
+    incline_runs[(alpha_deg, mu)] = r
+    al = np.radians(alpha_deg)
+    d = np.array([np.cos(al), 0.0, -np.sin(al)])     # downhill
+    n = np.array([np.sin(al), 0.0, np.cos(al)])      # plane normal
+    t = r["time"]
+    late = t >= 0.05
+    ibox, iball = body(r, "box"), body(r, "ball")
+    p = r["bodies/position"][:, ibox]
+    v = r["bodies/velocity"][:, ibox]
+    if np.tan(al) < mu:
+        disp = np.max(np.linalg.norm(p - p[0], axis=1))
+        check(disp <= 1e-9, "%s: tan(alpha) = %.3f < mu: the box sticks (displacement %.1e m)"
+              % (what, np.tan(al), disp))
+    else:
+        a_cf = G * (np.sin(al) - mu * np.cos(al))
+        a_fit = np.polyfit(t[late], v[late] @ d, 1)[0]
+        s_fit = 2 * np.polyfit(t[late], (p[late] - p[0]) @ d, 2)[0]
+        dev = max(abs(a_fit - a_cf), abs(s_fit - a_cf)) / a_cf
+        check(dev <= 1e-6, "%s: the box slides, a = %.9f (velocity fit), %.9f (position fit), "
+              "g (sin a - mu cos a) = %.9f m/s^2 (%.1e)" % (what, a_fit, s_fit, a_cf, dev))
+        off = np.max(np.abs((p - p[0]) @ n))
+        check(off <= 1e-9, "%s: the sliding box stays on the plane (%.1e m)" % (what, off))
+    pb = r["bodies/position"][:, iball]
+    vb = r["bodies/velocity"][:, iball]
+    wb = r["bodies/angular_velocity"][:, iball]
+    a_roll = 5.0 / 7.0 * G * np.sin(al)
+    a_fit = np.polyfit(t[late], vb[late] @ d, 1)[0]
+    dev = abs(a_fit - a_roll) / a_roll
+    check(dev <= 1e-6, "%s: the ball rolls, a = %.9f, 5/7 g sin(alpha) = %.9f m/s^2 (%.1e)"
+          % (what, a_fit, a_roll, dev))
+    slip = np.max(np.linalg.norm(vb + np.cross(wb, -0.1 * n), axis=1))
+    check(slip <= 1e-8 * max(1.0, np.max(np.linalg.norm(vb, axis=1))),
+          "%s: the ball's contact point does not slide (|v + w x (-r n)| <= %.1e m/s)"
+          % (what, slip))
+
+# ---- (c) rocking rod against the event-driven reference
+# Time stepping against event-driven: the impact is resolved to one step (its time to dt), so
+# the state at which the impact problem is solved is off by O(dt): the falling speed by
+# g dt = 1e-3 m/s of 3.08 m/s, the lever of the pin by up to v dt = 3e-4 m of 0.1 m; the
+# energy after each impact, which depends on the lever quadratically, is thus off by up to
+# about 2 x 3e-3 = 0.6 %. A minimal planar Moreau-Jean model of the rod (theta = 0.5, the
+# impact problem of each step solved exactly by the same enumeration, contacts activated by
+# the predicted or the midpoint gap) is off by 1e-5 ... 2.2e-3 at dt = 1e-4 and by up to 12 %
+# at dt = 4e-4 (the second impact then finds the first pin still closed). The bound is 1 %
+# at dt = 1e-4; at dt = 4e-4 the error must be larger (first order), unless both are below
+# 0.2 %.
+ref = rocking_rod.reference()
+E0_ref = ref["E0"]
+rod_runs = {}
+for dt in (1e-4, 4e-4):
+    r = attempt("rocking_rod.yaml dt = %g" % dt, contact_deck("rocking_rod.yaml"), "--dt", "%g" % dt)
+    if r is not None:
+        rod_runs[dt] = r
+rod_err = {}
+for dt, r in sorted(rod_runs.items()):
+    t = r["time"]
+    hits = []                                  # (record, x of the contact point) with impulse
+    for k in range(len(t)):
+        rr = rows(r, k)
+        for row in rr[rr[:, COL_PN] > 0] if len(rr) else []:
+            hits.append((k, row[COL_POINT]))
+    if not hits:
+        check(False, "rocking rod dt = %g: no contact impulse at all" % dt)
+        continue
+    k1, x1 = hits[0]
+    pin2 = [h for h in hits if h[1] > 0.05]
+    check(abs(t[k1] - ref["t1"]) <= 2 * dt and abs(x1 + 0.1) <= 0.01,
+          "rocking rod dt = %g: first impact at t = %.5f s at x = %.4f m; reference %.5f s on "
+          "the pin at x = -a = -0.1 (2 dt)" % (dt, t[k1], x1, ref["t1"]))
+    if not pin2:
+        check(False, "rocking rod dt = %g: the pin at x = +a is never hit" % dt)
+        continue
+    k2 = pin2[0][0]
+    check(abs(t[k2] - ref["t2"]) <= 2 * dt,
+          "rocking rod dt = %g: second impact at t = %.5f s on the pin at x = +a, reference "
+          "%.5f s (2 dt)" % (dt, t[k2], ref["t2"]))
+    # E = T + V shifted so that E(0) = m g h0 (the reference's zero of potential: the pins)
+    E = r["energy/kinetic"] + r["energy/potential"]
+    E = E - E[0] + E0_ref
+    w1 = (t > ref["t1"] + 3 * dt) & (t < ref["t2"] - 2 * dt)
+    w2 = (t > ref["t2"] + 3 * dt) & (t < ref["phases"][1][1] - 2 * dt)   # until slip starts
+    e1 = abs(np.mean(E[w1]) - ref["E_after_1"]) / ref["E_after_1"]
+    e2 = abs(np.mean(E[w2]) - ref["E_after_2"]) / ref["E_after_2"]
+    rod_err[dt] = max(e1, e2)
+    if dt == 1e-4:
+        check(e1 <= 0.01 and e2 <= 0.01,
+              "rocking rod dt = %g: energy after the first impact %.4f J (reference %.4f, %.2e), "
+              "after the second %.4f J (reference %.4f, %.2e); bound 1 %%"
+              % (dt, np.mean(E[w1]), ref["E_after_1"], e1, np.mean(E[w2]), ref["E_after_2"], e2))
+        dissipation_checks("rocking rod", r)
+if 1e-4 in rod_err and 4e-4 in rod_err:
+    check(rod_err[1e-4] < rod_err[4e-4] or max(rod_err.values()) <= 2e-3,
+          "rocking rod: the energy error falls with dt (%.2e at 4e-4, %.2e at 1e-4)"
+          % (rod_err[4e-4], rod_err[1e-4]))
+
+# ---- (d) energy balance with friction and e < 0.5 (the rocking rod's is above)
+if (30.0, 0.3) in incline_runs:
+    dissipation_checks("incline (sliding box, rolling ball)", incline_runs[(30.0, 0.3)])
+if 0.0 in ball_runs:
+    dissipation_checks("bouncing ball e = 0", ball_runs[0.0])
+if 0.5 in ball_runs:
+    dissipation_checks("bouncing ball e = 0.5", ball_runs[0.5])
+
+# ---- (e) frictionless elastic ball-ball-wall, no gravity: A (1 kg) at 1 m/s hits B (2 kg)
+# at rest, which sits 2e-4 m before a wall: B hits the wall within a step of being struck and
+# comes back onto A (an event-driven solution conserves the kinetic energy 0.5 J exactly).
+BBW = """mbsim: 1
+title: ball-ball-wall, elastic and frictionless
+bodies:
+  - {name: a, mass: 1.0, inertia: [1.0e-3, 1.0e-3, 1.0e-3], position: [0, 0, 0],
+     velocity: [1.0, 0, 0], collision: [{sphere: 0.05}]}
+  - {name: b, mass: 2.0, inertia: [2.0e-3, 2.0e-3, 2.0e-3], position: [0.41234, 0, 0],
+     collision: [{sphere: 0.05}]}
+ground:
+  collision:
+    - {name: wall, plane: {point: [0.46254, 0, 0], normal: [-1, 0, 0]}}
+contacts:
+  - {name: balls, between: [a, b], law: unilateral, restitution: 1.0, friction: 0.0}
+  - {name: wall, between: [b, ground], law: unilateral, restitution: 1.0, friction: 0.0}
+solver: {integrator: moreau, dt: 1.0e-3, t_end: 1.5}
+output: {every: 1}
+"""
+path = write_deck("ball_ball_wall.yaml", BBW)
+losses = {}
+for dt in (1e-3, 5e-4, 2.5e-4):
+    r = attempt("ball-ball-wall e = 1, dt = %g" % dt, path, "--dt", "%g" % dt)
+    if r is None:
+        continue
+    T = r["energy/kinetic"]
+    T0 = T[0]
+    quiet = [k for k in range(1, len(T)) if not np.any(rows(r, k)[:, COL_PN] > 0)]
+    drift = max((abs(T[k] - T[k - 1]) for k in quiet), default=0.0) / T0
+    check(drift <= 1e-12, "ball-ball-wall dt = %g: kinetic energy changes only in steps with a "
+          "contact impulse (%.1e of T0 elsewhere)" % (dt, drift))
+    vx = r["bodies/velocity"][-1, :, 0]
+    check(vx[body(r, "a")] < 0 and vx[body(r, "b")] < 0 and np.max(r["contacts/count"]) > 0,
+          "ball-ball-wall dt = %g: both balls leave the wall (vx = %.4f, %.4f m/s)"
+          % (dt, vx[body(r, "a")], vx[body(r, "b")]))
+    losses[dt] = (T0 - T[-1]) / T0
+    check(losses[dt] >= -1e-12, "ball-ball-wall dt = %g: no energy gain (loss %.2e of T0)"
+          % (dt, losses[dt]))
+if len(losses) == 3:
+    l1, l2, l4 = losses[1e-3], losses[5e-4], losses[2.5e-4]
+    if max(l1, l2, l4) <= 1e-12:
+        check(True, "ball-ball-wall: the impacts conserve energy to round-off at every dt "
+              "(losses %.1e, %.1e, %.1e)" % (l1, l2, l4))
+    else:
+        check(l2 <= 0.55 * l1 + 1e-12 and l4 <= 0.55 * l2 + 1e-12,
+              "ball-ball-wall: the energy lost at impacts falls at least linearly with dt: "
+              "%.3e, %.3e, %.3e of T0 at dt, dt/2, dt/4 (ratios %.2f, %.2f >= 1.8)"
+              % (l1, l2, l4, l1 / max(l2, 1e-300), l2 / max(l4, 1e-300)))
+
+done()
