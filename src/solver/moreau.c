@@ -64,6 +64,7 @@
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
+#define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
 #ifndef PROX_EPS
 #define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
@@ -91,8 +92,10 @@ typedef struct {
   int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
   int widx[MAX_W];
   double w[3][MAX_W];
-  int comp[2];   /* components of the coordinates it touches (-1 none) */
-  long xoff[2];  /* its J^-1 W columns: 3 vectors per component, at x + xoff */
+  int ncomp;             /* components of the Newton matrix its coordinates belong to (a
+                            rigid body's phi_x, phi_y, phi_z and directors are four) */
+  int comp[MAX_COMP];
+  long xoff[MAX_COMP];   /* its J^-1 W columns: 3 vectors per component, at x + xoff */
 } Contact;
 
 /* a component of the Newton matrix */
@@ -334,8 +337,9 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
   for (int k = 0; k < w->ncomp; k++) {
     maxc = w->comp[k].ncoord > maxc ? w->comp[k].ncoord : maxc;
   }
-  /* each contact: 3 columns over (up to) two components; the violated points of the
-   * projection: 1 column each, after them */
+  /* each contact: 3 columns over its components (two bodies: each body's phi_x, phi_y, phi_z
+   * and directors, or the mechanism a body belongs to); the violated points of the
+   * projection: 1 column each */
   w->comp_first = malloc((size_t)(w->ncomp > 0 ? w->ncomp : 1) * sizeof(int));
   if (!w->comp_first) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -343,7 +347,8 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
   for (int k = 0; k < w->ncomp; k++) {
     w->comp_first[k] = -1;
   }
-  w->xcap = (long)w->cap * 6 * maxc + (long)w->cap * 2 * maxc;
+  long per = 8L * maxc < m->nq ? 8L * maxc : m->nq; /* coordinates a contact's components hold */
+  w->xcap = (long)w->cap * 3 * per + (long)w->cap * per;
   w->x = malloc((size_t)w->xcap * sizeof(double));
   if (!w->x) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
@@ -509,13 +514,13 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   return n;
 }
 
-/* the step's contacts at the evaluation point q0 + theta Delta q: the same points (pair and
- * feature) found there get their normal, tangents and material points from there; returns
- * the largest change of a W entry */
+/* the step's contacts at the predicted evaluation point q0 + theta dt u0: the same points
+ * (pair and feature) found there get their normal, tangents and material points from there;
+ * returns the largest change of a W entry */
 static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   const mbsImplicitWork *b = &w->base;
   for (int i = 0; i < m->nq; i++) {
-    w->gq[i] = b->q_prev[i] + w->theta * b->dq[i];
+    w->gq[i] = b->q_prev[i] + w->theta * dt * b->v_prev[i];
   }
   int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap);
   double change = 0.0;
@@ -553,11 +558,8 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
                                    mbsError *err) {
   const mbsSystem *sys = d->sys;
   for (int k = 0; k < nc; k++) {
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; side < c[k].ncomp; side++) {
       int ci = c[k].comp[side];
-      if (ci < 0) {
-        continue;
-      }
       Component *cp = &w->comp[ci];
       if (cp->lu0 < 0 || cp->stamp == w->factor_stamp) {
         continue;
@@ -584,15 +586,23 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
   return MBS_OK;
 }
 
+/* the slot of component ci among contact c's, -1 if it does not touch it */
+static int comp_slot(const Contact *c, int ci) {
+  for (int s = 0; s < c->ncomp; s++) {
+    if (c->comp[s] == ci) {
+      return s;
+    }
+  }
+  return -1;
+}
+
 /* the components contact c touches */
 static void contact_components(const MoreauWork *w, Contact *c) {
-  c->comp[0] = c->comp[1] = -1;
+  c->ncomp = 0;
   for (int e = 0; e < c->nw; e++) {
     int ci = w->comp_of[c->widx[e]];
-    if (c->comp[0] < 0 || c->comp[0] == ci) {
-      c->comp[0] = ci;
-    } else {
-      c->comp[1] = ci;
+    if (comp_slot(c, ci) < 0) {
+      c->comp[c->ncomp++] = ci;
     }
   }
 }
@@ -600,12 +610,8 @@ static void contact_components(const MoreauWork *w, Contact *c) {
 /* the columns J^-1 [W_dir; 0] (coordinates of c's components) for ndir directions, into the
  * pool; MBS_ERR_SOLVER when the pool is full */
 static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
-  for (int side = 0; side < 2; side++) {
+  for (int side = 0; side < c->ncomp; side++) {
     int ci = c->comp[side];
-    c->xoff[side] = -1;
-    if (ci < 0) {
-      continue;
-    }
     Component *cp = &w->comp[ci];
     if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
@@ -646,11 +652,8 @@ static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, 
 
 /* u += s * (J^-1 W_dir) of contact c (coordinates) */
 static void add_column(const MoreauWork *w, const Contact *c, int dir, double s, double *u) {
-  for (int side = 0; side < 2; side++) {
+  for (int side = 0; side < c->ncomp && s != 0.0; side++) {
     int ci = c->comp[side];
-    if (ci < 0 || s == 0.0) {
-      continue;
-    }
     const Component *cp = &w->comp[ci];
     const double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
     for (int i = 0; i < cp->ncoord; i++) {
@@ -666,7 +669,7 @@ static void delassus_block(const MoreauWork *w, Contact *c) {
       double s = 0.0;
       for (int e = 0; e < c->nw; e++) {
         int i = c->widx[e], ci = w->comp_of[i];
-        int side = ci == c->comp[0] ? 0 : 1;
+        int side = comp_slot(c, ci);
         const Component *cp = &w->comp[ci];
         s += c->w[a][e] * w->x[c->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
       }
@@ -701,6 +704,35 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
  * lift off by the centripetal velocity its end velocity has; the tangential velocities at the
  * step's end, so that a sticking contact ends the step at rest (on the average velocity, em
  * would keep the last sliding velocity alternating in sign forever). */
+/* w->u onto the velocities the constraints allow at q1, G(q1) u + g_t = 0, in the metric of
+ * the Newton matrix J (whose constraint rows are G(q1)): the end velocities of em satisfy
+ * them only to O(dt^2) (the alternating mode), and that part of u would be a tangential
+ * velocity of redundant contacts (four corners of a face) that no impulse can remove; the
+ * linear model's changes J^-1 W L satisfy them already */
+static mbsStatus rigid_velocity(const mbsModel *m, mbsData *d, MoreauWork *w, double t1,
+                                mbsError *err) {
+  int nq = m->nq;
+  if (m->ncon == 0) {
+    return MBS_OK;
+  }
+  double r = mbs_velocity_residual(m, d, d->q, w->u, t1, w->rhs + nq);
+  if (!(r > 0.0)) {
+    return MBS_OK;
+  }
+  memset(w->rhs, 0, (size_t)nq * sizeof(double));
+  for (int i = 0; i < m->ncon; i++) {
+    w->rhs[nq + i] = -w->rhs[nq + i];
+  }
+  mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  for (int i = 0; i < nq; i++) {
+    w->u[i] += w->sol[i];
+  }
+  return MBS_OK;
+}
+
 static void set_targets(MoreauWork *w, const double *u0) {
   double f = (1.0 - w->theta) / w->theta;
   for (int k = 0; k < w->nc; k++) {
@@ -798,7 +830,7 @@ static void contact_xi(const Contact *c, const double *u, double xi[3]) {
   }
 }
 
-/* the prox residual [m/s]: max over contacts of |L - prox(L - r xi)| / r */
+/* the prox residual [m/s]: max over contacts and directions of |L - prox(L - r xi)| / r */
 static double prox_residual(const MoreauWork *w, const double *u) {
   double res = 0.0;
   for (int k = 0; k < w->nc; k++) {
@@ -809,7 +841,7 @@ static double prox_residual(const MoreauWork *w, const double *u) {
       L[i] = c->L[i] - c->r * xi[i];
     }
     prox(c->mu, L);
-    double r = fabs(L[0] - c->L[0]) + fabs(L[1] - c->L[1]) + fabs(L[2] - c->L[2]);
+    double r = fmax(fabs(L[0] - c->L[0]), fmax(fabs(L[1] - c->L[1]), fabs(L[2] - c->L[2])));
     res = fmax(res, r / c->r);
   }
   return res;
@@ -851,12 +883,7 @@ static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
 static double g_entry(const MoreauWork *w, const Contact *ck, int a, const Contact *cl, int b) {
   double s = 0.0;
   for (int e = 0; e < ck->nw; e++) {
-    int i = ck->widx[e], ci = w->comp_of[i], side = -1;
-    if (ci == cl->comp[0]) {
-      side = 0;
-    } else if (ci == cl->comp[1]) {
-      side = 1;
-    }
+    int i = ck->widx[e], ci = w->comp_of[i], side = comp_slot(cl, ci);
     if (side >= 0) {
       const Component *cp = &w->comp[ci];
       s += ck->w[a][e] * w->x[cl->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
@@ -874,11 +901,8 @@ static int islands(MoreauWork *w) {
   int *par = w->isl; /* union-find over contacts, then the island numbers */
   for (int k = 0; k < nc; k++) {
     par[k] = k;
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; side < w->c[k].ncomp; side++) {
       int ci = w->c[k].comp[side];
-      if (ci < 0) {
-        continue;
-      }
       int f = w->comp_first[ci];
       if (f < 0) {
         w->comp_first[ci] = k;
@@ -891,10 +915,8 @@ static int islands(MoreauWork *w) {
     }
   }
   for (int k = 0; k < nc; k++) {
-    for (int side = 0; side < 2; side++) {
-      if (w->c[k].comp[side] >= 0) {
-        w->comp_first[w->c[k].comp[side]] = -1;
-      }
+    for (int side = 0; side < w->c[k].ncomp; side++) {
+      w->comp_first[w->c[k].comp[side]] = -1;
     }
   }
   /* number the roots in order, then count and place */
@@ -1103,29 +1125,26 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
   if (sw >= 0) {
     return sw;
   }
-  int total = pre, failed = 0;
+  int total = pre;
   int nisl = islands(w);
-  for (int i = 0; i < nisl; i++) {
-    int n = w->isl_start[i + 1] - w->isl_start[i];
-    const int *mem = w->isl_order + w->isl_start[i];
-    if (n > ISLAND_MAX) {
-      failed = 1;
-      continue;
+  double res = INFINITY;
+  /* a second pass corrects what the dense model and the applied updates differ by */
+  for (int pass = 0; pass < 3 && !(res <= tol); pass++) {
+    for (int i = 0; i < nisl; i++) {
+      int n = w->isl_start[i + 1] - w->isl_start[i];
+      const int *mem = w->isl_order + w->isl_start[i];
+      if (n > ISLAND_MAX) {
+        continue;
+      }
+      int it = island_newton(w, mem, n, tol, m->contact_iterations);
+      total += it < 0 ? m->contact_iterations : it;
     }
-    int it = island_newton(w, mem, n, tol, m->contact_iterations);
-    if (it < 0) {
-      failed = 1;
-      total += m->contact_iterations;
-    } else {
-      total += it;
-    }
+    res = prox_residual(w, w->u);
   }
-  double res = prox_residual(w, w->u);
   *res_out = res / vscale;
   if (res <= tol) {
     return total;
   }
-  (void)failed;
   sw = nsgs(m, w, vscale, m->contact_iterations, res_out);
   return sw < 0 ? -1 : total + sw;
 }
@@ -1282,7 +1301,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           double s = 0.0;
           for (int e = 0; e < c->nw; e++) {
             int i = c->widx[e], ci = w->comp_of[i];
-            int side = ci == c->comp[0] ? 0 : 1;
+            int side = comp_slot(c, ci);
             s += c->w[0][e] * w->x[c->xoff[side] + w->pos_in[i]];
           }
           c->G[0] = s;
@@ -1373,7 +1392,9 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
       c->gN0 = wdot(c, 0, b->v_prev);
-      if (c->gap0 + dt * fmin(c->gN0, 0.0) > GAP_ACTIVE) {
+      /* candidates: closing within the step at twice the speed and with gravity's help; the
+       * step's first solution decides (below) */
+      if (c->gap0 + 2.0 * dt * fmin(c->gN0, 0.0) - dt * dt * vnorm(m->gravity) > GAP_ACTIVE) {
         continue;
       }
       /* warm start from the last step's contact with the same identity */
@@ -1389,6 +1410,12 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     nc = keep;
   }
   w->nc = nc;
+  /* the contact frames at the step's evaluation point, predicted as q0 + theta dt u0: the
+   * material points that touch there carry the impulses (em: a rolling body's contact does
+   * no work) */
+  if (nc > 0) {
+    refresh_geometry(m, w, dt);
+  }
   StepCtx ctx = {m, d, w, &s, dt, t0};
   mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset};
   ctx_reset(&ctx);
@@ -1409,25 +1436,44 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
      * acceleration a, estimated from the first solution without its own impulse; a point
      * whose rebound does not carry it off within the step (e small) stays closed. */
     end_velocity(m, w, dt, w->u);
+    double gnorm = vnorm(m->gravity);
+    int kept = 0;
     for (int k = 0; k < nc && st == MBS_OK; k++) {
       Contact *c = &w->c[k];
       double own = c->G[0] * c->L[0] + c->G[1] * c->L[1] + c->G[2] * c->L[2];
-      double a = (wdot(c, 0, w->u) - own - c->gN0) / dt;
-      double tau = 0.0;
+      double g1 = wdot(c, 0, w->u) - own; /* its end velocity without its own impulse */
+      double a = (g1 - c->gN0) / dt;
+      /* a new point whose gap the step does not close stays out (no impulse, no law) */
+      double gpred = c->gap0 + dt * ((1.0 - w->theta) * c->gN0 + w->theta * g1);
+      if (gpred > GAP_ACTIVE && c->L[0] == 0.0 && c->L[1] == 0.0 && c->L[2] == 0.0) {
+        continue;
+      }
       c->target = 0.0;
       c->impact = 0;
       if (c->gN0 < 0.0) {
-        tau = c->gap0 > 0.0 ? fmin(c->gap0 / -c->gN0, dt) : 0.0;
+        /* the time it closes: g0 + gN0 tau + a tau^2 / 2 = 0, its first root */
+        double tau = 0.0;
+        if (c->gap0 > 0.0) {
+          double disc = c->gN0 * c->gN0 - 2.0 * a * c->gap0;
+          tau = disc >= 0.0 && a != 0.0 ? (-c->gN0 - sqrt(disc)) / a : c->gap0 / -c->gN0;
+          tau = tau > 0.0 ? fmin(tau, dt) : fmin(c->gap0 / -c->gN0, dt);
+        }
         double gminus = c->gN0 + a * tau;
-        /* approaching faster than one step of its acceleration: an impact */
-        if (gminus < -(fabs(a) * dt + 1e-12)) {
+        /* approaching faster than one step of its acceleration or of gravity: an impact (a
+         * is only an estimate: W is at the step's evaluation point, gN0 at its start) */
+        if (gminus < -(fmax(fabs(a), gnorm) * dt + 1e-12)) {
           double vplus = -c->e * gminus, rest = dt - tau;
           c->target = fmax(0.0, vplus + a * rest);
           c->impact = 1;
           c->gend = c->target > 0.0 ? fmax(0.0, vplus * rest + 0.5 * a * rest * rest) : 0.0;
         }
       }
+      if (kept != k) {
+        w->c[kept] = *c;
+      }
+      kept++;
     }
+    nc = w->nc = kept;
     set_targets(w, b->v_prev);
     /* the velocity scale of the contact problem */
     double vscale = 0.0;
@@ -1436,22 +1482,19 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     }
     vscale = fmax(vscale, fmax(1e-3, vnorm(m->gravity) * dt));
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
-      /* the contact frames at the step's evaluation point q0 + theta Delta q: the material
-       * points that touch there carry the impulses (em: they do no work when rolling) */
-      if (refresh_geometry(m, w, dt) > 1e-12) {
-        set_targets(w, b->v_prev);
-        st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
-        if (st == MBS_OK) {
-          st = contact_matrices(d, w, err);
-          if (st != MBS_OK) {
-            snprintf(why, sizeof(why), "%s", err->msg);
-          }
-        }
+      if (outer > 1) {
+        st = contact_matrices(d, w, err);
         if (st != MBS_OK) {
+          snprintf(why, sizeof(why), "%s", err->msg);
           break;
         }
       }
       end_velocity(m, w, dt, w->u);
+      st = rigid_velocity(m, d, w, t0 + dt, err);
+      if (st != MBS_OK) {
+        snprintf(why, sizeof(why), "%s", err->msg);
+        break;
+      }
       double res0 = prox_residual(w, w->u);
       if (res0 <= m->contact_tolerance * vscale) {
         cres = res0 / vscale;

@@ -66,8 +66,8 @@ def body(r, name):
 
 
 def rows(r, k):
-    off = r["contacts/offsets"]
-    return r["contacts/table"][off[k]:off[k + 1]]
+    off, cnt = r["contacts/offsets"], r["contacts/count"]
+    return r["contacts/table"][off[k]:off[k] + cnt[k]]
 
 
 def impact_records(vz, dt, jump):
@@ -155,8 +155,9 @@ for e in (0.0, 0.5, 0.9):
               " <= 1e-5)" % (np.max(np.abs(vz[settled])), np.max(np.abs(gap[settled]))))
         tab = r["contacts/table"]
         off = r["contacts/offsets"]
-        ok = (len(off) == len(t) + 1 and off[0] == 0 and off[-1] == len(tab)
-              and np.array_equal(np.diff(off), r["contacts/count"])
+        cnt = r["contacts/count"]
+        ok = (len(off) == len(t) and len(cnt) == len(t) and off[0] == 0
+              and off[-1] + cnt[-1] == len(tab) and np.array_equal(np.diff(off), cnt[:-1])
               and all(np.all(rows(r, k)[:, COL_RECORD] == k) for k in range(len(t))))
         check(ok, "ball e = 0: /contacts/offsets, count and the table's record column agree")
         resting = [k for k in range(len(t)) if settled[k]]
