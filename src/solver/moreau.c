@@ -119,8 +119,9 @@ typedef struct {
   int *piv;      /* (nsp) pivots */
   int factor_stamp;
   /* contacts */
-  int cap, nc, nprev;
+  int cap, nc, nprev, npen, nrec;
   Contact *c, *prev;
+  Contact *pen; /* (cap) penalty contacts of the step: their impulses are fixed */
   mbsContactRecord *rec;
   double *x; /* J^-1 W columns */
   long xcap, xused;
@@ -233,6 +234,7 @@ static void work_free(void *p) {
   }
   mbs_implicit_work_free(&w->base);
   mbs_broad_destroy(w->broad);
+  free(w->pen);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
@@ -269,6 +271,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   size_t nsp = (size_t)(m->nq + m->ncon > 0 ? m->nq + m->ncon : 1);
   w->c = calloc((size_t)w->cap, sizeof(Contact));
   w->prev = calloc((size_t)w->cap, sizeof(Contact));
+  w->pen = calloc((size_t)w->cap, sizeof(Contact));
   w->rec = calloc((size_t)w->cap, sizeof(mbsContactRecord));
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
@@ -304,7 +307,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_Lref = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
-  if (!w->c || !w->prev || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+  if (!w->c || !w->prev || !w->pen || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
@@ -1149,6 +1152,22 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
   return sw < 0 ? -1 : total + sw;
 }
 
+/* The penalty law (seed 002 sec. 2.3.1) of a penetrating point at the step's start: a
+ * spring-damper normal force f_N = max(0, -k g - c gamma_N) and Coulomb's friction
+ * regularized below friction_velocity v_r, f_T = -mu f_N gamma_T / max(|gamma_T|, v_r); the
+ * step carries the impulse dt f (explicit: stable while k dt^2 stays well below the mass
+ * the contact moves) */
+static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *u0, double dt) {
+  double gt1 = wdot(c, 1, u0), gt2 = wdot(c, 2, u0);
+  double fn = fmax(0.0, -sp->stiffness * c->gap0 - sp->damping * c->gN0);
+  double vt = hypot(gt1, gt2), s = sp->friction * fn / fmax(vt, sp->friction_velocity);
+  c->L[0] = dt * fn;
+  c->L[1] = -dt * s * gt1;
+  c->L[2] = -dt * s * gt2;
+  c->status = vt < sp->friction_velocity ? 1 : 2;
+  c->gap1 = c->gap0;
+}
+
 /* ---- the step ---- */
 
 typedef struct {
@@ -1164,8 +1183,8 @@ static double ctx_assemble(void *ctx, int with_jac) {
   StepCtx *p = ctx;
   MoreauWork *w = p->w;
   double scale = mbs_assemble(p->m, p->d, &w->base, p->s, p->dt, p->t0, with_jac);
-  for (int k = 0; k < w->nc; k++) {
-    const Contact *c = &w->c[k];
+  for (int k = 0; k < w->nc + w->npen; k++) {
+    const Contact *c = k < w->nc ? &w->c[k] : &w->pen[k - w->nc];
     for (int e = 0; e < c->nw; e++) {
       double f = p->dt * (c->w[0][e] * c->L[0] + c->w[1][e] * c->L[1] + c->w[2][e] * c->L[2]);
       p->d->res[c->widx[e]] -= f;
@@ -1275,7 +1294,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     }
     int nviol = 0;
     for (int k = 0; k < nv; k++) {
-      if (w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact) {
+      /* a penalty contact's penetration is its law: not projected */
+      int penalty = m->contact[m->pair[w->vc[k].pair].spec].law == MBS_CONTACT_PENALTY;
+      if (!penalty && (w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact)) {
         Contact *c = &w->vc[nviol++];
         if (c != &w->vc[k]) {
           *c = w->vc[k];
@@ -1389,9 +1410,18 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
     }
     int keep = 0;
+    w->npen = 0;
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
       c->gN0 = wdot(c, 0, b->v_prev);
+      const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+      if (sp->law == MBS_CONTACT_PENALTY) {
+        if (c->gap0 < 0.0) {
+          penalty_impulse(sp, c, b->v_prev, dt);
+          w->pen[w->npen++] = *c;
+        }
+        continue;
+      }
       /* candidates: closing within the step at twice the speed and with gravity's help; the
        * step's first solution decides (below) */
       if (c->gap0 + 2.0 * dt * fmin(c->gN0, 0.0) - dt * dt * vnorm(m->gravity) > GAP_ACTIVE) {
@@ -1526,8 +1556,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   }
   end_velocity(m, w, dt, d->v);
   /* work of the contact impulses over the step, as em balances it: L . W^T Delta q / dt */
-  for (int k = 0; k < nc; k++) {
-    const Contact *c = &w->c[k];
+  for (int k = 0; k < nc + w->npen; k++) {
+    const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
     for (int dir = 0; dir < 3; dir++) {
       w->dissip_step -= c->L[dir] * wdot(c, dir, b->dq) / dt;
     }
@@ -1552,8 +1582,9 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   /* the warm starts of the next step */
   memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
   w->nprev = nc;
-  for (int k = 0; k < nc; k++) {
-    const Contact *c = &w->c[k];
+  w->nrec = nc + w->npen;
+  for (int k = 0; k < w->nrec; k++) {
+    const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
     mbsContactRecord *r = &w->rec[k];
     r->body[0] = c->body[0];
     r->body[1] = c->body[1];
@@ -1571,7 +1602,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
 static int contacts(const mbsData *d, const mbsContactRecord **rec) {
   const MoreauWork *w = d->integrator_work;
   *rec = w->rec;
-  return w->nprev;
+  return w->nrec;
 }
 
 static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {

@@ -99,9 +99,13 @@ def dissipation_checks(what, r):
     err, scale = balance(r)
     check(err <= 1e-8 * scale, "%s: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x %.4g J"
           % (what, err, scale))
+    # Impacts and sliding friction remove energy; a sticking contact on a turning body (the
+    # rod pivoting on a pin) may give back O(dt^2) of it in a step: its tangential law holds
+    # at the step's end, while its work is taken over the step. Allowed: 1e-8 of the energy
+    # scale per step.
     Dc, D = r["energy/contact_dissipated"], r["energy/dissipated"]
-    ok = np.all(np.diff(Dc) >= -1e-12 * scale) and np.all(Dc <= D + 1e-12 * scale)
-    check(ok, "%s: contact_dissipated never decreases and <= dissipated (%.6g <= %.6g J at "
+    ok = np.all(np.diff(Dc) >= -1e-8 * scale) and np.all(Dc <= D + 1e-12 * scale)
+    check(ok, "%s: contact_dissipated falls by at most 1e-8 of the scale in a step and <= dissipated (%.6g <= %.6g J at "
           "the end)" % (what, Dc[-1], D[-1]))
     T = r["energy/kinetic"] + r["energy/potential"]
     check(np.max(np.abs(r["energy/total"] - T)) <= 1e-12 * scale,
@@ -229,18 +233,34 @@ for alpha_deg, mu in ((20.0, 0.5), (30.0, 0.3)):
               "g (sin a - mu cos a) = %.9f m/s^2 (%.1e)" % (what, a_fit, s_fit, a_cf, dev))
         off = np.max(np.abs((p - p[0]) @ n))
         check(off <= 1e-9, "%s: the sliding box stays on the plane (%.1e m)" % (what, off))
-    pb = r["bodies/position"][:, iball]
-    vb = r["bodies/velocity"][:, iball]
-    wb = r["bodies/angular_velocity"][:, iball]
-    a_roll = 5.0 / 7.0 * G * np.sin(al)
-    a_fit = np.polyfit(t[late], vb[late] @ d, 1)[0]
-    dev = abs(a_fit - a_roll) / a_roll
-    check(dev <= 1e-6, "%s: the ball rolls, a = %.9f, 5/7 g sin(alpha) = %.9f m/s^2 (%.1e)"
+    # The rolling ball turns by omega dt per step, up to 0.04 rad: its contact point moves
+    # over the surface within a step, and the scheme's no-slip condition holds for the
+    # material point in contact at the step's (predicted) midpoint. The rolling kinematics are
+    # then second order in dt, not exact: the acceleration is held to 1e-4 at the deck's dt,
+    # and the error must fall by a factor of at least 3 at dt / 2 (order 2 gives 4).
+    def rolling(rr):
+        tt = rr["time"]
+        lt = tt >= 0.05
+        vb = rr["bodies/velocity"][:, iball]
+        wb = rr["bodies/angular_velocity"][:, iball]
+        a_roll = 5.0 / 7.0 * G * np.sin(al)
+        a_fit = np.polyfit(tt[lt], vb[lt] @ d, 1)[0]
+        slip = np.max(np.linalg.norm(vb + np.cross(wb, -0.1 * n), axis=1))
+        return a_fit, a_roll, abs(a_fit - a_roll) / a_roll, slip, np.max(np.linalg.norm(vb, axis=1))
+    a_fit, a_roll, dev, slip, vmax = rolling(r)
+    check(dev <= 1e-4, "%s: the ball rolls, a = %.9f, 5/7 g sin(alpha) = %.9f m/s^2 (%.1e)"
           % (what, a_fit, a_roll, dev))
-    slip = np.max(np.linalg.norm(vb + np.cross(wb, -0.1 * n), axis=1))
-    check(slip <= 1e-8 * max(1.0, np.max(np.linalg.norm(vb, axis=1))),
+    check(slip <= 1e-4 * max(1.0, vmax),
           "%s: the ball's contact point does not slide (|v + w x (-r n)| <= %.1e m/s)"
           % (what, slip))
+    dt0 = float(np.median(np.diff(r["time"])))
+    r2 = attempt(what + ", dt / 2", contact_deck("incline.yaml"), "--set",
+                 "parameters.alpha_deg=%g" % alpha_deg, "--set", "parameters.mu=%g" % mu,
+                 "--dt", "%g" % (dt0 / 2))
+    if r2 is not None:
+        dev2 = rolling(r2)[2]
+        check(dev2 <= dev / 3.0, "%s: the rolling error falls with dt (%.1e at dt, %.1e at dt/2, "
+              "ratio %.1f >= 3)" % (what, dev, dev2, dev / max(dev2, 1e-300)))
 
 # ---- (c) rocking rod against the event-driven reference
 # Time stepping against event-driven: the impact is resolved to one step (its time to dt), so
