@@ -62,7 +62,7 @@ ok = compile_obj(os.path.join(obj, "solver", "zz_forbidden.o"),
 ok = ok and compile_obj(os.path.join(obj, "model", "zz_upward.o"),
                         "int mbs_data_create(void);\n"
                         "int zz_model(void) { return mbs_data_create(); }\n")
-ok = ok and compile_obj(os.path.join(obj, "contact", "zz_new.o"), "int zz_contact(void);\n"
+ok = ok and compile_obj(os.path.join(obj, "zznew", "zz_new.o"), "int zz_contact(void);\n"
                         "int zz_contact(void) { return 0; }\n")
 if not ok:
     skip("check-layering on forbidden objects", "the C compiler %s does not run" % CC)
@@ -75,14 +75,14 @@ else:
     check(rc == 1, "check-layering fails on the tree with forbidden edges (exit %d)" % rc)
     for want in ("solver/zz_forbidden.o: needs mbs_deck_load from deck/",
                  "model/zz_upward.o: needs mbs_data_create from solver/",
-                 "module 'contact' has no layer",
+                 "module 'zznew' has no layer",
                  'src/solver/zz_forbidden.c:1: includes "mbsim/deck.h" of deck/',
                  'src/util/zz_forbidden.h:1: includes "mbsim/model.h" of model/',
                  "src/output/zz_forbidden.c:1: includes <yaml.h> (only src/deck/ may)",
                  "6 violation(s)"):
         check(want in out, "check-layering reports '%s'" % want)
     # each object alone
-    shutil.rmtree(os.path.join(obj, "contact"))
+    shutil.rmtree(os.path.join(obj, "zznew"))
     os.remove(os.path.join(obj, "model", "zz_upward.o"))
     for f in ("solver/zz_forbidden.c", "util/zz_forbidden.h", "output/zz_forbidden.c"):
         os.remove(os.path.join(src, f))
