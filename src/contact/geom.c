@@ -345,8 +345,8 @@ static int vertex_box(const boxFrame *A, int k, const boxFrame *B, double tol, d
   int nout = 0, jout = -1;
   for (int i = 0; i < 3; i++) {
     l[i] = vdot(d, B->a[i]);
-    if (!(fabs(l[i]) - B->h[i] < margin)) {
-      return 0; /* farther than the margin from B's slab along axis i */
+    if (!(fabs(l[i]) - B->h[i] < margin + tol)) {
+      return 0; /* beyond the margin of B's slab along axis i (its border belongs) */
     }
     ql[i] = clamp(l[i], -B->h[i], B->h[i]);
     if (fabs(l[i]) > B->h[i] + tol) {

@@ -417,4 +417,39 @@ if r is not None:
               "woodpecker: a limit cycle: periods %s s, descents %s mm"
               % (" ".join("%.4f" % x for x in per), " ".join("%.2f" % (1e3 * x) for x in desc)))
 
+# ---- (g) penalty law: a ball (1 kg) dropped 5 mm onto a floor with k = 1e4 N/m and c = 100
+# N s/m (damping ratio 0.5) settles where the spring carries its weight, penetration m g / k
+# (the impulse of a step, dt k (-g), then equals dt m g exactly), and the balance closes.
+PEN = """mbsim: 1
+title: penalty contact
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: ball, mass: 1.0, inertia: [4.0e-3, 4.0e-3, 4.0e-3], position: [0, 0, 0.105],
+     collision: [{sphere: 0.1}]}
+ground:
+  collision:
+    - {name: floor, plane: {point: [0, 0, 0], normal: [0, 0, 1]}}
+contacts:
+  - {name: soft, between: [ball, ground], law: penalty, stiffness: 1.0e4, damping: 100.0,
+     friction: 0.5}
+solver: {dt: 1.0e-3, t_end: 2.0}
+"""
+r = attempt("penalty ball", write_deck("penalty.yaml", PEN))
+if r is not None:
+    z = r["bodies/position"][:, 0, 2]
+    pen = 0.1 - z[-1]
+    check(abs(pen - 9.81e-4) <= 1e-9, "penalty: the ball settles at the penetration m g / k = "
+          "9.81e-4 m (%.9e)" % pen)
+    check(np.min(z - 0.1) < -9.81e-4, "penalty: the drop compresses the spring beyond its "
+          "static penetration (%.2e m)" % -np.min(z - 0.1))
+    # the penalty spring's energy is no potential: while compressed it sits in the contact
+    # work (contact_dissipated rises and falls back); at rest only the damper's share is left
+    err, scale = balance(r)
+    check(err <= 1e-8 * scale, "penalty ball: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x "
+          "%.4g J" % (err, scale))
+    Dc = r["energy/contact_dissipated"]
+    stored = 0.5 * 1.0e4 * pen ** 2
+    check(Dc[-1] > stored, "penalty ball: the contact took out more than the spring holds at "
+          "rest (%.4g J > %.3g J)" % (Dc[-1], stored))
+
 done()
