@@ -1097,12 +1097,15 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   double eps = PROX_EPS * gmax, merit;
   int iters = 0;
   double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
+  double res_start = res;
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
     island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters);
     res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
   }
-  if (!(res <= tol)) {
+  /* short of tol, the impulses are still kept when they are better than the start: the
+   * Gauss-Seidel sweeps that follow go on from there */
+  if (!(res < res_start)) {
     return -1;
   }
   for (int k = 0; k < n; k++) {
@@ -1114,7 +1117,7 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
     c->status = c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
                               : 0;
   }
-  return iters;
+  return res <= tol ? iters : -1;
 }
 
 /* the contact problem on the linear model: a few Gauss-Seidel sweeps, then semi-smooth
