@@ -644,13 +644,6 @@ mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node) {
       goto fail;
     }
     s->moreau_variant = (mbsMoreauVariant)t;
-    if (s->moreau_variant == MBS_MOREAU_EXPLICIT) {
-      st = deck_fail(r, v,
-                     "moreau.variant: the semi-explicit variant is not built yet; use theta "
-                     "(theta: 0.5, the default, conserves energy between impacts; 1 is implicit "
-                     "Euler)");
-      goto fail;
-    }
   }
   if ((v = deck_map_get(&m, "contact_tolerance")) &&
       (st = deck_positive(r, v, "moreau.contact_tolerance", &s->contact_tolerance)) != MBS_OK) {

@@ -139,6 +139,7 @@ typedef struct {
   double *nu;        /* (cap) */
   Contact *vc;       /* (cap) their geometry */
   double *rowwork;   /* the row walk's work */
+  double *q0save, *hres; /* (nq) semi-explicit variant: the step's start, -dt^2 h(q1, u0, t1) */
   /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
   int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
   double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D, *sn_Lref;
@@ -235,6 +236,8 @@ static void work_free(void *p) {
   mbs_implicit_work_free(&w->base);
   mbs_broad_destroy(w->broad);
   free(w->pen);
+  free(w->q0save);
+  free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
@@ -254,7 +257,9 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   *work = w;
-  w->theta = m->moreau_theta;
+  /* the semi-explicit variant's velocity update is M (u1 - u0) = dt h + W L: the impulses'
+   * effect on u1 is J^-1 W, as for theta = 1 */
+  w->theta = m->moreau_variant == MBS_MOREAU_EXPLICIT ? 1.0 : m->moreau_theta;
   /* the contact storage: every possible point, up to a bound a few times the shapes */
   long cap = m->contact_max;
   long bound = 64 + 32L * m->nshape;
@@ -272,6 +277,8 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->c = calloc((size_t)w->cap, sizeof(Contact));
   w->prev = calloc((size_t)w->cap, sizeof(Contact));
   w->pen = calloc((size_t)w->cap, sizeof(Contact));
+  w->q0save = calloc(nq, sizeof(double));
+  w->hres = calloc(nq, sizeof(double));
   w->rec = calloc((size_t)w->cap, sizeof(mbsContactRecord));
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
@@ -307,7 +314,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_Lref = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
-  if (!w->c || !w->prev || !w->pen || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
@@ -1388,12 +1395,47 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   return MBS_OK;
 }
 
+/* the end of a step: the contacts' dissipation, the implicit schemes' bookkeeping, the
+ * contact statistics, the warm starts of the next step and the contacts a record writes */
+static void finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, double t0, double dt, int nc,
+                        int sweeps, double cres) {
+  mbsImplicitWork *b = &w->base;
+  d->dissipated += w->dissip_step;
+  d->contact_dissipated += w->dissip_step;
+  mbs_implicit_end(m, d, b, t0, dt);
+  d->contact_iterations = sweeps;
+  d->contact_residual = cres;
+  d->contact_sweeps += sweeps;
+  d->contact_active_max = nc > d->contact_active_max ? nc : d->contact_active_max;
+  /* the warm starts of the next step */
+  memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
+  w->nprev = nc;
+  w->nrec = nc + w->npen;
+  for (int k = 0; k < w->nrec; k++) {
+    const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
+    mbsContactRecord *r = &w->rec[k];
+    r->body[0] = c->body[0];
+    r->body[1] = c->body[1];
+    memcpy(r->point, c->point, sizeof(r->point));
+    memcpy(r->normal, c->n, sizeof(r->normal));
+    r->gap = c->gap1;
+    d->contact_gap_min = fmin(d->contact_gap_min, c->gap1);
+    memcpy(r->impulse, c->L, sizeof(r->impulse));
+    r->status = c->status;
+  }
+}
+
+static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsError *err);
+
 static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   MoreauWork *w = d->integrator_work;
   mbsImplicitWork *b = &w->base;
   int nq = m->nq;
   double t0 = d->t;
   mbsSchemeWeights s;
+  if (m->moreau_variant == MBS_MOREAU_EXPLICIT) {
+    return step_explicit(m, d, dt, err);
+  }
   mbsStatus st = setup_components(m, d, w, err);
   if (st != MBS_OK) {
     return st;
@@ -1574,31 +1616,207 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
     }
   }
-  d->dissipated += w->dissip_step;
-  d->contact_dissipated += w->dissip_step;
-  mbs_implicit_end(m, d, b, t0, dt);
-  (void)outer;
-  d->contact_iterations = sweeps;
-  d->contact_residual = cres;
-  d->contact_sweeps += sweeps;
-  d->contact_active_max = nc > d->contact_active_max ? nc : d->contact_active_max;
-  /* the warm starts of the next step */
-  memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
-  w->nprev = nc;
-  w->nrec = nc + w->npen;
-  for (int k = 0; k < w->nrec; k++) {
-    const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
-    mbsContactRecord *r = &w->rec[k];
-    r->body[0] = c->body[0];
-    r->body[1] = c->body[1];
-    memcpy(r->point, c->point, sizeof(r->point));
-    memcpy(r->normal, c->n, sizeof(r->normal));
-    r->gap = c->gap1;
-    d->contact_gap_min = fmin(d->contact_gap_min, c->gap1);
-    memcpy(r->impulse, c->L, sizeof(r->impulse));
-    r->status = c->status;
-  }
+  finish_step(m, d, w, t0, dt, nc, sweeps, cres);
   (void)nq;
+  return MBS_OK;
+}
+
+
+/* ---- the semi-explicit variant (seed 002 eq. 2.36-2.37) ----
+ * q1 = q0 + dt u0, projected onto the joints and the bodies' rigidity in the mass metric;
+ * the contacts closed at q1 (gap <= 1e-9 m) enter the velocity update
+ *     M (u1 - u0) + G^T nu = dt h(q1, u0, t1) + W L,   G(q1) u1 + g_t = 0,
+ * whose impulse response J^-1 W (J = [M G^T; G 0] at q1) is exact: one contact problem
+ * (Newton's law on the end velocity, Coulomb on the tangential end velocity), no iteration
+ * of the step. Penetrating points are projected out afterwards. First order and only
+ * conditionally stable (h explicit); the impulses' work is taken with the mean velocity. */
+
+/* J = [M G^T; G 0] at d->q (the assembler with no inertia scaling and no force
+ * derivatives, forces at (q1, u0, t1)), factored; -dt^2 h into w->hres */
+static mbsStatus explicit_matrix(const mbsModel *m, mbsData *d, MoreauWork *w, double dt,
+                                 double t1, int repivot, mbsError *err) {
+  mbsImplicitWork *b = &w->base;
+  mbsSchemeWeights s = {1.0, 0.0, 0.0, 0.0, 0};
+  memcpy(w->q0save, b->q_prev, (size_t)m->nq * sizeof(double));
+  memcpy(b->q_prev, d->q, (size_t)m->nq * sizeof(double));
+  for (int i = 0; i < m->nq; i++) {
+    b->dq[i] = b->qhat[i] = b->qbase[i] = 0.0;
+    b->vbase[i] = b->v_prev[i];
+  }
+  for (int r = 0; r < m->ncon; r++) {
+    b->mu[r] = 0.0;
+  }
+  mbs_assemble(m, d, b, &s, dt, t1, 1);
+  memcpy(w->hres, d->res, (size_t)m->nq * sizeof(double));
+  memcpy(b->q_prev, w->q0save, (size_t)m->nq * sizeof(double));
+  mbsStatus st = mbs_newton_factor(d, repivot, err);
+  d->factor_valid = st == MBS_OK;
+  return st;
+}
+
+static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  MoreauWork *w = d->integrator_work;
+  mbsImplicitWork *b = &w->base;
+  int nq = m->nq, nc = 0;
+  double t0 = d->t, t1 = t0 + dt;
+  char why[1200];
+  why[0] = '\0';
+  mbsStatus st = setup_components(m, d, w, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  mbs_implicit_begin(m, d, b);
+  w->dissip_step = 0.0;
+  w->xused = 0;
+  w->nc = w->npen = 0;
+  int repivot = b->refactor_next;
+  b->refactor_next = 0;
+  /* positions first (eq. 2.36 step 1), onto the joints and the rigidity */
+  for (int i = 0; i < nq; i++) {
+    d->q[i] = b->q_prev[i] + dt * b->v_prev[i];
+  }
+  st = explicit_matrix(m, d, w, dt, t1, repivot, err);
+  for (int it = 0; it < 6 && st == MBS_OK; it++) {
+    double g = 0.0, qn = mbs_norm_inf(d->q, nq);
+    memset(w->rhs, 0, (size_t)d->sys->n * sizeof(double));
+    mbsRowIter ri;
+    for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
+      w->rhs[nq + ri.row] = -ri.g;
+      g = fmax(g, fabs(ri.g));
+    }
+    if (g <= 1e-14 * (1.0 + qn)) {
+      break;
+    }
+    st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+    for (int i = 0; i < nq && st == MBS_OK; i++) {
+      d->q[i] += w->sol[i];
+    }
+  }
+  if (st == MBS_OK) {
+    st = explicit_matrix(m, d, w, dt, t1, 0, err);
+  }
+  if (st != MBS_OK) {
+    snprintf(why, sizeof(why), "%s", err->msg);
+    return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+  }
+  /* the contacts closed at q1 (step 2-3) and the penalty points */
+  if (m->npair > 0) {
+    nc = detect(m, w, d->q, NULL, 0.0, w->c, w->cap);
+    if (nc < 0) {
+      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
+               w->cap);
+      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+    }
+    int keep = 0;
+    double gdt = vnorm(m->gravity) * dt;
+    for (int k = 0; k < nc; k++) {
+      Contact *c = &w->c[k];
+      c->gN0 = wdot(c, 0, b->v_prev);
+      const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+      if (sp->law == MBS_CONTACT_PENALTY) {
+        if (c->gap0 < 0.0) {
+          penalty_impulse(sp, c, b->v_prev, dt);
+          w->pen[w->npen++] = *c;
+        }
+        continue;
+      }
+      if (c->gap0 > GAP_ACTIVE) {
+        continue;
+      }
+      Contact *hit = bsearch(c, w->prev, (size_t)w->nprev, sizeof(Contact), contact_cmp);
+      if (hit) {
+        memcpy(c->L, hit->L, sizeof(c->L));
+      }
+      /* Newton's law on an approach faster than one step of gravity, else no approach */
+      c->impact = 0;
+      c->target = c->gN0 < -(gdt + 1e-12) ? -c->e * c->gN0 : 0.0;
+      c->tgt[0] = c->target;
+      c->tgt[1] = c->tgt[2] = 0.0;
+      w->c[keep++] = *c;
+    }
+    nc = w->nc = keep;
+  }
+  /* the free velocity update with the penalty impulses: J [du; nu] = [dt h + W L_pen;
+   * -(G u0 + g_t)] */
+  memset(w->rhs, 0, (size_t)d->sys->n * sizeof(double));
+  for (int i = 0; i < nq; i++) {
+    w->rhs[i] = -w->hres[i] / dt;
+  }
+  for (int k = 0; k < w->npen; k++) {
+    const Contact *c = &w->pen[k];
+    for (int e = 0; e < c->nw; e++) {
+      w->rhs[c->widx[e]] += c->w[0][e] * c->L[0] + c->w[1][e] * c->L[1] + c->w[2][e] * c->L[2];
+    }
+  }
+  mbs_velocity_residual(m, d, d->q, b->v_prev, t1, w->rhs + nq);
+  for (int r = 0; r < m->ncon; r++) {
+    w->rhs[nq + r] = -w->rhs[nq + r];
+  }
+  st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+  if (st != MBS_OK) {
+    snprintf(why, sizeof(why), "%s", err->msg);
+    return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+  }
+  for (int i = 0; i < nq; i++) {
+    w->u[i] = b->v_prev[i] + w->sol[i];
+  }
+  for (int r = 0; r < m->ncon; r++) {
+    b->mu[r] = dt * w->sol[nq + r]; /* the impulse dt lambda, as dt^2 lambda */
+  }
+  /* the contact problem (eq. 2.37): exact on this linear update. Warm-started impulses are
+   * in the problem's unknowns, not yet in u: add them */
+  int sweeps = 0;
+  double cres = 0.0;
+  if (nc > 0) {
+    st = contact_matrices(d, w, err);
+    for (int k = 0; k < nc && st == MBS_OK; k++) {
+      for (int dir = 0; dir < 3; dir++) {
+        add_column(w, &w->c[k], dir, w->c[k].L[dir], w->u);
+      }
+    }
+    double vscale = fmax(1e-3, vnorm(m->gravity) * dt);
+    for (int k = 0; k < nc; k++) {
+      vscale = fmax(vscale, fabs(w->c[k].gN0));
+    }
+    if (st == MBS_OK) {
+      sweeps = contact_problem(m, w, vscale, &cres);
+      if (sweeps < 0) {
+        snprintf(why, sizeof(why),
+                 "the contact problem (%d points) did not converge in %d iterations (prox "
+                 "residual %.3e relative to %.3g m/s)",
+                 nc, m->contact_iterations, cres, vscale);
+        st = MBS_ERR_SOLVER;
+      }
+    } else {
+      snprintf(why, sizeof(why), "%s", err->msg);
+    }
+  }
+  if (st != MBS_OK) {
+    return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+  }
+  memcpy(d->v, w->u, (size_t)nq * sizeof(double));
+  /* work over the step with the mean velocity: the impulses', and the loads' and dampers'
+   * (at q1, u0, t1) */
+  for (int i = 0; i < nq; i++) {
+    b->dq[i] = 0.5 * dt * (b->v_prev[i] + d->v[i]);
+  }
+  for (int k = 0; k < nc + w->npen; k++) {
+    const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
+    for (int dir = 0; dir < 3; dir++) {
+      w->dissip_step -= c->L[dir] * wdot(c, dir, b->dq) / dt;
+    }
+  }
+  mbsSchemeWeights s = {1.0, 0.0, 0.0, 0.0, 0};
+  mbs_assemble_work(m, d, b, &s, d->q, b->v_prev, t1, t1, b->mu, 1.0 / (dt * dt), 1.0,
+                    &d->external_work, &d->dissipated);
+  if (m->npair > 0) {
+    st = project_positions(m, d, w, t1, err);
+    if (st != MBS_OK) {
+      snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
+      return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
+    }
+  }
+  finish_step(m, d, w, t0, dt, nc, sweeps, cres);
   return MBS_OK;
 }
 

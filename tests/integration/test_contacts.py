@@ -452,4 +452,63 @@ if r is not None:
     check(Dc[-1] > stored, "penalty ball: the contact took out more than the spring holds at "
           "rest (%.4g J > %.3g J)" % (Dc[-1], stored))
 
+# ---- (h) the semi-explicit variant (solver.moreau.variant: explicit, Zander 2008 eq. 2.36):
+# positions from the start's velocity, then one velocity update with the contacts closed at
+# the new positions. Under constant forces its velocity update is exact (the sliding box to
+# 1e-6, as for theta); it is first order otherwise: the rolling ball's error halves with dt.
+# The ball's first impact comes within 2 dt of sqrt(2 h / g), e = 0 rests on the floor with
+# the gap >= -1e-9, and the first rebound speed is e v_1 within 2 e g dt.
+r = attempt("bouncing_ball.yaml explicit, e = 0.5", contact_deck("bouncing_ball.yaml"), "--set",
+            "parameters.e=0.5", "--set", "solver.moreau.variant=explicit")
+if r is not None:
+    t = r["time"]
+    dt = t[1] - t[0]
+    ib = body(r, "ball")
+    z, vz = r["bodies/position"][:, ib, 2], r["bodies/velocity"][:, ib, 2]
+    imp = impact_records(vz, dt, 10 * G * dt)
+    ok = len(imp) >= 1 and abs(t[imp[0]] - t1) <= 2 * dt
+    check(ok, "explicit ball e = 0.5: first impact at %s s, sqrt(2 h / g) = %.5f s (2 dt)"
+          % ("%.5f" % t[imp[0]] if imp else "none", t1))
+    if ok:
+        # the law acts on the velocity of the step's start (within 2 dt of the impact, so up to
+        # 2 g dt faster than v_1) and leaves e times it at the step's end
+        k = imp[0]
+        bound = 2 * 0.5 * G * dt
+        check(abs(vz[k] - 0.5 * v1) <= bound, "explicit ball e = 0.5: rebound %.5f m/s, e v_1 = "
+              "%.5f (bound 2 e g dt = %.1e)" % (vz[k], 0.5 * v1, bound))
+    check(np.min(z - R) >= -1e-9, "explicit ball: gap >= -1e-9 at every record (min %.2e)"
+          % np.min(z - R))
+r0 = attempt("bouncing_ball.yaml explicit, e = 0", contact_deck("bouncing_ball.yaml"), "--set",
+             "parameters.e=0", "--set", "solver.moreau.variant=explicit")
+if r0 is not None:
+    t = r0["time"]
+    ib = body(r0, "ball")
+    z, vz = r0["bodies/position"][:, ib, 2], r0["bodies/velocity"][:, ib, 2]
+    settled = t > t1 + 0.1
+    check(np.min(z - R) >= -1e-9 and np.max(np.abs(vz[settled])) <= G * (t[1] - t[0]),
+          "explicit ball e = 0: rests on the floor (gap >= %.2e, |vz| <= %.2e m/s)"
+          % (np.min(z - R), np.max(np.abs(vz[settled]))))
+xdev = {}
+for fac in (1.0, 0.5):
+    r = attempt("incline explicit, dt x %g" % fac, contact_deck("incline.yaml"), "--set",
+                "solver.moreau.variant=explicit", "--set", "solver.dt=%g" % (1e-3 * fac))
+    if r is None:
+        continue
+    al = np.radians(30.0)
+    d = np.array([np.cos(al), 0.0, -np.sin(al)])
+    t = r["time"]
+    late = t >= 0.05
+    v = r["bodies/velocity"][:, body(r, "box")]
+    a_cf = G * (np.sin(al) - 0.3 * np.cos(al))
+    a_fit = np.polyfit(t[late], v[late] @ d, 1)[0]
+    if fac == 1.0:
+        check(abs(a_fit - a_cf) <= 1e-6 * a_cf, "explicit: the box slides with g (sin a - mu cos a)"
+              " (%.1e)" % (abs(a_fit - a_cf) / a_cf))
+    vb = r["bodies/velocity"][:, body(r, "ball")]
+    a_roll = 5.0 / 7.0 * G * np.sin(al)
+    xdev[fac] = abs(np.polyfit(t[late], vb[late] @ d, 1)[0] - a_roll) / a_roll
+if len(xdev) == 2:
+    check(xdev[0.5] <= 0.6 * xdev[1.0], "explicit: the rolling ball's error falls at first order "
+          "(%.2e at dt, %.2e at dt/2)" % (xdev[1.0], xdev[0.5]))
+
 done()
