@@ -85,7 +85,7 @@ static void print_help(void) {
       "  --dt S                same as --set solver.dt=S\n"
       "  --t-end S             same as --set solver.t_end=S\n"
       "  --integrator NAME     same as --set solver.integrator=NAME (auto, em, midpoint,\n"
-      "                        euler, genalpha)\n"
+      "                        euler, genalpha, moreau; auto picks moreau for contacts)\n"
       "  --restart RUN.h5      continue from the last record of the earlier run RUN.h5 of the\n"
       "                        same model (to t_end, e.g. with --t-end), into a new output file\n"
       "  --overwrite           replace any regular file at the output path; without it only an\n"
