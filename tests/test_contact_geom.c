@@ -11,23 +11,12 @@
 #include "mbsim/contact.h"
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
+#include "rotation.h"
 
 #define CAP 512 /* room for the points of one pair in these tests */
 #define PI 3.14159265358979323846
 
-/* ---- small geometry of the tests' own ---- */
-
-/* R (row-major) of the rotation by angle about the unit axis u (Rodrigues) */
-static void rot(double R[9], double ux, double uy, double uz, double angle) {
-  double n = sqrt(ux * ux + uy * uy + uz * uz);
-  double u[3] = {ux / n, uy / n, uz / n}, c = cos(angle), s = sin(angle);
-  double K[9] = {0, -u[2], u[1], u[2], 0, -u[0], -u[1], u[0], 0};
-  for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 3; j++) {
-      R[3 * i + j] = (i == j ? c : 0.0) + s * K[3 * i + j] + (1 - c) * u[i] * u[j];
-    }
-  }
-}
+/* ---- small geometry of the tests' own (and rot, tests/rotation.h) ---- */
 
 static void matmul(double C[9], const double A[9], const double B[9]) {
   double T[9];

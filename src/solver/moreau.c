@@ -1178,6 +1178,30 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
   c->gap1 = c->gap0;
 }
 
+/* The step's contact points at q (detect, widened by the velocities vw when not NULL): each
+ * gets its normal velocity at u0; penetrating points of penalty pairs go to w->pen with
+ * their impulse, the unilateral points stay in w->c (their count is returned, -1 when the
+ * storage overflowed) for the caller's activation rule */
+static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
+                  const double *u0, double dt) {
+  int nc = detect(m, w, q, vw, dt, w->c, w->cap), keep = 0;
+  w->npen = 0;
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
+    c->gN0 = wdot(c, 0, u0);
+    const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+    if (sp->law == MBS_CONTACT_PENALTY) {
+      if (c->gap0 < 0.0) {
+        penalty_impulse(sp, c, u0, dt);
+        w->pen[w->npen++] = *c;
+      }
+      continue;
+    }
+    w->c[keep++] = *c;
+  }
+  return nc < 0 ? -1 : keep;
+}
+
 /* ---- the step ---- */
 
 typedef struct {
@@ -1448,25 +1472,15 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   /* contacts at q0: the points predicted to close within half a step */
   int nc = 0;
   if (m->npair > 0) {
-    nc = detect(m, w, b->q_prev, b->v_prev, dt, w->c, w->cap);
+    nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt);
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
       return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
     }
     int keep = 0;
-    w->npen = 0;
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
-      c->gN0 = wdot(c, 0, b->v_prev);
-      const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
-      if (sp->law == MBS_CONTACT_PENALTY) {
-        if (c->gap0 < 0.0) {
-          penalty_impulse(sp, c, b->v_prev, dt);
-          w->pen[w->npen++] = *c;
-        }
-        continue;
-      }
       /* candidates: closing within the step at twice the speed and with gravity's help; the
        * step's first solution decides (below) */
       if (c->gap0 + 2.0 * dt * fmin(c->gN0, 0.0) - dt * dt * vnorm(m->gravity) > GAP_ACTIVE) {
@@ -1701,7 +1715,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   }
   /* the contacts closed at q1 (step 2-3) and the penalty points */
   if (m->npair > 0) {
-    nc = detect(m, w, d->q, NULL, 0.0, w->c, w->cap);
+    nc = gather(m, w, d->q, NULL, b->v_prev, dt);
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -1711,15 +1725,6 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
     double gdt = vnorm(m->gravity) * dt;
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
-      c->gN0 = wdot(c, 0, b->v_prev);
-      const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
-      if (sp->law == MBS_CONTACT_PENALTY) {
-        if (c->gap0 < 0.0) {
-          penalty_impulse(sp, c, b->v_prev, dt);
-          w->pen[w->npen++] = *c;
-        }
-        continue;
-      }
       if (c->gap0 > GAP_ACTIVE) {
         continue;
       }
