@@ -1202,6 +1202,15 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   return nc < 0 ? -1 : keep;
 }
 
+/* why a step's contact problem failed */
+static void unconverged(char *why, size_t n, const mbsModel *m, int nc, double cres,
+                        double vscale) {
+  snprintf(why, n,
+           "the contact problem (%d points) did not converge in %d iterations (prox residual "
+           "%.3e relative to %.3g m/s)",
+           nc, m->contact_iterations, cres, vscale);
+}
+
 /* ---- the step ---- */
 
 typedef struct {
@@ -1591,10 +1600,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       }
       int sw = contact_problem(m, w, vscale, &cres);
       if (sw < 0) {
-        snprintf(why, sizeof(why),
-                 "the contact problem (%d points) did not converge in %d iterations (prox "
-                 "residual %.3e relative to %.3g m/s)",
-                 nc, m->contact_iterations, cres, vscale);
+        unconverged(why, sizeof(why), m, nc, cres, vscale);
         st = MBS_ERR_SOLVER;
         break;
       }
@@ -1786,10 +1792,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
     if (st == MBS_OK) {
       sweeps = contact_problem(m, w, vscale, &cres);
       if (sweeps < 0) {
-        snprintf(why, sizeof(why),
-                 "the contact problem (%d points) did not converge in %d iterations (prox "
-                 "residual %.3e relative to %.3g m/s)",
-                 nc, m->contact_iterations, cres, vscale);
+        unconverged(why, sizeof(why), m, nc, cres, vscale);
         st = MBS_ERR_SOLVER;
       }
     } else {
