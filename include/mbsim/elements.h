@@ -83,4 +83,16 @@ void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, co
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */
 double mbs_contravariant_directors(double dcon[9], const double d[9]);
 
+/* Beam elements (kind "beam", src/elements/beam.c). e->qidx holds the element's order + 1
+ * nodes' coordinates, 12 each (phi, d1, d2, d3), in node order along the beam (nq = 12
+ * (order + 1)). Set up by the compiler after qidx is filled: reference strains at the
+ * quadrature points from the initial coordinates q0 (global), the section stiffnesses k =
+ * {EA, GA2, GA3, GJ, EI2, EI3} and the damping factor eta [s] go into e->param, the order
+ * into e->iparam[0]. Returns 0, or -1 when order is not 1 or 2. */
+int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double k[6], double eta);
+
+/* the element's strains at its midpoint relative to t = 0 (global q): axial Gamma1, shear
+ * Gamma2, Gamma3, torsion K1, bending K2, K3 (in that order) */
+void mbs_beam_element_strain(const mbsElem *e, const double *q, double out[6]);
+
 #endif

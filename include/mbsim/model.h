@@ -142,6 +142,29 @@ typedef struct {
   int spec; /* its contacts: entry */
 } mbsShapePair;
 
+/* A beam (decks/README.md "Beams"): a geometrically exact director beam (Simo-Reissner in
+ * director form, seed 000 sec. 5, seed 001). Its node k is a director frame like a rigid
+ * body's: vector nodes node0 + 4 k .. node0 + 4 k + 3 are phi, d1, d2, d3 (d1 the tangent at
+ * t = 0, d2 the section's `up` axis, d3 = d1 x d2), with the six rigidity rows of a rigid
+ * body, and attachment frame attach0 + k (kind "beam node"). Its elements are
+ * m->elem[elem0 .. elem0 + nelem - 1] (kind "beam"), element j on nodes order j .. order j
+ * + order. */
+typedef struct {
+  char name[MBS_NAME_MAX];
+  int order;     /* 1: two-node elements, 2: three-node elements */
+  int nelem;     /* elements */
+  int nnode;     /* nodes: order nelem + 1 */
+  int node0;     /* first vector node (phi of node 0) */
+  int attach0;   /* attachment frame of node 0 */
+  int elem0;     /* first element */
+  double length; /* [m] arc length at t = 0 */
+  double k[6];   /* section stiffnesses EA, GA2, GA3 [N], GJ, EI2, EI3 [N m^2] */
+  double rho[3]; /* per unit length: rho A [kg/m], rho I2, rho I3 [kg m] (I2 = int x3^2 dA,
+                    I3 = int x2^2 dA; d2 carries rho I3, d3 rho I2) */
+  double damping; /* [s] stiffness-proportional (Kelvin-Voigt) factor */
+  mbsMark mark;   /* deck position of its entry */
+} mbsBeam;
+
 typedef struct mbsModel {
   /* sizes */
   int nq;      /* coordinates: 3 nnode vector-node coordinates, then nscalar scalars */
@@ -243,6 +266,10 @@ typedef struct mbsModel {
   double *contact_pts;       /* (ncontact_pts x 3) [m] */
   int contact_max;           /* bound of active contact points at once (sum over pairs of
                                 mbs_collide_max): the solver's per-step storage */
+
+  /* beams (mbsBeam above) */
+  int nbeam;
+  mbsBeam *beam; /* (nbeam) */
 
   /* solver and output settings (deck, after overrides; auto resolved) */
   mbsIntegrator integrator;
