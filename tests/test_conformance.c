@@ -50,8 +50,10 @@
 #define TOL_DD 1e-5
 #define TOL_DG 1e-13
 #define DELTA_LIM 1e-7
-/* local arrays: the largest element or row this suite meets (a row touches 8 nodes) */
-#define NMAX MBS_TWO_BODY_MAXQ
+/* local arrays: the largest element or row this suite meets (a row touches 8 nodes; a
+ * three-node beam element has 36 coordinates) */
+#define NMAX 36
+_Static_assert(NMAX >= MBS_TWO_BODY_MAXQ, "NMAX covers the two-body kinds");
 #define CMAX MBS_ELEM_MAXCON
 
 /* the generic quadratic rows as a pseudo-kind after the element kinds */
@@ -225,13 +227,15 @@ static const ConfCase CASES[] = {
                     "     rest_angle: 0.3}\n"
                     "  - {name: rsb, type: rotational_spring, joint: rev, stiffness: 5}\n",
      0.45, NULL},
+    {MBS_ELEM_BEAM, "beam (orders 1 and 2 on curved references; damped and undamped)", BODIES, 0.45,
+     NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))
 
 /* a new element kind must add its case(s) to CASES and then this count: the runtime test
  * test_coverage below names the kind that has none */
-_Static_assert(MBS_ELEM_KIND_COUNT == 9, "a new element kind: add its case(s) to CASES in "
+_Static_assert(MBS_ELEM_KIND_COUNT == 10, "a new element kind: add its case(s) to CASES in "
                                          "tests/test_conformance.c, then update this count");
 
 /* ---- the quadratic rows as one-row constraint elements --------------------------------- */
@@ -706,6 +710,42 @@ static mbsModel *compile_case(const ConfCase *cs, mbsDeck *deck) {
   return m;
 }
 
+/* Beam elements on the frames of the rigid bodies a, b, c of BODIES (a beam node is a frame
+ * phi, d1, d2, d3 like a rigid body's): order 1 on (a, b), order 2 on (a, b, c) and on
+ * (c, b, a), so the references are curved and the triads general; one is undamped. Added to
+ * the compiled model by hand (mbs_model_add_element, mbs_beam_element_setup), which is all
+ * the element needs. */
+static void add_beam_elements(mbsModel *m) {
+  static const char *const nodes[3][3] = {{"a", "b", NULL}, {"a", "b", "c"}, {"c", "b", "a"}};
+  static const double k[3][6] = {{3.0, 2.0, 1.5, 0.8, 0.6, 0.5},
+                                 {2.0, 1.0, 1.2, 0.4, 0.7, 0.9},
+                                 {1.0, 0.8, 0.6, 0.5, 0.3, 0.4}};
+  static const double eta[3] = {0.1, 0.0, 0.25};
+  for (int c = 0; c < 3; c++) {
+    int order = nodes[c][2] ? 2 : 1, qidx[36];
+    for (int j = 0; j <= order; j++) {
+      int b = 0;
+      while (b < m->nbody && strcmp(m->body_name[b], nodes[c][j]) != 0) {
+        b++;
+      }
+      ck_assert_int_lt(b, m->nbody);
+      for (int i = 0; i < 12; i++) {
+        qidx[12 * j + i] = 3 * m->body_node[b] + i;
+      }
+    }
+    mbsElem proto;
+    memset(&proto, 0, sizeof(proto));
+    proto.kind = MBS_ELEM_BEAM;
+    proto.body = -1;
+    proto.attach[0] = proto.attach[1] = -1;
+    proto.load = -1;
+    proto.joint = -1;
+    int id = mbs_model_add_element(m, &proto, qidx, 12 * (order + 1));
+    ck_assert_int_ge(id, 0);
+    ck_assert_int_eq(mbs_beam_element_setup(&m->elem[id], m->q0, order, k[c], eta[c]), 0);
+  }
+}
+
 /* run every check the kind provides on one subject at three states; returns the number of
  * the table's function groups it checked (potential, force, constraint) */
 static int check_subject(Subject *s) {
@@ -741,6 +781,9 @@ START_TEST(test_case) {
   const ConfCase *cs = &CASES[_i];
   mbsDeck deck;
   mbsModel *m = compile_case(cs, &deck);
+  if (cs->kind == MBS_ELEM_BEAM) {
+    add_beam_elements(m);
+  }
   int n = m->nq, nsubject = 0;
   double *qa = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
   double *v = malloc((size_t)n * sizeof(double));
