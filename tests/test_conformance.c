@@ -236,7 +236,7 @@ static const ConfCase CASES[] = {
 /* a new element kind must add its case(s) to CASES and then this count: the runtime test
  * test_coverage below names the kind that has none */
 _Static_assert(MBS_ELEM_KIND_COUNT == 10, "a new element kind: add its case(s) to CASES in "
-                                         "tests/test_conformance.c, then update this count");
+                                          "tests/test_conformance.c, then update this count");
 
 /* ---- the quadratic rows as one-row constraint elements --------------------------------- */
 
@@ -365,8 +365,7 @@ static void potential_dg(const Subject *s, const double *qa, const double *qb, d
 
 /* a discrete gradient (potential_dg, constraint_dg) at qb with coordinate i moved by +h into
  * fp and by -h into fm (qb restored); returns h */
-typedef void (*DgFn)(const Subject *s, const double *qa, const double *qb, double *out,
-                     double *Hb);
+typedef void (*DgFn)(const Subject *s, const double *qa, const double *qb, double *out, double *Hb);
 static double diff_qb(const Subject *s, const double *qa, double *qb, int i, DgFn f, double *fp,
                       double *fm) {
   double save = qb[i], h = hstep(save);

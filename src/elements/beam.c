@@ -19,7 +19,10 @@
  * Simo-Reissner beam; all six are dot products of the fields and their derivatives, so they
  * are unchanged by rigid motions (objective) and each is a homogeneous quadratic form
  * eps_a = 1/2 q^T S_a q in the element's coordinates. A straight beam bent into an arc of
- * curvature kappa turning d_1 toward d_2 (about d_3) has K_3 = +kappa.
+ * curvature kappa turning d_1 toward d_2 (about d_3) has K_3 = +kappa. The curvatures take
+ * the skew part of d_i . d_j' as the director formulation does (seed 000 ref. [16]): the
+ * symmetric part (d_i . d_j)' / 2 is the rate of an orthonormality constraint, no bending or
+ * torsion.
  *
  * Energy: W = 1/2 sum_g w_g J sum_a k_a (eps_a - eps0_a)^2 at the Gauss points
  * (reduced integration against shear locking: one point for order 1, two for order 2),
@@ -68,24 +71,26 @@ typedef struct {
 } StrainTerm;
 
 static const StrainTerm TERMS[9] = {
-    {0, 1, 0, 1.0},  {1, 2, 0, 1.0},  {2, 3, 0, 1.0},  /* Gamma_i = d_i . phi' */
-    {3, 3, 2, 0.5},  {3, 2, 3, -0.5},                  /* K_1 */
-    {4, 1, 3, 0.5},  {4, 3, 1, -0.5},                  /* K_2 */
-    {5, 2, 1, 0.5},  {5, 1, 2, -0.5},                  /* K_3 */
+    {0, 1, 0, 1.0}, {1, 2, 0, 1.0},  {2, 3, 0, 1.0}, /* Gamma_i = d_i . phi' */
+    {3, 3, 2, 0.5}, {3, 2, 3, -0.5},                 /* K_1 */
+    {4, 1, 3, 0.5}, {4, 3, 1, -0.5},                 /* K_2 */
+    {5, 2, 1, 0.5}, {5, 1, 2, -0.5},                 /* K_3 */
 };
 #define NTERM ((int)(sizeof(TERMS) / sizeof(TERMS[0])))
 
-/* Gauss-Legendre points and weights on [-1, 1]: one point (order 1), two (order 2) */
-static const double GAUSS_XI[3][BEAM_MAXGAUSS] = {{0.0, 0.0}, {0.0, 0.0},
-                                                 {-0.57735026918962576451, 0.57735026918962576451}};
+/* Gauss-Legendre points and weights on [-1, 1], by order: one point (order 1), two (order 2),
+ * one fewer than the nodes (reduced integration) */
+static const int NGAUSS[3] = {0, 1, 2};
+static const double GAUSS_XI[3][BEAM_MAXGAUSS] = {
+    {0.0, 0.0}, {0.0, 0.0}, {-0.57735026918962576451, 0.57735026918962576451}};
 static const double GAUSS_W[3][BEAM_MAXGAUSS] = {{0.0, 0.0}, {2.0, 0.0}, {1.0, 1.0}};
 
 /* the interpolated fields at one point of the element */
 typedef struct {
-  int nn;                       /* nodes */
-  double N[BEAM_MAXNODE];       /* shape functions */
-  double dN[BEAM_MAXNODE];      /* their derivatives d/ds */
-  double u[4][3], du[4][3];     /* phi, d1, d2, d3 and their s-derivatives */
+  int nn;                   /* nodes */
+  double N[BEAM_MAXNODE];   /* shape functions */
+  double dN[BEAM_MAXNODE];  /* their derivatives d/ds */
+  double u[4][3], du[4][3]; /* phi, d1, d2, d3 and their s-derivatives */
 } BeamPoint;
 
 static int beam_order(const mbsElem *e) {
@@ -210,7 +215,7 @@ static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
   int p = beam_order(e);
   double x[BEAM_MAXQ], eps[6], W = 0.0, L = e->param[BP_LEN];
   mbs_elem_gather(e, q, x);
-  for (int g = 0; g < p; g++) {
+  for (int g = 0; g < NGAUSS[p]; g++) {
     BeamPoint P;
     point_shape(&P, p, GAUSS_XI[p][g], L);
     point_fields(&P, x);
@@ -226,14 +231,13 @@ static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
   return W;
 }
 
-static void gradient(const mbsModel *m, const mbsElem *e, const double *q, double *gr,
-                     double *H) {
+static void gradient(const mbsModel *m, const mbsElem *e, const double *q, double *gr, double *H) {
   (void)m;
   int p = beam_order(e), n = e->nq;
   double x[BEAM_MAXQ], B[6 * BEAM_MAXQ], eps[6], L = e->param[BP_LEN];
   mbs_elem_gather(e, q, x);
   memset(gr, 0, (size_t)n * sizeof(double));
-  for (int g = 0; g < p; g++) {
+  for (int g = 0; g < NGAUSS[p]; g++) {
     BeamPoint P;
     point_shape(&P, p, GAUSS_XI[p][g], L);
     point_fields(&P, x);
@@ -267,7 +271,7 @@ static void discrete_gradient(const mbsModel *m, const mbsElem *e, const double 
     xm[i] = 0.5 * (xa[i] + xb[i]);
   }
   memset(gr, 0, (size_t)n * sizeof(double));
-  for (int g = 0; g < p; g++) {
+  for (int g = 0; g < NGAUSS[p]; g++) {
     BeamPoint Pa, Pb, Pm;
     point_shape(&Pa, p, GAUSS_XI[p][g], L);
     Pb = Pa;
@@ -315,7 +319,7 @@ static void force(const mbsModel *m, const mbsElem *e, const double *q, const do
   double x[BEAM_MAXQ], xv[BEAM_MAXQ], B[6 * BEAM_MAXQ], Bv[6 * BEAM_MAXQ];
   mbs_elem_gather(e, q, x);
   mbs_elem_gather(e, v, xv);
-  for (int g = 0; g < p; g++) {
+  for (int g = 0; g < NGAUSS[p]; g++) {
     BeamPoint P, Pv;
     point_shape(&P, p, GAUSS_XI[p][g], L);
     Pv = P;
@@ -384,7 +388,7 @@ int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double
   point_shape(&P, order, 0.0, L);
   point_fields(&P, x);
   strains(&P, e->param + BP_EPS0_MID);
-  for (int g = 0; g < order; g++) {
+  for (int g = 0; g < NGAUSS[order]; g++) {
     point_shape(&P, order, GAUSS_XI[order][g], L);
     point_fields(&P, x);
     strains(&P, e->param + BP_EPS0_GAUSS + 6 * g);
