@@ -365,7 +365,8 @@ static void potential_dg(const Subject *s, const double *qa, const double *qb, d
 
 /* a discrete gradient (potential_dg, constraint_dg) at qb with coordinate i moved by +h into
  * fp and by -h into fm (qb restored); returns h */
-typedef void (*DgFn)(const Subject *s, const double *qa, const double *qb, double *out, double *Hb);
+typedef void (*DgFn)(const Subject *s, const double *qa, const double *qb, double *out,
+                     double *Hb);
 static double diff_qb(const Subject *s, const double *qa, double *qb, int i, DgFn f, double *fp,
                       double *fm) {
   double save = qb[i], h = hstep(save);
