@@ -20,9 +20,8 @@
  * are unchanged by rigid motions (objective) and each is a homogeneous quadratic form
  * eps_a = 1/2 q^T S_a q in the element's coordinates. A straight beam bent into an arc of
  * curvature kappa turning d_1 toward d_2 (about d_3) has K_3 = +kappa. The curvatures take
- * the skew part of d_i . d_j' as the director formulation does (seed 000 ref. [16]): the
- * symmetric part (d_i . d_j)' / 2 is the rate of an orthonormality constraint, no bending or
- * torsion.
+ * the skew part of d_i . d_j' only: the symmetric part (d_i . d_j)' / 2 is the rate of an
+ * orthonormality constraint, not bending or torsion.
  *
  * Energy: W = 1/2 sum_g w_g J sum_a k_a (eps_a - eps0_a)^2 at the Gauss points
  * (reduced integration against shear locking: one point for order 1, two for order 2),
