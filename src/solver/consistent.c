@@ -178,6 +178,17 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
   memcpy(d->v_rec, d->v, (size_t)nq * sizeof(double));
   memset(d->lambda_rec, 0, (size_t)(m->ncon > 0 ? m->ncon : 1) * sizeof(double));
   d->velocity_violation = 0.0;
+  /* an equilibrium (static): at rest by definition, with the multipliers of its own
+   * solution (zero before the first); what is left of G v + g_t (the rate of a prescribed
+   * motion) is reported, not projected away */
+  if (d->integrator && d->integrator->equilibrium) {
+    memset(d->acc_rec, 0, (size_t)nq * sizeof(double));
+    if (m->ncon > 0) {
+      memcpy(d->lambda_rec, d->lambda, (size_t)m->ncon * sizeof(double));
+      d->velocity_violation = mbs_velocity_residual(m, d, q, d->v_rec, t, NULL);
+    }
+    return MBS_OK;
+  }
   /* without constraints the matrix is M alone: nothing to project, but the accelerations
    * (genalpha's start) still come from it */
   mbsStatus st = kkt_factor(m, d, q, t, err);
@@ -256,8 +267,7 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
 
 /* the coefficients of joint j's first rate at q (rates are linear in v): coef[i] for the
  * joint's coordinates idx[i], n of them; vz (nq) is zero on entry and exit */
-static int rate_row(const mbsModel *m, int j, const double *q, double *vz, int *idx,
-                    double *coef) {
+static int rate_row(const mbsModel *m, int j, const double *q, double *vz, int *idx, double *coef) {
   const mbsElem *e = &m->joint_frame[j];
   int n = 0;
   for (int i = 0; i < e->nq; i++) {

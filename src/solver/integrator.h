@@ -47,13 +47,17 @@ typedef struct mbsIntegratorTable {
   void (*free)(void *work);
   /* the contacts of the last step (mbs_solver_contacts); NULL for schemes without contacts */
   int (*contacts)(const mbsData *d, const mbsContactRecord **rec);
+  /* 1: the scheme solves equilibria without inertia (static): its velocities are zero by
+   * definition, a record carries them as they are (no projection onto the constraints) and
+   * the multipliers of its last solution (no index-1 solve) */
+  int equilibrium;
 } mbsIntegratorTable;
 
 /* the entry of integrator k, NULL for auto or a value out of range */
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
 extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
-    mbs_integrator_genalpha, mbs_integrator_moreau;
+    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau;
 
 /* ---- what the implicit schemes share ---- */
 
