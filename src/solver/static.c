@@ -95,26 +95,13 @@ static int diag_slot(const mbsSystem *sys, int c) {
   return -1;
 }
 
-/* Is the Newton matrix singular at the previous equilibrium (q0, mu0)? Then no load
- * increment, however small, has a solution: some motion is resisted by nothing. Returns 1
- * and the coordinate that this motion moves most in *coord (-1 if not found), from inverse
- * iteration with the balance rows' diagonal shifted by a small multiple of the matrix's
- * largest entry (the shift makes it regular; the solution is then dominated by the null
- * vector). Leaves d->q, w->dq, w->mu at the previous equilibrium. */
-static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
-                             const mbsSchemeWeights *s, double dt, double t0, int *coord) {
-  int nq = m->nq, n = d->sys->n;
+/* the motion that a singular Newton matrix (in d->jac, as assembled) does not resist: the
+ * coordinate it moves most, -1 if not found. Inverse iteration with the balance rows'
+ * diagonal shifted by a small multiple of the matrix's largest entry (the shift makes the
+ * matrix regular; the solution is then dominated by the null vector). Overwrites d->jac. */
+static int free_motion(const mbsModel *m, mbsData *d) {
+  int nq = m->nq, n = d->sys->n, coord = -1;
   mbsError ferr;
-  *coord = -1;
-  memset(w->dq, 0, (size_t)nq * sizeof(double));
-  memcpy(d->q, w->q_prev, (size_t)nq * sizeof(double));
-  memcpy(w->mu, w->mu_prev, (size_t)m->ncon * sizeof(double));
-  (void)mbs_assemble(m, d, w, s, dt, t0, 1);
-  mbsStatus st = mbs_newton_factor(d, 1, &ferr);
-  d->factor_valid = 0;
-  if (st == MBS_OK) {
-    return 0;
-  }
   double amax = mbs_norm_inf(d->jac, d->sys->nnz);
   double shift = 1e-9 * (amax > 0.0 ? amax : 1.0);
   for (int c = 0; c < nq; c++) {
@@ -123,8 +110,9 @@ static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
       d->jac[p] += shift;
     }
   }
+  d->factor_valid = 0;
   if (mbs_newton_factor(d, 1, &ferr) != MBS_OK) {
-    return 1;
+    return -1;
   }
   /* x <- A^-1 x twice from a start with every coordinate in it */
   for (int i = 0; i < n; i++) {
@@ -132,11 +120,11 @@ static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
   }
   for (int k = 0; k < 2; k++) {
     if (mbs_newton_linear_solve(d, d->res, d->dx, &ferr) != MBS_OK) {
-      return 1;
+      return -1;
     }
     double xn = mbs_norm_inf(d->dx, nq);
     if (!(xn > 0.0) || !isfinite(xn)) {
-      return 1;
+      return -1;
     }
     for (int i = 0; i < n; i++) {
       d->res[i] = i < nq ? d->dx[i] / xn : 0.0;
@@ -146,9 +134,30 @@ static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
   for (int i = 0; i < nq; i++) {
     if (fabs(d->res[i]) > best) {
       best = fabs(d->res[i]);
-      *coord = i;
+      coord = i;
     }
   }
+  return coord;
+}
+
+/* Is the Newton matrix singular at the previous equilibrium (q0, mu0)? Then no load
+ * increment, however small, has a solution nearby: some motion is resisted by nothing.
+ * Returns 1 and the coordinate that this motion moves most in *coord. Leaves d->q, w->dq
+ * and w->mu at the previous equilibrium. */
+static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
+                             const mbsSchemeWeights *s, double dt, double t0, int *coord) {
+  mbsError ferr;
+  *coord = -1;
+  memset(w->dq, 0, (size_t)m->nq * sizeof(double));
+  memcpy(d->q, w->q_prev, (size_t)m->nq * sizeof(double));
+  memcpy(w->mu, w->mu_prev, (size_t)m->ncon * sizeof(double));
+  (void)mbs_assemble(m, d, w, s, dt, t0, 1);
+  mbsStatus st = mbs_newton_factor(d, 1, &ferr);
+  d->factor_valid = 0;
+  if (st == MBS_OK) {
+    return 0;
+  }
+  *coord = free_motion(m, d);
   return 1;
 }
 
@@ -162,12 +171,22 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   mbsStatus st = mbs_implicit_newton(m, d, w, &s, dt, t0, w->qbase, why, sizeof(why), err);
   if (st != MBS_OK) {
     int coord = -1;
+    /* a singular matrix at an iterate: say which motion it leaves free (d->jac holds it) */
+    if (st == MBS_ERR_LINSOLVE) {
+      int it_coord = free_motion(m, d);
+      size_t len = strlen(why);
+      snprintf(why + len, sizeof(why) - len,
+               " at an iterate where nothing resists a motion that moves %s most (a load "
+               "level where the stiffness against it vanishes: a limit point, or springs "
+               "at their rest length with nothing else holding a body sideways)",
+               it_coord >= 0 ? mbs_model_coord_name(m, it_coord) : "an unknown coordinate");
+    }
     if (st == MBS_ERR_LINSOLVE && singular_at_start(m, d, w, &s, dt, t0, &coord)) {
       restore(m, d, w);
       return mbs_error_set(
           err, MBS_ERR_MODEL, NULL, 0, 0,
           "no static equilibrium at t = %.9g (static): the equilibrium equations are singular "
-          "at the previous equilibrium (t = %.9g): some motion is resisted by no stiffness "
+          "at the start of the load increment (t = %.9g): some motion is resisted by no stiffness "
           "(springs, gravity on a pendulum, beams) and no constraint, so no load along it can "
           "be carried; it moves %s most. Such a mechanism with a free degree of freedom (a "
           "joint without a spring, a free body, or a start where the stiffness against the "
