@@ -725,7 +725,10 @@ int main(int argc, char **argv) {
     mbs_solver_arena_usage(d, &arena_size, &arena_high);
     printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n", arena_high,
            arena_size);
-    printf("constraints:  max violation %.3e, velocities %.3e (records)\n", vmax, vvmax);
+    printf("constraints:  max violation %.3e, velocities %.3e (records%s)\n", vmax, vvmax,
+           m->integrator == MBS_INTEGRATOR_STATIC && vvmax > 0.0
+               ? "; static: at rest, so this is the rate of the prescribed motions"
+               : "");
     if (m->npair > 0) {
       printf("contacts:     %d shape pairs, at most %d points in one step's contact problem, "
              "%ld solver sweeps (%.2f per step), smallest gap %.3e m, dissipated %.6g J\n",

@@ -172,23 +172,30 @@ mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *e
 }
 
 mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
+  /* an equilibrium (static): at rest by definition, with the multipliers of its own
+   * solution (at t = 0 those static.c starts from: the index-1 ones of the initial
+   * configuration at rest); what is left of G v + g_t (the rate of a prescribed motion) is
+   * reported, not projected away */
+  if (d->integrator && d->integrator->equilibrium) {
+    memcpy(d->v_rec, d->v, (size_t)m->nq * sizeof(double));
+    memset(d->acc_rec, 0, (size_t)m->nq * sizeof(double));
+    d->velocity_violation = 0.0;
+    if (m->ncon > 0) {
+      memcpy(d->lambda_rec, d->lambda, (size_t)m->ncon * sizeof(double));
+      d->velocity_violation = mbs_velocity_residual(m, d, d->q, d->v_rec, d->t, NULL);
+    }
+    return MBS_OK;
+  }
+  return mbs_consistent_index1(m, d, err);
+}
+
+mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
   int nq = m->nq;
   const double *q = d->q;
   double t = d->t;
   memcpy(d->v_rec, d->v, (size_t)nq * sizeof(double));
   memset(d->lambda_rec, 0, (size_t)(m->ncon > 0 ? m->ncon : 1) * sizeof(double));
   d->velocity_violation = 0.0;
-  /* an equilibrium (static): at rest by definition, with the multipliers of its own
-   * solution (zero before the first); what is left of G v + g_t (the rate of a prescribed
-   * motion) is reported, not projected away */
-  if (d->integrator && d->integrator->equilibrium) {
-    memset(d->acc_rec, 0, (size_t)nq * sizeof(double));
-    if (m->ncon > 0) {
-      memcpy(d->lambda_rec, d->lambda, (size_t)m->ncon * sizeof(double));
-      d->velocity_violation = mbs_velocity_residual(m, d, q, d->v_rec, t, NULL);
-    }
-    return MBS_OK;
-  }
   /* without constraints the matrix is M alone: nothing to project, but the accelerations
    * (genalpha's start) still come from it */
   mbsStatus st = kkt_factor(m, d, q, t, err);

@@ -146,6 +146,10 @@ void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, cons
                          int n);
 /* the array called name in the list, NULL if absent or without data */
 const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name);
+/* the consistent state of a record by the index-1 equations (consistent.c: what
+ * mbs_solver_consistent does for the dynamic schemes), also for an equilibrium scheme: at
+ * v = 0 its multipliers are the reactions of the configuration released from rest */
+mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err);
 /* the one-step schemes' dense output (cubic Hermite from the step's ends) */
 void mbs_implicit_interpolate(const mbsModel *m, const mbsData *d, const mbsImplicitWork *w,
                               double t, double *q, double *v);

@@ -55,15 +55,30 @@ static void work_free(void *work) {
   }
 }
 
-/* velocities are zero by definition, from the start */
+/* velocities are zero by definition, from the start. Newton's first iteration starts from
+ * the multipliers of the initial configuration released from rest (the index-1 equations
+ * at v = 0, consistent.c): they are the equilibrium's when it is one, and they give the
+ * first Newton matrix the geometric stiffness of the constraints (a pendulum hanging under
+ * gravity, whose stiffness against swinging is lambda times the rod's curvature, would be
+ * singular with lambda = 0). Where they are not defined (a singular KKT matrix) Newton
+ * starts from zero. */
 static void start(const mbsModel *m, mbsData *d) {
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  if (d->step > 0 || m->ncon == 0) {
+    return;
+  }
+  mbsError kerr;
+  if (mbs_consistent_index1(m, d, &kerr) == MBS_OK) {
+    memcpy(d->lambda, d->lambda_rec, (size_t)m->ncon * sizeof(double));
+  } else {
+    memset(d->lambda, 0, (size_t)m->ncon * sizeof(double));
+  }
 }
 
 static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
   mbsImplicitWork *w = d->integrator_work;
   *s = weights(dt);
-  start(m, d);
+  memset(d->v, 0, (size_t)m->nq * sizeof(double));
   mbs_implicit_begin(m, d, w);
   /* the multipliers of the previous equilibrium, scaled for this increment (a halved
    * increment after a failure has another dt than the step that found them) */
