@@ -274,7 +274,8 @@ mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
 
 /* the coefficients of joint j's first rate at q (rates are linear in v): coef[i] for the
  * joint's coordinates idx[i], n of them; vz (nq) is zero on entry and exit */
-static int rate_row(const mbsModel *m, int j, const double *q, double *vz, int *idx, double *coef) {
+static int rate_row(const mbsModel *m, int j, const double *q, double *vz, int *idx,
+                    double *coef) {
   const mbsElem *e = &m->joint_frame[j];
   int n = 0;
   for (int i = 0; i < e->nq; i++) {

@@ -14,6 +14,7 @@
  * (model/compile.c), so it has no functions and data creation refuses it */
 static const mbsIntegratorTable auto_entry = {.name = "auto"};
 
+
 static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_AUTO] = &auto_entry,
     [MBS_INTEGRATOR_EM] = &mbs_integrator_em,

@@ -59,23 +59,23 @@
 #include "util/lapack.h"
 #include "util/vec3.h"
 
-#define DENSE_MAX 96      /* unknowns of a component factored densely */
-#define CONTACT_OUTER 8   /* alternations of contact problem and nonlinear step */
-#define GAP_ACTIVE 1e-9   /* [m] predicted gap below which a point is in the contact problem */
-#define GAP_PROJECT 1e-10 /* [m] penetration the position projection removes */
-#define MAX_W 24          /* entries of one W column: two director frames, 4 nodes x 3 */
-#define MAX_COMP MAX_W    /* components one contact touches (at most one per entry) */
-#define ISLAND_MAX 128    /* contacts of an island solved by semi-smooth Newton */
+#define DENSE_MAX 96        /* unknowns of a component factored densely */
+#define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
+#define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
+#define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
+#define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
+#define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
+#define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
 #ifndef PROX_EPS
-#define PROX_EPS 1e-3 /* compliance of the proximal-point iterations, relative to G */
+#define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
 #endif
 
 /* one contact of a step */
 typedef struct {
-  int pair, feature;   /* identity (warm starts) */
-  int frame[2];        /* attachment frames of shapes a and b */
-  int body[2];         /* bodies (-1 ground) */
-  double point[3];     /* world, midway */
+  int pair, feature; /* identity (warm starts) */
+  int frame[2];      /* attachment frames of shapes a and b */
+  int body[2];       /* bodies (-1 ground) */
+  double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
   double n[3], t1[3], t2[3];
   double gap0, gap1; /* at q0, at the end of the step */
@@ -92,10 +92,10 @@ typedef struct {
   int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
   int widx[MAX_W];
   double w[3][MAX_W];
-  int ncomp; /* components of the Newton matrix its coordinates belong to (a
-                rigid body's phi_x, phi_y, phi_z and directors are four) */
+  int ncomp;             /* components of the Newton matrix its coordinates belong to (a
+                            rigid body's phi_x, phi_y, phi_z and directors are four) */
   int comp[MAX_COMP];
-  long xoff[MAX_COMP]; /* its J^-1 W columns: 3 vectors per component, at x + xoff */
+  long xoff[MAX_COMP];   /* its J^-1 W columns: 3 vectors per component, at x + xoff */
 } Contact;
 
 /* a component of the Newton matrix */
@@ -127,18 +127,18 @@ typedef struct {
   long xcap, xused;
   mbsContactPoint *pts; /* narrow-phase buffer */
   int ptcap;
-  mbsPose *pose; /* (nshape) */
-  double *extra; /* (nshape) [m] how far each shape may move within the step */
-  int *cand;     /* (npair) broad-phase output */
+  mbsPose *pose;  /* (nshape) */
+  double *extra;  /* (nshape) [m] how far each shape may move within the step */
+  int *cand;      /* (npair) broad-phase output */
   mbsBroad *broad;
-  double *rhs, *sol;     /* (n) sparse solves */
-  double *u;             /* (nq) velocities of the linear model */
-  double *du;            /* (nq) */
-  double *gq;            /* (nq) projection increments */
-  int *viol;             /* (cap) violated points of the projection */
-  double *nu;            /* (cap) */
-  Contact *vc;           /* (cap) their geometry */
-  double *rowwork;       /* the row walk's work */
+  double *rhs, *sol; /* (n) sparse solves */
+  double *u;         /* (nq) velocities of the linear model */
+  double *du;        /* (nq) */
+  double *gq;        /* (nq) projection increments */
+  int *viol;         /* (cap) violated points of the projection */
+  double *nu;        /* (cap) */
+  Contact *vc;       /* (cap) their geometry */
+  double *rowwork;   /* the row walk's work */
   double *q0save, *hres; /* (nq) semi-explicit variant: the step's start, -dt^2 h(q1, u0, t1) */
   /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
   int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
@@ -238,13 +238,12 @@ static void work_free(void *p) {
   free(w->pen);
   free(w->q0save);
   free(w->hres);
-  void *ptrs[] = {w->comp,      w->comp_of,   w->pos_in,    w->comp_unk,   w->lu,      w->piv,
-                  w->c,         w->prev,      w->rec,       w->x,          w->pts,     w->pose,
-                  w->extra,     w->cand,      w->rhs,       w->sol,        w->u,       w->du,
-                  w->gq,        w->viol,      w->nu,        w->vc,         w->rowwork, w->isl,
-                  w->isl_order, w->isl_start, w->comp_fill, w->comp_first, w->sn_G,    w->sn_J,
-                  w->sn_L,      w->sn_L0,     w->sn_xi,     w->sn_phi,     w->sn_phit, w->sn_dL,
-                  w->sn_Lt,     w->sn_D,      w->sn_piv,    w->sn_Lref};
+  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
+                  w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
+                  w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
+                  w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
+                  w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
+                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -315,12 +314,12 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_Lref = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
-  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose ||
-      !w->extra || !w->cand || !w->comp_of || !w->pos_in || !w->comp_unk || !w->piv || !w->rhs ||
-      !w->sol || !w->u || !w->du || !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork ||
-      !w->isl || !w->isl_order || !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J ||
-      !w->sn_L || !w->sn_L0 || !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt ||
-      !w->sn_Lref || !w->sn_D || !w->sn_piv) {
+  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+      !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
+      !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
+      !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
+      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D ||
+      !w->sn_piv) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -774,9 +773,15 @@ static int solve3(const double A[9], const double b[3], double x[3]) {
   if (!(fabs(det) > 1e-300)) {
     return 0;
   }
-  double inv[9] = {c0, A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
-                   c1, A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
-                   c2, A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3]};
+  double inv[9] = {c0,
+                   A[2] * A[7] - A[1] * A[8],
+                   A[1] * A[5] - A[2] * A[4],
+                   c1,
+                   A[0] * A[8] - A[2] * A[6],
+                   A[2] * A[3] - A[0] * A[5],
+                   c2,
+                   A[1] * A[6] - A[0] * A[7],
+                   A[0] * A[4] - A[1] * A[3]};
   for (int i = 0; i < 3; i++) {
     x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
   }
@@ -855,7 +860,8 @@ static double prox_residual(const MoreauWork *w, const double *u) {
 /* non-smooth Gauss-Seidel on the linear model u = w->u + (1/theta) J^-1 W (L - L_j): the
  * impulses in w->c[].L are updated in place and w->u follows them; returns the sweeps or -1
  * when contact_iterations did not reach the tolerance */
-static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps, double *res_out) {
+static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
+                double *res_out) {
   double tol = m->contact_tolerance * vscale;
   double res = INFINITY;
   int sweep;
@@ -1089,8 +1095,8 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       const Contact *cl = &w->c[mem[l]];
       for (int a = 0; a < 3; a++) {
         for (int b = 0; b < 3; b++) {
-          G[(size_t)(3 * k + a) * N + 3 * l + b] =
-              l == k ? ck->G[3 * a + b] : g_entry(w, ck, a, cl, b);
+          G[(size_t)(3 * k + a) * N + 3 * l + b] = l == k ? ck->G[3 * a + b]
+                                                          : g_entry(w, ck, a, cl, b);
         }
       }
     }
@@ -1115,8 +1121,8 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       add_column(w, c, a, (L[3 * k + a] - c->L[a]) / w->theta, w->u);
       c->L[a] = L[3 * k + a];
     }
-    c->status =
-        c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2) : 0;
+    c->status = c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
+                              : 0;
   }
   return res <= tol ? iters : -1;
 }
@@ -1477,8 +1483,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   if (m->npair > 0) {
     nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt);
     if (nc < 0) {
-      snprintf(why, sizeof(why),
-               "more than %d contact points at once (the contact storage's bound)", w->cap);
+      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
+               w->cap);
       return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
     }
     int keep = 0;
@@ -1635,6 +1641,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   return MBS_OK;
 }
 
+
 /* ---- the semi-explicit variant (seed 002 eq. 2.36-2.37) ----
  * q1 = q0 + dt u0, projected onto the joints and the bodies' rigidity in the mass metric;
  * the contacts closed at q1 (gap <= 1e-9 m) enter the velocity update
@@ -1646,8 +1653,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
 
 /* J = [M G^T; G 0] at d->q (the assembler with no inertia scaling and no force
  * derivatives, forces at (q1, u0, t1)), factored; -dt^2 h into w->hres */
-static mbsStatus explicit_matrix(const mbsModel *m, mbsData *d, MoreauWork *w, double dt, double t1,
-                                 int repivot, mbsError *err) {
+static mbsStatus explicit_matrix(const mbsModel *m, mbsData *d, MoreauWork *w, double dt,
+                                 double t1, int repivot, mbsError *err) {
   mbsImplicitWork *b = &w->base;
   mbsSchemeWeights s = {1.0, 0.0, 0.0, 0.0, 0};
   memcpy(w->q0save, b->q_prev, (size_t)m->nq * sizeof(double));
@@ -1716,8 +1723,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   if (m->npair > 0) {
     nc = gather(m, w, d->q, NULL, b->v_prev, dt);
     if (nc < 0) {
-      snprintf(why, sizeof(why),
-               "more than %d contact points at once (the contact storage's bound)", w->cap);
+      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
+               w->cap);
       return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
     }
     int keep = 0;

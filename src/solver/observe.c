@@ -63,7 +63,8 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   }
   /* a loop with rows dropped as redundant: its reactions of least norm (README, Output) */
   if (m->ndrop > 0) {
-    mbs_model_min_norm_reactions(m, q, d->t, d->lambda_rec, 1.0, d->joint_reaction, d->redund_work);
+    mbs_model_min_norm_reactions(m, q, d->t, d->lambda_rec, 1.0, d->joint_reaction,
+                                 d->redund_work);
   }
 }
 
