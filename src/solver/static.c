@@ -38,9 +38,14 @@ static mbsSchemeWeights weights(double dt) {
   return (mbsSchemeWeights){0.0, 1.0, 0.0, dt, 0};
 }
 
+typedef struct {
+  mbsImplicitWork base; /* first: the assembler and the Newton driver see this */
+  int started;          /* the multipliers Newton starts from are set (start, or an import) */
+} Work;
+
 static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
-  mbsImplicitWork *w = calloc(1, sizeof(*w));
-  if (!w || mbs_implicit_work_init(m, w) != MBS_OK) {
+  Work *w = calloc(1, sizeof(*w));
+  if (!w || mbs_implicit_work_init(m, &w->base) != MBS_OK) {
     free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
@@ -49,9 +54,10 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
 }
 
 static void work_free(void *work) {
-  if (work) {
-    mbs_implicit_work_free(work);
-    free(work);
+  Work *w = work;
+  if (w) {
+    mbs_implicit_work_free(&w->base);
+    free(w);
   }
 }
 
@@ -63,7 +69,12 @@ static void work_free(void *work) {
  * singular with lambda = 0). Where they are not defined (a singular KKT matrix) Newton
  * starts from zero. */
 static void start(const mbsModel *m, mbsData *d) {
+  Work *gw = d->integrator_work;
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  if (gw->started) {
+    return;
+  }
+  gw->started = 1;
   if (d->step > 0 || m->ncon == 0) {
     return;
   }
@@ -78,7 +89,7 @@ static void start(const mbsModel *m, mbsData *d) {
 static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *s) {
   mbsImplicitWork *w = d->integrator_work;
   *s = weights(dt);
-  memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  start(m, d);
   mbs_implicit_begin(m, d, w);
   /* the multipliers of the previous equilibrium, scaled for this increment (a halved
    * increment after a failure has another dt than the step that found them) */
@@ -270,7 +281,8 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   (void)missing;
   (void)nmissing;
   (void)err;
-  mbsImplicitWork *w = d->integrator_work;
+  Work *gw = d->integrator_work;
+  mbsImplicitWork *w = &gw->base;
   const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
   if (mul && mul->length == m->ncon && mul->data != d->lambda && m->ncon > 0) {
     memcpy(d->lambda, mul->data, (size_t)m->ncon * sizeof(double));
@@ -280,6 +292,7 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   /* fresh pivots for the next factorization, as the other implicit schemes (a restart from
    * a record then repeats the run bit for bit) */
   w->refactor_next = 1;
+  gw->started = 1;
   return MBS_OK;
 }
 
