@@ -222,14 +222,16 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     }
     int wr;
     double viol = mbs_constraint_violation(m, d->q, t1, &wr);
-    char wdesc[256];
-    mbs_constraint_describe(m, wr, wdesc, sizeof(wdesc));
+    char wdesc[256], worst[400] = "";
+    if (wr >= 0) {
+      mbs_constraint_describe(m, wr, wdesc, sizeof(wdesc));
+      snprintf(worst, sizeof(worst), "; worst constraint: %s with |g| = %.3e", wdesc, viol);
+    }
     restore(m, d, w);
     return mbs_error_set(err, st, NULL, 0, 0,
                          "no static equilibrium found at t = %.9g from the one at t = %.9g "
-                         "(static, load increment dt = %.3g): %s; worst constraint: %s with "
-                         "|g| = %.3e",
-                         t1, t0, dt, why, wdesc, viol);
+                         "(static, load increment dt = %.3g): %s%s",
+                         t1, t0, dt, why, worst);
   }
   /* the work of the non-potential loads and prescribed motions over the increment: the
    * trapezoidal rule along the path of equilibria (the velocities are zero: w->vbase) */

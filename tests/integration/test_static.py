@@ -10,7 +10,8 @@ and scipy's roots:
   sqrt((m g)^2 + (F t)^2) (the geometric stiffness from the start's multipliers);
 - static_truss.yaml: a snap-through of a two-bar truss of springs: every record on the branch
   of P t = 2 k (l0 - l)(h - w)/l it belongs to; a large increment that Newton cannot take
-  within its iteration limit is halved, and the result is the same root;
+  within its iteration limit is halved, and the result is the same root; with too few
+  iterations to leave the limit point the run stops there, its records kept;
 - slider_crank.yaml under static: the slider follows the kinematics of the crank angle;
 - a mechanism with a free degree of freedom under load (a cart on a rail pushed by a
   joint_force; a spring that reaches its rest length): a clean failure that names the free
@@ -197,6 +198,18 @@ for iters, halved in ((5, True), (50, False)):
           "halved (%s), w = %.12f m, root %.12f" % (Pb, iters, rej,
                                                      "expected" if halved else "none needed",
                                                      wb, ref))
+
+# full Newton limited to 8 iterations cannot leave the limit point (its convergence slows
+# where the tangent stiffness vanishes): the run stops there after the halvings, exit 2,
+# with the records of the pre-limit branch kept
+rc, _, err, out = run(deck("static_truss.yaml"), "--set", "solver.newton.max_iterations=8",
+                      "--set", "solver.newton.reuse=false", check=False)
+rl = load(out)
+check(rc == 2 and "gave up at a load increment" in err and abs(rl["time"][-1] - 0.3) < 1e-12
+      and np.max(np.abs(rl["state/q"] - r["state/q"][:len(rl["time"])])) <= 1e-10
+      and status(rl).startswith("failed: no static equilibrium found at t = 0.30"),
+      "static_truss with 8 full Newton iterations: stops at the limit point after the halvings "
+      "(exit %d), the pre-limit records kept: %s" % (rc, err.strip()[:110]))
 
 # a restart from the record at t = 0.5 repeats the run bit for bit
 _, _, _, half = run(deck("static_truss.yaml"), "--t-end", "0.5")
