@@ -174,6 +174,18 @@ check(snapped is not None and abs(snapped - 0.35) < 1e-9 and w[7] > 2 * h and w[
 violation(r, "static_truss")
 at_rest(r, "static_truss")
 
+# from an equilibrium (the unloaded truss) V - W stays constant up to the trapezoidal rule's
+# O(dt^2): the work of the load along the recorded path is the energy the springs store
+errs = []
+for dtt in (0.05, 0.025):
+    _, _, _, o2 = run(deck("static_truss.yaml"), "--dt", str(dtt), "--t-end", "0.25")
+    r2 = load(o2)
+    B = r2["energy/potential"] - r2["energy/external_work"]
+    errs.append(np.max(np.abs(B - B[0])) / r2["energy/potential"][-1])
+check(errs[0] <= 1e-2 and 3.5 <= errs[0] / errs[1] <= 4.5,
+      "static_truss to t = 0.25: V - W constant to the trapezoidal rule's O(dt^2): %.2e of V at "
+      "dt = 0.05, %.2e at 0.025 (ratio %.2f)" % (errs[0], errs[1], errs[0] / errs[1]))
+
 # a large load in one increment: with 5 Newton iterations the full increment fails, half of
 # it succeeds, and the grid time is reached again; the root is the one of the full load
 
