@@ -5,7 +5,8 @@ and scipy's roots:
   velocities and kinetic energy, the external work against the trapezoidal rule along the
   recorded path, V - W constant along the path of equilibria;
 - static_pendulum.yaml: an inverted pendulum on a rotational spring: k theta = m g l sin theta
-  (scipy brentq), the hinge's reaction m g, the spring's torque -k theta;
+  (scipy brentq), the hinge's reaction m g, the spring's torque -k theta; em restarted
+  from it stays at rest (a pre-stressed start);
 - a hanging pendulum pushed sideways by a ramp: tan(angle) = F t / (m g), tension
   sqrt((m g)^2 + (F t)^2) (the geometric stiffness from the start's multipliers);
 - static_truss.yaml: a snap-through of a two-bar truss of springs: every record on the branch
@@ -111,6 +112,15 @@ for kk, th0 in ((8.0, 0.9), (6.0, 1.5), (9.0, 0.6)):
           "static_pendulum k = %g: the hinge carries m g" % kk)
     violation(r, "static_pendulum k = %g" % kk)
     at_rest(r, "static_pendulum k = %g" % kk)
+# a pre-stressed start: em restarted from the static result stays at rest in it
+_, _, _, sp = run(deck("static_pendulum.yaml"))
+_, _, _, spe = run(deck("static_pendulum.yaml"), "--restart", sp, "--integrator", "em",
+                   "--t-end", "3")
+re_ = load(spe)
+drift = np.max(np.abs(re_["bodies/position"] - load(sp)["bodies/position"][-1]))
+check(np.max(np.abs(re_["state/v"])) <= 1e-12 and drift <= 1e-12 and len(re_["time"]) == 5,
+      "static_pendulum: em restarted from the static equilibrium stays there to t = 3 "
+      "(|v| <= %.1e, drift %.1e m)" % (np.max(np.abs(re_["state/v"])), drift))
 # Newton finds the equilibrium nearest its start: from 0.2 rad the (unstable) upright one
 _, _, _, out = run(deck("static_pendulum.yaml"), "--set", "parameters.th0=0.2")
 p = load(out)["bodies/position"][-1, 0, :]
