@@ -213,7 +213,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
           err, MBS_ERR_MODEL, NULL, 0, 0,
           "no static equilibrium at t = %.9g (static): the equilibrium equations are singular "
           "at the start of the load increment (t = %.9g): some motion is resisted by no stiffness "
-          "(springs, gravity on a pendulum, beams) and no constraint, so no load along it can "
+          "(springs, elastic strain, gravity on a pendulum) and no constraint, so no load along it "
+          "can "
           "be carried; it moves %s most. Such a mechanism with a free degree of freedom (a "
           "joint without a spring, a free body, or a start where the stiffness against the "
           "motion vanishes, such as a pendulum held horizontal) has no static solution: hold "
