@@ -212,10 +212,10 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       return mbs_error_set(
           err, MBS_ERR_MODEL, NULL, 0, 0,
           "no static equilibrium at t = %.9g (static): the equilibrium equations are singular "
-          "at the start of the load increment (t = %.9g): some motion is resisted by no stiffness "
-          "(springs, elastic strain, gravity on a pendulum) and no constraint, so no load along it "
-          "can "
-          "be carried; it moves %s most. Such a mechanism with a free degree of freedom (a "
+          "at the start of the load increment (t = %.9g): some motion is resisted by no "
+          "stiffness (springs, elastic strain, gravity on a pendulum) and no constraint, so "
+          "no load along it can be carried; it moves %s most. Such a mechanism with a free degree "
+          "of freedom (a "
           "joint without a spring, a free body, or a start where the stiffness against the "
           "motion vanishes, such as a pendulum held horizontal) has no static solution: hold "
           "it with a spring, a joint or a prescribed motion, or use a dynamic integrator",
