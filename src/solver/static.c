@@ -214,11 +214,11 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
           "no static equilibrium at t = %.9g (static): the equilibrium equations are singular "
           "at the start of the load increment (t = %.9g): some motion is resisted by no "
           "stiffness (springs, elastic strain, gravity on a pendulum) and no constraint, so "
-          "no load along it can be carried; it moves %s most. Such a mechanism with a free degree "
-          "of freedom (a "
-          "joint without a spring, a free body, or a start where the stiffness against the "
-          "motion vanishes, such as a pendulum held horizontal) has no static solution: hold "
-          "it with a spring, a joint or a prescribed motion, or use a dynamic integrator",
+          "no load along it can be carried; it moves %s most. Such a mechanism with a free "
+          "degree of freedom (a joint without a spring, a free body, or a start where the "
+          "stiffness against the motion vanishes, such as a pendulum held horizontal) has no "
+          "static solution: hold it with a spring, a joint or a prescribed motion, or use a "
+          "dynamic integrator",
           t1, t0, coord >= 0 ? mbs_model_coord_name(m, coord) : "an unknown coordinate");
     }
     int wr;
