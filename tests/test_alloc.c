@@ -131,6 +131,27 @@ START_TEST(test_no_allocation_in_steps_klu) {
 }
 END_TEST
 
+/* static (equilibria at each time of the grid) on the decks that have them: the step loop
+ * allocates nothing either */
+static const char *const STATIC_DECKS[] = {"static_spring.yaml", "static_pendulum.yaml",
+                                           "static_truss.yaml", "expressions.yaml",
+                                           "rotational_spring.yaml"};
+
+START_TEST(test_no_allocation_in_static_steps_klu) {
+  for (size_t k = 0; k < sizeof(STATIC_DECKS) / sizeof(STATIC_DECKS[0]); k++) {
+    long plain, fresh;
+    int nfresh;
+    allocs_in_steps(STATIC_DECKS[k], "static", "klu", 50, &plain, &fresh, &nfresh);
+    ck_assert_msg(!COUNTING || plain == 0,
+                  "%s (static, klu): %ld allocations in the %d of 49 steps that kept KLU's "
+                  "pivot order",
+                  STATIC_DECKS[k], plain, 49 - nfresh);
+    ck_assert_msg(nfresh <= 5, "%s (static, klu): KLU pivoted afresh in %d of 49 steps",
+                  STATIC_DECKS[k], nfresh);
+  }
+}
+END_TEST
+
 /* UMFPACK pivots afresh and allocates in every numeric factorization: documented, not
  * wanted (klu for runs that must not allocate) */
 START_TEST(test_umfpack_allocates) {
@@ -147,6 +168,7 @@ Suite *alloc_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_no_allocation_in_steps_klu);
+  tcase_add_test(tc, test_no_allocation_in_static_steps_klu);
   tcase_add_test(tc, test_umfpack_allocates);
   suite_add_tcase(s, tc);
   return s;

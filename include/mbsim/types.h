@@ -65,13 +65,14 @@ typedef struct {
   X(MBS_PROFILE_TABLE, "table")                                                                    \
   X(MBS_PROFILE_EXPRESSION, "expression")
 
-/* integrators; "auto" resolves at compile time (model.h) */
+/* integrators; "auto" resolves at compile time (model.h) and never picks static */
 #define MBS_INTEGRATOR_LIST(X)                                                                     \
   X(MBS_INTEGRATOR_AUTO, "auto")                                                                   \
   X(MBS_INTEGRATOR_EM, "em")                                                                       \
   X(MBS_INTEGRATOR_MIDPOINT, "midpoint")                                                           \
   X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
   X(MBS_INTEGRATOR_GENALPHA, "genalpha")                                                           \
+  X(MBS_INTEGRATOR_STATIC, "static")                                                               \
   X(MBS_INTEGRATOR_MOREAU, "moreau")
 
 /* sparse LU of the Newton matrix (src/solver/linsolve.c) */

@@ -172,6 +172,24 @@ mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *e
 }
 
 mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
+  /* an equilibrium (static): at rest by definition, with the multipliers of its own
+   * solution (at t = 0 those static.c starts from: the index-1 ones of the initial
+   * configuration at rest); what is left of G v + g_t (the rate of a prescribed motion) is
+   * reported, not projected away */
+  if (d->integrator && d->integrator->equilibrium) {
+    memcpy(d->v_rec, d->v, (size_t)m->nq * sizeof(double));
+    memset(d->acc_rec, 0, (size_t)m->nq * sizeof(double));
+    d->velocity_violation = 0.0;
+    if (m->ncon > 0) {
+      memcpy(d->lambda_rec, d->lambda, (size_t)m->ncon * sizeof(double));
+      d->velocity_violation = mbs_velocity_residual(m, d, d->q, d->v_rec, d->t, NULL);
+    }
+    return MBS_OK;
+  }
+  return mbs_consistent_index1(m, d, err);
+}
+
+mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
   int nq = m->nq;
   const double *q = d->q;
   double t = d->t;

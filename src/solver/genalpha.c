@@ -175,4 +175,5 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
 }
 
 const mbsIntegratorTable mbs_integrator_genalpha = {
-    "genalpha", init, start, prepare, step, interpolate, state_export, state_import, work_free, NULL};
+    "genalpha", init, start, prepare, step, interpolate, state_export, state_import, work_free, NULL,
+    0};

@@ -21,6 +21,7 @@ static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_MIDPOINT] = &mbs_integrator_midpoint,
     [MBS_INTEGRATOR_EULER] = &mbs_integrator_euler,
     [MBS_INTEGRATOR_GENALPHA] = &mbs_integrator_genalpha,
+    [MBS_INTEGRATOR_STATIC] = &mbs_integrator_static,
     [MBS_INTEGRATOR_MOREAU] = &mbs_integrator_moreau,
 };
 _Static_assert(sizeof(table) / sizeof(table[0]) == MBS_INTEGRATOR_COUNT,

@@ -47,13 +47,17 @@ typedef struct mbsIntegratorTable {
   void (*free)(void *work);
   /* the contacts of the last step (mbs_solver_contacts); NULL for schemes without contacts */
   int (*contacts)(const mbsData *d, const mbsContactRecord **rec);
+  /* 1: the scheme solves equilibria without inertia (static): its velocities are zero by
+   * definition, a record carries them as they are (no projection onto the constraints) and
+   * the multipliers of its last solution (no index-1 solve) */
+  int equilibrium;
 } mbsIntegratorTable;
 
 /* the entry of integrator k, NULL for auto or a value out of range */
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
 extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
-    mbs_integrator_genalpha, mbs_integrator_moreau;
+    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau;
 
 /* ---- what the implicit schemes share ---- */
 
@@ -142,6 +146,10 @@ void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, cons
                          int n);
 /* the array called name in the list, NULL if absent or without data */
 const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name);
+/* the consistent state of a record by the index-1 equations (consistent.c: what
+ * mbs_solver_consistent does for the dynamic schemes), also for an equilibrium scheme: at
+ * v = 0 its multipliers are the reactions of the configuration released from rest */
+mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err);
 /* the one-step schemes' dense output (cubic Hermite from the step's ends) */
 void mbs_implicit_interpolate(const mbsModel *m, const mbsData *d, const mbsImplicitWork *w,
                               double t, double *q, double *v);

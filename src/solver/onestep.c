@@ -118,11 +118,12 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
 }
 
 const mbsIntegratorTable mbs_integrator_em = {
-    "em", init, NULL, prepare_em, step_em, interpolate, mbs_implicit_export, import, work_free, NULL};
+    "em", init, NULL, prepare_em, step_em, interpolate, mbs_implicit_export, import, work_free, NULL,
+    0};
 const mbsIntegratorTable mbs_integrator_midpoint = {"midpoint",          init,          NULL,
                                                     prepare_midpoint,    step_midpoint, interpolate,
                                                     mbs_implicit_export, import,        work_free,
-                                                    NULL};
+                                                    NULL,                0};
 const mbsIntegratorTable mbs_integrator_euler = {
     "euler", init,     NULL, prepare_euler, step_euler, interpolate, mbs_implicit_export,
-    import,  work_free, NULL};
+    import,  work_free, NULL, 0};
