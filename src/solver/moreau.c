@@ -63,6 +63,7 @@
 #define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
+#define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
@@ -658,6 +659,28 @@ static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, 
     }
   }
   return MBS_OK;
+}
+
+/* The velocity scale of a step's contact problem: the fastest approach, at least g dt and
+ * 1 mm/s, and at least the size of the terms that make up a contact velocity W^T u (the sum
+ * of |W_i u_i| over the contact's coordinates, at the step's start u0), so that the
+ * tolerance never asks for more digits than round-off leaves in W^T u: a die sliding at
+ * 1 m/s has no contact velocity below about 1e-16 m/s x (the condition of its problem). */
+static double contact_vscale(const mbsModel *m, const MoreauWork *w, const double *u0,
+                             double dt) {
+  double vs = fmax(1e-3, vnorm(m->gravity) * dt);
+  for (int k = 0; k < w->nc; k++) {
+    const Contact *c = &w->c[k];
+    vs = fmax(vs, fabs(c->gN0));
+    for (int dir = 0; dir < 3; dir++) {
+      double s = 0.0;
+      for (int e = 0; e < c->nw; e++) {
+        s += fabs(c->w[dir][e] * u0[c->widx[e]]);
+      }
+      vs = fmax(vs, s);
+    }
+  }
+  return vs;
 }
 
 /* u += s * (J^-1 W_dir) of contact c (coordinates) */
@@ -1311,7 +1334,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
-  for (int round = 0; round < 4; round++) {
+  for (int round = 0;; round++) {
     w->xused = xmark;
     int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap);
     if (nv < 0) {
@@ -1335,21 +1358,46 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         }
       }
     }
-    int nviol = 0;
-    for (int k = 0; k < nv; k++) {
-      /* a penalty contact's penetration is its law: not projected */
-      int penalty = m->contact[m->pair[w->vc[k].pair].spec].law == MBS_CONTACT_PENALTY;
-      if (!penalty && (w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact)) {
-        Contact *c = &w->vc[nviol++];
-        if (c != &w->vc[k]) {
-          *c = w->vc[k];
+    /* the penetrating points (and impacts); once there is one, every closed point joins the
+     * projection (g + W^T dq >= 0 for it too), so that pushing one body out does not push
+     * it into its neighbours */
+    int nviol = 0, nclosed = 0;
+    double gmin = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+      for (int k = 0; k < nv; k++) {
+        /* a penalty contact's penetration is its law: not projected */
+        if (m->contact[m->pair[w->vc[k].pair].spec].law == MBS_CONTACT_PENALTY) {
+          continue;
         }
+        int viol = w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact;
+        if (pass == 0) {
+          gmin = w->vc[k].impact ? gmin : fmin(gmin, w->vc[k].gap0);
+          nviol += viol;
+        } else if (viol || w->vc[k].gap0 <= GAP_ACTIVE) {
+          Contact *c = &w->vc[nclosed++];
+          if (c != &w->vc[k]) {
+            *c = w->vc[k];
+          }
+        }
+      }
+      if (nviol == 0) {
+        break;
       }
     }
     double gviol = mbs_constraint_violation(m, d->q, t1, NULL);
     if (nviol == 0 && gviol <= 1e-12) {
       break;
     }
+    if (round == PROJECT_ROUNDS) {
+      if (nviol == 0 && gviol <= 1e-10) {
+        break;
+      }
+      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                           "a penetration of %.3e m and a constraint violation of %.3e "
+                           "remained after %d rounds",
+                           -gmin, gviol, PROJECT_ROUNDS);
+    }
+    nviol = nclosed;
     memset(w->gq, 0, (size_t)nq * sizeof(double));
     if (nviol > 0) {
       w->factor_stamp++;
@@ -1574,11 +1622,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     nc = w->nc = kept;
     set_targets(w, b->v_prev);
     /* the velocity scale of the contact problem */
-    double vscale = 0.0;
-    for (int k = 0; k < nc && st == MBS_OK; k++) {
-      vscale = fmax(vscale, fabs(w->c[k].gN0));
-    }
-    vscale = fmax(vscale, fmax(1e-3, vnorm(m->gravity) * dt));
+    double vscale = contact_vscale(m, w, b->v_prev, dt);
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
       if (outer > 1) {
         st = contact_matrices(d, w, err);
@@ -1785,10 +1829,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
         add_column(w, &w->c[k], dir, w->c[k].L[dir], w->u);
       }
     }
-    double vscale = fmax(1e-3, vnorm(m->gravity) * dt);
-    for (int k = 0; k < nc; k++) {
-      vscale = fmax(vscale, fabs(w->c[k].gN0));
-    }
+    double vscale = contact_vscale(m, w, b->v_prev, dt);
     if (st == MBS_OK) {
       sweeps = contact_problem(m, w, vscale, &cres);
       if (sweeps < 0) {
