@@ -225,13 +225,20 @@ static const ConfCase CASES[] = {
                     "     rest_angle: 0.3}\n"
                     "  - {name: rsb, type: rotational_spring, joint: rev, stiffness: 5}\n",
      0.45, NULL},
+    {MBS_ELEM_BEAM, "beam (straight, polyline, damped; order 1: NMAX bounds order 2 out)",
+     BODIES "beams:\n"
+            "  - {name: rod, from: [0, 0, 1], to: [1, 0.5, 1.2], elements: 2, up: [0, 0, 1],\n"
+            "     section: {E: 2000, nu: 0.3, density: 10, rectangle: [0.1, 0.05]}}\n"
+            "  - {name: arc, nodes: [[0, 0, 0], [0.5, 0.1, 0], [1, 0.3, 0.1]],\n"
+            "     damping: 0.01, section: {E: 1000, G: 400, density: 5, circle: 0.05}}\n",
+     0.45, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))
 
 /* a new element kind must add its case(s) to CASES and then this count: the runtime test
  * test_coverage below names the kind that has none */
-_Static_assert(MBS_ELEM_KIND_COUNT == 9, "a new element kind: add its case(s) to CASES in "
+_Static_assert(MBS_ELEM_KIND_COUNT == 10, "a new element kind: add its case(s) to CASES in "
                                          "tests/test_conformance.c, then update this count");
 
 /* ---- the quadratic rows as one-row constraint elements --------------------------------- */

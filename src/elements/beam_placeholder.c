@@ -25,4 +25,20 @@ void mbs_beam_element_strain(const mbsElem *e, const double *q, double out[6]) {
   memset(out, 0, 6 * sizeof(double));
 }
 
-const mbsElementKindTable mbs_elem_beam = {.name = "beam"};
+/* zero strain energy (the placeholder has no stiffness) */
+static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
+  (void)m;
+  (void)e;
+  (void)q;
+  return 0.0;
+}
+
+static void gradient(const mbsModel *m, const mbsElem *e, const double *q, double *g, double *H) {
+  (void)m;
+  (void)q;
+  (void)H;
+  memset(g, 0, (size_t)e->nq * sizeof(double));
+}
+
+const mbsElementKindTable mbs_elem_beam = {
+    .name = "beam", .potential = potential, .gradient = gradient};

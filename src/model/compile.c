@@ -428,8 +428,7 @@ static Side make_side(const mbsModel *m, int b) {
   s.body = b;
   s.attach = ref_attach(m, b);
   s.node0 = m->attach_node[s.attach];
-  s.rigid = m->attach_kind[s.attach] == MBS_ATTACH_DIRECTORS ||
-            m->attach_kind[s.attach] == MBS_ATTACH_BEAM_NODE;
+  s.rigid = b >= m->nbody || (b >= 0 && m->body_type[b] == MBS_BODY_RIGID);
   memcpy(s.R0, m->attach_R0 + 9 * s.attach, 9 * sizeof(double));
   return s;
 }
