@@ -16,9 +16,9 @@
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
 #define DECK_MAX_BEAM_ELEMENTS 1000000
 
-static const char *const beam_keys[] = {"name",    "from",     "to",       "nodes",   "elements",
-                                        "order",   "up",       "section",  "velocity", "damping",
-                                        NULL};
+static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
+                                        "elements", "order",   "up", "section",
+                                        "velocity", "damping", NULL};
 static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
                                            "A", "I2", "I3", "J",       "shear_factor", NULL};
 
@@ -53,8 +53,9 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
   yaml_node_t *v, *vg, *vnu, *vrect, *vcirc;
   char where[256];
   if (node->type != YAML_MAPPING_NODE) {
-    return deck_fail(r, node, "section: expected a mapping (E, G or nu, density, rectangle, "
-                              "circle or A, I2, I3, J), got %s",
+    return deck_fail(r, node,
+                     "section: expected a mapping (E, G or nu, density, rectangle, "
+                     "circle or A, I2, I3, J), got %s",
                      deck_kind(node));
   }
   snprintf(where, sizeof(where), "%s section", r->ctx);
@@ -147,8 +148,9 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
     }
     b->shear_factor = 1.0;
   } else {
-    st = deck_fail(r, m.node, "section: missing the geometry: give rectangle: [h, w], circle: r "
-                              "or A, I2, I3 and J");
+    st = deck_fail(r, m.node,
+                   "section: missing the geometry: give rectangle: [h, w], circle: r "
+                   "or A, I2, I3 and J");
     goto fail;
   }
   if ((v = deck_map_get(&m, "shear_factor")) &&
@@ -346,16 +348,17 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
       goto fail;
     }
     if (vel && b->nelem != (n - 1) / b->order) {
-      st = deck_fail(r, vel, "elements: %d nodes of order %d make %d elements, not %d", n,
-                     b->order, (n - 1) / b->order, b->nelem);
+      st = deck_fail(r, vel, "elements: %d nodes of order %d make %d elements, not %d", n, b->order,
+                     (n - 1) / b->order, b->nelem);
       goto fail;
     }
     b->nelem = (n - 1) / b->order;
     b->nnode = n;
   } else {
     if (!vfrom || !vto) {
-      st = deck_fail(r, m.node, "missing required key '%s' (a beam is from/to with elements, "
-                                "or a polyline of nodes)",
+      st = deck_fail(r, m.node,
+                     "missing required key '%s' (a beam is from/to with elements, "
+                     "or a polyline of nodes)",
                      vfrom ? "to" : "from");
       goto fail;
     }
@@ -383,8 +386,8 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
                        b->pos[3 * k + 2] - b->pos[3 * k - 1]};
         double s = sqrt(dot3(b->pos + 3 * k, b->pos + 3 * k)) + 1.0;
         if (!(sqrt(dot3(d, d)) > 1e-12 * s)) {
-          st = deck_fail(r, deck_item(r, vnodes, k), "nodes[%d] coincides with nodes[%d]", k,
-                         k - 1);
+          st =
+              deck_fail(r, deck_item(r, vnodes, k), "nodes[%d] coincides with nodes[%d]", k, k - 1);
           goto fail;
         }
       }
@@ -480,8 +483,7 @@ mbsStatus deck_read_beams(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   return MBS_OK;
 }
 
-int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out,
-                  mbsStatus *st) {
+int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out, mbsStatus *st) {
   /* NAME[i]: i from 0, or negative from the end */
   const char *open = strchr(s, '[');
   size_t len = strlen(s);
@@ -513,8 +515,9 @@ int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out,
   }
   const mbsDeckBeam *b = &r->deck->beams[k];
   if (i < -(long)b->nnode || i >= (long)b->nnode) {
-    *st = deck_fail(r, n, "'%.80s': beam '%s' has %d nodes, so its index is in 0 .. %d (or -%d .. "
-                          "-1 from the end)",
+    *st = deck_fail(r, n,
+                    "'%.80s': beam '%s' has %d nodes, so its index is in 0 .. %d (or -%d .. "
+                    "-1 from the end)",
                     s, name, b->nnode, b->nnode - 1, b->nnode);
     return 1;
   }

@@ -16,10 +16,9 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const top_keys[] = {"mbsim",   "title",  "gravity", "parameters",
-                                       "bodies",  "beams",  "joints", "loads",   "ground",
-                                       "contacts", "solver", "output",  "initial",
-                                       NULL};
+static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
+                                       "beams",  "joints", "loads",   "ground",     "contacts",
+                                       "solver", "output", "initial", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */

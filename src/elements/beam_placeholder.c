@@ -7,8 +7,7 @@
 
 #include <string.h>
 
-int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double k[6],
-                           double eta) {
+int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double k[6], double eta) {
   (void)q0;
   if (order != 1 && order != 2) {
     return -1;

@@ -147,7 +147,8 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   memset(d->load_force, 0, 6 * (size_t)m->nload * sizeof(double));
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
-    if (el->load >= 0 && el->load < m->nload && el->kind == MBS_ELEM_FORCE && el->iparam[2] == 1) {
+    int share = el->kind == MBS_ELEM_FORCE && el->iparam[2] == 1;
+    if (el->load >= 0 && el->load < m->nload && share) {
       /* a distributed load's nodal share (a force at the node's phi): summed, with the torque
        * about the beam's node 0 */
       double r6[6], arm[3], t3[3], *out = d->load_force + 6 * el->load;
