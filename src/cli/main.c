@@ -289,6 +289,14 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "deck:         %s%s%s%s\n", deck->path, deck->title[0] ? " (" : "", deck->title,
           deck->title[0] ? ")" : "");
   fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
+  if (m->nbeam > 0) {
+    int nnode = 0, nelem = 0;
+    for (int i = 0; i < m->nbeam; i++) {
+      nnode += m->beam[i].nnode;
+      nelem += m->beam[i].nelem;
+    }
+    fprintf(f, "beams:        %d (%d nodes, %d elements)\n", m->nbeam, nnode, nelem);
+  }
   fprintf(f, "joints:       %d\n", m->njoint);
   fprintf(f, "loads:        %d\n", m->nload);
   if (m->nshape > 0 || m->ncontact > 0) {

@@ -1682,7 +1682,12 @@ static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
       }
     }
     m->integrator = MBS_INTEGRATOR_EM;
-    if (damper) {
+    if (deck->nbeam > 0) {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: no contacts, so the energy-momentum scheme (em), also for the beams "
+               "('%s'); damping is counted in /energy/dissipated",
+               deck->beams[0].name);
+    } else if (damper) {
       snprintf(m->integrator_reason, sizeof(m->integrator_reason),
                "auto: no contacts or flexible parts, so the energy-momentum scheme (em); the "
                "dissipation of dampers such as '%s' is counted in /energy/dissipated",
