@@ -242,7 +242,9 @@ static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *er
       {"d2", "/bodies/orientation", 9, 1, 1},
       {"d3", "/bodies/orientation", 9, 2, 1},
   };
-  return point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
+  /* a model of beams only has no body grid (an empty one would have no geometry) */
+  return nb == 0 ? MBS_OK
+                 : point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
 }
 
 static void put_bodies(cliOutput *out, const mbsData *d) {
@@ -359,7 +361,7 @@ static mbsStatus describe_beams(cliOutput *out, const mbsModel *m, mbsError *err
     }
     const mbsGridVector vec[] = {{"d2", dir, 9, 1, 1}, {"d3", dir, 9, 2, 1}};
     char gname[MBS_NAME_MAX + 8];
-    snprintf(gname, sizeof(gname), "beam %s", b->name);
+    snprintf(gname, sizeof(gname), "beam_%s", b->name);
     mbsGridSpec grid = {.kind = MBS_GRID_POLYLINE,
                         .name = gname,
                         .label = "record",

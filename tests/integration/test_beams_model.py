@@ -105,7 +105,7 @@ for order, elements in ((1, 5), (2, 3)):
           "%s: coordinate names cable[i].phi.x" % what)
     xmf = out[:-3] + ".xmf"
     text = open(xmf).read() if os.path.exists(xmf) else ""
-    check('Name="beam cable"' in text and "Polyline" in text and "/beams/cable/directors" in text,
+    check('Name="beam_cable"' in text and "Polyline" in text and "/beams/cable/directors" in text,
           "%s: the sidecar draws the beam as a polyline with its directors" % what)
 
 # ---- other integrators: the nodes fall together, the directors stay ----
