@@ -38,8 +38,8 @@ static mbsStatus section_value(DeckReader *r, const DeckMap *m, const char *key,
   return deck_positive(r, v, f, out);
 }
 
-/* torsion constant of a solid h x w rectangle (Roark, Table 10.7 case 4, with a >= b the
- * half sides): J = a b^3 (16/3 - 3.36 b/a (1 - b^4 / (12 a^4))) */
+/* torsion constant of a solid h x w rectangle (Young & Budynas 2002 (Roark), Table 10.7 case 4,
+ * with a >= b the half sides): J = a b^3 (16/3 - 3.36 b/a (1 - b^4 / (12 a^4))) */
 static double rectangle_torsion(double h, double w) {
   double a = 0.5 * fmax(h, w), b = 0.5 * fmin(h, w), q = b / a;
   return a * b * b * b * (16.0 / 3.0 - 3.36 * q * (1.0 - q * q * q * q / 12.0));
