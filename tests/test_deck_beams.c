@@ -429,6 +429,9 @@ START_TEST(test_errors) {
          0, "body:", 0, "a distributed_force takes no 'body'");
   bad_at(B2 "contacts:\n  - {between: [\"c[1]\", ground]}\n", 0, "\"c[1]", 0,
          "names beam 'c', and beams have no contact geometry");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1,\n"
+              "     section: {E: 1e200, nu: 0.3, density: 1, rectangle: [1e150, 1]}}\n",
+         0, "{E: 1e200", 0, "exceeds 1e+300");
   /* a deck of beams only is fine; one without bodies and beams is not */
   bad_at(HEAD "bodies: []\n", 0, "[]", 0, "a deck needs at least one body or beam");
 #undef B1

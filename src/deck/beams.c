@@ -436,6 +436,29 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
       (st = deck_vec3(r, v, "velocity", b->velocity)) != MBS_OK) {
     goto fail;
   }
+  /* the stiffnesses, the mass and the initial energy and momentum must stay far from
+   * overflow (the solver sums and multiplies them further) */
+  {
+    double mass = b->density * b->A * b->length, v2 = dot3(b->velocity, b->velocity);
+    double big[] = {b->E * b->A,
+                    b->E * b->I2,
+                    b->E * b->I3,
+                    b->G * b->A,
+                    b->G * b->J,
+                    mass,
+                    mass * v2,
+                    mass * dot3(b->pos, b->pos),
+                    b->density * fmax(b->I2, b->I3)};
+    for (size_t k = 0; k < sizeof(big) / sizeof(big[0]); k++) {
+      if (!(big[k] < DECK_MAX_SCALE)) {
+        st = deck_fail(r, deck_map_get(&m, "section"),
+                       "the beam's stiffness, mass or initial energy exceeds %g: the solver "
+                       "would overflow",
+                       DECK_MAX_SCALE);
+        goto fail;
+      }
+    }
+  }
   if ((v = deck_map_get(&m, "damping"))) {
     if ((st = deck_number(r, v, "damping", &b->damping)) != MBS_OK) {
       goto fail;
