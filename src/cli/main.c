@@ -581,9 +581,12 @@ int main(int argc, char **argv) {
   double t_last_progress = now_seconds();
   mbsObservables o;
   if (projected && !args.quiet) {
-    printf("initial:      velocities projected onto the joints: largest change %.4g (body "
+    printf("initial:      velocities projected onto the joints: largest change %.4g (%s "
            "'%s')\n",
-           proj_change, proj_body >= 0 ? m->body_name[proj_body] : "none");
+           proj_change,
+           proj_body >= 0 && m->attach_kind[proj_body] == MBS_ATTACH_BEAM_NODE ? "beam node"
+                                                                              : "body",
+           proj_body >= 0 ? m->attach_name[proj_body] : "none");
   }
   /* the integrator's state at t = 0 for the first record (genalpha: its accelerations; a
    * restart has it from its file) */
