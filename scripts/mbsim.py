@@ -60,6 +60,7 @@ UNITS = {"time": "s", "energy": "J", "momentum/linear": "kg m/s", "momentum/angu
 
 _VEC = ("x", "y", "z")
 _WRENCH = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
+_STRAIN = ("Gamma1", "Gamma2", "Gamma3", "K1", "K2", "K3")
 
 
 def units(run, path):
@@ -102,7 +103,9 @@ def columns(run, path):
         k = int(np.prod(a.shape[2:]))
         rows = a.reshape(a.shape[0], a.shape[1], k)
         comp = _VEC if k == 3 else _WRENCH if k == 6 else ["%d" % i for i in range(k)]
-        if path == "bodies/orientation":
+        if group == "beams" and path.endswith("/strain"):
+            comp = _STRAIN
+        if path == "bodies/orientation" or (group == "beams" and path.endswith("/directors")):
             comp = ["R%d%d" % (r + 1, c + 1) for r in range(3) for c in range(3)]
         if path == "joints/coordinates" or path == "joints/rates":
             comp = ["%d" % i for i in range(k)]
@@ -110,6 +113,8 @@ def columns(run, path):
             who = names[j] if names is not None and j < len(names) else str(j)
             for c in range(k):
                 cu = ("N" if comp[c][0] == "F" else "N m") if comp is _WRENCH else u
+                if comp is _STRAIN:
+                    cu = "1" if c < 3 else "1/m"
                 out.append(("%s[%s].%s" % (path, who, comp[c]), rows[:, j, c], cu))
     return [col for col in out if not np.all(np.isnan(col[1]))]
 
@@ -124,7 +129,8 @@ class Run:
     q, v [N,n]; coordinate_names [n]; multipliers [N,ncon] (None in files that predate it);
     acceleration [N,n] (genalpha runs only, else None);
     bodies {names, position, orientation, velocity, angular_velocity}; joints {names,
-    reaction, position}; data (every dataset by path, e.g. data["bodies/position"]).
+    reaction, position}; beams {name: {position, directors, strain}} (energy["strain"] too,
+    in files of models with beams); data (every dataset by path, e.g. data["bodies/position"]).
     """
 
     def __init__(self, path):
@@ -146,7 +152,8 @@ class Run:
         self.title = self.attrs.get("title", "")
         self.time = d.get("time", np.zeros(0))
         self.energy = {k: d["energy/" + k] for k in
-                       ("kinetic", "potential", "total", "external_work", "dissipated")
+                       ("kinetic", "potential", "total", "external_work", "dissipated",
+                        "strain")
                        if "energy/" + k in d}
         self.momentum = {k: d["momentum/" + k] for k in ("linear", "angular")
                          if "momentum/" + k in d}
@@ -160,6 +167,12 @@ class Run:
         self.joints = {k.split("/", 1)[1]: v for k, v in d.items() if k.startswith("joints/")}
         self.bodies.setdefault("names", [])
         self.joints.setdefault("names", [])
+        # beams: {name: {position [N,nodes,3], directors [N,nodes,3,3], strain [N,elements,6]}}
+        self.beams = {}
+        for k, v in d.items():
+            parts = k.split("/")
+            if len(parts) == 3 and parts[0] == "beams":
+                self.beams.setdefault(parts[1], {})[parts[2]] = v
 
     def __len__(self):
         return len(self.time)
@@ -182,6 +195,10 @@ class Run:
         """{reaction, position} of one joint over time."""
         i = list(self.joints["names"]).index(name)
         return {k: v[:, i] for k, v in self.joints.items() if k != "names"}
+
+    def beam(self, name):
+        """{position, directors, strain} of one beam over time (README "Output")."""
+        return self.beams[name]
 
     def coordinate(self, name):
         """q and v of one coordinate (by label, e.g. "link1.phi.x") over time."""

@@ -229,6 +229,13 @@ static const ConfCase CASES[] = {
      0.45, NULL},
     {MBS_ELEM_BEAM, "beam (orders 1 and 2 on curved references; damped and undamped)", BODIES, 0.45,
      NULL},
+    {MBS_ELEM_BEAM, "beam from a deck (straight order 1, polyline order 2, damped)",
+     BODIES "beams:\n"
+            "  - {name: rod, from: [0, 0, 1], to: [1, 0.5, 1.2], elements: 2, up: [0, 0, 1],\n"
+            "     section: {E: 2000, nu: 0.3, density: 10, rectangle: [0.1, 0.05]}}\n"
+            "  - {name: arc, nodes: [[0, 0, 0], [0.5, 0.1, 0], [1, 0.3, 0.1]], order: 2,\n"
+            "     damping: 0.01, section: {E: 1000, G: 400, density: 5, circle: 0.05}}\n",
+     0.45, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))
@@ -781,7 +788,7 @@ START_TEST(test_case) {
   const ConfCase *cs = &CASES[_i];
   mbsDeck deck;
   mbsModel *m = compile_case(cs, &deck);
-  if (cs->kind == MBS_ELEM_BEAM) {
+  if (cs->kind == MBS_ELEM_BEAM && m->nbeam == 0) {
     add_beam_elements(m);
   }
   int n = m->nq, nsubject = 0;

@@ -53,6 +53,30 @@ typedef struct {
   mbsDeckShape *collision;    /* (ncollision, owned) */
 } mbsDeckBody;
 
+/* a `beams:` entry (decks/README.md "Beams"): a geometrically exact director beam, its nodes
+ * and section already resolved. A body reference (joints, loads, springs: mbsDeckJoint.body,
+ * mbsDeckLoad.body, bodies) b >= mbsDeck.nbody names beam node b - nbody counted over all
+ * beams in order: node i of beam k is nbody + beams[k].node0 + i (mbs_deck_ref_beam). */
+typedef struct {
+  char name[MBS_NAME_MAX];
+  mbsMark mark; /* the list entry */
+  int order;    /* 1: two-node elements, 2: three-node elements */
+  int nelem;    /* elements (>= 1) */
+  int nnode;    /* order nelem + 1 */
+  int node0;    /* its first node among all beams' nodes */
+  double *pos;  /* (nnode x 3) [m] node positions, world, t = 0 (owned) */
+  double *R;    /* (nnode x 9) row-major, column i = director d_i at t = 0: d1 the tangent, d2
+                   `up` made normal to it, d3 = d1 x d2 (owned) */
+  double length; /* [m] arc length of the node polygon */
+  double E, G;   /* [Pa] Young's and shear modulus (G from nu when nu was given) */
+  double density; /* [kg/m^3] */
+  double A, I2, I3, J; /* [m^2], [m^4] area, I2 = int x3^2 dA, I3 = int x2^2 dA (x2 along d2),
+                          torsion constant */
+  double shear_factor; /* shear correction factor kappa (shear area kappa A) */
+  double velocity[3];  /* [m/s] initial, uniform */
+  double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
+} mbsDeckBeam;
+
 /* a `contacts:` entry */
 typedef struct {
   char name[MBS_NAME_MAX]; /* default "contact#i" (1-based) */
@@ -126,6 +150,8 @@ typedef struct {
   double damping;     /* spring [N s/m], rotational_spring [N m s/rad], >= 0, default 0 */
   double rest_length; /* spring [m] >= 0, default the distance at t = 0 (must not vanish) */
   double rest_angle;  /* rotational_spring [rad], default 0 (the angle at t = 0) */
+  int beam;           /* distributed_force: index into mbsDeck.beams (value [N/m], world),
+                         else -1 */
 } mbsDeckLoad;
 
 typedef struct {
@@ -167,6 +193,8 @@ typedef struct mbsDeck {
   mbsDeckBody *bodies;
   mbsDeckJoint *joints;
   mbsDeckLoad *loads;
+  int nbeam, nbeam_node; /* beams and their nodes together */
+  mbsDeckBeam *beams;    /* `beams:` (owned) */
   int nground_shape, ncontact;
   mbsDeckShape *ground_shapes; /* `ground: collision:` (owned) */
   mbsDeckContact *contacts;    /* `contacts:` (owned) */
@@ -178,6 +206,22 @@ typedef struct mbsDeck {
   char *warnings; /* NULL or "file:line:col: text" lines, each ending in a newline (owned): a
                      parameter nothing uses, an angle in radians above 2 pi ... */
 } mbsDeck;
+
+/* the beam of body reference b (b >= deck->nbody: a beam node) and its node index in *node;
+ * -1 when b is the ground or a body */
+static inline int mbs_deck_ref_beam(const mbsDeck *deck, int b, int *node) {
+  if (b < deck->nbody) {
+    return -1;
+  }
+  int k = b - deck->nbody;
+  for (int i = 0; i < deck->nbeam; i++) {
+    if (k < deck->beams[i].node0 + deck->beams[i].nnode) {
+      *node = k - deck->beams[i].node0;
+      return i;
+    }
+  }
+  return -1;
+}
 
 /* one --set override: path like "parameters.m", "bodies.link1.mass", "solver.dt" */
 typedef struct {

@@ -44,7 +44,7 @@ typedef struct {
   double n[3];
   double c0;
   int joint; /* owning joint index, or -1 for a body's rigidity */
-  int body;  /* owning body for rigidity rows, else -1 */
+  int body;  /* owning body for rigidity rows, else -1 (also for a beam node's rigidity) */
   int jrow;  /* its row number within the joint (0-based, as listed in decks/README.md,
                 whatever was dropped), or within the body's rigidity */
 } mbsConRow;
@@ -65,8 +65,9 @@ typedef struct {
 /* Attachment frames: what joints, loads and springs attach to (the design's "frames"; named
  * attach_* so as not to clash with MBS_FRAME_LIST, a torque's world/body frame). Frame 0 is
  * the ground; then one frame per body (body_attach): a rigid body's director frame (nodes
- * phi, d1, d2, d3), a point mass's single node x, a fixed body's static frame. A beam node's
- * director frame will be one more kind. A point fixed to a frame is x = phi + c^i d_i
+ * phi, d1, d2, d3), a point mass's single node x, a fixed body's static frame; then one per
+ * beam node (kind "beam node": its director frame, the same point expression as a rigid
+ * body's; mbsBeam.attach0). A point fixed to a frame is x = phi + c^i d_i
  * (mbs_attach_point); on a static frame c is the world point itself. */
 /* the ground's attachment frame */
 #define MBS_ATTACH_GROUND_ID 0
@@ -83,7 +84,8 @@ typedef struct {
 /* one element instance */
 typedef struct {
   mbsElemKind kind;
-  int body;                      /* body it acts on (the first one for two-body elements) */
+  int body;                      /* body it acts on (the first one for two-body elements; -1
+                                    for beam elements and elements on beam nodes) */
   int attach[2];                 /* attachment frames of its sides (one-body kinds: attach[0]
                                     is the body's, attach[1] = -1) */
   int load;                      /* deck load index, or -1 */
@@ -174,7 +176,7 @@ typedef struct mbsModel {
   int nrow;    /* generic quadratic rows (con) */
   int ndof;    /* nq - ncon (the rows left after dropping redundant ones are independent) */
   int nbody, njoint, nload, nelem;
-  int nattach;   /* attachment frames: the ground, then one per body */
+  int nattach;   /* attachment frames: the ground, then one per body, then one per beam node */
   int elem_maxq; /* largest element's nq (the solver's element scratch and maps) */
 
   /* coordinates */
@@ -233,7 +235,8 @@ typedef struct mbsModel {
   int *joint_con;           /* (njoint) first constraint row */
   int *joint_ncon;          /* (njoint) number of rows */
   mbsMark *joint_mark;      /* (njoint) deck position */
-  int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground */
+  int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground or a beam node
+                               (joint_attach says which) */
   int *joint_attach;        /* (njoint x 2) attachment frames of its two sides */
   mbsElem *joint_frame;     /* (njoint) the joint's two sides as a two-sided element (no
                                kind): body-fixed frames d'_a and points of both bodies, for

@@ -163,8 +163,9 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err);
 mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *err);
 
 /* initial.project_velocities: d->v at t = 0 onto G v + g_t = 0, in the mass metric, with the
- * given joint rates (joint_initial_rate) as further conditions; the largest change of a
- * body's velocity coordinates [m/s or 1/s] and that body into *max_change, *body (-1: none).
+ * given joint rates (joint_initial_rate) as further conditions; the largest change of the
+ * velocity coordinates of a body or beam node [m/s or 1/s] and its attachment frame (its name
+ * m->attach_name) into *max_change, *body (-1: none).
  * Fails with a message when the rates conflict with the joints. */
 mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *max_change,
                                         int *body, mbsError *err);

@@ -36,7 +36,8 @@ typedef struct {
   X(MBS_LOAD_JOINT_TORQUE, "joint_torque")                                                         \
   X(MBS_LOAD_JOINT_FORCE, "joint_force")                                                           \
   X(MBS_LOAD_SPRING, "spring")                                                                     \
-  X(MBS_LOAD_ROTATIONAL_SPRING, "rotational_spring")
+  X(MBS_LOAD_ROTATIONAL_SPRING, "rotational_spring")                                               \
+  X(MBS_LOAD_DISTRIBUTED_FORCE, "distributed_force")
 
 #define MBS_FRAME_LIST(X)                                                                          \
   X(MBS_FRAME_WORLD, "world")                                                                      \
@@ -98,7 +99,8 @@ typedef struct {
   X(MBS_ATTACH_GROUND, "ground")                                                                   \
   X(MBS_ATTACH_STATIC, "fixed body")                                                               \
   X(MBS_ATTACH_POINT, "point mass")                                                                \
-  X(MBS_ATTACH_DIRECTORS, "rigid body")
+  X(MBS_ATTACH_DIRECTORS, "rigid body")                                                            \
+  X(MBS_ATTACH_BEAM_NODE, "beam node")
 
 /* contact geometry (include/mbsim/contact.h): a shape on a body or on the ground; a plane only
  * on the ground */

@@ -8,7 +8,7 @@ Loads RUN.xmf (the XDMF sidecar beside RUN.h5) with ParaView's "XDMF Reader" and
 every rigid body with the shape of its deck entry (box, sphere or cylinder, oriented by its
 directors d1, d2, d3), rigid bodies without a shape as their three director arrows (d1 red,
 d2 green, d3 blue), point masses as small spheres, joints as white points and the path of
-every body centre over the whole run as a thin line. The deck is the root attribute `deck`
+every body centre over the whole run as a thin line, and every beam as a tube along its nodes. The deck is the root attribute `deck`
 of RUN.h5 (read with h5py, parsed with PyYAML when available; without them every body is
 drawn as arrows). Writes one screenshot (-o, at --time T, default the last record) and/or
 one PNG per record (--frames DIR, every K-th record). Also runs under pvbatch.
@@ -93,11 +93,13 @@ def deck_shapes(h5_path):
 
 
 def trajectories(h5_path):
-    """Body names, all centre positions [N, nb, 3] and the number of joints (h5py)."""
+    """Body names, all centre positions [N, nb, 3], the number of joints, and the beams'
+    names with their node positions [N, nodes, 3] (h5py)."""
     import h5py
     with h5py.File(h5_path, "r") as f:
         names = [n.decode() if isinstance(n, bytes) else str(n) for n in f["bodies/names"][()]]
-        return names, f["bodies/position"][()], len(f["joints/names"])
+        beams = {k: f["beams/%s/position" % k][()] for k in f["beams"]} if "beams" in f else {}
+        return names, f["bodies/position"][()], len(f["joints/names"]), beams
 
 
 # the Programmable Filter that turns body points and directors into oriented shapes; it
@@ -178,7 +180,8 @@ inp = self.GetInputDataObject(0, 0)
 blocks = {}
 for k in range(inp.GetNumberOfBlocks()):
     blocks[inp.GetMetaData(k).Get(inp.NAME())] = inp.GetBlock(k)
-xb = np.asarray(dsa.WrapDataObject(blocks["bodies"]).Points).reshape(-1, 3)
+xb = (np.asarray(dsa.WrapDataObject(blocks["bodies"]).Points).reshape(-1, 3)
+      if "bodies" in blocks else np.zeros((0, 3)))
 xj = np.asarray(dsa.WrapDataObject(blocks["joints"]).Points).reshape(-1, 3)
 pts = vtkPoints()
 lines = vtkCellArray()
@@ -199,9 +202,10 @@ self.GetOutput().ShallowCopy(out)
 
 
 def block(reader, name, multiblock):
-    """The block of the reader's multiblock output with this name (bodies, joints)."""
+    """The block of the reader's multiblock output with this name (bodies, joints,
+    beam_NAME); multiblock: False when the sidecar has that one collection only"""
     if not multiblock:
-        return reader if name == "bodies" else None
+        return reader
     return pv.MergeBlocks(Input=pv.ExtractBlock(Input=reader, Selectors=["/Root/" + name]))
 
 
@@ -231,18 +235,18 @@ def main(argv):
     if not args.output and not args.frames:
         args.output = stem + ".png"
 
-    names, traj, njoint = trajectories(h5)
+    names, traj, njoint, beams = trajectories(h5)
     shapes, deck_joints = deck_shapes(h5)
     per_body = [shapes.get(n) for n in names]
 
     reader = pv.XDMFReader(FileNames=[xmf])
     reader.UpdatePipelineInformation()
     steps = list(reader.TimestepValues) if reader.TimestepValues else [0.0]
-    # with joints the sidecar has two temporal collections and the reader gives two blocks,
-    # "bodies" and "joints"; without, one grid
-    multiblock = njoint > 0
-    bodies = block(reader, "bodies", multiblock)
-    joints = block(reader, "joints", multiblock) if multiblock else None
+    # the sidecar has a temporal collection each for the bodies, the joints (if any) and
+    # every beam ("beam_NAME"); with more than one the reader gives one block per collection
+    multiblock = (len(names) > 0) + (njoint > 0) + len(beams) > 1
+    bodies = block(reader, "bodies", multiblock) if names else None
+    joints = block(reader, "joints", multiblock) if njoint > 0 else None
 
     view = pv.CreateView("RenderView")
     view.ViewSize = list(args.size)
@@ -254,7 +258,8 @@ def main(argv):
         pass
 
     # scene size: the bounding box of every body centre over the run
-    flat = traj.reshape(-1, 3) if traj.size else [[0.0, 0.0, 0.0]]
+    flat = [p for p in traj.reshape(-1, 3)] + [p for b in beams.values() for p in b.reshape(-1, 3)]
+    flat = flat or [[0.0, 0.0, 0.0]]
     lo = [py.min(p[k] for p in flat) for k in range(3)]
     hi = [py.max(p[k] for p in flat) for k in range(3)]
     extent = py.max(py.max(h - l for h, l in zip(hi, lo)), 1e-3)
@@ -263,7 +268,7 @@ def main(argv):
     # shaped bodies
     colors = [[0.90, 0.55, 0.20], [0.30, 0.65, 0.90], [0.55, 0.80, 0.35], [0.85, 0.35, 0.55],
               [0.75, 0.70, 0.30], [0.60, 0.50, 0.85]]
-    if any(s and s[0] != "point" for s in per_body):
+    if bodies is not None and any(s and s[0] != "point" for s in per_body):
         pf = pv.ProgrammableFilter(Input=bodies)
         pf.OutputDataSetType = "vtkPolyData"
         pf.Script = "SHAPES_JSON = %r\n" % json.dumps(
@@ -279,7 +284,7 @@ def main(argv):
         d.Diffuse = 0.85
 
     # rigid bodies without a shape (or without a readable deck): director arrows
-    arrows = [i for i, s in enumerate(per_body) if s is None]
+    arrows = [i for i, s in enumerate(per_body) if s is None and bodies is not None]
     if arrows:
         sel = bodies
         if len(arrows) < len(names):
@@ -310,6 +315,16 @@ def main(argv):
         d = pv.Show(g, view)
         d.ColorArrayName = ["POINTS", ""]
         d.DiffuseColor = [0.90, 0.55, 0.20]
+
+    # beams: a tube along the nodes
+    for b in sorted(beams):
+        tube = pv.Tube(Input=pv.ExtractSurface(Input=block(reader, "beam_" + b, multiblock)))
+        tube.Radius = 0.6 * mark
+        tube.NumberofSides = 16
+        d = pv.Show(tube, view)
+        d.ColorArrayName = ["POINTS", ""]
+        d.DiffuseColor = [0.85, 0.75, 0.45]
+        d.AmbientColor = [0.85, 0.75, 0.45]
 
     # joints: white points, and grey links from body to joint point to body
     if joints is not None and deck_joints:

@@ -18,6 +18,12 @@ static const char *vec(char *buf, size_t n, const double v[3]) {
 }
 
 static const char *body_name(const mbsDeck *deck, int b, char *buf, size_t n) {
+  int node = 0, k = mbs_deck_ref_beam(deck, b, &node);
+  if (k >= 0) {
+    char full[MBS_NAME_MAX + 16];
+    snprintf(full, sizeof(full), "%s[%d]", deck->beams[k].name, node);
+    return cli_escape(buf, n, full);
+  }
   return b < 0 ? "ground" : cli_escape(buf, n, deck->bodies[b].name);
 }
 
@@ -117,6 +123,10 @@ static void print_loads(FILE *f, const mbsDeck *deck) {
                 body_name(deck, dl->bodies[1], n2, sizeof(n2)), vec(p, sizeof(p), dl->points[0]),
                 vec(q, sizeof(q), dl->points[1]), dl->stiffness, dl->damping, dl->rest_length);
         break;
+      case MBS_LOAD_DISTRIBUTED_FORCE:
+        fprintf(f, " on beam %s, %s N/m", cli_escape(n1, sizeof(n1), deck->beams[dl->beam].name),
+                vec(p, sizeof(p), dl->value));
+        break;
       case MBS_LOAD_ROTATIONAL_SPRING:
         fprintf(f,
                 " on joint %s, stiffness %.6g N m/rad, damping %.6g N m s/rad, rest angle "
@@ -131,10 +141,26 @@ static void print_loads(FILE *f, const mbsDeck *deck) {
   }
 }
 
+static void print_beams(FILE *f, const mbsDeck *deck) {
+  char name[256], p[96], q[96];
+  if (deck->nbeam == 0) {
+    return;
+  }
+  fprintf(f, "beams (nodes, elements, order, length, mass; ends, world, t = 0):\n");
+  for (int i = 0; i < deck->nbeam && !more(f, i, deck->nbeam, "beams"); i++) {
+    const mbsDeckBeam *b = &deck->beams[i];
+    fprintf(f, "  %s: %d nodes, %d elements of order %d, length %.6g m, mass %.6g kg, %s - %s m\n",
+            cli_escape(name, sizeof(name), b->name), b->nnode, b->nelem, b->order, b->length,
+            b->density * b->A * b->length, vec(p, sizeof(p), b->pos),
+            vec(q, sizeof(q), b->pos + 3 * (b->nnode - 1)));
+  }
+}
+
 void cli_print_check(FILE *f, const mbsDeck *deck) {
   char g[96];
   fprintf(f, "gravity:      %s m/s^2\n", vec(g, sizeof(g), deck->gravity));
   print_bodies(f, deck);
+  print_beams(f, deck);
   print_joints(f, deck);
   print_loads(f, deck);
 }

@@ -98,6 +98,11 @@ typedef struct {
   double step_size;
   long fact_seen, solves_seen; /* solver counters at the previous record */
   double *extra;               /* (3 njoint) joint points */
+  int h_strain_energy;         /* /energy/strain (models with beams; -1 otherwise) */
+  double strain_energy;
+  int *h_beam;      /* (3 nbeam) /beams/<name>/{position,directors,strain} */
+  double *beam_row; /* the beams' rows, beam after beam: positions (nnode x 3), directors
+                       (nnode x 9), strains (nelem x 6) */
   const char **unit_col;       /* (nq) scratch of column_units */
   char *unit_text;
   const char **labels;         /* (max(nbody, njoint, nload)) scratch of the names datasets */

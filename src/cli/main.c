@@ -291,6 +291,14 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "deck:         %s%s%s%s\n", deck->path, deck->title[0] ? " (" : "", deck->title,
           deck->title[0] ? ")" : "");
   fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
+  if (m->nbeam > 0) {
+    int nnode = 0, nelem = 0;
+    for (int i = 0; i < m->nbeam; i++) {
+      nnode += m->beam[i].nnode;
+      nelem += m->beam[i].nelem;
+    }
+    fprintf(f, "beams:        %d (%d nodes, %d elements)\n", m->nbeam, nnode, nelem);
+  }
   fprintf(f, "joints:       %d\n", m->njoint);
   fprintf(f, "loads:        %d\n", m->nload);
   if (m->nshape > 0 || m->ncontact > 0) {
@@ -575,9 +583,12 @@ int main(int argc, char **argv) {
   double t_last_progress = now_seconds();
   mbsObservables o;
   if (projected && !args.quiet) {
-    printf("initial:      velocities projected onto the joints: largest change %.4g (body "
+    printf("initial:      velocities projected onto the joints: largest change %.4g (%s "
            "'%s')\n",
-           proj_change, proj_body >= 0 ? m->body_name[proj_body] : "none");
+           proj_change,
+           proj_body >= 0 && m->attach_kind[proj_body] == MBS_ATTACH_BEAM_NODE ? "beam node"
+                                                                              : "body",
+           proj_body >= 0 ? m->attach_name[proj_body] : "none");
   }
   /* the integrator's state at t = 0 for the first record (genalpha: its accelerations; a
    * restart has it from its file) */

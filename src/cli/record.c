@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "mbsim/elements.h"
 
 void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
   /* the joint point on body 2: phi + c^i d_i (a point mass: its position); a static second
@@ -241,7 +242,9 @@ static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *er
       {"d2", "/bodies/orientation", 9, 1, 1},
       {"d3", "/bodies/orientation", 9, 2, 1},
   };
-  return point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
+  /* a model of beams only has no body grid (an empty one would have no geometry) */
+  return nb == 0 ? MBS_OK
+                 : point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
 }
 
 static void put_bodies(cliOutput *out, const mbsData *d) {
@@ -313,6 +316,103 @@ static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err
     return err->status;
   }
   return MBS_OK;
+}
+
+/* beams: per beam /beams/<name>/position [nodes, 3] (phi), directors [nodes, 3, 3] (column i
+ * = d_i), strain [elements, 6] (mbs_beam_element_strain: axial, two shear, torsion, two
+ * bending, at each element's midpoint), /energy/strain (the beam elements' potential, also
+ * in /energy/potential); the sidecar draws each beam as a polyline with d2 and d3 */
+static mbsStatus describe_beams(cliOutput *out, const mbsModel *m, mbsError *err) {
+  out->h_strain_energy = -1;
+  if (m->nbeam == 0) {
+    return MBS_OK;
+  }
+  /* the rows stay in place until the writer's append reads them: one block for all */
+  size_t nrow = 0;
+  for (int i = 0; i < m->nbeam; i++) {
+    nrow += 12 * (size_t)m->beam[i].nnode + 6 * (size_t)m->beam[i].nelem;
+  }
+  out->h_beam = malloc((size_t)(3 * m->nbeam) * sizeof(int));
+  out->beam_row = malloc(nrow * sizeof(double));
+  if (!out->h_beam || !out->beam_row) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+  }
+  out->h_strain_energy = series(out, "/energy/strain", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+  if (out->h_strain_energy < 0) {
+    return err->status;
+  }
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *b = &m->beam[i];
+    char pos[MBS_NAME_MAX + 32], dir[MBS_NAME_MAX + 32], str[MBS_NAME_MAX + 32];
+    snprintf(pos, sizeof(pos), "/beams/%s/position", b->name);
+    snprintf(dir, sizeof(dir), "/beams/%s/directors", b->name);
+    snprintf(str, sizeof(str), "/beams/%s/strain", b->name);
+    int *h = out->h_beam + 3 * i;
+    mbsSeriesSpec rot = {
+        .path = dir, .type = MBS_OUT_FLOAT64, .rank = 3, .shape = {b->nnode, 3, 3}, .units = "1"};
+    h[0] = series(out, pos, MBS_OUT_FLOAT64, 2, b->nnode, 3, "m", 0, err);
+    h[1] = h[0] < 0 ? -1 : mbs_output_add_series(out->w, &rot, err);
+    h[2] = h[1] < 0 ? -1
+                    : series(out, str, MBS_OUT_FLOAT64, 2, b->nelem, 6,
+                             "1 (axial, shear: columns 0-2), 1/m (torsion, bending: columns 3-5)",
+                             0, err);
+    if (h[2] < 0) {
+      return err->status;
+    }
+    const mbsGridVector vec[] = {{"d2", dir, 9, 1, 1}, {"d3", dir, 9, 2, 1}};
+    char gname[MBS_NAME_MAX + 8];
+    snprintf(gname, sizeof(gname), "beam_%s", b->name);
+    mbsGridSpec grid = {.kind = MBS_GRID_POLYLINE,
+                        .name = gname,
+                        .label = "record",
+                        .npoint = b->nnode,
+                        .position = {NULL, pos, 3, 0, 0},
+                        .nvector = 2,
+                        .vector = vec};
+    if (mbs_output_add_grid(out->w, &grid, err) != MBS_OK) {
+      return err->status;
+    }
+  }
+  return MBS_OK;
+}
+
+static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
+  if (out->h_strain_energy < 0) {
+    return;
+  }
+  const double *q = d->q;
+  out->strain_energy = 0.0;
+  double *row = out->beam_row;
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *b = &m->beam[i];
+    const int *h = out->h_beam + 3 * i;
+    for (int k = 0; k < b->nnode; k++) {
+      memcpy(row + 3 * k, q + 3 * (b->node0 + 4 * k), 3 * sizeof(double));
+    }
+    mbs_output_put(out->w, h[0], row);
+    row += 3 * b->nnode;
+    for (int k = 0; k < b->nnode; k++) {
+      for (int a = 0; a < 3; a++) {
+        const double *da = q + 3 * (b->node0 + 4 * k + 1 + a);
+        for (int c = 0; c < 3; c++) {
+          row[9 * k + 3 * c + a] = da[c];
+        }
+      }
+    }
+    mbs_output_put(out->w, h[1], row);
+    row += 9 * b->nnode;
+    for (int e = 0; e < b->nelem; e++) {
+      const mbsElem *el = &m->elem[b->elem0 + e];
+      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+      mbs_beam_element_strain(el, q, row + 6 * e);
+      if (kind->potential) {
+        out->strain_energy += kind->potential(m, el, q);
+      }
+    }
+    mbs_output_put(out->w, h[2], row);
+    row += 6 * b->nelem;
+  }
+  mbs_output_put(out->w, out->h_strain_energy, &out->strain_energy);
 }
 
 /* contacts (models with contact pairs): /energy/contact_dissipated, the ragged table
@@ -431,6 +531,8 @@ void cli_output_free(cliOutput *out) {
   free(out->unit_text);
   free(out->labels);
   free(out->contact_rows);
+  free(out->h_beam);
+  free(out->beam_row);
   memset(out, 0, sizeof(*out));
 }
 
@@ -480,6 +582,9 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   if (st == MBS_OK) {
     st = describe_contacts(out, m, err);
   }
+  if (st == MBS_OK) {
+    st = describe_beams(out, m, err);
+  }
   return st;
 }
 
@@ -496,6 +601,7 @@ int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObser
   put_joints(out, d, out->extra);
   mbs_output_put(out->w, out->h_load_force, d->load_force);
   put_contacts(out, d);
+  put_beams(out, m, d);
   out->nrecord++;
   return nstate;
 }

@@ -444,6 +444,16 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
     }
     pick_add(deck, p, b);
   }
+  /* a beam's name or node (cable, cable[3]): beams carry no contact geometry */
+  for (int b = 0; b < deck->nbeam && p->n == 0; b++) {
+    size_t nl = strlen(deck->beams[b].name);
+    if (fnmatch(s, deck->beams[b].name, 0) == 0 ||
+        (strncmp(s, deck->beams[b].name, nl) == 0 && s[nl] == '[')) {
+      return deck_fail(r, n,
+                       "between[%d]: '%s' names beam '%s', and beams have no contact geometry",
+                       k, s, deck->beams[b].name);
+    }
+  }
   if (p->n == 0) {
     return deck_fail(r, n, "between[%d]: the pattern '%s' matches no body", k, s);
   }

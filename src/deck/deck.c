@@ -1,5 +1,5 @@
 /* deck.c: mbs_deck_load and the top level of the deck schema (decks/README.md, format version
- * 1): the sections in order (parameters, bodies, joints, loads, ground, contacts, initial,
+ * 1): the sections in order (parameters, bodies, beams, joints, loads, ground, contacts, initial,
  * solver, output) and the helpers the section readers share. The sections live in body.c,
  * joints.c, loads.c, profiles.c, contacts.c and solver.c. The pipeline is
  *   read file -> parse (libyaml loader) -> depth check -> --set overrides -> validate
@@ -16,10 +16,9 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const top_keys[] = {"mbsim",   "title",  "gravity", "parameters",
-                                       "bodies",  "joints", "loads",   "ground",
-                                       "contacts", "solver", "output",  "initial",
-                                       NULL};
+static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
+                                       "beams",  "joints", "loads",   "ground",     "contacts",
+                                       "solver", "output", "initial", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */
@@ -33,6 +32,10 @@ mbsStatus deck_body_ref(DeckReader *r, const yaml_node_t *n, const char *field, 
   if (strcmp(s, "ground") == 0) {
     *out = -1;
     return MBS_OK;
+  }
+  mbsStatus st;
+  if (deck_beam_ref(r, n, s, out, &st)) {
+    return st;
   }
   *out = deck_names_get(&r->body_names, s);
   if (*out < 0) {
@@ -116,20 +119,23 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
 
-  /* bodies: at least one */
-  if (!(v = deck_map_get(&m, "bodies"))) {
+  /* bodies: at least one, unless the deck has beams */
+  r->deck = deck;
+  yaml_node_t *vb = deck_map_get(&m, "beams");
+  int has_beams = vb && vb->type == YAML_SEQUENCE_NODE && deck_count(vb) > 0;
+  if (!(v = deck_map_get(&m, "bodies")) && !has_beams) {
     st = deck_fail(r, root, "missing required key 'bodies'");
     goto fail;
   }
-  if (v->type != YAML_SEQUENCE_NODE) {
+  if (v && !deck_is_null(v) && v->type != YAML_SEQUENCE_NODE) {
     st = deck_fail(r, v, "bodies: expected a list of bodies, got %s", deck_kind(v));
     goto fail;
   }
-  if ((n = deck_count(v)) == 0) {
-    st = deck_fail(r, v, "bodies: a deck needs at least one body");
+  if ((n = v && v->type == YAML_SEQUENCE_NODE ? deck_count(v) : 0) == 0 && !has_beams) {
+    st = deck_fail(r, v ? v : root, "bodies: a deck needs at least one body or beam");
     goto fail;
   }
-  if (!(deck->bodies = calloc((size_t)n, sizeof(*deck->bodies))) ||
+  if ((n > 0 && !(deck->bodies = calloc((size_t)n, sizeof(*deck->bodies)))) ||
       !deck_names_init(&r->body_names, n)) {
     st = deck_nomem(r);
     goto fail;
@@ -141,6 +147,11 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     }
   }
   deck->nbody = n;
+
+  /* beams: after the bodies (names unique among both), before anything that names a node */
+  if ((st = deck_read_beams(r, deck, vb)) != MBS_OK) {
+    goto fail;
+  }
 
   /* joints, loads: optional lists */
   r->ctx[0] = '\0';
@@ -204,6 +215,7 @@ static void reader_free(DeckReader *r) {
   deck_expr_free(r);
   free(r->warnings);
   deck_names_free(&r->body_names);
+  deck_names_free(&r->beam_names);
   deck_names_free(&r->param_names);
   free(r->params);
   free(r->refs);
@@ -418,6 +430,11 @@ void mbs_deck_free(mbsDeck *deck) {
     free(deck->loads[i].profile.expr);
     mbs_profile_expr_destroy(deck->loads[i].profile.ev);
   }
+  for (int i = 0; deck->beams && i < deck->nbeam; i++) {
+    free(deck->beams[i].pos);
+    free(deck->beams[i].R);
+  }
+  free(deck->beams);
   free(deck->joints);
   free(deck->loads);
   free(deck->text);

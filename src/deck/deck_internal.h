@@ -9,6 +9,7 @@
  * joints.c    reads one joint;
  * loads.c     reads one load, spring or damper;
  * profiles.c  reads the time profiles of loads and motions;
+ * beams.c     reads the beams and resolves beam node names NAME[i];
  * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
  *             solver.moreau;
  * solver.c    reads the sections initial, solver and output;
@@ -108,6 +109,8 @@ typedef struct {
   DeckNames param_names; /* parameter name -> index into params */
   const DeckMap *param_map; /* the parameters mapping while it is read, else NULL */
   DeckNames body_names;
+  DeckNames beam_names; /* beam name -> index into deck->beams */
+  const mbsDeck *deck;  /* the deck being filled (beam node names resolve against it) */
   int *refs; /* (nref) per node id: how many collections refer to it, kept by every --set edit;
                 ids at or beyond nref are new nodes not referred to yet */
   int nref;
@@ -237,7 +240,8 @@ static inline int deck_count(const yaml_node_t *seq) {
   return (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
 }
 
-/* deck.c: a body name ("ground" -> -1, a defined body -> its index); a list of exactly two
+/* deck.c: a body name ("ground" -> -1, a defined body -> its index, a beam node NAME[i] ->
+ * nbody + its node number, see mbsDeckBeam); a list of exactly two
  * entries (want says what they are in the message) */
 mbsStatus deck_body_ref(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
 mbsStatus deck_pair_list(DeckReader *r, yaml_node_t *n, const char *field, const char *want);
@@ -260,6 +264,14 @@ mbsStatus deck_read_ground(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 mbsStatus deck_read_contacts(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node);
 void deck_free_shapes(mbsDeckShape *s, int n);
+
+/* beams.c: the section `beams` (after bodies, before joints); a beam node name NAME[i] in s:
+ * returns 0 if s is not of that form, else 1 with *st the result and *out the body reference
+ * (mbsDeck.nbody + node); the pose (position, directors R row-major, column i = d_i) of a body
+ * reference at t = 0 (identity and origin for the ground) */
+mbsStatus deck_read_beams(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out, mbsStatus *st);
+void deck_ref_pose(const mbsDeck *deck, int ref, double pos[3], double R[9]);
 
 /* solver.c: the defaults of the sections solver and output, set before anything is read */
 void deck_default_settings(mbsDeck *deck);

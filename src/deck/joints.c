@@ -205,8 +205,9 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
       st = deck_fail(r, m.node, "a distance joint to ground needs 'points'");
       goto fail;
     } else {
-      memcpy(j->points[0], deck->bodies[j->body[0]].position, sizeof(j->points[0]));
-      memcpy(j->points[1], deck->bodies[j->body[1]].position, sizeof(j->points[1]));
+      double R[9];
+      deck_ref_pose(deck, j->body[0], j->points[0], R);
+      deck_ref_pose(deck, j->body[1], j->points[1], R);
     }
 
     /* the length is the distance at t = 0: it must not vanish */
@@ -239,7 +240,9 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
       goto fail;
     }
     if (b >= 0) {
-      const mbsDeckBody *rb = &deck->bodies[b];
+      mbsDeckBody rbody;
+      deck_ref_pose(deck, b, rbody.position, rbody.directors);
+      const mbsDeckBody *rb = &rbody;
       double *pts[3] = {j->point, j->points[0], j->points[1]};
       double *dirs[3] = {j->axis, j->axes[0], j->axes[1]};
       for (int k = 0; k < 3; k++) {

@@ -13,7 +13,7 @@
 static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
-    "stiffness", "damping", "rest_length", "rest_angle",   NULL};
+    "stiffness", "damping", "rest_length", "rest_angle",   "beam",    NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const load_later[] = {NULL};
@@ -32,7 +32,10 @@ static const char *const *load_type_keys(mbsLoadType t) {
                                        "damping", "rest_length", NULL};
   static const char *const rotational_spring[] = {"joint", "stiffness", "damping", "rest_angle",
                                                   NULL};
+  static const char *const distributed_force[] = {"beam", "value", "profile", NULL};
   switch (t) {
+    case MBS_LOAD_DISTRIBUTED_FORCE:
+      return distributed_force;
     case MBS_LOAD_FORCE:
       return force;
     case MBS_LOAD_TORQUE:
@@ -107,13 +110,16 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
   if (l->body < 0) {
     return deck_fail(r, v, "a load cannot act on 'ground'");
   }
-  const mbsDeckBody *b = &deck->bodies[l->body];
-  if (b->fixed) {
-    return deck_fail(r, v, "body '%s' is fixed (welded to ground) and cannot carry a load",
-                     b->name);
-  }
-  if (l->type == MBS_LOAD_TORQUE && b->type != MBS_BODY_RIGID) {
-    return deck_fail(r, v, "a torque needs a rigid body ('%s' is a point mass)", b->name);
+  /* a beam node is a director frame like a rigid body's */
+  if (l->body < deck->nbody) {
+    const mbsDeckBody *b = &deck->bodies[l->body];
+    if (b->fixed) {
+      return deck_fail(r, v, "body '%s' is fixed (welded to ground) and cannot carry a load",
+                       b->name);
+    }
+    if (l->type == MBS_LOAD_TORQUE && b->type != MBS_BODY_RIGID) {
+      return deck_fail(r, v, "a torque needs a rigid body ('%s' is a point mass)", b->name);
+    }
   }
 
   /* value, frame */
@@ -131,7 +137,8 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
   }
 
   /* point: forces only, default the body's centre of mass */
-  memcpy(l->point, b->position, sizeof(l->point));
+  double R[9];
+  deck_ref_pose(deck, l->body, l->point, R);
   if ((kv = deck_map_find(m, "point"))) {
     if ((st = deck_vec3(r, kv->value, "point", l->point)) != MBS_OK) {
       return st;
@@ -235,8 +242,9 @@ static mbsStatus read_spring(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, DeckM
   } else if (l->bodies[0] < 0 || l->bodies[1] < 0) {
     return deck_fail(r, m->node, "a spring to ground needs 'points'");
   } else {
-    memcpy(l->points[0], deck->bodies[l->bodies[0]].position, sizeof(l->points[0]));
-    memcpy(l->points[1], deck->bodies[l->bodies[1]].position, sizeof(l->points[1]));
+    double R[9];
+    deck_ref_pose(deck, l->bodies[0], l->points[0], R);
+    deck_ref_pose(deck, l->bodies[1], l->points[1], R);
   }
   if (!(v = deck_map_get(m, "stiffness"))) {
     return deck_fail(r, m->node, "missing required key 'stiffness' [N/m]");
@@ -308,6 +316,27 @@ static mbsStatus read_rotational_spring(DeckReader *r, mbsDeck *deck, const Deck
   return MBS_OK;
 }
 
+/* distributed_force: beam (a defined beam), value [N/m] (world components, per unit length of
+ * the beam at t = 0) */
+static mbsStatus read_distributed_force(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, DeckMap *m) {
+  yaml_node_t *v;
+  if (!(v = deck_map_get(m, "beam"))) {
+    return deck_fail(r, m->node, "missing required key 'beam'");
+  }
+  const char *s = deck_text(v);
+  if (!s || deck_is_null(v)) {
+    return deck_fail(r, v, "beam: expected a beam name, got %s", deck_kind(v));
+  }
+  if ((l->beam = deck_names_get(&r->beam_names, s)) < 0) {
+    return deck_fail(r, v, "beam '%.64s' is not defined", s);
+  }
+  (void)deck;
+  if (!(v = deck_map_get(m, "value"))) {
+    return deck_fail(r, m->node, "missing required key 'value' [N/m]");
+  }
+  return deck_vec3(r, v, "value", l->value);
+}
+
 mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const DeckNames *jnames,
                            int i, yaml_node_t *node) {
   mbsDeckLoad *l = &deck->loads[i];
@@ -318,7 +347,7 @@ mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const D
   mbsStatus st;
 
   deck_node_pos(node, &l->mark.line, &l->mark.col);
-  l->body = l->joint = l->bodies[0] = l->bodies[1] = -1;
+  l->body = l->joint = l->bodies[0] = l->bodies[1] = l->beam = -1;
   l->frame = MBS_FRAME_WORLD;
   l->method = MBS_TORQUE_CONTRAVARIANT;
   l->augmentation = MBS_AUGMENTATION_VARIABLE;
@@ -370,6 +399,9 @@ mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const D
       break;
     case MBS_LOAD_ROTATIONAL_SPRING:
       st = read_rotational_spring(r, deck, jnames, l, &m);
+      break;
+    case MBS_LOAD_DISTRIBUTED_FORCE:
+      st = read_distributed_force(r, deck, l, &m);
       break;
     case MBS_LOAD_TYPE_COUNT:
       break;

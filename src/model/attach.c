@@ -2,7 +2,8 @@
  *
  * Joints, loads, springs, observers and records all name a point fixed to a frame; its
  * value, its node weights (for constraint rows and elements) and its frame coordinates at
- * t = 0 are computed here only (seed 004 eq. 4-5). */
+ * t = 0 are computed here only (seed 004 eq. 4-5). A beam node's director frame (phi, d1, d2,
+ * d3, seed 000 sec. 5) is the same expression as a rigid body's. */
 #include <assert.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ int mbs_attach_nnode(mbsAttachKind kind) {
     case MBS_ATTACH_POINT:
       return 1;
     case MBS_ATTACH_DIRECTORS:
+    case MBS_ATTACH_BEAM_NODE:
       return 4;
     default:
       return 0;
@@ -69,7 +71,7 @@ void mbs_attach_point(const mbsModel *m, int f, const double c[3], const double 
   }
   /* phi, then + c^i d_i in this order (the records are bit for bit what they were) */
   vcopy(x, q + 3 * n0);
-  if (m->attach_kind[f] == MBS_ATTACH_DIRECTORS) {
+  if (mbs_attach_nnode(m->attach_kind[f]) == 4) {
     for (int i = 0; i < 3; i++) {
       vaxpy(x, c[i], q + 3 * (n0 + 1 + i));
     }
@@ -79,7 +81,8 @@ void mbs_attach_point(const mbsModel *m, int f, const double c[3], const double 
 void mbs_attach_coords(const mbsModel *m, int f, const double P[3], double c[3]) {
   assert(f >= 0 && f < m->nattach);
   switch (m->attach_kind[f]) {
-    case MBS_ATTACH_DIRECTORS: {
+    case MBS_ATTACH_DIRECTORS:
+    case MBS_ATTACH_BEAM_NODE: {
       /* c^i = d_i(0) . (P - phi0) since the directors are orthonormal at t = 0 */
       const double *R = m->attach_R0 + 9 * f;
       double rel[3];

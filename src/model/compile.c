@@ -65,8 +65,28 @@ static void dir_coords(const Side *s, const double z[3], double C[3]) {
   }
 }
 
-static const char *side_name(const mbsDeck *deck, int b) {
+/* the name of body reference b: "ground", a body's, a beam node's "cable[3]" (buf: at least
+ * NAME_LEN bytes) */
+static const char *side_name_buf(const mbsDeck *deck, int b, char *buf) {
+  int node = 0, k = mbs_deck_ref_beam(deck, b, &node);
+  if (k >= 0) {
+    snprintf(buf, NAME_LEN, "%s[%d]", deck->beams[k].name, node);
+    return buf;
+  }
   return b < 0 ? "ground" : deck->bodies[b].name;
+}
+#define side_name(deck, b) side_name_buf(deck, b, (char[NAME_LEN]){0})
+
+/* the position at t = 0 of body reference b (a body's centre of mass, a beam node's phi) */
+static const double *ref_pos(const mbsDeck *deck, int b) {
+  int node = 0, k = mbs_deck_ref_beam(deck, b, &node);
+  return k >= 0 ? deck->beams[k].pos + 3 * node : deck->bodies[b].position;
+}
+
+/* the attachment frame of body reference b: the ground, a body's, a beam node's (frames
+ * 1 + nbody + k) */
+static int ref_attach(const mbsModel *m, int b) {
+  return b < 0 ? MBS_ATTACH_GROUND_ID : b < m->nbody ? m->body_attach[b] : 1 + b;
 }
 
 /* x^T-weights: the body-fixed point P (world, t = 0) as phi + c^i d_i (seed 004 eq. 4-5:
@@ -203,12 +223,15 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->body_pos0 = calloc((size_t)nb * 3, sizeof(double));
   m->body_R0 = calloc((size_t)nb * 9, sizeof(double));
   m->body_attach = calloc((size_t)nb, sizeof(int));
-  m->attach_kind = calloc((size_t)nb + 1, sizeof(mbsAttachKind));
-  m->attach_node = calloc((size_t)nb + 1, sizeof(int));
-  m->attach_body = calloc((size_t)nb + 1, sizeof(int));
-  m->attach_name = calloc((size_t)nb + 1, MBS_NAME_MAX);
-  m->attach_pos0 = calloc((size_t)(nb + 1) * 3, sizeof(double));
-  m->attach_R0 = calloc((size_t)(nb + 1) * 9, sizeof(double));
+  /* frames: the ground, the bodies, the beam nodes (nattach is set as they are made) */
+  size_t nf = (size_t)nb + 1 + (size_t)m->nattach;
+  m->attach_kind = calloc(nf, sizeof(mbsAttachKind));
+  m->attach_node = calloc(nf, sizeof(int));
+  m->attach_body = calloc(nf, sizeof(int));
+  m->attach_name = calloc(nf, MBS_NAME_MAX);
+  m->attach_pos0 = calloc(nf * 3, sizeof(double));
+  m->attach_R0 = calloc(nf * 9, sizeof(double));
+  m->beam = calloc((size_t)(m->nbeam > 0 ? m->nbeam : 1), sizeof(mbsBeam));
   m->joint_name = calloc((size_t)nj, MBS_NAME_MAX);
   m->joint_type = calloc((size_t)nj, sizeof(mbsJointType));
   m->joint_con = calloc((size_t)nj, sizeof(int));
@@ -228,7 +251,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
       !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
       !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_frame ||
-      !m->joint_initial_rate || !m->load_name || !m->profile_table) {
+      !m->joint_initial_rate || !m->load_name || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -388,7 +411,7 @@ static mbsStatus compile_bodies(mbsModel *m, const mbsDeck *deck) {
       node += 1;
     }
   }
-  assert(node == m->nnode);
+  assert(node == m->nnode - 4 * deck->nbeam_node);
   /* the ground, then one frame per body */
   m->nattach = deck->nbody + 1;
   set_attach(m, MBS_ATTACH_GROUND_ID, -1);
@@ -403,9 +426,9 @@ static Side make_side(const mbsModel *m, int b) {
   Side s;
   memset(&s, 0, sizeof(s));
   s.body = b;
-  s.attach = b < 0 ? MBS_ATTACH_GROUND_ID : m->body_attach[b];
+  s.attach = ref_attach(m, b);
   s.node0 = m->attach_node[s.attach];
-  s.rigid = b >= 0 && m->body_type[b] == MBS_BODY_RIGID;
+  s.rigid = b >= m->nbody || (b >= 0 && m->body_type[b] == MBS_BODY_RIGID);
   memcpy(s.R0, m->attach_R0 + 9 * s.attach, 9 * sizeof(double));
   return s;
 }
@@ -451,8 +474,8 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     m->joint_type[j] = dj->type;
     m->joint_mark[j] = dj->mark;
     m->joint_con[j] = m->nrow;
-    m->joint_body[2 * j] = dj->body[0];
-    m->joint_body[2 * j + 1] = dj->body[1];
+    m->joint_body[2 * j] = dj->body[0] < m->nbody ? dj->body[0] : -1;
+    m->joint_body[2 * j + 1] = dj->body[1] < m->nbody ? dj->body[1] : -1;
     Side s1 = make_side(m, dj->body[0]), s2 = make_side(m, dj->body[1]);
     m->joint_attach[2 * j] = s1.attach;
     m->joint_attach[2 * j + 1] = s2.attach;
@@ -488,7 +511,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     /* the joint point as a body-fixed point of the second body (for reactions) */
     {
       const double *P = dj->type == MBS_JOINT_DISTANCE
-                            ? (dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position)
+                            ? (dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]))
                             : dj->point;
       mbs_attach_coords(m, s2.attach, P, m->joint_point + 3 * j);
     }
@@ -553,8 +576,8 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
       case MBS_JOINT_DISTANCE: {
         /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 */
         double P1[3], P2[3], dl[3];
-        vcopy(P1, dj->has_points ? dj->points[0] : deck->bodies[dj->body[0]].position);
-        vcopy(P2, dj->has_points ? dj->points[1] : deck->bodies[dj->body[1]].position);
+        vcopy(P1, dj->has_points ? dj->points[0] : ref_pos(deck, dj->body[0]));
+        vcopy(P2, dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]));
         vsub(dl, P2, P1);
         double L2 = vdot(dl, dl);
         Vx q1 = vx_point(m, &s1, P1), q2 = vx_point(m, &s2, P2);
@@ -663,8 +686,8 @@ int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, in
 
 /* the coordinates of body b (its frame's nodes) */
 static mbsStatus body_qidx(mbsModel *m, int b, mbsElem *el) {
-  int f = m->body_attach[b], n0 = m->attach_node[f];
-  el->body = b;
+  int f = ref_attach(m, b), n0 = m->attach_node[f];
+  el->body = b < m->nbody ? b : -1;
   el->attach[0] = f;
   el->attach[1] = -1;
   int n = 3 * mbs_attach_nnode(m->attach_kind[f]);
@@ -738,7 +761,9 @@ static mbsStatus elem_side(mbsModel *m, mbsElem *el, int s, int b, const double 
 static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *dl, mbsElem *el,
                            mbsError *err) {
   int b = dl->body;
-  if (b < 0 || m->body_node[b] < 0) {
+  /* a beam node (b >= nbody) is a director frame like a rigid body's */
+  int rigid = b >= m->nbody || m->body_type[b] == MBS_BODY_RIGID;
+  if (b < 0 || (b < m->nbody && m->body_node[b] < 0)) {
     return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                          "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
                          dl->name, side_name(deck, b));
@@ -749,7 +774,7 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
   vcopy(el->param, dl->value);
   el->iparam[0] = dl->frame;
   if (dl->type == MBS_LOAD_TORQUE) {
-    if (m->body_type[b] != MBS_BODY_RIGID) {
+    if (!rigid) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                            "load '%s': a torque needs a rigid body, '%s' is a point mass", dl->name,
                            deck->bodies[b].name);
@@ -762,9 +787,9 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
   if (dl->has_point) {
     /* Theta^i = d_i(0) . (P - phi0) (seed 000 eq. 19) */
     double rel[3];
-    vsub(rel, dl->point, m->q0 + 3 * m->body_node[b]);
-    if (m->body_type[b] == MBS_BODY_RIGID) {
-      mbs_attach_coords(m, m->body_attach[b], dl->point, el->param + 3);
+    vsub(rel, dl->point, m->q0 + 3 * m->attach_node[ref_attach(m, b)]);
+    if (rigid) {
+      mbs_attach_coords(m, ref_attach(m, b), dl->point, el->param + 3);
     } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                            "load '%s': body '%s' is a point mass, so the force acts at its "
@@ -772,7 +797,7 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
                            dl->name, deck->bodies[b].name);
     }
   }
-  if (dl->frame == MBS_FRAME_BODY && m->body_type[b] != MBS_BODY_RIGID) {
+  if (dl->frame == MBS_FRAME_BODY && !rigid) {
     return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                          "load '%s': a point mass has no body frame; use frame: world", dl->name);
   }
@@ -788,7 +813,7 @@ static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
     joint_frame(dj, Z);
     const double *P = dj->point; /* (distance joints have no coordinates here) */
     el->nq = 0;
-    el->body = dj->body[1];
+    el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
     el->load = -1;
     el->joint = j;
     if (elem_side(m, el, 0, dj->body[0], Z, P) != MBS_OK ||
@@ -806,7 +831,7 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
   double Z[9];
   joint_frame(dj, Z);
   el->nq = 0;
-  el->body = dj->body[1];
+  el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
   if (elem_side(m, el, 0, dj->body[0], Z, dj->point) != MBS_OK ||
       elem_side(m, el, 1, dj->body[1], Z, dj->point) != MBS_OK ||
       (el->iparam[2] = add_profile(m, &dl->profile)) == -2) {
@@ -852,8 +877,8 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   int moving = 0;
   for (int k = 0; k < 2; k++) {
     int b = dl->bodies[k];
-    moving += b >= 0 && m->body_node[b] >= 0;
-    if (b >= 0 && deck->bodies[b].type == MBS_BODY_POINT) {
+    moving += b >= 0 && m->attach_node[ref_attach(m, b)] >= 0;
+    if (b >= 0 && b < deck->nbody && deck->bodies[b].type == MBS_BODY_POINT) {
       double dx[3];
       vsub(dx, dl->points[k], deck->bodies[b].position);
       if (vnorm(dx) > 1e-9 * (1.0 + vnorm(deck->bodies[b].position))) {
@@ -871,7 +896,7 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   }
   el->kind = MBS_ELEM_SPRING;
   el->nq = 0;
-  el->body = dl->bodies[1];
+  el->body = dl->bodies[1] < deck->nbody ? dl->bodies[1] : -1;
   if (elem_side(m, el, 0, dl->bodies[0], I3, dl->points[0]) != MBS_OK ||
       elem_side(m, el, 1, dl->bodies[1], I3, dl->points[1]) != MBS_OK) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -945,6 +970,10 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
           return st;
         }
         break;
+      case MBS_LOAD_DISTRIBUTED_FORCE:
+        /* one force element per node: added with the beams below */
+        m->nelem--;
+        break;
       case MBS_LOAD_TYPE_COUNT:
         break;
     }
@@ -968,9 +997,262 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     el->load = -1;
     el->joint = j;
     el->ncon = 1;
-    el->body = dj->body[1];
+    el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
     el->param[ELEM_P] = dj->motion_value;
     el->iparam[3] = dj->type == MBS_JOINT_PRISMATIC;
+  }
+  return MBS_OK;
+}
+
+
+/* ---- beams ---- */
+
+/* Lagrange shape functions of order o (1, 2) on xi in [-1, 1] and their derivatives */
+static void beam_shape(int o, double xi, double N[3], double dN[3]) {
+  if (o == 1) {
+    N[0] = 0.5 * (1.0 - xi);
+    N[1] = 0.5 * (1.0 + xi);
+    dN[0] = -0.5;
+    dN[1] = 0.5;
+    N[2] = dN[2] = 0.0;
+  } else {
+    N[0] = 0.5 * xi * (xi - 1.0);
+    N[1] = 1.0 - xi * xi;
+    N[2] = 0.5 * xi * (xi + 1.0);
+    dN[0] = xi - 0.5;
+    dN[1] = -2.0 * xi;
+    dN[2] = xi + 0.5;
+  }
+}
+
+/* element e of beam db: the node-level mass integrals Me[a][b] = int N_a N_b ds and the load
+ * integrals ne[a] = int N_a ds over the arc length at t = 0 (4-point Gauss, exact for
+ * straight elements with evenly spaced nodes: l/6 [[2, 1], [1, 2]] for order 1, l/30 [[4, 2,
+ * -1], [2, 16, 2], [-1, 2, 4]] for order 2, seed 000 eq. 15 with beam shape functions) */
+static void beam_element_integrals(const mbsDeckBeam *db, int e, double Me[3][3], double ne[3]) {
+  static const double gx[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
+                               0.8611363115940526};
+  static const double gw[4] = {0.3478548451374538, 0.6521451548625461, 0.6521451548625461,
+                               0.3478548451374538};
+  int o = db->order;
+  memset(Me, 0, 9 * sizeof(double));
+  memset(ne, 0, 3 * sizeof(double));
+  for (int g = 0; g < 4; g++) {
+    double N[3], dN[3], x[3] = {0, 0, 0};
+    beam_shape(o, gx[g], N, dN);
+    for (int a = 0; a <= o; a++) {
+      vaxpy(x, dN[a], db->pos + 3 * (o * e + a));
+    }
+    double w = gw[g] * vnorm(x);
+    for (int a = 0; a <= o; a++) {
+      ne[a] += w * N[a];
+      for (int b = 0; b <= o; b++) {
+        Me[a][b] += w * N[a] * N[b];
+      }
+    }
+  }
+}
+
+/* the beams: per node four vector nodes phi, d1, d2, d3 (a director frame like a rigid body's,
+ * seed 000 sec. 5), the consistent mass matrix (M^ab (x) I3: phi rho A, d2 rho I3, d3 rho I2,
+ * d1 none), the six rigidity rows per node, the initial state and one attachment frame per
+ * node (frames 1 + nbody + k) */
+static mbsStatus compile_beams(mbsModel *m, const mbsDeck *deck) {
+  int node = m->nnode - 4 * deck->nbeam_node, fail = 0;
+  double *band = NULL;
+  for (int i = 0; i < deck->nbeam; i++) {
+    const mbsDeckBeam *db = &deck->beams[i];
+    mbsBeam *bm = &m->beam[i];
+    snprintf(bm->name, sizeof(bm->name), "%s", db->name);
+    bm->order = db->order;
+    bm->nelem = db->nelem;
+    bm->nnode = db->nnode;
+    bm->node0 = node;
+    bm->attach0 = 1 + deck->nbody + db->node0;
+    bm->elem0 = -1;
+    bm->length = db->length;
+    double kap = db->shear_factor;
+    bm->k[0] = db->E * db->A;
+    bm->k[1] = bm->k[2] = kap * db->G * db->A;
+    bm->k[3] = db->G * db->J;
+    bm->k[4] = db->E * db->I2;
+    bm->k[5] = db->E * db->I3;
+    bm->rho[0] = db->density * db->A;
+    bm->rho[1] = db->density * db->I2;
+    bm->rho[2] = db->density * db->I3;
+    bm->damping = db->damping;
+    bm->mark = db->mark;
+    /* nodes: state, names, rigidity (seed 000 eq. 22 with eq. 58), frames */
+    for (int k = 0; k < db->nnode; k++) {
+      int n0 = node + 4 * k, f = bm->attach0 + k;
+      char nm[MBS_NAME_MAX + 16];
+      snprintf(nm, sizeof(nm), "%s[%d]", db->name, k);
+      const double *R = db->R + 9 * k;
+      vcopy(m->q0 + 3 * n0, db->pos + 3 * k);
+      vcopy(m->v0 + 3 * n0, db->velocity);
+      m->node_position[n0] = 1;
+      name_node(m, n0, nm, "phi");
+      static const char *dn[3] = {"d1", "d2", "d3"};
+      for (int a = 0; a < 3; a++) {
+        col(m->q0 + 3 * (n0 + 1 + a), R, a);
+        name_node(m, n0 + 1 + a, nm, dn[a]);
+      }
+      for (int a = 0; a < 3; a++) {
+        for (int c = a; c < 3; c++) {
+          Vx A = {0}, B = {0};
+          A.n = B.n = 1;
+          A.node[0] = n0 + 1 + a;
+          B.node[0] = n0 + 1 + c;
+          A.w[0] = B.w[0] = 1.0;
+          fail |= add_row(m, &A, &B, a == c ? 0.5 : 1.0, NULL, a == c ? -0.5 : 0.0, -1, -1) !=
+                  MBS_OK;
+        }
+      }
+      m->attach_kind[f] = MBS_ATTACH_BEAM_NODE;
+      m->attach_node[f] = n0;
+      m->attach_body[f] = -1;
+      size_t len = strlen(nm) < MBS_NAME_MAX ? strlen(nm) : MBS_NAME_MAX - 1;
+      memcpy(m->attach_name[f], nm, len);
+      m->attach_name[f][len] = '\0';
+      vcopy(m->attach_pos0 + 3 * f, db->pos + 3 * k);
+      memcpy(m->attach_R0 + 9 * f, R, 9 * sizeof(double));
+    }
+    /* consistent mass: the node-level band sum_e int N_a N_b ds (half-bandwidth = order) */
+    int o = db->order, w = o + 1;
+    band = calloc((size_t)db->nnode * (size_t)w, sizeof(double));
+    if (!band) {
+      return MBS_ERR_NOMEM;
+    }
+    for (int e = 0; e < db->nelem; e++) {
+      double Me[3][3], ne[3];
+      beam_element_integrals(db, e, Me, ne);
+      for (int a = 0; a <= o; a++) {
+        for (int b = a; b <= o; b++) {
+          band[(size_t)(o * e + a) * (size_t)w + (size_t)(b - a)] += Me[a][b];
+        }
+      }
+    }
+    for (int k = 0; k < db->nnode; k++) {
+      for (int j = 0; j < w && k + j < db->nnode; j++) {
+        double mab = band[(size_t)k * (size_t)w + (size_t)j];
+        if (mab == 0.0) {
+          continue;
+        }
+        int na = node + 4 * k, nb = node + 4 * (k + j);
+        fail |= add_mass(m, na, nb, bm->rho[0] * mab) != MBS_OK;
+        fail |= add_mass(m, na + 2, nb + 2, bm->rho[2] * mab) != MBS_OK;
+        fail |= add_mass(m, na + 3, nb + 3, bm->rho[1] * mab) != MBS_OK;
+      }
+    }
+    free(band);
+    band = NULL;
+    node += 4 * db->nnode;
+  }
+  m->nattach = 1 + deck->nbody + deck->nbeam_node;
+  assert(node == m->nnode);
+  return fail ? MBS_ERR_NOMEM : MBS_OK;
+}
+
+/* the beams' elements (kind beam, set up once qidx is linked: beam_setup), their gravity (the
+ * consistent load: node a gets rho A g int N_a ds on phi, a gravity element each) and the
+ * distributed forces (likewise value int N_a ds, a force element per node) */
+static mbsStatus beam_elements(mbsModel *m, const mbsDeck *deck) {
+  for (int i = 0; i < deck->nbeam; i++) {
+    const mbsDeckBeam *db = &deck->beams[i];
+    mbsBeam *bm = &m->beam[i];
+    int o = db->order;
+    bm->elem0 = m->nelem;
+    for (int e = 0; e < db->nelem; e++) {
+      mbsElem *el = new_elem(m);
+      if (!el) {
+        return MBS_ERR_NOMEM;
+      }
+      el->kind = MBS_ELEM_BEAM;
+      el->body = -1;
+      el->attach[0] = bm->attach0 + o * e;
+      el->attach[1] = bm->attach0 + o * e + o;
+      el->load = -1;
+      el->joint = -1;
+      for (int a = 0; a <= o; a++) {
+        for (int c = 0; c < 12; c++) {
+          if (push_q(m, el, 3 * (bm->node0 + 4 * (o * e + a)) + c) != MBS_OK) {
+            return MBS_ERR_NOMEM;
+          }
+        }
+      }
+    }
+    /* int N_a ds per node */
+    double *na = calloc((size_t)db->nnode, sizeof(double));
+    if (!na) {
+      return MBS_ERR_NOMEM;
+    }
+    for (int e = 0; e < db->nelem; e++) {
+      double Me[3][3], ne[3];
+      beam_element_integrals(db, e, Me, ne);
+      for (int a = 0; a <= o; a++) {
+        na[o * e + a] += ne[a];
+      }
+    }
+    /* loads on this beam: gravity, then its distributed forces in deck order */
+    for (int l = -1; l < deck->nload; l++) {
+      const mbsDeckLoad *dl = l >= 0 ? &deck->loads[l] : NULL;
+      if (l < 0 ? !(vnorm(deck->gravity) > 0.0)
+                : dl->type != MBS_LOAD_DISTRIBUTED_FORCE || dl->beam != i) {
+        continue;
+      }
+      int prof = dl ? add_profile(m, &dl->profile) : -1;
+      if (prof == -2) {
+        free(na);
+        return MBS_ERR_NOMEM;
+      }
+      for (int k = 0; k < db->nnode; k++) {
+        mbsElem *el = new_elem(m);
+        if (!el || body_qidx(m, deck->nbody + db->node0 + k, el) != MBS_OK) {
+          free(na);
+          return MBS_ERR_NOMEM;
+        }
+        /* phi only: the frame's first three coordinates */
+        m->elem_qidx_n = el->qadr + 3;
+        el->nq = 3;
+        el->joint = -1;
+        if (!dl) {
+          el->kind = MBS_ELEM_GRAVITY;
+          el->load = -1;
+          vcopy(el->param, deck->gravity);
+          el->param[3] = bm->rho[0] * na[k];
+        } else {
+          /* a world force on phi; iparam[2] = 1 marks a distributed load's nodal share, whose
+           * torque /loads/force takes about the beam's node 0 (iparam[3]: its phi) */
+          el->kind = MBS_ELEM_FORCE;
+          el->load = l;
+          for (int c = 0; c < 3; c++) {
+            el->param[c] = dl->value[c] * na[k];
+          }
+          el->iparam[0] = MBS_FRAME_WORLD;
+          el->iparam[1] = prof;
+          el->iparam[2] = 1;
+          el->iparam[3] = 3 * bm->node0;
+        }
+      }
+    }
+    free(na);
+  }
+  return MBS_OK;
+}
+
+/* the beam elements' reference state from q0 (mbs_beam_element_setup needs qidx linked) */
+static mbsStatus beam_setup(mbsModel *m, mbsError *err) {
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *bm = &m->beam[i];
+    for (int e = 0; e < bm->nelem; e++) {
+      mbsElem *el = &m->elem[bm->elem0 + e];
+      assert(el->kind == MBS_ELEM_BEAM);
+      if (mbs_beam_element_setup(el, m->q0, bm->order, bm->k, bm->damping) != 0) {
+        return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, bm->mark.line, bm->mark.col,
+                             "beam '%s': element %d could not be set up (order %d)", bm->name, e,
+                             bm->order);
+      }
+    }
   }
   return MBS_OK;
 }
@@ -1400,7 +1682,12 @@ static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
       }
     }
     m->integrator = MBS_INTEGRATOR_EM;
-    if (damper) {
+    if (deck->nbeam > 0) {
+      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
+               "auto: no contacts, so the energy-momentum scheme (em), also for the beams "
+               "('%s'); damping is counted in /energy/dissipated",
+               deck->beams[0].name);
+    } else if (damper) {
       snprintf(m->integrator_reason, sizeof(m->integrator_reason),
                "auto: no contacts or flexible parts, so the energy-momentum scheme (em); the "
                "dissipation of dampers such as '%s' is counted in /energy/dissipated",
@@ -1464,6 +1751,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     int rigid = deck->bodies[b].type == MBS_BODY_RIGID;
     m->nnode += rigid ? 4 : 1;
   }
+  m->nnode += 4 * deck->nbeam_node;
+  m->nbeam = deck->nbeam;
+  m->nattach = deck->nbeam_node; /* the beam nodes' frames: alloc_model adds the bodies' */
   for (int j = 0; j < deck->njoint; j++) {
     m->nprofile_points += deck->joints[j].motion_profile.ntab;
   }
@@ -1497,7 +1787,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   "every body is fixed: there is nothing to simulate");
     goto fail;
   }
-  if (compile_bodies(m, deck) != MBS_OK) {
+  if (compile_bodies(m, deck) != MBS_OK || compile_beams(m, deck) != MBS_OK) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
   }
@@ -1512,20 +1802,29 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (compile_elements(m, deck, err) != MBS_OK) {
     goto fail;
   }
+  if (beam_elements(m, deck) != MBS_OK) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto fail;
+  }
   if (joint_frames(m, deck) != MBS_OK) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
   }
   link_qidx(m);
-  if (check_element_bounds(m, err) != MBS_OK) {
+  if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK) {
     goto fail;
   }
   augmented_velocities(m);
-  /* each row's number within its joint (or body), which names it whatever is dropped */
+  /* each row's number within its joint (or body, or beam node: six rows each), which names
+   * it whatever is dropped */
   for (int r = 0, b0 = 0; r < m->nrow; r++) {
     mbsConRow *row = &m->con[r];
-    b0 = (r > 0 && row->joint < 0 && m->con[r - 1].body == row->body) ? b0 : r;
-    row->jrow = row->joint >= 0 ? r - m->joint_con[row->joint] : r - b0;
+    b0 = (r > 0 && row->joint < 0 && m->con[r - 1].joint < 0 && m->con[r - 1].body == row->body)
+             ? b0
+             : r;
+    row->jrow = row->joint >= 0 ? r - m->joint_con[row->joint]
+                : row->body >= 0 ? r - b0
+                                 : (r - b0) % 6;
   }
   mbs_model_number_rows(m);
   /* redundant rows first: repeated joint rows of closed loops are dropped, conflicting ones
@@ -1571,7 +1870,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
-      m->shape,        m->contact,     m->pair,        m->contact_pts};
+      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

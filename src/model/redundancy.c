@@ -58,8 +58,10 @@ typedef struct {
   int *start, *adj, *ae; /* CSR adjacency: neighbours adj[start[v] .. start[v+1]) by joint ae */
 } Graph;
 
-static int vertex(const mbsModel *m, int b) {
-  return (b < 0 || m->body_node[b] < 0) ? 0 : b + 1;
+/* the graph's vertices are the attachment frames, all static ones merged into vertex 0 (the
+ * ground): a body's frame is 1 + b, a beam node's one of its own */
+static int vertex(const mbsModel *m, int f) {
+  return m->attach_node[f] < 0 ? 0 : f;
 }
 
 static int find(int *parent, int x) {
@@ -140,12 +142,12 @@ static int find_bridges(const Graph *g, int *bridge) {
   return 0;
 }
 
-/* compv (nbody + 1): the 2-edge-connected component of each vertex (its root vertex);
+/* compv (nattach): the 2-edge-connected component of each vertex (its root vertex);
  * compj (njoint): that of each joint on a cycle, -1 for a bridge. Returns -1 out of memory. */
 static int loop_components(const mbsModel *m, int *compv, int *compj) {
   Graph g;
   memset(&g, 0, sizeof(g));
-  g.nv = m->nbody + 1;
+  g.nv = m->nattach;
   g.ne = m->njoint;
   int ne = g.ne > 0 ? g.ne : 1;
   g.eu = malloc((size_t)ne * sizeof(int));
@@ -161,8 +163,8 @@ static int loop_components(const mbsModel *m, int *compv, int *compj) {
     goto done;
   }
   for (int e = 0; e < g.ne; e++) {
-    g.eu[e] = vertex(m, m->joint_body[2 * e]);
-    g.ev[e] = vertex(m, m->joint_body[2 * e + 1]);
+    g.eu[e] = vertex(m, m->joint_attach[2 * e]);
+    g.ev[e] = vertex(m, m->joint_attach[2 * e + 1]);
     g.start[g.eu[e] + 1]++;
     g.start[g.ev[e] + 1]++;
   }
@@ -518,12 +520,28 @@ static int compact(mbsModel *m, const int *dead, int ndead) {
   return 0;
 }
 
+/* the frame whose rigidity a row (joint < 0) is: a body's, or a beam node's (found from its
+ * nodes); -1 for none */
+static int rigidity_frame(const mbsModel *m, const mbsConRow *row) {
+  if (row->body >= 0) {
+    return m->body_attach[row->body];
+  }
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *b = &m->beam[i];
+    int k = row->node[0] - b->node0;
+    if (row->nnode > 0 && k >= 0 && k < 4 * b->nnode) {
+      return b->attach0 + k / 4;
+    }
+  }
+  return -1;
+}
+
 /* the loop block of the minimum-norm reactions: the kept rows of the loops that hold
  * dropped rows (rigidity of their bodies, then their joints' rows) and their coordinates */
 static int loop_block(mbsModel *m) {
-  int *compv = malloc((size_t)(m->nbody + 1) * sizeof(int));
+  int *compv = malloc((size_t)(m->nattach) * sizeof(int));
   int *compj = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(int));
-  int *want = calloc((size_t)(m->nbody + 1), sizeof(int));
+  int *want = calloc((size_t)(m->nattach), sizeof(int));
   int rc = -1;
   if (!compv || !compj || !want || loop_components(m, compv, compj) < 0) {
     goto done;
@@ -546,7 +564,8 @@ static int loop_block(mbsModel *m) {
   for (int pass = 0; pass < 2; pass++) {
     for (int r = 0; r < m->nrow; r++) {
       const mbsConRow *row = &m->con[r];
-      int in = pass == 0 ? (row->joint < 0 && row->body >= 0 && want[compv[row->body + 1]])
+      int rf = row->joint < 0 ? rigidity_frame(m, row) : -1;
+      int in = pass == 0 ? (rf >= 0 && want[compv[rf]])
                          : (row->joint >= 0 && compj[row->joint] >= 0 && want[compj[row->joint]]);
       if (in) {
         m->red_row[m->red_nrow++] = r;
@@ -588,7 +607,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
    * body-joint graph act on a subtree it alone holds, and a rigid motion of that subtree shows
    * they are independent of all others. A tree needs no QR. */
   {
-    int *compv = malloc((size_t)(m->nbody + 1) * sizeof(int));
+    int *compv = malloc((size_t)(m->nattach) * sizeof(int));
     int *compj = malloc((size_t)m->njoint * sizeof(int));
     int cycle = 0;
     if (!compv || !compj || loop_components(m, compv, compj) < 0) {
@@ -831,12 +850,12 @@ static void block_row(const mbsModel *m, const mbsConRow *row, const double *q, 
   }
 }
 
-/* force and torque on body b about p of the rows of joint j weighted by -delta */
+/* force and torque on frame b about p of the rows of joint j weighted by -delta */
 static void resultant(const mbsModel *m, int j, int b, const double *q, const double *p,
                       const double *delta, double out[6]) {
   double grad[3 * MBS_CON_MAXNODE], gen[4][3];
   memset(gen, 0, sizeof(gen));
-  int n0 = m->body_node[b], ns = m->red_nrow;
+  int n0 = m->attach_node[b], ns = m->red_nrow, rigid = mbs_attach_nnode(m->attach_kind[b]) == 4;
   for (int i = 0; i < ns + m->ndrop; i++) {
     const mbsConRow *row = i < ns ? &m->con[m->red_row[i]] : &m->drop[i - ns];
     if (row->joint != j || delta[i] == 0.0) {
@@ -845,7 +864,7 @@ static void resultant(const mbsModel *m, int j, int b, const double *q, const do
     mbs_con_eval(row, q, grad);
     for (int k = 0; k < row->nnode; k++) {
       int li = row->node[k] - n0;
-      if (li >= 0 && li < 4 && (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
+      if (li >= 0 && li < 4 && (li == 0 || rigid)) {
         vaxpy(gen[li], -delta[i], grad + 3 * k);
       }
     }
@@ -854,7 +873,7 @@ static void resultant(const mbsModel *m, int j, int b, const double *q, const do
   vcopy(out, gen[0]);
   vsub(arm, q + 3 * n0, p);
   vcross(out + 3, arm, gen[0]);
-  if (m->body_type[b] == MBS_BODY_RIGID) {
+  if (rigid) {
     for (int i = 1; i < 4; i++) {
       vcross(t, q + 3 * (n0 + i), gen[i]);
       vaxpy(out + 3, 1.0, t);
@@ -1022,15 +1041,14 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
     if (!has) {
       continue;
     }
-    int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    int f2 = m->joint_attach[2 * j + 1];
+    int f1 = m->joint_attach[2 * j], f2 = m->joint_attach[2 * j + 1];
     double p[3], out[6];
     mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
     if (m->attach_node[f2] >= 0) {
-      resultant(m, j, b2, q, p, x, out);
+      resultant(m, j, f2, q, p, x, out);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 */
-      resultant(m, j, b1, q, p, x, out);
+      resultant(m, j, f1, q, p, x, out);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];
       }

@@ -300,7 +300,16 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
     snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[c->joint],
              mbs_joint_type_word(m->joint_type[c->joint]), c->jrow + 1);
   } else {
-    snprintf(buf, (size_t)n, "rigidity of body '%s'", m->body_name[c->body]);
+    int f = -1;
+    for (int i = 0; c->body < 0 && i < m->nbeam; i++) {
+      int k = c->node[0] - m->beam[i].node0;
+      f = k >= 0 && k < 4 * m->beam[i].nnode ? m->beam[i].attach0 + k / 4 : f;
+    }
+    if (c->body >= 0) {
+      snprintf(buf, (size_t)n, "rigidity of body '%s'", m->body_name[c->body]);
+    } else {
+      snprintf(buf, (size_t)n, "rigidity of beam node '%s'", f >= 0 ? m->attach_name[f] : "?");
+    }
   }
 }
 

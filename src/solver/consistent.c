@@ -445,16 +445,17 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
                        left);
     goto done;
   }
-  for (int b = 0; b < m->nbody; b++) {
-    int n0 = m->body_node[b];
+  /* over the frames that own coordinates: bodies and beam nodes */
+  for (int f = 1; f < m->nattach; f++) {
+    int n0 = m->attach_node[f];
     if (n0 < 0) {
       continue;
     }
-    int nn = m->body_type[b] == MBS_BODY_RIGID ? 4 : 1;
+    int nn = mbs_attach_nnode(m->attach_kind[f]);
     for (int i = 3 * n0; i < 3 * (n0 + nn); i++) {
       if (fabs(d->v[i] - v0[i]) > *max_change) {
         *max_change = fabs(d->v[i] - v0[i]);
-        *body = b;
+        *body = f;
       }
     }
   }

@@ -6,14 +6,15 @@
 #include "mbsim/solver.h"
 #include "util/vec3.h"
 
-/* resultant of -lambda_r grad g_r on the nodes of body b: force F and torque about the
+/* resultant of -lambda_r grad g_r on the nodes of frame f (a body's or a beam node's): force F
+ * and torque about the
  * point p = phi + c^i d_i (c in director coordinates), M = d_i x f^i + (phi - p) x F
  * (seed 000 eq. 33); q is where the step evaluated the constraint forces */
-static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const double *q,
+static void body_resultant(const mbsModel *m, mbsData *d, int j, int f, const double *q,
                            const double *p_world, double F[3], double M[3]) {
   double gen[4][3];
   memset(gen, 0, sizeof(gen));
-  int n0 = m->body_node[b];
+  int n0 = m->attach_node[f], rigid = mbs_attach_nnode(m->attach_kind[f]) == 4;
   /* the joint's rows: its quadratic rows, then those of constraint elements it owns (drives,
    * augmentation); d->ework holds an element's g and G (mbs_rows_work_size doubles) */
   mbsRowIter it;
@@ -21,8 +22,7 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const do
     double lambda = d->lambda_rec[it.row];
     for (int e = 0; e < it.nz; e++) {
       int qi = it.idx[e], li = qi / 3 - n0;
-      if (qi < 3 * m->nnode && li >= 0 && li < 4 &&
-          (li == 0 || m->body_type[b] == MBS_BODY_RIGID)) {
+      if (qi < 3 * m->nnode && li >= 0 && li < 4 && (li == 0 || rigid)) {
         gen[li][qi % 3] -= lambda * it.val[e];
       }
     }
@@ -32,7 +32,7 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int b, const do
   double arm[3], t[3];
   vsub(arm, phi, p_world);
   vcross(M, arm, F);
-  if (m->body_type[b] == MBS_BODY_RIGID) {
+  if (rigid) {
     for (int i = 1; i < 4; i++) {
       vcross(t, q + 3 * (n0 + i), gen[i]);
       vaxpy(M, 1.0, t);
@@ -45,17 +45,16 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   for (int j = 0; j < m->njoint; j++) {
     double *out = d->joint_reaction + 6 * j;
     memset(out, 0, 6 * sizeof(double));
-    int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    int f2 = m->joint_attach[2 * j + 1];
+    int f1 = m->joint_attach[2 * j], f2 = m->joint_attach[2 * j + 1];
     double p[3];
     /* the joint point fixed to body 2 at the evaluation configuration (a world point if
      * body 2 is static) */
     mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
     if (m->attach_node[f2] >= 0) {
-      body_resultant(m, d, j, b2, q, p, out, out + 3);
+      body_resultant(m, d, j, f2, q, p, out, out + 3);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 (action and reaction) */
-      body_resultant(m, d, j, b1, q, p, out, out + 3);
+      body_resultant(m, d, j, f1, q, p, out, out + 3);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];
       }
@@ -148,7 +147,18 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   memset(d->load_force, 0, 6 * (size_t)m->nload * sizeof(double));
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
-    if (el->load >= 0 && el->load < m->nload) {
+    int share = el->kind == MBS_ELEM_FORCE && el->iparam[2] == 1;
+    if (el->load >= 0 && el->load < m->nload && share) {
+      /* a distributed load's nodal share (a force at the node's phi): summed, with the torque
+       * about the beam's node 0 */
+      double r6[6], arm[3], t3[3], *out = d->load_force + 6 * el->load;
+      mbs_load_resultant(m, el, q, d->v_rec, d->t, r6);
+      vsub(arm, q + el->qidx[0], q + el->iparam[3]);
+      vcross(t3, arm, r6);
+      vaxpy(out, 1.0, r6);
+      vaxpy(out + 3, 1.0, r6 + 3);
+      vaxpy(out + 3, 1.0, t3);
+    } else if (el->load >= 0 && el->load < m->nload) {
       mbs_load_resultant(m, el, q, d->v_rec, d->t, d->load_force + 6 * el->load);
     }
   }

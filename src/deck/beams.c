@@ -1,0 +1,568 @@
+/* beams.c: the section `beams:` (decks/README.md "Beams"): per beam its nodes (a straight
+ * beam from/to with `elements`, or a polyline `nodes`), element order, section axes (`up`),
+ * section (elastic moduli, density, rectangle / circle / explicit constants), initial
+ * velocity and damping; and the names `NAME[i]` by which joints, loads and springs name a beam
+ * node (deck_beam_ref). */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deck/deck_internal.h"
+
+#define PI 3.14159265358979323846
+
+/* the most elements one beam may have (bounds the memory a deck line can ask for) */
+#define DECK_MAX_BEAM_ELEMENTS 1000000
+
+static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
+                                        "elements", "order",   "up", "section",
+                                        "velocity", "damping", NULL};
+static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
+                                           "A", "I2", "I3", "J",       "shear_factor", NULL};
+
+static double dot3(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* a number > 0 of the section mapping (required: missing says what to give) */
+static mbsStatus section_value(DeckReader *r, const DeckMap *m, const char *key, const char *why,
+                               double *out) {
+  yaml_node_t *v = deck_map_get(m, key);
+  if (!v) {
+    return deck_fail(r, m->node, "section: missing '%s' (%s)", key, why);
+  }
+  char f[32];
+  snprintf(f, sizeof(f), "section.%s", key);
+  return deck_positive(r, v, f, out);
+}
+
+/* torsion constant of a solid h x w rectangle (Young & Budynas 2002 (Roark), Table 10.7 case 4,
+ * with a >= b the half sides): J = a b^3 (16/3 - 3.36 b/a (1 - b^4 / (12 a^4))) */
+static double rectangle_torsion(double h, double w) {
+  double a = 0.5 * fmax(h, w), b = 0.5 * fmin(h, w), q = b / a;
+  return a * b * b * b * (16.0 / 3.0 - 3.36 * q * (1.0 - q * q * q * q / 12.0));
+}
+
+/* section: moduli, density, the geometry (rectangle [h along up, w] | circle r | explicit A,
+ * I2, I3, J) and the shear factor */
+static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) {
+  DeckMap m = {0};
+  mbsStatus st;
+  yaml_node_t *v, *vg, *vnu, *vrect, *vcirc;
+  char where[256];
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node,
+                     "section: expected a mapping (E, G or nu, density, rectangle, "
+                     "circle or A, I2, I3, J), got %s",
+                     deck_kind(node));
+  }
+  snprintf(where, sizeof(where), "%s section", r->ctx);
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK ||
+      (st = deck_check_keys(r, &m, where, section_keys, NULL)) != MBS_OK) {
+    goto fail;
+  }
+  if ((st = section_value(r, &m, "E", "Young's modulus [Pa]", &b->E)) != MBS_OK ||
+      (st = section_value(r, &m, "density", "[kg/m^3]", &b->density)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* G or nu, exactly one */
+  vg = deck_map_get(&m, "G");
+  vnu = deck_map_get(&m, "nu");
+  if (vg && vnu) {
+    st = deck_fail(r, vnu, "section: give G or nu, not both");
+    goto fail;
+  }
+  if (!vg && !vnu) {
+    st = deck_fail(r, m.node, "section: missing the shear modulus: give G [Pa] or nu");
+    goto fail;
+  }
+  if (vg) {
+    if ((st = deck_positive(r, vg, "section.G", &b->G)) != MBS_OK) {
+      goto fail;
+    }
+  } else {
+    double nu;
+    if ((st = deck_number(r, vnu, "section.nu", &nu)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(nu > -1.0 && nu < 0.5)) {
+      st = deck_fail(r, vnu, "section.nu must be in (-1, 0.5) (got %g)", nu);
+      goto fail;
+    }
+    b->G = b->E / (2.0 * (1.0 + nu));
+  }
+
+  /* the geometry: one of rectangle, circle or the explicit constants */
+  static const char *const explicit_keys[] = {"A", "I2", "I3", "J"};
+  vrect = deck_map_get(&m, "rectangle");
+  vcirc = deck_map_get(&m, "circle");
+  const yaml_node_t *vexp = NULL;
+  for (int k = 0; k < 4 && !vexp; k++) {
+    const DeckKeyValue *kv = deck_map_find(&m, explicit_keys[k]);
+    vexp = kv ? kv->key : NULL;
+  }
+  if ((vrect != NULL) + (vcirc != NULL) + (vexp != NULL) > 1) {
+    st = deck_fail(r, vcirc && vrect ? vcirc : vexp,
+                   "section: give one of rectangle, circle or A, I2, I3, J, not several");
+    goto fail;
+  }
+  if (vrect) {
+    double hw[2];
+    if (vrect->type != YAML_SEQUENCE_NODE || deck_count(vrect) != 2) {
+      st = deck_fail(r, vrect, "section.rectangle: expected [height along up, width], got %s",
+                     deck_kind(vrect));
+      goto fail;
+    }
+    if ((st = deck_positive(r, deck_item(r, vrect, 0), "section.rectangle[0]", &hw[0])) != MBS_OK ||
+        (st = deck_positive(r, deck_item(r, vrect, 1), "section.rectangle[1]", &hw[1])) != MBS_OK) {
+      goto fail;
+    }
+    /* x2 along up (height h), x3 along d3 (width w) */
+    double h = hw[0], w = hw[1];
+    b->A = h * w;
+    b->I2 = h * w * w * w / 12.0;
+    b->I3 = w * h * h * h / 12.0;
+    b->J = rectangle_torsion(h, w);
+    b->shear_factor = 5.0 / 6.0;
+  } else if (vcirc) {
+    double rad;
+    if ((st = deck_positive(r, vcirc, "section.circle", &rad)) != MBS_OK) {
+      goto fail;
+    }
+    double r2 = rad * rad;
+    b->A = PI * r2;
+    b->I2 = b->I3 = 0.25 * PI * r2 * r2;
+    b->J = 0.5 * PI * r2 * r2;
+    b->shear_factor = 6.0 / 7.0;
+  } else if (vexp) {
+    double *dst[4] = {&b->A, &b->I2, &b->I3, &b->J};
+    static const char *const why[4] = {"area [m^2]", "int x3^2 dA [m^4]", "int x2^2 dA [m^4]",
+                                       "torsion constant [m^4]"};
+    for (int k = 0; k < 4; k++) {
+      if ((st = section_value(r, &m, explicit_keys[k], why[k], dst[k])) != MBS_OK) {
+        goto fail;
+      }
+    }
+    b->shear_factor = 1.0;
+  } else {
+    st = deck_fail(r, m.node,
+                   "section: missing the geometry: give rectangle: [h, w], circle: r "
+                   "or A, I2, I3 and J");
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "shear_factor")) &&
+      (st = deck_positive(r, v, "section.shear_factor", &b->shear_factor)) != MBS_OK) {
+    goto fail;
+  }
+  st = MBS_OK;
+fail:
+  deck_map_free(&m);
+  return st;
+}
+
+/* the director frame of every node: d1 the tangent of the node polygon's interpolation
+ * (averaged where two elements meet), d2 `up` made normal to d1, d3 = d1 x d2. up_node is
+ * where messages point (the `up` entry, or the beam's) */
+static mbsStatus directors(DeckReader *r, mbsDeckBeam *b, const double up_given[3], int has_up,
+                           const yaml_node_t *up_node) {
+  int o = b->order;
+  double *t = calloc((size_t)b->nnode * 3, sizeof(double));
+  if (!t) {
+    return deck_nomem(r);
+  }
+  /* element tangents at its nodes from the Lagrange interpolation on xi in [-1, 1]:
+   * order 1: x1 - x0; order 2 at xi = -1, 0, 1: -3x0 + 4x1 - x2, x2 - x0, x0 - 4x1 + 3x2 */
+  static const double dN[2][3][3] = {{{-1, 1, 0}, {-1, 1, 0}, {0, 0, 0}},
+                                     {{-3, 4, -1}, {-1, 0, 1}, {1, -4, 3}}};
+  b->length = 0.0;
+  for (int e = 0; e < b->nelem; e++) {
+    for (int a = 0; a <= o; a++) {
+      double d[3] = {0, 0, 0};
+      for (int k = 0; k <= o; k++) {
+        for (int c = 0; c < 3; c++) {
+          d[c] += dN[o - 1][a][k] * b->pos[3 * (o * e + k) + c];
+        }
+      }
+      double n = sqrt(dot3(d, d));
+      for (int c = 0; c < 3; c++) {
+        t[3 * (o * e + a) + c] += d[c] / n;
+      }
+    }
+    /* arc length: 4-point Gauss over xi of |x'(xi)| (the chord for order 1) */
+    static const double gx[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
+                                 0.8611363115940526};
+    static const double gw[4] = {0.3478548451374538, 0.6521451548625461, 0.6521451548625461,
+                                 0.3478548451374538};
+    for (int g = 0; g < 4; g++) {
+      double xi = gx[g], dn[3], d[3] = {0, 0, 0};
+      if (o == 1) {
+        dn[0] = -0.5;
+        dn[1] = 0.5;
+        dn[2] = 0.0;
+      } else {
+        dn[0] = xi - 0.5;
+        dn[1] = -2.0 * xi;
+        dn[2] = xi + 0.5;
+      }
+      for (int k = 0; k <= o; k++) {
+        for (int c = 0; c < 3; c++) {
+          d[c] += dn[k] * b->pos[3 * (o * e + k) + c];
+        }
+      }
+      b->length += gw[g] * sqrt(dot3(d, d));
+    }
+  }
+  mbsStatus st = MBS_OK;
+  for (int i = 0; i < b->nnode; i++) {
+    double *ti = t + 3 * i, n = sqrt(dot3(ti, ti));
+    if (!(n > 1e-9)) {
+      st = deck_fail(r, up_node, "the beam turns back on itself at node %d (no tangent)", i);
+      goto done;
+    }
+    for (int c = 0; c < 3; c++) {
+      ti[c] /= n;
+    }
+  }
+  /* the default up: the world axis least parallel to the tangent at node 0 (z, y, x on ties) */
+  double up[3] = {0, 0, 0};
+  if (has_up) {
+    memcpy(up, up_given, sizeof(up));
+  } else {
+    int best = 2;
+    for (int c = 1; c >= 0; c--) {
+      if (fabs(t[c]) < fabs(t[best]) - 1e-12) {
+        best = c;
+      }
+    }
+    up[best] = 1.0;
+  }
+  for (int i = 0; i < b->nnode; i++) {
+    const double *d1 = t + 3 * i;
+    double d2[3], d3[3], s = dot3(up, d1);
+    for (int c = 0; c < 3; c++) {
+      d2[c] = up[c] - s * d1[c];
+    }
+    double n = sqrt(dot3(d2, d2));
+    if (!(n > 1e-6)) {
+      st = deck_fail(r, up_node,
+                     "%s is parallel to the beam axis at node %d; give an `up` normal to the axis",
+                     has_up ? "up" : "the default up (a world axis)", i);
+      goto done;
+    }
+    for (int c = 0; c < 3; c++) {
+      d2[c] /= n;
+    }
+    d3[0] = d1[1] * d2[2] - d1[2] * d2[1];
+    d3[1] = d1[2] * d2[0] - d1[0] * d2[2];
+    d3[2] = d1[0] * d2[1] - d1[1] * d2[0];
+    double *R = b->R + 9 * i;
+    for (int c = 0; c < 3; c++) {
+      R[3 * c + 0] = d1[c];
+      R[3 * c + 1] = d2[c];
+      R[3 * c + 2] = d3[c];
+    }
+  }
+done:
+  free(t);
+  return st;
+}
+
+static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
+                           yaml_node_t *node) {
+  mbsDeckBeam *b = &deck->beams[i];
+  DeckMap m = {0};
+  const yaml_node_t *nn = NULL;
+  yaml_node_t *v, *vnodes, *vfrom, *vto, *vel;
+  mbsStatus st;
+  double up[3] = {0, 0, 0};
+  int has_up = 0;
+
+  deck_node_pos(node, &b->mark.line, &b->mark.col);
+  b->order = 1;
+  if ((st = deck_entry_open(r, node, "beams", i, "beam", beam_keys, NULL, b->name, &nn, &m)) !=
+      MBS_OK) {
+    return st;
+  }
+  /* names: unique among bodies and beams */
+  if (strcmp(b->name, "ground") == 0) {
+    st = deck_fail(r, nn, "the name 'ground' is reserved for the inertial frame");
+    goto fail;
+  }
+  int first = deck_names_get(&r->body_names, b->name);
+  if (first >= 0) {
+    st = deck_fail(r, nn, "beam name '%s' is the name of a body (at %d:%d)", b->name,
+                   deck->bodies[first].mark.line, deck->bodies[first].mark.col);
+    goto fail;
+  }
+  if ((first = deck_names_get(names, b->name)) >= 0) {
+    st = deck_fail(r, nn, "duplicate beam name '%s' (first at %d:%d)", b->name,
+                   deck->beams[first].mark.line, deck->beams[first].mark.col);
+    goto fail;
+  }
+  deck_names_put(names, b->name, i);
+
+  if ((v = deck_map_get(&m, "order"))) {
+    if ((st = deck_integer(r, v, "order", &b->order)) != MBS_OK) {
+      goto fail;
+    }
+    if (b->order != 1 && b->order != 2) {
+      st = deck_fail(r, v, "order must be 1 (two-node elements) or 2 (three-node elements), got %d",
+                     b->order);
+      goto fail;
+    }
+  }
+
+  /* geometry: from/to with elements, or a polyline of nodes */
+  vnodes = deck_map_get(&m, "nodes");
+  vfrom = deck_map_get(&m, "from");
+  vto = deck_map_get(&m, "to");
+  vel = deck_map_get(&m, "elements");
+  if (vnodes && (vfrom || vto)) {
+    st = deck_fail(r, vnodes, "give either from/to or nodes, not both");
+    goto fail;
+  }
+  if (vel) {
+    if ((st = deck_integer(r, vel, "elements", &b->nelem)) != MBS_OK) {
+      goto fail;
+    }
+    if (b->nelem < 1 || b->nelem > DECK_MAX_BEAM_ELEMENTS) {
+      st = deck_fail(r, vel, "elements must be in 1 .. %d (got %d)", DECK_MAX_BEAM_ELEMENTS,
+                     b->nelem);
+      goto fail;
+    }
+  }
+  if (vnodes) {
+    if (vnodes->type != YAML_SEQUENCE_NODE || deck_count(vnodes) < 2) {
+      st = deck_fail(r, vnodes, "nodes: expected a list of at least 2 points [x, y, z]");
+      goto fail;
+    }
+    int n = deck_count(vnodes);
+    if ((n - 1) % b->order != 0) {
+      st = deck_fail(r, vnodes,
+                     "nodes: %d nodes do not make whole elements of order %d (order 2 needs an "
+                     "odd count: the ends and the mid node of each element)",
+                     n, b->order);
+      goto fail;
+    }
+    if (vel && b->nelem != (n - 1) / b->order) {
+      st = deck_fail(r, vel, "elements: %d nodes of order %d make %d elements, not %d", n, b->order,
+                     (n - 1) / b->order, b->nelem);
+      goto fail;
+    }
+    b->nelem = (n - 1) / b->order;
+    b->nnode = n;
+  } else {
+    if (!vfrom || !vto) {
+      st = deck_fail(r, m.node,
+                     "missing required key '%s' (a beam is from/to with elements, "
+                     "or a polyline of nodes)",
+                     vfrom ? "to" : "from");
+      goto fail;
+    }
+    if (!vel) {
+      st = deck_fail(r, m.node, "missing required key 'elements'");
+      goto fail;
+    }
+    b->nnode = b->order * b->nelem + 1;
+  }
+  b->pos = calloc((size_t)b->nnode * 3, sizeof(double));
+  b->R = calloc((size_t)b->nnode * 9, sizeof(double));
+  if (!b->pos || !b->R) {
+    st = deck_nomem(r);
+    goto fail;
+  }
+  if (vnodes) {
+    for (int k = 0; k < b->nnode; k++) {
+      char f[48];
+      snprintf(f, sizeof(f), "nodes[%d]", k);
+      if ((st = deck_vec3(r, deck_item(r, vnodes, k), f, b->pos + 3 * k)) != MBS_OK) {
+        goto fail;
+      }
+      if (k > 0) {
+        double d[3] = {b->pos[3 * k] - b->pos[3 * k - 3], b->pos[3 * k + 1] - b->pos[3 * k - 2],
+                       b->pos[3 * k + 2] - b->pos[3 * k - 1]};
+        double s = sqrt(dot3(b->pos + 3 * k, b->pos + 3 * k)) + 1.0;
+        if (!(sqrt(dot3(d, d)) > 1e-12 * s)) {
+          st =
+              deck_fail(r, deck_item(r, vnodes, k), "nodes[%d] coincides with nodes[%d]", k, k - 1);
+          goto fail;
+        }
+      }
+    }
+  } else {
+    double x0[3], x1[3];
+    if ((st = deck_vec3(r, vfrom, "from", x0)) != MBS_OK ||
+        (st = deck_vec3(r, vto, "to", x1)) != MBS_OK) {
+      goto fail;
+    }
+    double d[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]};
+    if (!(sqrt(dot3(d, d)) > 1e-12 * (1.0 + sqrt(dot3(x0, x0))))) {
+      st = deck_fail(r, vto, "to equals from: a beam needs a length");
+      goto fail;
+    }
+    for (int k = 0; k < b->nnode; k++) {
+      double s = (double)k / (double)(b->nnode - 1);
+      for (int c = 0; c < 3; c++) {
+        b->pos[3 * k + c] = x0[c] + s * d[c];
+      }
+    }
+  }
+
+  /* section axes */
+  const yaml_node_t *up_node = m.node;
+  if ((v = deck_map_get(&m, "up"))) {
+    if ((st = deck_unit_vec3(r, v, "up", up)) != MBS_OK) {
+      goto fail;
+    }
+    has_up = 1;
+    up_node = v;
+  }
+  if ((st = directors(r, b, up, has_up, up_node)) != MBS_OK) {
+    goto fail;
+  }
+
+  /* section */
+  if (!(v = deck_map_get(&m, "section"))) {
+    st = deck_fail(r, m.node, "missing required key 'section'");
+    goto fail;
+  }
+  if ((st = read_section(r, b, v)) != MBS_OK) {
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "velocity")) &&
+      (st = deck_vec3(r, v, "velocity", b->velocity)) != MBS_OK) {
+    goto fail;
+  }
+  /* the stiffnesses, the mass and the initial energy and momentum must stay far from
+   * overflow (the solver sums and multiplies them further) */
+  {
+    double mass = b->density * b->A * b->length, v2 = dot3(b->velocity, b->velocity);
+    double big[] = {b->E * b->A,
+                    b->E * b->I2,
+                    b->E * b->I3,
+                    b->G * b->A,
+                    b->G * b->J,
+                    mass,
+                    mass * v2,
+                    mass * dot3(b->pos, b->pos),
+                    b->density * fmax(b->I2, b->I3)};
+    for (size_t k = 0; k < sizeof(big) / sizeof(big[0]); k++) {
+      if (!(big[k] < DECK_MAX_SCALE)) {
+        st = deck_fail(r, deck_map_get(&m, "section"),
+                       "the beam's stiffness, mass or initial energy exceeds %g: the solver "
+                       "would overflow",
+                       DECK_MAX_SCALE);
+        goto fail;
+      }
+    }
+  }
+  if ((v = deck_map_get(&m, "damping"))) {
+    if ((st = deck_number(r, v, "damping", &b->damping)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(b->damping >= 0.0)) {
+      st = deck_fail(r, v, "damping must be >= 0 (got %g)", b->damping);
+      goto fail;
+    }
+  }
+  st = MBS_OK;
+fail:
+  deck_map_free(&m);
+  return st;
+}
+
+mbsStatus deck_read_beams(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
+  mbsStatus st = MBS_OK;
+  r->ctx[0] = '\0';
+  if (!node || deck_is_null(node)) {
+    return MBS_OK;
+  }
+  if (node->type != YAML_SEQUENCE_NODE) {
+    return deck_fail(r, node, "beams: expected a list of beams, got %s", deck_kind(node));
+  }
+  int n = deck_count(node);
+  if (n == 0) {
+    return MBS_OK;
+  }
+  if (!(deck->beams = calloc((size_t)n, sizeof(*deck->beams))) ||
+      !deck_names_init(&r->beam_names, n)) {
+    return deck_nomem(r);
+  }
+  for (int i = 0; i < n; i++) {
+    deck->nbeam = i + 1; /* counted before it is read, so that mbs_deck_free releases it */
+    if ((st = read_beam(r, deck, &r->beam_names, i, deck_item(r, node, i))) != MBS_OK) {
+      return st;
+    }
+    deck->beams[i].node0 = deck->nbeam_node;
+    if (deck->beams[i].nnode > INT_MAX / 16 - deck->nbeam_node) {
+      return deck_fail(r, deck_item(r, node, i), "too many beam nodes");
+    }
+    deck->nbeam_node += deck->beams[i].nnode;
+  }
+  r->ctx[0] = '\0';
+  return MBS_OK;
+}
+
+int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out, mbsStatus *st) {
+  /* NAME[i]: i from 0, or negative from the end */
+  const char *open = strchr(s, '[');
+  size_t len = strlen(s);
+  if (!open || len < 3 || s[len - 1] != ']') {
+    return 0;
+  }
+  char name[MBS_NAME_MAX];
+  size_t nl = (size_t)(open - s);
+  if (nl == 0 || nl >= sizeof(name)) {
+    *st = deck_fail(r, n, "'%.80s': expected a beam node NAME[i]", s);
+    return 1;
+  }
+  memcpy(name, s, nl);
+  name[nl] = '\0';
+  const char *p = open + 1;
+  char *end = NULL;
+  long i = strtol(p, &end, 10);
+  if (end == p || end != s + len - 1 || strchr(p, '[')) {
+    *st = deck_fail(r, n, "'%.80s': the index of a beam node is an integer, as in %s[0] or %s[-1]",
+                    s, name, name);
+    return 1;
+  }
+  int k = deck_names_get(&r->beam_names, name);
+  if (k < 0) {
+    *st = deck_names_get(&r->body_names, name) >= 0
+              ? deck_fail(r, n, "'%.80s': '%s' is a body, not a beam; name it '%s'", s, name, name)
+              : deck_fail(r, n, "'%.80s': beam '%s' is not defined", s, name);
+    return 1;
+  }
+  const mbsDeckBeam *b = &r->deck->beams[k];
+  if (i < -(long)b->nnode || i >= (long)b->nnode) {
+    *st = deck_fail(r, n,
+                    "'%.80s': beam '%s' has %d nodes, so its index is in 0 .. %d (or -%d .. "
+                    "-1 from the end)",
+                    s, name, b->nnode, b->nnode - 1, b->nnode);
+    return 1;
+  }
+  if (i < 0) {
+    i += b->nnode;
+  }
+  *out = r->deck->nbody + b->node0 + (int)i;
+  *st = MBS_OK;
+  return 1;
+}
+
+void deck_ref_pose(const mbsDeck *deck, int ref, double pos[3], double R[9]) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  int node = 0, k = mbs_deck_ref_beam(deck, ref, &node);
+  if (ref < 0) {
+    memset(pos, 0, 3 * sizeof(double));
+    memcpy(R, I3, sizeof(I3));
+  } else if (k < 0) {
+    memcpy(pos, deck->bodies[ref].position, 3 * sizeof(double));
+    memcpy(R, deck->bodies[ref].directors, 9 * sizeof(double));
+  } else {
+    memcpy(pos, deck->beams[k].pos + 3 * node, 3 * sizeof(double));
+    memcpy(R, deck->beams[k].R + 9 * node, 9 * sizeof(double));
+  }
+}
