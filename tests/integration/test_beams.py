@@ -258,8 +258,9 @@ if r is not None:
     fe = beam_modes.fe_frequencies(2, 20, 4)
     rel = got[:4] / want[:4] - 1
     # the fit's residual (modes above the eighth, nonlinearity) only says the signal is such a
-    # sum: a percent is plenty for the frequencies (a synthetic record with twelve modes, four
-    # of them left out of the fit, leaves 1e-3 of residual and 1e-7 of frequency error)
+    # sum: a percent is plenty for the frequencies (the midpoint rule on the linear model of
+    # this mesh after this pulse, beam_modes.py --check, leaves 1e-3 of residual and 3e-7 of
+    # frequency error)
     check(np.all(np.abs(rel) <= 1e-3) and rms <= 1e-2,
           "modes: bending %s Hz, Euler-Bernoulli (midpoint-mapped, dt %g) %s Hz: %s within 1e-3 "
           "(fit residual %.1e; EB %s Hz; a Timoshenko model of this mesh predicts %s)"
@@ -273,7 +274,7 @@ if r is not None:
     check(np.max(np.abs(r["beams/strip/position"][:, :, 1])) <= 1e-12,
           "modes: the strip stays in the x-z plane")
 
-fax = beam_modes.axial_frequencies(5)
+fax = beam_modes.axial_frequencies(8)
 DT_AX = 1e-5
 r = attempt("cantilever_modes (axial pulse)", beam_deck("cantilever_modes.yaml"),
             "--set", "parameters.Fx=100", "--set", "parameters.Fz=0",
@@ -286,7 +287,9 @@ if r is not None:
     want = beam_modes.trapezoidal_frequency(fax, DT_AX)
     got, rms = beam_modes.fit_frequencies(t[after], x[after], want)
     rel = got[0] / want[0] - 1
-    check(abs(rel) <= 1e-3 and rms <= 1e-2,
+    # eight axial modes fitted; the rest leave ~1e-2 of residual and 1e-6 of error in the
+    # first (tests/reference/beam_modes.py --check runs this on the linear model)
+    check(abs(rel) <= 1e-3 and rms <= 2e-2,
           "modes: axial %.3f Hz, (2n-1)/(4L) sqrt(E/rho) (midpoint-mapped) %.3f Hz: %+.1e within "
           "1e-3 (fit residual %.1e; unmapped %.3f Hz)" % (got[0], want[0], rel, rms, fax[0]))
 

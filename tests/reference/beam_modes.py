@@ -39,7 +39,10 @@ interpolated by the same Lagrange polynomials; the linearised directors carry th
 rotation, d2 the rotary inertia rho I3): consistent mass matrix (exact integration), stiffness
 (axial, shear, bending) with reduced Gauss integration (1 point for linear, 2 for quadratic
 elements). It predicts the discretisation error of a mesh of the program's elements under
-those assumptions; the test quotes it beside the measurement.
+those assumptions; the test quotes it beside the measurement. midpoint_tip_response runs
+that model through the deck's pulse with the implicit midpoint rule (em on a linear motion),
+and --check fits its record as the test fits the program's: the frequencies come out as the
+mesh's, mapped by atan(pi f dt) / (pi dt), to 1e-6, which validates the measurement itself.
 
 Command line:
     beam_modes.py            the table above, EB / axial / Timoshenko / FE frequencies
@@ -108,10 +111,11 @@ def _lagrange(order, xi):
             np.array([xi - 0.5, -2 * xi, xi + 0.5]))
 
 
-def fe_frequencies(order, elements, n=4, e=E, rho=RHO, area=A, inertia=I, length=L, nu=NU,
-                   kappa=KAPPA, axial=False):
-    """lowest n frequencies [Hz] of the clamped-free linear Timoshenko beam (bending: w,
-    theta per node; axial=True: u per node) with `elements` Lagrange elements of `order`"""
+def fe_matrices(order, elements, e=E, rho=RHO, area=A, inertia=I, length=L, nu=NU,
+                kappa=KAPPA, axial=False):
+    """stiffness and mass matrices of the clamped-free linear Timoshenko beam (bending: w,
+    theta per node, w of the tip second to last; axial=True: u per node) with `elements`
+    Lagrange elements of `order`, the root node's dofs removed"""
     g = e / (2 * (1 + nu))
     nn = order * elements + 1
     per = 1 if axial else 2
@@ -150,12 +154,42 @@ def fe_frequencies(order, elements, n=4, e=E, rho=RHO, area=A, inertia=I, length
             Ke = e * inertia * np.outer(bend, bend) + kappa * g * area * np.outer(shear, shear)
             K[np.ix_(dofs, dofs)] += Ke * wt * jac
     free = np.arange(per, per * nn)  # clamp the root node
+    return K[np.ix_(free, free)], M[np.ix_(free, free)]
+
+
+def fe_frequencies(order, elements, n=4, axial=False, **section):
+    """lowest n frequencies [Hz] of fe_matrices(order, elements, ...)"""
+    Kf, Mf = fe_matrices(order, elements, axial=axial, **section)
     # the shear and rotary-inertia modes make K very badly conditioned (1e12): the largest
     # eigenvalues of M x = mu K x (Cholesky of K) give the lowest frequencies to round-off,
     # K x = lambda M x would lose digits in them
-    Kf, Mf = K[np.ix_(free, free)], M[np.ix_(free, free)]
-    mu = eigh(Mf, Kf, eigvals_only=True, subset_by_index=[len(free) - n, len(free) - 1])
+    mu = eigh(Mf, Kf, eigvals_only=True, subset_by_index=[len(Mf) - n, len(Mf) - 1])
     return np.sqrt(1.0 / mu[::-1]) / (2 * np.pi)
+
+
+def midpoint_tip_response(order, elements, force, t_pulse, dt, t_end, axial=False):
+    """the tip displacement of fe_matrices' beam at rest, under a tip force `force` for
+    0 <= t < t_pulse, integrated by the implicit midpoint rule (the force at each step's
+    midpoint, as em applies a window), then free: M (v1 - v0) = dt (f - K (q0 + q1) / 2),
+    q1 - q0 = dt (v0 + v1) / 2"""
+    K, M = fe_matrices(order, elements, axial=axial)
+    n = len(M)
+    tip = n - 1 if axial else n - 2
+    f = np.zeros(n)
+    f[tip] = force
+    # eliminate v1: (M + dt^2/4 K) q1 = (M - dt^2/4 K) q0 + dt M v0 + dt^2/2 f
+    A = M + dt ** 2 / 4 * K
+    Ainv = np.linalg.inv(A)
+    q, v = np.zeros(n), np.zeros(n)
+    steps = int(round(t_end / dt))
+    out = np.zeros(steps + 1)
+    for i in range(steps):
+        fi = f if (i + 0.5) * dt < t_pulse else 0 * f
+        q1 = Ainv @ ((M - dt ** 2 / 4 * K) @ q + dt * (M @ v) + dt ** 2 / 2 * fi)
+        v = 2 * (q1 - q) / dt - v
+        q = q1
+        out[i + 1] = q[tip]
+    return np.arange(steps + 1) * dt, out
 
 
 def eb_mode(beta_l, x, length=L):
@@ -282,6 +316,27 @@ def check():
     ok(np.max(np.abs(got / fs - 1)) < 1e-9 and rms < 1e-9,
        "fit_frequencies recovers 8 synthetic modes to %.1e (rms residual %.1e)"
        % (np.max(np.abs(got / fs - 1)), rms))
+    # the test's pipeline on the linear model of the shipped deck: the midpoint rule after the
+    # deck's pulse, fitted as the test fits the program's record, gives this mesh's
+    # frequencies mapped by atan(pi f dt) / (pi dt)
+    t, z = midpoint_tip_response(2, 20, 0.1, 0.01, 1e-3, 3.0)
+    after = t >= 0.01 - 1e-12
+    fe = fe_frequencies(2, 20, 4)
+    got, rms = fit_frequencies(t[after], z[after], trapezoidal_frequency(eb_frequencies(8), 1e-3))
+    rel = got[:4] / trapezoidal_frequency(fe, 1e-3) - 1
+    ok(np.max(np.abs(rel)) < 1e-5 and rms < 1e-2,
+       "deck pulse, 20 quadratic elements, midpoint rule: fitted %s Hz = the mesh's mapped "
+       "frequencies to %.1e (fit residual %.1e), tip amplitude %.2e m"
+       % (", ".join("%.5f" % f for f in got[:4]), np.max(np.abs(rel)), rms, np.max(np.abs(z))))
+    t, x = midpoint_tip_response(2, 20, 100.0, 2e-4, 1e-5, 0.01, axial=True)
+    after = t >= 2e-4 - 1e-12
+    fa = fe_frequencies(2, 20, 1, axial=True)
+    got, rms = fit_frequencies(t[after], x[after], trapezoidal_frequency(axial_frequencies(8), 1e-5))
+    rel = got[0] / trapezoidal_frequency(fa[0], 1e-5) - 1
+    ok(abs(rel) < 1e-5 and rms < 2e-2,
+       "axial pulse, 20 quadratic elements, midpoint rule: fitted %.3f Hz = the mesh's mapped "
+       "frequency to %.1e (fit residual %.1e), tip amplitude %.2e m"
+       % (got[0], abs(rel), rms, np.max(np.abs(x))))
     print("beam_modes: %d failed" % len(fails))
     return not fails
 
