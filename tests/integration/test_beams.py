@@ -3,8 +3,9 @@
   and deflection v/L against the elastica (tests/reference/elastica.py: scipy's solve_bvp,
   checked against the elliptic-integral closed form; k = 1 gives Mattiasson's 0.05643,
   0.30172) within 1e-3 for k = 0.25, 1, 3, 10 with 16 quadratic and with 64 linear elements;
-  the tip angle, the strain energy against EI/(2L) int theta'^2, the bending strain of the
-  quadratic mesh against the elastica's curvature; nothing leaves the x-z plane;
+  the tip angle (2e-3 rad), the strain energy against EI/(2L) int theta'^2 (5e-3), the
+  bending strain of the quadratic mesh against the elastica's curvature (1e-2 of the largest);
+  nothing leaves the x-z plane;
 - the order of convergence of the tip under refinement at k = 3, observed from three meshes
   (the differences of successive meshes, which does not need the limit): linear elements
   (8, 16, 32), theory 2 (reduced integration, O(h^2) displacements), asserted >= 1.8;
@@ -27,6 +28,7 @@
 - flexible_arm.yaml (em, a beam welded to a hub on a revolute joint driven by a joint
   torque): the energy balance E - E0 - W + D closes to 1e-10 of the energy scale, J_z equals
   the torque's impulse to 1e-10, the arm really bends (strain energy > 1 % of the kinetic).
+QUICK=1 runs k = 1 and 10 only and leaves out the midpoint/genalpha comparison.
 Output used (README "Output"): /beams/<name>/position [N,nodes,3], /directors [N,nodes,3,3]
 (column i = d_i), /strain [N,elements,6] (Gamma1, Gamma2, Gamma3, K1, K2, K3 at element
 midpoints), /energy/strain.
@@ -36,7 +38,7 @@ import sys
 
 import numpy as np
 
-from common import ROOT, check, done, energy_error, load, run
+from common import QUICK, ROOT, check, done, energy_error, load, run
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import beam_modes  # noqa: E402  (Euler-Bernoulli, axial, the frequency fit)
@@ -138,12 +140,16 @@ def tip_load(k, order, n, *extra):
             "U": r["energy/strain"][-1], "pos": pos}
 
 
-ref = {k: elastica.closed(k) for k in (0.25, 1.0, 3.0, 10.0)}
+# QUICK=1 (the sanitizer runs): two load levels, no midpoint/genalpha comparison runs
+ref = {k: elastica.closed(k) for k in ((1.0, 10.0) if QUICK else (0.25, 1.0, 3.0, 10.0))}
+ref[3.0] = elastica.closed(3.0)  # the convergence study's load
 u1, v1, _ = ref[1.0]
 check(round(u1, 5) == 0.05643 and round(v1, 5) == 0.30172,
       "reference k = 1: u/L %.7f, v/L %.7f (Mattiasson 1981: 0.05643, 0.30172)" % (u1, v1))
 for order, n in ((2, 16), (1, 64)):
     for k, (ur, vr, th0) in ref.items():
+        if QUICK and k == 3.0:
+            continue
         res = tip_load(k, order, n)
         if res is None:
             continue
@@ -168,15 +174,17 @@ for order, n in ((2, 16), (1, 64)):
                                                   res["U"] / Uref - 1))
         if order == 2:
             # bending strain at the element midpoints (the middle nodes) against the
-            # elastica's curvature theta'(s); the beam bends about d3, so K2 and K1 vanish
+            # elastica's curvature theta'(s); the beam bends about d3, so K2 and K1 vanish.
+            # The planar model (K = (d1' . d2 - d2' . d1) / 2 at the middle node) differs from
+            # theta' by 1.3e-4 (k = 1) and 2.5e-3 (k = 10) of the largest curvature: 1e-2
             sm = (np.arange(n) + 0.5) / n
             kap = sol.sol(sm)[1]
             st = res["strain"]
             err = np.max(np.abs(np.abs(st[:, 5]) - np.abs(kap))) / np.max(np.abs(kap))
             side = np.max(np.abs(st[:, 3:5]))
-            check(err <= 5e-3 and side <= 1e-10,
+            check(err <= 1e-2 and side <= 1e-10,
                   "tip load k = %g, order 2 x %d: |K3| at the midpoints = elastica's theta' to "
-                  "%.1e of its largest (<= 5e-3), |K1|, |K2| <= %.1e" % (k, n, err, side))
+                  "%.1e of its largest (<= 1e-2), |K1|, |K2| <= %.1e" % (k, n, err, side))
 
 # convergence at k = 3: differences of successive meshes
 for order, meshes, bound, theory in ((1, (8, 16, 32), 1.8, "2"), (2, (2, 4, 8), 2.5, "3 (4 at nodes)")):
@@ -331,7 +339,7 @@ if r is not None:
                                                         np.linalg.norm(pos[-1].mean(0) - pos[0].mean(0))))
 # midpoint and genalpha for comparison: information, not checks (the implicit midpoint rule
 # is not energy-stable for such motions and may stop as unstable; genalpha dissipates)
-for integ in ("midpoint", "genalpha"):
+for integ in () if QUICK else ("midpoint", "genalpha"):
     rc, _, err, out = run(beam_deck("flying_spaghetti.yaml"), "--set", "output.xdmf=false",
                           "--set", "solver.integrator=%s" % integ, check=False)
     try:
