@@ -100,6 +100,8 @@ PREDICTED_ROLLUP = {  # (m, order, elements): tip error / L
 def predicted_tip(k, order, n):
     p = PREDICTED_TIP.get((k, order, n))
     return "" if p is None else "; planar model %+.1e, %+.1e" % p
+
+
 _bvp = {}
 
 
@@ -118,6 +120,8 @@ def table_integral(tab, t):
         f = np.interp(knots, tab[:, 0], tab[:, 1])
         out.append(np.sum(np.diff(knots) * (f[1:] + f[:-1]) / 2))
     return np.array(out)
+
+
 TIGHT = ("--set", "solver.newton.tolerance=1e-12")
 
 # ---- (a) cantilever under a dead tip load
@@ -187,14 +191,16 @@ for order, n in ((2, 16), (1, 64)):
                   "%.1e of its largest (<= 1e-2), |K1|, |K2| <= %.1e" % (k, n, err, side))
 
 # convergence at k = 3: differences of successive meshes
-for order, meshes, bound, theory in ((1, (8, 16, 32), 1.8, "2"), (2, (2, 4, 8), 2.5, "3 (4 at nodes)")):
+for order, meshes, bound, theory in ((1, (8, 16, 32), 1.8, "2"),
+                                     (2, (2, 4, 8), 2.5, "3 (4 at nodes)")):
     runs = [tip_load(3.0, order, n, *TIGHT) for n in meshes]
     if any(x is None for x in runs):
         continue
     ur, vr, _ = ref[3.0]
     pu = order_of(*(x["u"] for x in runs))
     pv = order_of(*(x["v"] for x in runs))
-    errs = ", ".join("%d: %.1e/%.1e%s" % (n, x["u"] - ur, x["v"] - vr, predicted_tip(3.0, order, n))
+    errs = ", ".join("%d: %.1e/%.1e%s" % (n, x["u"] - ur, x["v"] - vr,
+                                          predicted_tip(3.0, order, n))
                      for n, x in zip(meshes, runs))
     check(pu >= bound and pv >= bound,
           "tip load k = 3, order %d, %s elements: observed order u %.2f, v %.2f >= %.1f (theory "
@@ -334,9 +340,10 @@ if r is not None:
     pos = r["beams/spaghetti/position"]
     D = r["beams/spaghetti/directors"]
     turn = np.degrees(np.arccos(np.clip(D[-1, :, :, 0] @ D[0, 0, :, 0], -1, 1)))
+    moved = np.linalg.norm(pos[-1].mean(0) - pos[0].mean(0))
     check(np.max(turn) >= 90.0, "flying spaghetti: large motion (a director turned by up to "
-          "%.0f deg; the beam's centre moved %.1f m)" % (np.max(turn),
-                                                        np.linalg.norm(pos[-1].mean(0) - pos[0].mean(0))))
+          "%.0f deg; the beam's centre moved %.1f m)" % (np.max(turn), moved))
+
 # midpoint and genalpha for comparison: information, not checks (the implicit midpoint rule
 # is not energy-stable for such motions and may stop as unstable; genalpha dissipates)
 for integ in () if QUICK else ("midpoint", "genalpha"):
@@ -345,7 +352,8 @@ for integ in () if QUICK else ("midpoint", "genalpha"):
     try:
         r = load(out)
     except OSError:
-        print("info  flying spaghetti, %s: exit %d, no output: %s" % (integ, rc, err.strip()[-200:]))
+        print("info  flying spaghetti, %s: exit %d, no output: %s"
+              % (integ, rc, err.strip()[-200:]))
         continue
     status = r["attrs"].get("status")
     status = status.decode() if isinstance(status, bytes) else status

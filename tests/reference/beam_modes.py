@@ -331,7 +331,8 @@ def check():
     t, x = midpoint_tip_response(2, 20, 100.0, 2e-4, 1e-5, 0.01, axial=True)
     after = t >= 2e-4 - 1e-12
     fa = fe_frequencies(2, 20, 1, axial=True)
-    got, rms = fit_frequencies(t[after], x[after], trapezoidal_frequency(axial_frequencies(8), 1e-5))
+    got, rms = fit_frequencies(t[after], x[after],
+                               trapezoidal_frequency(axial_frequencies(8), 1e-5))
     rel = got[0] / trapezoidal_frequency(fa[0], 1e-5) - 1
     ok(abs(rel) < 1e-5 and rms < 2e-2,
        "axial pulse, 20 quadratic elements, midpoint rule: fitted %.3f Hz = the mesh's mapped "
