@@ -141,7 +141,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
   double *r = d->res, *jac = d->jac;
   int nq = m->nq;
   double dt2 = dt * dt, tm = t0 + s->alpha * dt, tf = t0 + s->tf;
-  double scale = 0.0;
+  double scale = 0.0, hterm = 0.0;
   memset(r, 0, (size_t)d->sys->n * sizeof(double));
   if (with_jac) {
     memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
@@ -198,9 +198,15 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
         scale = fmax(scale, fabs(dt2 * g[i]));
       }
       if (with_jac) {
+        double hm = 0.0, qe = 0.0;
         for (int i = 0; i < n * n; i++) {
           put_elem(d->sys, jac, k, i, dt2 * hfac * H[i]);
+          hm = fmax(hm, fabs(H[i]));
         }
+        for (int i = 0; i < n; i++) {
+          qe = fmax(qe, fabs(q1[el->qidx[i]]));
+        }
+        hterm = fmax(hterm, dt2 * hfac * hm * qe);
       }
     }
     if (kind->force) {
@@ -254,7 +260,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
     }
   }
   mbs_arena_release(d->arena, mark);
-  return scale;
+  if (with_jac) {
+    iw->hterm = hterm;
+  }
+  return fmax(scale, iw->hterm);
 }
 
 double mbs_constraint_violation(const mbsModel *m, const double *q, double t, int *worst_row) {

@@ -71,6 +71,10 @@ typedef struct {
   int refactor_next;            /* the next step's first factorization pivots afresh (after a
                                    state import: a record or a restart) */
   double mmax;                  /* largest |mass entry| (round-off floor of the test) */
+  double hterm;                 /* largest |dt^2 H| |q| over the elements' potentials at the
+                                   last assembly with the Newton matrix: the round-off of a
+                                   stiff element's gradient (a beam's EA times the rounding of
+                                   its strains), a floor of the residual's scale */
 } mbsImplicitWork;
 
 /* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */
