@@ -63,6 +63,7 @@
 #define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
+#define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
@@ -90,6 +91,7 @@ typedef struct {
   double G[9];   /* Delassus block G_kk */
   double r;      /* prox parameter */
   int status;    /* 0 open, 1 stick, 2 slip */
+  int seen;      /* the position projection's last detection reported it */
   int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
   int widx[MAX_W];
   double w[3][MAX_W];
@@ -1336,6 +1338,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   long xmark = w->xused;
   for (int round = 0;; round++) {
     w->xused = xmark;
+    for (int k = 0; k < w->nc; k++) {
+      w->c[k].seen = 0;
+    }
     int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap);
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
@@ -1351,6 +1356,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       key->gend = 0.0;
       if (hit) {
         hit->gap1 = key->gap0;
+        hit->seen = 1;
         if (round == 0 && hit->impact && hit->L[0] > 0.0 &&
             fabs(key->gap0 - hit->gend) > GAP_PROJECT) {
           key->impact = 1;
@@ -1471,6 +1477,28 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     }
   }
   w->xused = xmark;
+  /* a contact of the step that the last detection no longer reports has opened (or its
+   * point moved to another feature): its end gap from the narrow phase of its pair within
+   * GAP_PROBE, else GAP_PROBE (open by more), so that the records never show a gap from
+   * before the projection */
+  for (int k = 0; k < w->nc; k++) {
+    Contact *c = &w->c[k];
+    if (c->seen) {
+      continue;
+    }
+    const mbsShapePair *pr = &m->pair[c->pair];
+    int np = mbs_collide(&m->shape[pr->a], &w->pose[pr->a], &m->shape[pr->b], &w->pose[pr->b],
+                         m->contact_pts, GAP_PROBE, w->pts, w->ptcap);
+    double g = INFINITY;
+    for (int j = 0; j < np; j++) {
+      if (w->pts[j].feature == c->feature) {
+        g = w->pts[j].gap;
+        break;
+      }
+      g = fmin(g, w->pts[j].gap);
+    }
+    c->gap1 = isfinite(g) ? g : GAP_PROBE;
+  }
   double V1 = potential(m, d->q, d->v);
   w->dissip_step += V0 - V1;
   return MBS_OK;
