@@ -913,6 +913,19 @@ static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
   return sweep <= max_sweeps ? sweep : -1;
 }
 
+/* 1 if contacts k and l touch a common component of the Newton matrix (else their block of
+ * G is zero) */
+static int share_component(const Contact *ck, const Contact *cl) {
+  for (int i = 0; i < ck->ncomp; i++) {
+    for (int j = 0; j < cl->ncomp; j++) {
+      if (ck->comp[i] == cl->comp[j]) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* entry (a, b) of G = (1/theta) W^T J^-1 W between contacts k (row) and l (column): zero
  * unless they touch a common component */
 static double g_entry(const MoreauWork *w, const Contact *ck, int a, const Contact *cl, int b) {
@@ -1118,10 +1131,11 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
     }
     for (int l = 0; l < n; l++) {
       const Contact *cl = &w->c[mem[l]];
+      int coupled = l == k || share_component(ck, cl);
       for (int a = 0; a < 3; a++) {
         for (int b = 0; b < 3; b++) {
-          G[(size_t)(3 * k + a) * N + 3 * l + b] = l == k ? ck->G[3 * a + b]
-                                                          : g_entry(w, ck, a, cl, b);
+          G[(size_t)(3 * k + a) * N + 3 * l + b] =
+              l == k ? ck->G[3 * a + b] : coupled ? g_entry(w, ck, a, cl, b) : 0.0;
         }
       }
     }
@@ -1130,6 +1144,9 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   int iters = 0;
   double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
   double res_start = res;
+  if (res <= tol) {
+    return 0; /* already solved (by the sweeps before, or a warm start) */
+  }
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
     island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters);
@@ -1232,7 +1249,8 @@ static void unconverged(char *why, size_t n, const mbsModel *m, int nc, double c
                         double vscale) {
   snprintf(why, n,
            "the contact problem (%d points) did not converge in %d iterations (prox residual "
-           "%.3e relative to %.3g m/s)",
+           "%.3e relative to %.3g m/s; many redundant frictional contacts, a pile, may need "
+           "a looser solver.moreau.contact_tolerance such as 1e-4)",
            nc, m->contact_iterations, cres, vscale);
 }
 
