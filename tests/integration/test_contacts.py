@@ -511,4 +511,40 @@ if len(xdev) == 2:
     check(xdev[0.5] <= 0.6 * xdev[1.0], "explicit: the rolling ball's error falls at first order "
           "(%.2e at dt, %.2e at dt/2)" % (xdev[1.0], xdev[0.5]))
 
+# ---- dice_bowl.yaml: 50 dice (Zander 2008 Table 6.4) dropped into a rigid bowl, 2 s ----
+r = attempt("dice_bowl", contact_deck("dice_bowl.yaml"))
+if r is not None:
+    nd = len(names(r, "bodies/names"))
+    v, w = r["bodies/velocity"][-1], r["bodies/angular_velocity"][-1]
+    p = r["bodies/position"][-1]
+    sp, sw = np.linalg.norm(v, axis=1), np.linalg.norm(w, axis=1)
+    check(nd == 50 and np.max(sp) < 1e-2 and np.max(sw) < 0.1,
+          "dice_bowl: all %d dice at rest at t = 2 s (speeds <= %.1e m/s, spins <= %.1e rad/s)"
+          % (nd, np.max(sp), np.max(sw)))
+    # inside the bowl: above the floor by at least half an edge, within the sides' footprint
+    reach = 0.5 + 0.6 * np.cos(np.radians(30.0))
+    check(np.min(p[:, 2]) >= 0.05 - 1e-6 and np.max(np.abs(p[:, :2])) < reach,
+          "dice_bowl: every die in the bowl (lowest centre %.6f m, |x|, |y| <= %.3f m)"
+          % (np.min(p[:, 2]), np.max(np.abs(p[:, :2]))))
+    gaps = r["contacts/table"][:, COL_GAP]
+    cnt = r["contacts/count"]
+    check(np.min(gaps) >= -1e-9 and np.max(cnt) >= 100,
+          "dice_bowl: no contact gap below -1e-9 m in any record (smallest %.2e m), up to %d "
+          "points at once" % (np.min(gaps), np.max(cnt)))
+    # at rest, the ground carries the dice's weight: over the last step the ground contacts'
+    # normal impulses add up to m g dt (the slopes' friction takes a little of it)
+    last = rows(r, len(cnt) - 1)
+    ground = last[(last[:, COL_BODY_A] < 0) | (last[:, COL_BODY_B] < 0)]
+    lift = abs(np.sum(ground[:, COL_POINT + 5] * ground[:, COL_PN]))
+    weight = 50 * 0.1 * G * 1e-3
+    check(abs(lift - weight) <= 0.05 * weight,
+          "dice_bowl: the ground's normal impulses carry the weight at rest (%.5f against "
+          "m g dt = %.5f N s)" % (lift, weight))
+    # theta = 0.7 damps: the balance E - E0 - W + D may fall, never rise
+    T, V = r["energy/kinetic"], r["energy/potential"]
+    B = T + V - r["energy/external_work"] + r["energy/dissipated"]
+    check(np.max(B - B[0]) <= 1e-8 * abs(B[0]),
+          "dice_bowl: no energy gained beyond the balance (max E - E0 - W + D = %.2e J, "
+          "E0 = %.4g J)" % (np.max(B - B[0]), B[0]))
+
 done()
