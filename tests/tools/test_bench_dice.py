@@ -93,7 +93,7 @@ check(c["dice_ground"]["between"] == ["die*", "ground"] and
           for e in c.values()), "deck: contacts dice-ground and dice-dice, unilateral, 0.3, 0")
 s = deck["solver"]
 check(s["integrator"] == "moreau" and s["dt"] == 1e-3 and s["t_end"] == 2.0 and
-      s["moreau"] == {"theta": 0.5, "variant": "theta"} and
+      s["moreau"] == {"theta": 0.7, "variant": "theta", "contact_tolerance": 1e-4} and
       deck["output"] == {"every": 5, "xdmf": False}, "deck: solver moreau, dt, t_end, output")
 
 # mbsim-run's own reader on the bodies (contacts and moreau are not needed for that)
@@ -156,4 +156,26 @@ check(t[0].split()[:3] == ["peer", "CPU", "[s]"] and t[2].split() == [
       t[4].split()[:2] == ["Siconos", "skipped:"], "table: values, mm, ratios, skipped row")
 t = dice.table([("mbsim-run", "failed: exit 1: no"), ("MuJoCo", row)]).splitlines()
 check(t[3].split()[-1] == "-" and "failed: exit 1" in t[2], "table: no ratio without mbsim-run")
+# decks/contacts/dice_bowl.yaml is what --write-bowl writes; its sides' inner faces start on
+# the edges of the central square at z = 0 and point into the bowl at the slope (scipy's
+# rotation of the box's axis 3)
+with open(os.path.join(ROOT, "decks", "contacts", "dice_bowl.yaml")) as f:
+    shipped = f.read()
+check(shipped == dice.bowl_deck(sc), "bowl: decks/contacts/dice_bowl.yaml is what "
+      "scripts/bench/dice --write-bowl writes")
+ok = True
+a = np.radians(dice.BOWL_SLOPE_DEG)
+for name, c, e, axis, ang in dice.bowl_sides():
+    R = Rotation.from_rotvec(np.radians(ang) * np.asarray(axis, float)).as_matrix()
+    n = R[:, 2]
+    inner = np.asarray(c) + 0.5 * e[2] * n          # centre of the inner face
+    out = np.array([inner[0], inner[1], 0.0])
+    out /= np.linalg.norm(out)
+    foot = inner - 0.5 * dice.BOWL_SIDE * np.array([out[0] * np.cos(a), out[1] * np.cos(a),
+                                                    np.sin(a)])
+    ok &= abs(n[2] - np.cos(a)) < 1e-12 and abs(foot[2]) < 1e-12
+    ok &= abs(np.max(np.abs(foot[:2])) - 0.5 * dice.BOWL_EDGE) < 1e-12
+check(ok, "bowl: four sides rising at %g deg from the edges of the %g m square"
+      % (dice.BOWL_SLOPE_DEG, dice.BOWL_EDGE))
+
 done()
