@@ -1635,9 +1635,14 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       double own = c->G[0] * c->L[0] + c->G[1] * c->L[1] + c->G[2] * c->L[2];
       double g1 = wdot(c, 0, w->u) - own; /* its end velocity without its own impulse */
       double a = (g1 - c->gN0) / dt;
-      /* a new point whose gap the step does not close stays out (no impulse, no law) */
+      /* a new point (open at the step's start, no warm start) whose gap the step does not
+       * close stays out (no impulse, no law). A closed point stays in whatever the
+       * prediction says: the end velocity of the material point that touches at the
+       * evaluation point is a poor predictor for a rolling body (that point turns away from
+       * the surface, by omega^2 r dt / 2), and the law lets a closed point open */
       double gpred = c->gap0 + dt * ((1.0 - w->theta) * c->gN0 + w->theta * g1);
-      if (gpred > GAP_ACTIVE && c->L[0] == 0.0 && c->L[1] == 0.0 && c->L[2] == 0.0) {
+      if (c->gap0 > GAP_ACTIVE && gpred > GAP_ACTIVE && c->L[0] == 0.0 && c->L[1] == 0.0 &&
+          c->L[2] == 0.0) {
         continue;
       }
       c->target = 0.0;

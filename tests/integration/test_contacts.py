@@ -511,6 +511,21 @@ if len(xdev) == 2:
     check(xdev[0.5] <= 0.6 * xdev[1.0], "explicit: the rolling ball's error falls at first order "
           "(%.2e at dt, %.2e at dt/2)" % (xdev[1.0], xdev[0.5]))
 
+# ---- restart with contacts: the incline (a sliding box, a rolling ball) restarted at t = 0.5
+# continues the uninterrupted run. The file has no warm starts of the contact solver, so the
+# restarted run's first contact problem starts from zero impulses: agreement to the contact
+# tolerance, not bit for bit
+_, _, _, full = run(contact_deck("incline.yaml"))
+_, _, _, half = run(contact_deck("incline.yaml"), "--t-end", "0.5")
+_, _, _, more = run(contact_deck("incline.yaml"), "--restart", half)
+a, b = load(full), load(more)
+i = int(np.searchsorted(a["time"], b["time"][0]))
+dq = np.max(np.abs(a["state/q"][i:] - b["state/q"]))
+dv = np.max(np.abs(a["bodies/velocity"][i:] - b["bodies/velocity"]))
+check(len(a["time"]) - i == len(b["time"]) and dq <= 1e-9 and dv <= 1e-9,
+      "incline restarted at t = 0.5: positions within %.1e m, velocities within %.1e m/s of "
+      "the uninterrupted run (<= 1e-9)" % (dq, dv))
+
 # ---- dice_bowl.yaml: 50 dice (Zander 2008 Table 6.4) dropped into a rigid bowl, 2 s ----
 r = attempt("dice_bowl", contact_deck("dice_bowl.yaml"))
 if r is not None:
