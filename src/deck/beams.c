@@ -19,9 +19,9 @@
 static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
                                         "elements", "order",   "up", "section",
                                         "velocity", "damping", NULL};
-static const char *const section_keys[] = {"E",  "G",  "nu", "density",      "rectangle",
-                                           "circle", "A", "I2", "I3", "J", "shear_factor",
-                                           "rotary_inertia", NULL};
+static const char *const section_keys[] = {
+    "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
+    "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
 
 static double dot3(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
