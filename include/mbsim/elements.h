@@ -49,11 +49,6 @@ typedef struct {
    * depend on t; gdd then comes from constraint_hessian (v^T H v). */
   void (*constraint_rates)(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                            double t, double *gt, double *gdd);
-  /* the size of the round-off in the computed gradient at q: a magnitude G such that the
-   * gradient's entries are exact to a few eps G (the Newton iteration's floor). NULL: the
-   * solver estimates it as |H| |q| (the gradient of a stiff potential evaluated from
-   * absolute coordinates) */
-  double (*gradient_roundoff)(const mbsModel *m, const mbsElem *e, const double *q);
 } mbsElementKindTable;
 
 /* the table entry of a kind (never NULL for a valid kind) */

@@ -125,8 +125,8 @@ static void point_shape(BeamPoint *P, int p, double xi, double L) {
 
 /* the fields at the point from local coordinates x (12 nn). The derivatives are summed
  * from the differences to node 0, u' = sum_k N_k' (x_k - x_0) (sum_k N_k' = 0): the terms are
- * then of the size of u' itself, not |x| / h, and a beam far from the origin or a stiff one
- * (EA >> EI) keeps its strains, and so its gradient, exact to a few eps (gradient_roundoff) */
+ * then of the size of u' itself, not |x| / h, so a beam far from the origin keeps the
+ * round-off of its strains (times EA in the gradient) at a few eps */
 static void point_fields(BeamPoint *P, const double *x) {
   memset(P->u, 0, sizeof(P->u));
   memset(P->du, 0, sizeof(P->du));
@@ -356,48 +356,6 @@ static void force(const mbsModel *m, const mbsElem *e, const double *q, const do
   }
 }
 
-/* the round-off of the computed gradient (elements.h): eps_a = sum c u_f . u_h' rounds to a
- * few eps of sum |c| |u_f| (|u_h'| + sum_k |N_k'| |x_k - x_0|) (the products and the sums
- * of point_fields), and eps_a - eps0_a adds eps |eps0_a|; the stress k_a wJ (eps_a - eps0_a)
- * carries that times k_a wJ into the gradient along B_a */
-static double gradient_roundoff(const mbsModel *m, const mbsElem *e, const double *q) {
-  (void)m;
-  int p = beam_order(e), n = e->nq;
-  double x[BEAM_MAXQ], B[6 * BEAM_MAXQ], L = e->param[BP_LEN], G = 0.0;
-  mbs_elem_gather(e, q, x);
-  for (int g = 0; g < NGAUSS[p]; g++) {
-    BeamPoint P;
-    point_shape(&P, p, GAUSS_XI[p][g], L);
-    point_fields(&P, x);
-    strain_gradients(&P, B);
-    double spread[4] = {0.0, 0.0, 0.0, 0.0}, mag[6];
-    for (int k = 1; k < P.nn; k++) {
-      for (int j = 0; j < 4; j++) {
-        double dx[3];
-        vsub(dx, x + 12 * k + 3 * j, x + 3 * j);
-        spread[j] += fabs(P.dN[k]) * vnorm(dx);
-      }
-    }
-    const double *e0 = e->param + BP_EPS0_GAUSS + 6 * g;
-    for (int a = 0; a < 6; a++) {
-      mag[a] = fabs(e0[a]);
-    }
-    for (int t = 0; t < NTERM; t++) {
-      const StrainTerm *T = &TERMS[t];
-      mag[T->a] += fabs(T->c) * vnorm(P.u[T->f]) * (vnorm(P.du[T->h]) + spread[T->h]);
-    }
-    double wJ = GAUSS_W[p][g] * 0.5 * L;
-    for (int a = 0; a < 6; a++) {
-      double bm = 0.0;
-      for (int i = 0; i < n; i++) {
-        bm = fmax(bm, fabs(B[a * n + i]));
-      }
-      G += wJ * e->param[BP_K + a] * mag[a] * bm;
-    }
-  }
-  return G;
-}
-
 const mbsElementKindTable mbs_elem_beam = {
     .name = "beam",
     .potential = potential,
@@ -405,7 +363,6 @@ const mbsElementKindTable mbs_elem_beam = {
     .discrete_gradient = discrete_gradient,
     .force = force,
     .dissipative = 1,
-    .gradient_roundoff = gradient_roundoff,
 };
 
 int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double k[6], double eta) {

@@ -203,14 +203,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
           put_elem(d->sys, jac, k, i, dt2 * hfac * H[i]);
           hm = fmax(hm, fabs(H[i]));
         }
-        if (kind->gradient_roundoff) {
-          hterm = fmax(hterm, dt2 * kind->gradient_roundoff(m, el, q1));
-        } else {
-          for (int i = 0; i < n; i++) {
-            qe = fmax(qe, fabs(q1[el->qidx[i]]));
-          }
-          hterm = fmax(hterm, dt2 * hfac * hm * qe);
+        for (int i = 0; i < n; i++) {
+          qe = fmax(qe, fabs(q1[el->qidx[i]]));
         }
+        hterm = fmax(hterm, dt2 * hfac * hm * qe);
       }
     }
     if (kind->force) {
