@@ -97,7 +97,7 @@ test-valgrind: deps
 	$(MAKE) all
 	@command -v valgrind >/dev/null || { echo "test-valgrind: valgrind is not installed"; false; }
 	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; n=0; \
-	for d in decks/*.yaml decks/contacts/*.yaml; do \
+	for d in decks/*.yaml decks/contacts/*.yaml decks/beams/*.yaml; do \
 	  t=$$(./$(BUILD)/mbsim-run $$d --check | \
 	       awk '/^time:/ { dt = $$4; te = $$8; print (3 * dt < te ? 3 * dt : te) }'); \
 	  for ls in umfpack klu; do \

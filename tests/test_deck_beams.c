@@ -90,7 +90,8 @@ START_TEST(test_values) {
                           "    order: 2\n"
                           "    nodes: [[0, 0, 1], [0, 0, 1.5], [0, 0, 2], [0, 0, 2.5], [0, 0, 3]]\n"
                           "    up: [1, 1, 0]\n"
-                          "    section: {E: 1e9, G: 4e8, density: 1000, circle: 0.1}\n"
+                          "    section: {E: 1e9, G: 4e8, density: 1000, circle: 0.1,\n"
+                          "              rotary_inertia: [3.5, 4.5]}\n"
                           "  - name: bar\n"
                           "    from: [0, 1, 0]\n"
                           "    to: [0, 1, 1]\n"
@@ -142,6 +143,11 @@ START_TEST(test_values) {
   ck_assert_double_eq_tol(a->J, PI * 1e-4 / 2, 1e-18);
   ck_assert_double_eq_tol(a->shear_factor, 6.0 / 7.0, 1e-15);
   ck_assert_double_eq(a->G, 4e8);
+  /* rotary inertia: given apart, or density I2, density I3 */
+  ck_assert_double_eq(a->rotary[0], 3.5);
+  ck_assert_double_eq(a->rotary[1], 4.5);
+  ck_assert_double_eq_tol(c->rotary[0], 7800.0 * c->I2, 1e-18);
+  ck_assert_double_eq_tol(c->rotary[1], 7800.0 * c->I3, 1e-18);
   /* along z the default up is y (x and y tie with z excluded, y first) */
   ck_assert_double_eq_tol(b->R[4], 1.0, 1e-15);
   ck_assert_double_eq(b->J, 3e-8);
@@ -366,6 +372,12 @@ START_TEST(test_errors) {
   bad_at(B1 "    from: [0, 0, 0]\n    to: [1, 0, 0]\n    elements: 2\n"
             "    section: {E: 1, nu: 0.3, density: 1, rectangle: [1, -1]}\n",
          0, "-1]", 0, "section.rectangle[1] must be > 0");
+  bad_at(B1 "    from: [0, 0, 0]\n    to: [1, 0, 0]\n    elements: 2\n"
+            "    section: {E: 1, nu: 0.3, density: 1, circle: 1, rotary_inertia: [1, 0]}\n",
+         0, "0]}", 0, "section.rotary_inertia[1] must be > 0");
+  bad_at(B1 "    from: [0, 0, 0]\n    to: [1, 0, 0]\n    elements: 2\n"
+            "    section: {E: 1, nu: 0.3, density: 1, circle: 1, rotary_inertia: 2}\n",
+         0, "2}", 0, "section.rotary_inertia: expected [rho I2, rho I3]");
   bad_at(B1 "    from: [0, 0, 0]\n    to: [1, 0, 0]\n    elements: 0\n    " SEC "\n", 0, "0\n    s",
          0, "elements must be in 1");
   bad_at(B1 "    from: [1, 0, 0]\n    to: [1, 0, 0]\n    elements: 2\n    " SEC "\n", 0,

@@ -1,5 +1,6 @@
 /* test_newton_fd.c: the assembled Newton matrix of every implicit integrator equals central
- * finite differences of the assembled residual, on the model of every shipped deck, at a
+ * finite differences of the assembled residual, on the model of every shipped deck (decks/
+ * and decks/beams/), at a
  * perturbed state inside a step (after two real steps, so that v, lambda and genalpha's
  * accelerations are not trivial; with step control, which step_halving.yaml needs; static
  * from where its steps fail on decks without an equilibrium).
@@ -169,6 +170,11 @@ START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
   glob_t g;
   ck_assert_int_eq(glob(DECKS "*.yaml", 0, NULL, &g), 0);
   ck_assert_msg(g.gl_pathc >= 10, "only %zu shipped decks found", g.gl_pathc);
+  /* and the beams (decks/beams/: strains quadratic in q, discrete gradients, a beam welded to
+   * a rigid body; about a second for all of them) */
+  size_t nrigid = g.gl_pathc;
+  ck_assert_int_eq(glob(DECKS "beams/*.yaml", GLOB_APPEND, NULL, &g), 0);
+  ck_assert_msg(g.gl_pathc >= nrigid + 4, "only %zu beam decks found", g.gl_pathc - nrigid);
   int checked = 0;
   for (size_t k = 0; k < g.gl_pathc; k++) {
     for (size_t i = 0; i < sizeof(INTEGRATORS) / sizeof(INTEGRATORS[0]); i++) {

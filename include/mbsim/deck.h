@@ -73,6 +73,8 @@ typedef struct {
   double A, I2, I3, J; /* [m^2], [m^4] area, I2 = int x3^2 dA, I3 = int x2^2 dA (x2 along d2),
                           torsion constant */
   double shear_factor; /* shear correction factor kappa (shear area kappa A) */
+  double rotary[2];    /* [kg m] rotary inertia per length rho I2, rho I3: section.rotary_inertia,
+                          else density I2, density I3 */
   double velocity[3];  /* [m/s] initial, uniform */
   double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
 } mbsDeckBeam;

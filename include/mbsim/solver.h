@@ -55,6 +55,9 @@ typedef struct mbsData {
   double contact_gap_min;    /* [m] smallest gap after a step's position projection (0 until
                                 a contact was seen) */
   double last_residual; /* max norm of the last Newton residual */
+  /* the round-off of stiff elements' gradients in the last assembled residual (its hterm):
+   * where it exceeds the inertia terms, the residual cannot show an error of a soft direction */
+  double residual_roundoff;
   double last_dt;       /* [s] size of the last step */
 
   /* the record's consistent state (consistent.c): velocities projected onto

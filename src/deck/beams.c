@@ -19,8 +19,9 @@
 static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
                                         "elements", "order",   "up", "section",
                                         "velocity", "damping", NULL};
-static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
-                                           "A", "I2", "I3", "J",       "shear_factor", NULL};
+static const char *const section_keys[] = {
+    "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
+    "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
 
 static double dot3(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -156,6 +157,23 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
   if ((v = deck_map_get(&m, "shear_factor")) &&
       (st = deck_positive(r, v, "section.shear_factor", &b->shear_factor)) != MBS_OK) {
     goto fail;
+  }
+  /* the rotary inertia per length: density I2, density I3, or given apart (beam models whose
+   * mass and stiffness come from different sections, such as Simo and Vu-Quoc's benchmarks) */
+  b->rotary[0] = b->density * b->I2;
+  b->rotary[1] = b->density * b->I3;
+  if ((v = deck_map_get(&m, "rotary_inertia"))) {
+    if (v->type != YAML_SEQUENCE_NODE || deck_count(v) != 2) {
+      st = deck_fail(r, v, "section.rotary_inertia: expected [rho I2, rho I3] [kg m], got %s",
+                     deck_kind(v));
+      goto fail;
+    }
+    if ((st = deck_positive(r, deck_item(r, v, 0), "section.rotary_inertia[0]", &b->rotary[0])) !=
+            MBS_OK ||
+        (st = deck_positive(r, deck_item(r, v, 1), "section.rotary_inertia[1]", &b->rotary[1])) !=
+            MBS_OK) {
+      goto fail;
+    }
   }
   st = MBS_OK;
 fail:
@@ -448,7 +466,7 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
                     mass,
                     mass * v2,
                     mass * dot3(b->pos, b->pos),
-                    b->density * fmax(b->I2, b->I3)};
+                    fmax(b->rotary[0], b->rotary[1]) * b->length};
     for (size_t k = 0; k < sizeof(big) / sizeof(big[0]); k++) {
       if (!(big[k] < DECK_MAX_SCALE)) {
         st = deck_fail(r, deck_map_get(&m, "section"),

@@ -112,8 +112,8 @@ static void shape(int p, double xi, double L, double *N, double *dN) {
     N[1] = 1.0 - xi * xi;
     N[2] = 0.5 * xi * (xi + 1.0);
     dN[0] = (xi - 0.5) * s;
-    dN[1] = -2.0 * xi * s;
     dN[2] = (xi + 0.5) * s;
+    dN[1] = -(dN[0] + dN[2]); /* sum dN = 0 as exactly as it rounds (point_fields) */
   }
 }
 
@@ -123,14 +123,21 @@ static void point_shape(BeamPoint *P, int p, double xi, double L) {
   shape(p, xi, L, P->N, P->dN);
 }
 
-/* the fields at the point from local coordinates x (12 nn) */
+/* the fields at the point from local coordinates x (12 nn). The derivatives are summed
+ * from the differences to node 0, u' = sum_k N_k' (x_k - x_0) (sum_k N_k' = 0): the terms are
+ * then of the size of u' itself, not |x| / h, so a beam far from the origin keeps the
+ * round-off of its strains (times EA in the gradient) at a few eps */
 static void point_fields(BeamPoint *P, const double *x) {
   memset(P->u, 0, sizeof(P->u));
   memset(P->du, 0, sizeof(P->du));
   for (int k = 0; k < P->nn; k++) {
     for (int j = 0; j < 4; j++) {
       vaxpy(P->u[j], P->N[k], x + 12 * k + 3 * j);
-      vaxpy(P->du[j], P->dN[k], x + 12 * k + 3 * j);
+      if (k > 0) {
+        double dx[3];
+        vsub(dx, x + 12 * k + 3 * j, x + 3 * j);
+        vaxpy(P->du[j], P->dN[k], dx);
+      }
     }
   }
 }

@@ -1078,8 +1078,8 @@ static mbsStatus compile_beams(mbsModel *m, const mbsDeck *deck) {
     bm->k[4] = db->E * db->I2;
     bm->k[5] = db->E * db->I3;
     bm->rho[0] = db->density * db->A;
-    bm->rho[1] = db->density * db->I2;
-    bm->rho[2] = db->density * db->I3;
+    bm->rho[1] = db->rotary[0];
+    bm->rho[2] = db->rotary[1];
     bm->damping = db->damping;
     bm->mark = db->mark;
     /* nodes: state, names, rigidity (seed 000 eq. 22 with eq. 58), frames */

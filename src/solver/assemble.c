@@ -263,6 +263,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
   if (with_jac) {
     iw->hterm = hterm;
   }
+  d->residual_roundoff = iw->hterm;
   return fmax(scale, iw->hterm);
 }
 
