@@ -75,6 +75,9 @@ typedef struct {
   double shear_factor; /* shear correction factor kappa (shear area kappa A) */
   double velocity[3];  /* [m/s] initial, uniform */
   double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
+  double collision_radius; /* [m] `collision: {sphere: r}`: a sphere of radius r on every node
+                              (contact geometry), 0: none */
+  mbsMark collision_mark;  /* deck position of `collision` */
 } mbsDeckBeam;
 
 /* a `contacts:` entry */
@@ -83,6 +86,8 @@ typedef struct {
   mbsMark mark;
   char between[2][MBS_NAME_MAX]; /* body-name patterns (fnmatch: *, ?), or "ground" */
   mbsMark between_mark[2];
+  int between_node[2]; /* a pattern NAME[i] naming one beam node: its body reference (nbody +
+                          node, mbs_deck_ref_beam) + 1; 0 for a pattern */
   mbsContactLaw law;        /* default unilateral */
   double restitution;       /* [0, 1], default 0 */
   double friction;          /* >= 0, default 0 */

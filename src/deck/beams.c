@@ -18,9 +18,45 @@
 
 static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
                                         "elements", "order",   "up", "section",
-                                        "velocity", "damping", NULL};
+                                        "velocity", "damping", "collision", NULL};
 static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
                                            "A", "I2", "I3", "J",       "shear_factor", NULL};
+
+/* collision: {sphere: r}: a sphere of radius r on every node (the beam's contact geometry) */
+static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) {
+  DeckMap m = {0};
+  mbsStatus st;
+  yaml_node_t *v;
+  deck_node_pos(node, &b->collision_mark.line, &b->collision_mark.col);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node,
+                     "collision: expected a mapping {sphere: r} (a sphere of radius r on every "
+                     "node), got %s",
+                     deck_kind(node));
+  }
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+    return st;
+  }
+  for (int k = 0; k < m.n; k++) {
+    const char *key = deck_text(m.kv[k].key);
+    if (!key || strcmp(key, "sphere") != 0) {
+      st = deck_fail(r, m.kv[k].key,
+                     "collision: unknown key '%s'; a beam's contact geometry is {sphere: r}, a "
+                     "sphere of radius r on every node (segments between the nodes carry none)",
+                     key ? key : "?");
+      goto done;
+    }
+  }
+  if (!(v = deck_map_get(&m, "sphere"))) {
+    st = deck_fail(r, node, "collision: missing 'sphere' (the radius [m] of the sphere on every "
+                            "node)");
+    goto done;
+  }
+  st = deck_positive(r, v, "collision.sphere", &b->collision_radius);
+done:
+  deck_map_free(&m);
+  return st;
+}
 
 static double dot3(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -467,6 +503,9 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
       st = deck_fail(r, v, "damping must be >= 0 (got %g)", b->damping);
       goto fail;
     }
+  }
+  if ((v = deck_map_get(&m, "collision")) && (st = read_beam_collision(r, b, v)) != MBS_OK) {
+    goto fail;
   }
   st = MBS_OK;
 fail:

@@ -376,7 +376,7 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
 static void frame_coords(const mbsModel *m, int f, const double *q, const double p[3],
                          double c[3]) {
   mbsAttachKind kind = m->attach_kind[f];
-  if (kind == MBS_ATTACH_DIRECTORS) {
+  if (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE) {
     const double *phi = q + 3 * m->attach_node[f];
     for (int i = 0; i < 3; i++) {
       const double *di = phi + 3 * (i + 1);
@@ -463,7 +463,7 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
   if (m->attach_kind[f] == MBS_ATTACH_POINT) {
     return dt * vnorm(v + 3 * m->attach_node[f]);
   }
-  if (m->attach_kind[f] != MBS_ATTACH_DIRECTORS) {
+  if (m->attach_kind[f] != MBS_ATTACH_DIRECTORS && m->attach_kind[f] != MBS_ATTACH_BEAM_NODE) {
     return 0.0;
   }
   const double *vp = v + 3 * m->attach_node[f];
