@@ -86,8 +86,8 @@ typedef struct {
   mbsMark mark;
   char between[2][MBS_NAME_MAX]; /* body-name patterns (fnmatch: *, ?), or "ground" */
   mbsMark between_mark[2];
-  int between_node[2]; /* a pattern NAME[i] naming one beam node: its body reference (nbody +
-                          node, mbs_deck_ref_beam) + 1; 0 for a pattern */
+  int between_node[2];      /* a pattern NAME[i] naming one beam node: its body reference (nbody +
+                               node, mbs_deck_ref_beam) + 1; 0 for a pattern */
   mbsContactLaw law;        /* default unilateral */
   double restitution;       /* [0, 1], default 0 */
   double friction;          /* >= 0, default 0 */

@@ -35,8 +35,8 @@ void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPo
   mbs_attach_point(m, s->attach, s->c, q, pose->x);
   int f = s->attach;
   int n0 = m->attach_node[f];
-  if (n0 < 0 || (m->attach_kind[f] != MBS_ATTACH_DIRECTORS &&
-                  m->attach_kind[f] != MBS_ATTACH_BEAM_NODE)) {
+  if (n0 < 0 ||
+      (m->attach_kind[f] != MBS_ATTACH_DIRECTORS && m->attach_kind[f] != MBS_ATTACH_BEAM_NODE)) {
     /* the ground, a fixed body (world components) or a point mass (no directors) */
     memcpy(pose->R, s->C, sizeof(pose->R));
     return;

@@ -16,8 +16,8 @@
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
 #define DECK_MAX_BEAM_ELEMENTS 1000000
 
-static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
-                                        "elements", "order",   "up", "section",
+static const char *const beam_keys[] = {"name",     "from",    "to",        "nodes",
+                                        "elements", "order",   "up",        "section",
                                         "velocity", "damping", "collision", NULL};
 static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
                                            "A", "I2", "I3", "J",       "shear_factor", NULL};
@@ -48,8 +48,9 @@ static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t 
     }
   }
   if (!(v = deck_map_get(&m, "sphere"))) {
-    st = deck_fail(r, node, "collision: missing 'sphere' (the radius [m] of the sphere on every "
-                            "node)");
+    st = deck_fail(r, node,
+                   "collision: missing 'sphere' (the radius [m] of the sphere on every "
+                   "node)");
     goto done;
   }
   st = deck_positive(r, v, "collision.sphere", &b->collision_radius);

@@ -377,8 +377,8 @@ mbsStatus deck_read_ground(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
  * how many owners, and the first two owners that move (not fixed, not the ground) */
 typedef struct {
   int n;
-  int only;      /* the owner when n == 1 */
-  int last;      /* the last owner added */
+  int only; /* the owner when n == 1 */
+  int last; /* the last owner added */
   int moving[2];
   int nmoving;
 } Picked;
