@@ -16,6 +16,8 @@ Euler-Bernoulli computation (nothing here uses the program's own contact code):
   falls: measured 0.100796 m, as the rigid ball of decks/contacts/bouncing_ball.yaml at the
   same h and dt, checked beside it to 1e-6 m);
 - a pattern naming one node ("rod[-1]") gives contacts of that node only;
+- a rigid box dropped onto a cantilever: it strikes the node below it, the gaps stay >= -1e-9
+  m, the energy balance closes (1e-8);
 - Coulomb friction (mu = 0.3) on the beam lying on the floor: pushed along its axis it stops
   after v0^2 / (2 mu g) (1e-5) at v0 / (mu g) (2 dt); pushed sideways it ends rolling about
   its axis at v0 / (1 + (I2 + I3) / (A r^2)) (1e-3), which tests the W columns' director part;
@@ -248,6 +250,46 @@ if r is not None:
     check(abs(v - v_ref) <= 1e-3 * v_ref,
           "%s: rolls at %.6f m/s at t = 0.3 s, v0 / (1 + (I2 + I3) / (A r^2)) = %.6f (1e-3)"
           % (what, v, v_ref))
+
+# ---- a rigid box dropped onto a cantilever (rigid-flexible contact, friction 0.5, e = 0):
+# the energy balance closes, the box lands on node 4 (contact body nbody + 4 = 5), the gaps
+# in /contacts/table stay >= -1e-9 m
+what = "box on a cantilever"
+r = attempt(what, write_deck("box_beam.yaml", """mbsim: 1
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: box, mass: 0.1, inertia: [1e-4, 1e-4, 1e-4], position: [0.5, 0, 0.2],
+     collision: [{box: [0.05, 0.05, 0.05]}]}
+beams:
+  - name: arm
+    from: [0, 0, 0]
+    to: [1, 0, 0]
+    elements: 8
+    up: [0, 0, 1]
+    section: {E: 2.0e9, nu: 0.3, density: 1000, rectangle: [0.01, 0.02]}
+    collision: {sphere: 0.01}
+joints:
+  - {name: clamp, type: fixed, bodies: [ground, "arm[0]"], point: [0, 0, 0]}
+contacts:
+  - {name: box_arm, between: [box, arm], friction: 0.5}
+solver:
+  dt: 1.0e-3
+  t_end: 0.4
+output:
+  xdmf: false
+"""))
+if r is not None:
+    tab = r["contacts/table"]
+    hit = tab[tab[:, COL_PN] > 0]
+    pair = np.unique(np.sort(hit[:, COL_BODY_A:COL_BODY_B + 1], axis=1), axis=0).astype(int)
+    check(len(hit) > 0 and pair.tolist() == [[0, 5]],
+          "%s: the box (body 0) strikes node 4 (contact body 1 + 4 = 5): pairs %s"
+          % (what, pair.tolist()))
+    check(len(tab) > 0 and np.min(tab[:, COL_GAP]) >= -1e-9,
+          "%s: /contacts/table gaps >= -1e-9 m (min %.2e)" % (what, np.min(tab[:, COL_GAP])))
+    err, scale = balance(r)
+    check(err <= 1e-8 * scale, "%s: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x %.4g J"
+          % (what, err, scale))
 
 # ---- seed 002 sec. 6.1: the cantilever striking the point obstacle
 what = "beam_obstacle.yaml"
