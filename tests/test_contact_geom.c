@@ -31,7 +31,7 @@ static void matmul(double C[9], const double A[9], const double B[9]) {
 static const double EYE[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 
 static mbsPose pose(double x, double y, double z, const double R[9]) {
-  mbsPose p = {{x, y, z}, {0}};
+  mbsPose p = {{x, y, z}, {0}, 0.0};
   memcpy(p.R, R ? R : EYE, sizeof(p.R));
   return p;
 }

@@ -76,8 +76,10 @@ typedef struct {
   double velocity[3];  /* [m/s] initial, uniform */
   double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
   double collision_radius; /* [m] `collision: {sphere: r}`: a sphere of radius r on every node
-                              (contact geometry), 0: none */
+                              (contact geometry), 0: none; or the capsules' (below) */
   mbsMark collision_mark;  /* deck position of `collision` */
+  int collision_segments;  /* 1: `collision: {capsule: r}`: a capsule of radius r along every
+                              segment between consecutive nodes instead of the spheres */
 } mbsDeckBeam;
 
 /* a `contacts:` entry */

@@ -31,7 +31,45 @@
 
 /* ---- poses and frames ---- */
 
+/* a beam segment's pose: centre midway between the points of frames attach and attach + 1,
+ * axis 3 from the first to the second (axes 1, 2 any right-handed completion, deterministic),
+ * half length half their distance */
+static void segment_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  static const double zero[3] = {0.0, 0.0, 0.0};
+  double xa[3], xb[3], u[3];
+  mbs_attach_point(m, s->attach, zero, q, xa);
+  mbs_attach_point(m, s->attach + 1, zero, q, xb);
+  vsub(u, xb, xa);
+  double l = vnorm(u);
+  for (int r = 0; r < 3; r++) {
+    pose->x[r] = 0.5 * (xa[r] + xb[r]);
+    u[r] = l > 0.0 ? u[r] / l : (r == 2);
+  }
+  pose->half = 0.5 * l;
+  /* axis 1: the world axis least parallel to u made normal to it; axis 2 = u x axis 1 */
+  double a[3] = {0.0, 0.0, 0.0}, e1[3], e2[3];
+  int k = fabs(u[0]) <= fabs(u[1]) ? (fabs(u[0]) <= fabs(u[2]) ? 0 : 2)
+                                   : (fabs(u[1]) <= fabs(u[2]) ? 1 : 2);
+  a[k] = 1.0;
+  vcross(e2, u, a);
+  double n2 = vnorm(e2);
+  for (int r = 0; r < 3; r++) {
+    e2[r] /= n2;
+  }
+  vcross(e1, e2, u);
+  for (int r = 0; r < 3; r++) {
+    pose->R[3 * r] = e1[r];
+    pose->R[3 * r + 1] = e2[r];
+    pose->R[3 * r + 2] = u[r];
+  }
+}
+
 void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  if (s->segment) {
+    segment_pose(m, s, q, pose);
+    return;
+  }
+  pose->half = s->size[1];
   mbs_attach_point(m, s->attach, s->c, q, pose->x);
   int f = s->attach;
   int n0 = m->attach_node[f];
@@ -796,6 +834,18 @@ int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const m
     return -1;
   }
   sink s = {out, max > 0 ? max : 0, 0};
+  /* a beam segment is a capsule of the half length its pose has */
+  mbsShape sega, segb;
+  if (a->segment) {
+    sega = *a;
+    sega.size[1] = pa->half;
+    a = &sega;
+  }
+  if (b->segment) {
+    segb = *b;
+    segb.size[1] = pb->half;
+    b = &segb;
+  }
   if (a->kind <= b->kind) {
     collide_ordered(a, pa, b, pb, pts, margin, &s);
     return s.n;

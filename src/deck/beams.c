@@ -22,16 +22,17 @@ static const char *const beam_keys[] = {"name",     "from",    "to",        "nod
 static const char *const section_keys[] = {"E", "G",  "nu", "density", "rectangle",    "circle",
                                            "A", "I2", "I3", "J",       "shear_factor", NULL};
 
-/* collision: {sphere: r}: a sphere of radius r on every node (the beam's contact geometry) */
+/* collision: {sphere: r} (a sphere of radius r on every node) or {capsule: r} (a capsule of
+ * radius r along every segment between consecutive nodes): the beam's contact geometry */
 static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) {
   DeckMap m = {0};
-  mbsStatus st;
-  yaml_node_t *v;
+  mbsStatus st = MBS_OK;
+  yaml_node_t *v = NULL;
   deck_node_pos(node, &b->collision_mark.line, &b->collision_mark.col);
   if (node->type != YAML_MAPPING_NODE) {
     return deck_fail(r, node,
                      "collision: expected a mapping {sphere: r} (a sphere of radius r on every "
-                     "node), got %s",
+                     "node) or {capsule: r} (a capsule along every segment), got %s",
                      deck_kind(node));
   }
   if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
@@ -39,21 +40,30 @@ static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t 
   }
   for (int k = 0; k < m.n; k++) {
     const char *key = deck_text(m.kv[k].key);
-    if (!key || strcmp(key, "sphere") != 0) {
+    int capsule = key && strcmp(key, "capsule") == 0;
+    if (!key || (strcmp(key, "sphere") != 0 && !capsule)) {
       st = deck_fail(r, m.kv[k].key,
                      "collision: unknown key '%s'; a beam's contact geometry is {sphere: r}, a "
-                     "sphere of radius r on every node (segments between the nodes carry none)",
+                     "sphere of radius r on every node, or {capsule: r}, a capsule of radius r "
+                     "along every segment between consecutive nodes",
                      key ? key : "?");
       goto done;
     }
+    if (v) {
+      st = deck_fail(r, m.kv[k].key, "collision: give either sphere or capsule, not both");
+      goto done;
+    }
+    v = m.kv[k].value;
+    b->collision_segments = capsule;
   }
-  if (!(v = deck_map_get(&m, "sphere"))) {
+  if (!v) {
     st = deck_fail(r, node,
-                   "collision: missing 'sphere' (the radius [m] of the sphere on every "
-                   "node)");
+                   "collision: missing 'sphere' or 'capsule' (the radius [m] of the sphere on "
+                   "every node, or of the capsule along every segment)");
     goto done;
   }
-  st = deck_positive(r, v, "collision.sphere", &b->collision_radius);
+  st = deck_positive(r, v, b->collision_segments ? "collision.capsule" : "collision.sphere",
+                     &b->collision_radius);
 done:
   deck_map_free(&m);
   return st;

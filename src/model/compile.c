@@ -1456,21 +1456,32 @@ static void compile_shape(mbsModel *m, const mbsDeck *deck, int b, int k, const 
   }
 }
 
-/* the sphere on node `node` of beam k (`collision: {sphere: r}`): centred on the node's phi,
- * owner the node's body reference (nbody + node over all beams, mbs_deck_ref_beam) */
+/* the sphere on node `node` of beam k (`collision: {sphere: r}`): centred on the node's phi;
+ * or (`{capsule: r}`) the segment from that node to the next, a capsule whose ends are the
+ * two nodes' phi (mbsShape.segment); owner the node's body reference (nbody + node over all
+ * beams, mbs_deck_ref_beam) */
 static void compile_node_shape(mbsModel *m, const mbsDeck *deck, int k, int node, mbsShape *s) {
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   const mbsDeckBeam *db = &deck->beams[k];
   memset(s, 0, sizeof(*s));
-  s->kind = MBS_SHAPE_SPHERE;
+  s->kind = db->collision_segments ? MBS_SHAPE_CAPSULE : MBS_SHAPE_SPHERE;
   s->body = deck->nbody + db->node0 + node;
   s->attach = m->beam[k].attach0 + node;
   s->mark = db->collision_mark;
   memcpy(s->C, I3, sizeof(I3));
   s->size[0] = s->radius = db->collision_radius;
-  /* "cable[3]": the index is kept, the beam name shortened if it must be */
-  char suffix[16];
-  int ns = snprintf(suffix, sizeof(suffix), "[%d]", node);
+  /* "cable[3]", a segment "cable[3..4]": the index is kept, the beam name shortened if it
+   * must be */
+  char suffix[32];
+  int ns = db->collision_segments ? snprintf(suffix, sizeof(suffix), "[%d..%d]", node, node + 1)
+                                  : snprintf(suffix, sizeof(suffix), "[%d]", node);
+  if (db->collision_segments) {
+    double d[3];
+    vsub(d, db->pos + 3 * (node + 1), db->pos + 3 * node);
+    s->segment = 1;
+    s->size[1] = 0.5 * vnorm(d);
+    s->radius += s->size[1];
+  }
   int room = MBS_NAME_MAX - 1 - ns;
   snprintf(s->name, sizeof(s->name), "%.*s%s", room, db->name, suffix);
 }
@@ -1540,7 +1551,8 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     }
   }
   for (int k = 0; k < deck->nbeam; k++) {
-    nshape += deck->beams[k].collision_radius > 0.0 ? deck->beams[k].nnode : 0;
+    const mbsDeckBeam *db = &deck->beams[k];
+    nshape += db->collision_radius > 0.0 ? db->nnode - db->collision_segments : 0;
   }
   for (int k = 0; k < ng; k++) {
     npts += deck->ground_shapes[k].npts;
@@ -1568,7 +1580,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     const mbsDeckBeam *db = &deck->beams[k];
     for (int i = 0; i < db->nnode; i++) {
       first[nb + db->node0 + i] = ns;
-      if (db->collision_radius > 0.0) {
+      if (db->collision_radius > 0.0 && i < db->nnode - db->collision_segments) {
         compile_node_shape(m, deck, k, i, &m->shape[ns++]);
       }
     }
