@@ -451,11 +451,19 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
       if (st != MBS_OK) {
         return st;
       }
-      if (!(deck->beams[bi].collision_radius > 0.0)) {
+      const mbsDeckBeam *db = &deck->beams[bi];
+      if (!(db->collision_radius > 0.0)) {
         return deck_fail(r, n,
                          "between[%d]: beam '%s' (node '%s') has no collision geometry; give the "
-                         "beam `collision: {sphere: r}`",
+                         "beam `collision: {sphere: r}` or `{capsule: r}`",
                          k, name, s);
+      }
+      if (db->collision_segments && ref - deck->nbody - db->node0 == db->nnode - 1) {
+        return deck_fail(r, n,
+                         "between[%d]: '%s' is the last node of beam '%s', whose capsules run "
+                         "along its segments: NAME[i] names the segment from node i to i + 1, "
+                         "so i is in 0 .. %d (or -%d .. -2)",
+                         k, s, name, db->nnode - 2, db->nnode);
       }
       c->between_node[k] = ref + 1;
       pick_add(deck, p, deck->nbody + bi);
@@ -484,7 +492,8 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
     if (!(deck->beams[b].collision_radius > 0.0)) {
       return deck_fail(r, n,
                        "between[%d]: beam '%s' (matched by '%s') has no collision geometry; give "
-                       "it `collision: {sphere: r}` (a sphere on every node)",
+                       "it `collision: {sphere: r}` (a sphere on every node) or `{capsule: r}` "
+                       "(along every segment)",
                        k, deck->beams[b].name, s);
     }
     pick_add(deck, p, deck->nbody + b);

@@ -15,7 +15,11 @@ Euler-Bernoulli computation (nothing here uses the program's own contact code):
   its apex at h within 2 v1 dt (Moreau's scheme does not resolve where in its step the impact
   falls: measured 0.100796 m, as the rigid ball of decks/contacts/bouncing_ball.yaml at the
   same h and dt, checked beside it to 1e-6 m);
+- the e = 0 drop also with capsules along the segments (`collision: {capsule: r}`);
 - a pattern naming one node ("rod[-1]") gives contacts of that node only;
+- obstacles between the nodes (two ground capsules across a 2-element beam): spheres on the
+  nodes fall through, capsules along the segments rest on them with the lever rule's
+  reactions (1e-4);
 - a rigid box dropped onto a cantilever: it strikes the node below it, the gaps stay >= -1e-9
   m, the energy balance closes (1e-8);
 - Coulomb friction (mu = 0.3) on the beam lying on the floor: pushed along its axis it stops
@@ -77,7 +81,7 @@ H, RAD, DT = 0.1, 0.005, 1.0e-3
 MASS = 1000 * 0.01 * 0.02 * 1.0
 
 
-def drop_deck(name, elements, e, pattern="rod", t_end=0.4):
+def drop_deck(name, elements, e, pattern="rod", t_end=0.4, shape="sphere"):
     return write_deck(name, f"""mbsim: 1
 title: a beam dropped flat onto the floor
 gravity: [0, 0, -9.81]
@@ -91,7 +95,7 @@ beams:
     elements: {elements}
     up: [0, 0, 1]
     section: {{E: 2.0e9, nu: 0.3, density: 1000, rectangle: [0.01, 0.02]}}
-    collision: {{sphere: {RAD}}}
+    collision: {{{shape}: {RAD}}}
 ground:
   collision:
     - {{name: floor, plane: {{point: [0, 0, 0], normal: [0, 0, 1]}}}}
@@ -108,12 +112,14 @@ output:
 
 t1 = np.sqrt(2 * H / G)
 v1 = np.sqrt(2 * G * H)
-for elements in (10, 2):
-    what = "flat drop, e = 0, %d elements" % elements
-    r = attempt(what, drop_deck("drop%d.yaml" % elements, elements, 0.0))
+for elements, shape in ((10, "sphere"), (2, "sphere"), (10, "capsule")):
+    what = "flat drop, e = 0, %d elements, %ss" % (elements, shape)
+    r = attempt(what, drop_deck("drop%d%s.yaml" % (elements, shape), elements, 0.0,
+                                shape=shape))
     if r is None:
         continue
     nnode = elements + 1
+    nshape = nnode - 1 if shape == "capsule" else nnode
     z = r["beams/rod/position"][:, :, 2]
     gmin = np.min(z - RAD)
     check(gmin >= -1e-9, "%s: every node's gap z - r >= -1e-9 m at every record (min %.2e)"
@@ -125,9 +131,9 @@ for elements in (10, 2):
           % (what, np.min(beam_rows[:, COL_GAP]) if len(beam_rows) else np.nan))
     # nbody = 1 (the ball): node k of the beam is contact body 1 + k, the ground -1
     ids = np.unique(beam_rows[:, COL_BODY_A]).astype(int)
-    check(list(ids) == list(range(1, 1 + nnode)) and np.all(beam_rows[:, COL_BODY_B] == -1),
-          "%s: /contacts/table body a of the beam's rows = nbody + node = 1 .. %d, body b = -1 "
-          "(got %s)" % (what, nnode, list(ids)))
+    check(list(ids) == list(range(1, 1 + nshape)) and np.all(beam_rows[:, COL_BODY_B] == -1),
+          "%s: /contacts/table body a of the beam's rows = nbody + node (a segment's first) = "
+          "1 .. %d, body b = -1 (got %s)" % (what, nshape, list(ids)))
     rest = np.max(np.abs(z[-1] - RAD))
     speed = np.max(np.abs(r["beams/rod/position"][-1] - r["beams/rod/position"][-2])) / DT
     check(rest <= 1e-9 and speed <= 1e-9,
@@ -250,6 +256,74 @@ if r is not None:
     check(abs(v - v_ref) <= 1e-3 * v_ref,
           "%s: rolls at %.6f m/s at t = 0.3 s, v0 / (1 + (I2 + I3) / (A r^2)) = %.6f (1e-3)"
           % (what, v, v_ref))
+
+# ---- obstacles between the nodes: a beam of 2 elements (nodes at x = 0, 0.5, 1) dropped onto
+# two ground capsules (radius 10 mm) across it at x = 0.2 and 0.7, e = 0, Kelvin-Voigt damping to let it
+# settle. With spheres on the nodes (and boxes as supports, 20 mm wide: there is no
+# sphere-capsule pair) nothing is above the supports: it falls through. With
+# capsules along the segments it rests on them, and its weight splits by the lever rule,
+# R1 / (m g) = (x2 - x_cm) / (x2 - x1) with x_cm = (x0 + 2 x1 + x2) / 4 (two equal straight
+# elements) as recorded: the W columns' interpolation between two nodes carries the
+# reactions (measured at t = 0.5 s: 0.399628 against 0.399647, sum 0.99968 m g; the rest is
+# the beam still settling).
+
+
+def supports_deck(name, shape):
+    # capsules across the beam; for the spheres (no sphere-capsule pair) boxes of the same
+    # 20 mm width and top
+    support = ("capsule: {radius: 0.01, length: 0.2}" if shape == "capsule"
+               else "box: [0.02, 0.02, 0.2]")
+    return write_deck(name, f"""mbsim: 1
+gravity: [0, 0, -9.81]
+beams:
+  - name: rod
+    from: [0, 0, 0.016]
+    to: [1, 0, 0.016]
+    elements: 2
+    up: [0, 0, 1]
+    section: {{E: 2.0e9, nu: 0.3, density: 1000, rectangle: [0.01, 0.02]}}
+    collision: {{{shape}: {RAD}}}
+    damping: 0.01
+ground:
+  collision:
+    - {{name: s1, {support}, offset: [0.2, 0, -0.01],
+       orientation: {{axis: [1, 0, 0], angle_deg: 90}}}}
+    - {{name: s2, {support}, offset: [0.7, 0, -0.01],
+       orientation: {{axis: [1, 0, 0], angle_deg: 90}}}}
+contacts:
+  - {{name: rod_supports, between: [rod, ground]}}
+solver:
+  dt: {DT}
+  t_end: 0.5
+output:
+  xdmf: false
+""")
+
+
+what = "two supports between the nodes"
+r = attempt(what + ", spheres", supports_deck("sup_sphere.yaml", "sphere"))
+if r is not None:
+    z = r["beams/rod/position"][-1, :, 2]
+    check(np.all(z < -0.5), "%s, spheres: the nodes miss the supports, the beam falls through "
+          "(z = %s)" % (what, np.round(z, 3).tolist()))
+r = attempt(what + ", capsules", supports_deck("sup_capsule.yaml", "capsule"))
+if r is not None:
+    p = r["beams/rod/position"][-1]
+    k = len(r["time"]) - 1
+    rw = rows(r, k)
+    ok = len(rw) == 2
+    Rz = -rw[:, COL_PN] * rw[:, 8] / DT if ok else np.zeros(2)
+    x1, x2 = (rw[0, 3], rw[1, 3]) if ok else (np.nan, np.nan)
+    xcm = (p[0, 0] + 2 * p[1, 0] + p[2, 0]) / 4
+    share, lever = Rz[0] / max(Rz.sum(), 1e-300), (x2 - xcm) / (x2 - x1)
+    check(ok and abs(x1 - 0.2) < 1e-3 and abs(x2 - 0.7) < 1e-3,
+          "%s, capsules: one contact on each support, at x = %.5f and %.5f"
+          % (what, x1, x2))
+    check(ok and abs(Rz.sum() / (MASS * G) - 1) <= 1e-3 and abs(share - lever) <= 1e-4,
+          "%s, capsules: reactions %.6f m g in all (1e-3), the first's share %.6f, the lever "
+          "rule's %.6f (1e-4)" % (what, Rz.sum() / (MASS * G), share, lever))
+    gmin = np.min(r["contacts/table"][:, COL_GAP])
+    check(gmin >= -1e-9, "%s, capsules: gaps >= -1e-9 m (min %.2e)" % (what, gmin))
 
 # ---- a rigid box dropped onto a cantilever (rigid-flexible contact, friction 0.5, e = 0):
 # the energy balance closes, the box lands on node 4 (contact body nbody + 4 = 5), the gaps
