@@ -1,5 +1,6 @@
 """Contacts on beams (decks/README.md "Beams" `collision`, "Contacts"): a sphere on every beam
-node against the ground, integrated by `moreau`, against closed forms and an independent
+node or a capsule along every segment, against the ground and a rigid body, integrated by
+`moreau`, against closed forms and an independent
 Euler-Bernoulli computation (nothing here uses the program's own contact code):
 - a straight horizontal beam dropped flat onto the floor plane from h = 0.1 m with e = 0
   (decks written here; one rigid ball beside it, so that the beam's nodes are contact bodies
