@@ -259,9 +259,9 @@ if r is not None:
           % (what, v, v_ref))
 
 # ---- obstacles between the nodes: a beam of 2 elements (nodes at x = 0, 0.5, 1) dropped onto
-# two ground capsules (radius 10 mm) across it at x = 0.2 and 0.7, e = 0, Kelvin-Voigt damping to let it
-# settle. With spheres on the nodes (and boxes as supports, 20 mm wide: there is no
-# sphere-capsule pair) nothing is above the supports: it falls through. With
+# two ground capsules (radius 10 mm) across it at x = 0.2 and 0.7, e = 0, Kelvin-Voigt
+# damping to let it settle. With spheres on the nodes (and boxes as supports, 20 mm wide:
+# there is no sphere-capsule pair) nothing is above the supports: it falls through. With
 # capsules along the segments it rests on them, and its weight splits by the lever rule,
 # R1 / (m g) = (x2 - x_cm) / (x2 - x1) with x_cm = (x0 + 2 x1 + x2) / 4 (two equal straight
 # elements) as recorded: the W columns' interpolation between two nodes carries the
