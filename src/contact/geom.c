@@ -740,6 +740,40 @@ static void capsule_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape
   round_pair(s, A, ra, B, rb, fb, margin, 0);
 }
 
+/* the point of capsule b's segment (pose P, half length h) nearest to p */
+static void segment_nearest(double B[3], const mbsPose *P, double h, const double p[3]) {
+  double u[3], rel[3];
+  axis(u, P->R, 2);
+  vsub(rel, p, P->x);
+  vcopy(B, P->x);
+  vaxpy(B, clamp(vdot(u, rel), -h, h), u);
+}
+
+/* the sphere's centre against the nearest point of the capsule's segment (a centre on the
+ * axis: the normal across the axis); feature 0 */
+static void sphere_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                           const mbsPose *Pb, double margin, sink *s) {
+  double B[3], u[3], fb[3];
+  segment_nearest(B, Pb, b->size[1], Pa->x);
+  axis(u, Pb->R, 2);
+  perpendicular(fb, u);
+  round_pair(s, Pa->x, a->size[0], B, b->size[0], fb, margin, 0);
+}
+
+/* each point against the nearest point of the capsule's segment; feature: the point's index */
+static void capsule_points(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                           const mbsPose *Pb, const double *pts, double margin, sink *s) {
+  double u[3], fb[3];
+  axis(u, Pa->R, 2);
+  perpendicular(fb, u);
+  for (int k = 0; k < b->npts; k++) {
+    double p[3], A[3];
+    to_world(p, Pb, pts + 3 * (b->pt0 + k));
+    segment_nearest(A, Pa, a->size[1], p);
+    round_pair(s, A, a->size[0], p, 0.0, fb, margin, k);
+  }
+}
+
 /* the two ends of the segment (features 0, 1) */
 static void capsule_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, double margin,
                           sink *s) {
@@ -780,6 +814,9 @@ static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape 
         case MBS_SHAPE_BOX:
           sphere_box(a, Pa, b, Pb, margin, s);
           return 1;
+        case MBS_SHAPE_CAPSULE:
+          sphere_capsule(a, Pa, b, Pb, margin, s);
+          return 1;
         case MBS_SHAPE_POINTS:
           sphere_points(a, Pa, b, Pb, pts, margin, s);
           return 1;
@@ -810,6 +847,9 @@ static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape 
       switch (b->kind) {
         case MBS_SHAPE_CAPSULE:
           capsule_capsule(a, Pa, b, Pb, margin, s);
+          return 1;
+        case MBS_SHAPE_POINTS:
+          capsule_points(a, Pa, b, Pb, pts, margin, s);
           return 1;
         case MBS_SHAPE_PLANE:
           capsule_plane(a, Pa, Pb, margin, s);

@@ -260,9 +260,8 @@ if r is not None:
 
 # ---- obstacles between the nodes: a beam of 2 elements (nodes at x = 0, 0.5, 1) dropped onto
 # two ground capsules (radius 10 mm) across it at x = 0.2 and 0.7, e = 0, Kelvin-Voigt
-# damping to let it settle. With spheres on the nodes (and boxes as supports, 20 mm wide:
-# there is no sphere-capsule pair) nothing is above the supports: it falls through. With
-# capsules along the segments it rests on them, and its weight splits by the lever rule,
+# damping to let it settle. With spheres on the nodes nothing is above the supports: it
+# falls through. With capsules along the segments it rests on them, and its weight splits by the lever rule,
 # R1 / (m g) = (x2 - x_cm) / (x2 - x1) with x_cm = (x0 + 2 x1 + x2) / 4 (two equal straight
 # elements) as recorded: the W columns' interpolation between two nodes carries the
 # reactions (measured at t = 0.5 s: 0.399628 against 0.399647, sum 0.99968 m g; the rest is
@@ -270,10 +269,6 @@ if r is not None:
 
 
 def supports_deck(name, shape):
-    # capsules across the beam; for the spheres (no sphere-capsule pair) boxes of the same
-    # 20 mm width and top
-    support = ("capsule: {radius: 0.01, length: 0.2}" if shape == "capsule"
-               else "box: [0.02, 0.02, 0.2]")
     return write_deck(name, f"""mbsim: 1
 gravity: [0, 0, -9.81]
 beams:
@@ -287,9 +282,9 @@ beams:
     damping: 0.01
 ground:
   collision:
-    - {{name: s1, {support}, offset: [0.2, 0, -0.01],
+    - {{name: s1, capsule: {{radius: 0.01, length: 0.2}}, offset: [0.2, 0, -0.01],
        orientation: {{axis: [1, 0, 0], angle_deg: 90}}}}
-    - {{name: s2, {support}, offset: [0.7, 0, -0.01],
+    - {{name: s2, capsule: {{radius: 0.01, length: 0.2}}, offset: [0.7, 0, -0.01],
        orientation: {{axis: [1, 0, 0], angle_deg: 90}}}}
 contacts:
   - {{name: rod_supports, between: [rod, ground]}}
