@@ -21,8 +21,8 @@ Euler-Bernoulli computation (nothing here uses the program's own contact code):
 - obstacles between the nodes (two ground capsules across a 2-element beam): spheres on the
   nodes fall through, capsules along the segments rest on them with the lever rule's
   reactions (1e-4);
-- a rigid box dropped onto a cantilever: it strikes the node below it, the gaps stay >= -1e-9
-  m, the energy balance closes (1e-8);
+- a rigid box dropped onto a cantilever: it strikes the node (capsules: the segment) below
+  it, the gaps stay >= -1e-9 m, the energy balance closes (1e-8);
 - Coulomb friction (mu = 0.3) on the beam lying on the floor: pushed along its axis it stops
   after v0^2 / (2 mu g) (1e-5) at v0 / (mu g) (2 dt); pushed sideways it ends rolling about
   its axis at v0 / (1 + (I2 + I3) / (A r^2)) (1e-3), which tests the W columns' director part;
