@@ -31,7 +31,7 @@ static void matmul(double C[9], const double A[9], const double B[9]) {
 static const double EYE[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 
 static mbsPose pose(double x, double y, double z, const double R[9]) {
-  mbsPose p = {{x, y, z}, {0}};
+  mbsPose p = {{x, y, z}, {0}, 0.0};
   memcpy(p.R, R ? R : EYE, sizeof(p.R));
   return p;
 }
@@ -869,6 +869,68 @@ START_TEST(test_points_sphere) {
 }
 END_TEST
 
+/* a sphere against a capsule along x (r = 0.1, half length 0.5 about (0.2, 0.3, 0.1)):
+ * beside its middle, beyond its end (the end's hemisphere), tilted */
+START_TEST(test_sphere_capsule) {
+  double R[9];
+  rot(R, 0, 1, 0, PI / 2); /* axis 3 along x */
+  mbsShape cp = shape(MBS_SHAPE_CAPSULE, 0.1, 0.5, 0), sp = shape(MBS_SHAPE_SPHERE, 0.2, 0, 0);
+  mbsPose Pc = pose(0.2, 0.3, 0.1, R);
+  mbsContactPoint c[CAP];
+  /* above the axis at x = 0.4: gap 0.45 - 0.1 - 0.2 */
+  mbsPose Ps = pose(0.4, 0.3, 0.55, NULL);
+  ck_assert_int_eq(collide(&sp, &Ps, &cp, &Pc, NULL, 0.2, c), 1);
+  ck_assert_double_eq_tol(c[0].gap, 0.15, 1e-15);
+  ASSERT_V3(c[0].n, 0, 0, -1, 1e-15);
+  ASSERT_V3(c[0].pa, 0.4, 0.3, 0.35, 1e-15);
+  ASSERT_V3(c[0].pb, 0.4, 0.3, 0.2, 1e-15);
+  ck_assert_int_eq(collide(&sp, &Ps, &cp, &Pc, NULL, 0.15, c), 0);
+  /* beyond the end x = 0.7, off along (3, 0, 4) / 5 by 0.25: gap 0.25 - 0.3 */
+  Ps = pose(0.7 + 0.15, 0.3, 0.1 + 0.2, NULL);
+  ck_assert_int_eq(collide(&sp, &Ps, &cp, &Pc, NULL, 0.0, c), 1);
+  ck_assert_double_eq_tol(c[0].gap, -0.05, 1e-15);
+  ASSERT_V3(c[0].n, -0.6, 0, -0.8, 1e-15);
+  ASSERT_V3(c[0].pb, 0.7 + 0.06, 0.3, 0.1 + 0.08, 1e-15);
+  /* against the distance to a sampled segment, tilted */
+  double Rt[9];
+  rot(Rt, 0.3, 0.5, 0.8, 1.1);
+  mbsPose Pt = pose(-0.1, 0.2, 0.05, Rt);
+  for (int k = 0; k < 5; k++) {
+    double x[3] = {0.3 * k - 0.6, 0.1 * k, 0.4 - 0.05 * k}, best = INFINITY;
+    Ps = pose(x[0], x[1], x[2], NULL);
+    for (int i = 0; i <= 20000; i++) {
+      double A[3];
+      world(A, &Pt, 0, 0, -0.5 + i / 20000.0);
+      best = fmin(best, dist3(A, x));
+    }
+    ck_assert_int_eq(collide(&sp, &Ps, &cp, &Pt, NULL, 10.0, c), 1);
+    ck_assert_double_eq_tol(c[0].gap, best - 0.3, 1e-8);
+  }
+}
+END_TEST
+
+/* points against a capsule: the nearest points of its segment */
+START_TEST(test_capsule_points) {
+  double R[9];
+  rot(R, 0, 1, 0, PI / 2); /* axis 3 along x */
+  mbsShape cp = shape(MBS_SHAPE_CAPSULE, 0.1, 0.5, 0), ps = shape(MBS_SHAPE_POINTS, 0, 0, 0);
+  double loc[] = {0.0, 0.0, 0.12, 0.8, 0.0, 0.0, 0.0, 0.0, 0.5};
+  ps.npts = 3;
+  mbsPose Pc = pose(0, 0, 0, R), Pp = pose(0, 0, 0, NULL);
+  mbsContactPoint c[CAP];
+  ck_assert_int_eq(collide(&cp, &Pc, &ps, &Pp, loc, 0.25, c), 2);
+  ck_assert_double_eq_tol(c[0].gap, 0.02, 1e-15);
+  ASSERT_V3(c[0].n, 0, 0, 1, 1e-15);
+  ASSERT_V3(c[0].pa, 0, 0, 0.1, 1e-15);
+  ASSERT_V3(c[0].pb, 0, 0, 0.12, 1e-15);
+  ck_assert_int_eq(c[0].feature, 0);
+  ck_assert_double_eq_tol(c[1].gap, 0.2, 1e-15);
+  ASSERT_V3(c[1].n, 1, 0, 0, 1e-15);
+  ASSERT_V3(c[1].pa, 0.6, 0, 0, 1e-15);
+  ck_assert_int_eq(c[1].feature, 1);
+}
+END_TEST
+
 START_TEST(test_unsupported_pairs) {
   mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX, MBS_SHAPE_CAPSULE, MBS_SHAPE_POINTS,
                           MBS_SHAPE_PLANE};
@@ -889,11 +951,10 @@ START_TEST(test_unsupported_pairs) {
       }
     }
   }
-  ck_assert_int_eq(nsupported, 2 * 11 - 3); /* 11 pairs, 3 of one kind */
-  mbsShape p1 = shape(MBS_SHAPE_PLANE, 0, 0, 0), p2 = shape(MBS_SHAPE_CAPSULE, 0.1, 0.1, 0);
-  mbsShape sp = shape(MBS_SHAPE_SPHERE, 0.1, 0, 0);
+  ck_assert_int_eq(nsupported, 2 * 13 - 3); /* 13 pairs, 3 of one kind */
+  mbsShape p1 = shape(MBS_SHAPE_PLANE, 0, 0, 0), p2 = shape(MBS_SHAPE_POINTS, 0, 0, 0);
   ck_assert_int_eq(mbs_collide(&p1, &P, &p1, &P, NULL, 1, c, CAP), -1);
-  ck_assert_int_eq(mbs_collide(&p2, &P, &sp, &P, NULL, 1, c, CAP), -1);
+  ck_assert_int_eq(mbs_collide(&p2, &P, &p2, &P, PTS, 1, c, CAP), -1);
 }
 END_TEST
 
@@ -1168,6 +1229,8 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_points_plane);
   tcase_add_test(tc, test_points_box);
   tcase_add_test(tc, test_points_sphere);
+  tcase_add_test(tc, test_sphere_capsule);
+  tcase_add_test(tc, test_capsule_points);
   tcase_add_test(tc, test_unsupported_pairs);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("model");

@@ -439,8 +439,56 @@ START_TEST(test_errors) {
   bad_at(B2 "loads:\n  - {name: f, type: distributed_force, beam: c, value: [1, 0, 0], body: box}"
             "\n",
          0, "body:", 0, "a distributed_force takes no 'body'");
-  bad_at(B2 "contacts:\n  - {between: [\"c[1]\", ground]}\n", 0, "\"c[1]", 0,
-         "names beam 'c', and beams have no contact geometry");
+  /* contact geometry on beams: collision: {sphere: r} */
+  bad_at(B2 "ground: {collision: [{plane: {normal: [0, 0, 1], point: [0, 0, -1]}}]}\n"
+            "contacts:\n  - {between: [\"c[1]\", ground]}\n",
+         0, "\"c[1]", 0,
+         "between[0]: beam 'c' (node 'c[1]') has no collision geometry; give the beam "
+         "`collision: {sphere: r}`");
+  bad_at(B2 "ground: {collision: [{plane: {normal: [0, 0, 1], point: [0, 0, -1]}}]}\n"
+            "contacts:\n  - {between: [ground, \"c*\"]}\n",
+         0, "\"c*", 0, "between[1]: beam 'c' (matched by 'c*') has no collision geometry");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {sphere: 0}}\n",
+         0, "0}}", 0, "collision.sphere must be > 0");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {sphere: -0.01}}\n",
+         0, "-0.01", 0, "collision.sphere must be > 0");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {cylinder: 0.01}}\n",
+         0, "cylinder", 0,
+         "collision: unknown key 'cylinder'; a beam's contact geometry is {sphere: r}, a "
+         "sphere of radius r on every node, or {capsule: r}");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {sphere: 0.01, capsule: 0.01}}\n",
+         0, "capsule", 0, "collision: give either sphere or capsule, not both");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {capsule: -1}}\n",
+         0, "-1}", 0, "collision.capsule must be > 0");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: [{sphere: 0.01}]}\n",
+         0, "[{sphere", 0, "collision: expected a mapping {sphere: r}");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ",\n     collision: {}}\n",
+         0, "{}}", 0, "collision: missing 'sphere' or 'capsule'");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ", collision: {sphere: 0.01}}\n"
+              "ground: {collision: [{plane: {normal: [0, 0, 1], point: [0, 0, -1]}}]}\n"
+              "contacts:\n  - {between: [\"c[5]\", ground]}\n",
+         0, "\"c[5]", 0, "beam 'c' has 3 nodes");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ", collision: {capsule: 0.01}}\n"
+              "ground: {collision: [{plane: {normal: [0, 0, 1], point: [0, 0, -1]}}]}\n"
+              "contacts:\n  - {between: [\"c[-1]\", ground]}\n",
+         0, "\"c[-1]", 0,
+         "'c[-1]' is the last node of beam 'c', whose capsules run along its segments: NAME[i] "
+         "names the segment from node i to i + 1, so i is in 0 .. 1 (or -3 .. -2)");
+  /* a node sphere overlapping the ground at t = 0 (compile: the pair and the depth) */
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 2, " SEC
+              ", collision: {sphere: 0.01}}\n"
+              "ground: {collision: [{plane: {normal: [0, 0, 1], point: [0, 0, 0]}}]}\n"
+              "contacts:\n  - {between: [c, ground]}\n",
+         1, "{sphere: 0.01}", 0, "overlap");
   bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1,\n"
               "     section: {E: 1e200, nu: 0.3, density: 1, rectangle: [1e150, 1]}}\n",
          0, "{E: 1e200", 0, "exceeds 1e+300");

@@ -694,13 +694,13 @@ START_TEST(test_contact_errors) {
          "ground: {collision: [{name: pins, points: [[1, 0, 0]]}]}\n"
          "contacts:\n  - {name: pp, between: [p1, ground]}\n",
          NULL, 0, 1, "{name: pp", 0, "contacts[0] 'pp': shapes 'p1' (points) and 'pins' (points)");
-  bad_at(
-      "mbsim: 1\nbodies: [{name: p1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "
-      "collision: [{sphere: 1}, {capsule: {radius: 1, length: 1}}]},\n"
-      "  {name: p2, mass: 1, inertia: [1, 1, 1], position: [5, 0, 0], collision: [{sphere: 1}]}]\n"
-      "contacts:\n  - {between: [p?, p?]}\n",
-      NULL, 0, 1, "{between", 0,
-      "contacts[0] 'contact#1': shapes 'p1#2' (capsule) and 'p2' (sphere) cannot touch");
+  bad_at("mbsim: 1\nbodies: [{name: p1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "
+         "collision: [{sphere: 1}, {points: [[0, 0, 0]]}]},\n"
+         "  {name: p2, mass: 1, inertia: [1, 1, 1], position: [5, 0, 0], collision: [{points: [[0, "
+         "0, 0]]}]}]\n"
+         "contacts:\n  - {between: [p?, p?]}\n",
+         NULL, 0, 1, "{between", 0,
+         "contacts[0] 'contact#1': shapes 'p1#2' (points) and 'p2' (points) cannot touch");
   {
     /* the message lists the supported pairs */
     mbsDeck d;
@@ -708,7 +708,7 @@ START_TEST(test_contact_errors) {
     char want[512];
     snprintf(want, sizeof(want), "supported pairs: %s", mbs_collide_supported_list());
     bad_at("mbsim: 1\nbodies: [{name: p1, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0], "
-           "collision: [{capsule: {radius: 1, length: 1}}]}]\n"
+           "collision: [{points: [[0, 0, 0]]}]}]\n"
            "ground: {collision: [{name: pins, points: [[1, 0, 0]]}]}\n"
            "contacts:\n  - {name: pp, between: [p1, ground]}\n",
            NULL, 0, 1, "{name: pp", 0, want);

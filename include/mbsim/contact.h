@@ -12,6 +12,8 @@
 typedef struct {
   double x[3];
   double R[9];
+  double half; /* a capsule's half length along axis 3 here: size[1], or a beam segment's
+                  (mbsShape.segment) half the distance of its two points */
 } mbsPose;
 
 /* one contact point of a pair of shapes (a, b) */

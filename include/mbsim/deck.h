@@ -77,6 +77,11 @@ typedef struct {
                           else density I2, density I3 */
   double velocity[3];  /* [m/s] initial, uniform */
   double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
+  double collision_radius; /* [m] `collision: {sphere: r}`: a sphere of radius r on every node
+                              (contact geometry), 0: none; or the capsules' (below) */
+  mbsMark collision_mark;  /* deck position of `collision` */
+  int collision_segments;  /* 1: `collision: {capsule: r}`: a capsule of radius r along every
+                              segment between consecutive nodes instead of the spheres */
 } mbsDeckBeam;
 
 /* a `contacts:` entry */
@@ -85,6 +90,8 @@ typedef struct {
   mbsMark mark;
   char between[2][MBS_NAME_MAX]; /* body-name patterns (fnmatch: *, ?), or "ground" */
   mbsMark between_mark[2];
+  int between_node[2];      /* a pattern NAME[i] naming one beam node: its body reference (nbody +
+                               node, mbs_deck_ref_beam) + 1; 0 for a pattern */
   mbsContactLaw law;        /* default unilateral */
   double restitution;       /* [0, 1], default 0 */
   double friction;          /* >= 0, default 0 */

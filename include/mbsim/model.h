@@ -118,7 +118,12 @@ typedef struct {
                      the normal, pointing out of the solid side) */
   int npts, pt0;  /* points: count and first point in mbsModel.contact_pts (shape axes, about
                      the centre) */
-  double radius;  /* [m] bounding sphere about the centre (broad phase); INFINITY for a plane */
+  double radius;  /* [m] bounding sphere about the centre (broad phase); INFINITY for a plane;
+                     a segment's at t = 0 (the solver widens it as the segment stretches) */
+  int segment;    /* 1: a beam segment, a capsule of radius size[0] from the point phi of frame
+                     attach to that of frame attach + 1 (consecutive nodes of a beam): its centre,
+                     axis 3 and half length follow the two points (mbs_shape_pose); c, C and
+                     size[1] are unused. 0: a shape fixed to one frame */
   char name[MBS_NAME_MAX]; /* "die3" (the body's name, with "#2" for its second shape) or the
                               ground entry's name */
   mbsMark mark;            /* deck position of its entry */

@@ -31,11 +31,50 @@
 
 /* ---- poses and frames ---- */
 
+/* a beam segment's pose: centre midway between the points of frames attach and attach + 1,
+ * axis 3 from the first to the second (axes 1, 2 any right-handed completion, deterministic),
+ * half length half their distance */
+static void segment_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  static const double zero[3] = {0.0, 0.0, 0.0};
+  double xa[3], xb[3], u[3];
+  mbs_attach_point(m, s->attach, zero, q, xa);
+  mbs_attach_point(m, s->attach + 1, zero, q, xb);
+  vsub(u, xb, xa);
+  double l = vnorm(u);
+  for (int r = 0; r < 3; r++) {
+    pose->x[r] = 0.5 * (xa[r] + xb[r]);
+    u[r] = l > 0.0 ? u[r] / l : (r == 2);
+  }
+  pose->half = 0.5 * l;
+  /* axis 1: the world axis least parallel to u made normal to it; axis 2 = u x axis 1 */
+  double a[3] = {0.0, 0.0, 0.0}, e1[3], e2[3];
+  int k = fabs(u[0]) <= fabs(u[1]) ? (fabs(u[0]) <= fabs(u[2]) ? 0 : 2)
+                                   : (fabs(u[1]) <= fabs(u[2]) ? 1 : 2);
+  a[k] = 1.0;
+  vcross(e2, u, a);
+  double n2 = vnorm(e2);
+  for (int r = 0; r < 3; r++) {
+    e2[r] /= n2;
+  }
+  vcross(e1, e2, u);
+  for (int r = 0; r < 3; r++) {
+    pose->R[3 * r] = e1[r];
+    pose->R[3 * r + 1] = e2[r];
+    pose->R[3 * r + 2] = u[r];
+  }
+}
+
 void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  if (s->segment) {
+    segment_pose(m, s, q, pose);
+    return;
+  }
+  pose->half = s->size[1];
   mbs_attach_point(m, s->attach, s->c, q, pose->x);
   int f = s->attach;
   int n0 = m->attach_node[f];
-  if (n0 < 0 || m->attach_kind[f] != MBS_ATTACH_DIRECTORS) {
+  if (n0 < 0 ||
+      (m->attach_kind[f] != MBS_ATTACH_DIRECTORS && m->attach_kind[f] != MBS_ATTACH_BEAM_NODE)) {
     /* the ground, a fixed body (world components) or a point mass (no directors) */
     memcpy(pose->R, s->C, sizeof(pose->R));
     return;
@@ -701,6 +740,40 @@ static void capsule_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape
   round_pair(s, A, ra, B, rb, fb, margin, 0);
 }
 
+/* the point of capsule b's segment (pose P, half length h) nearest to p */
+static void segment_nearest(double B[3], const mbsPose *P, double h, const double p[3]) {
+  double u[3], rel[3];
+  axis(u, P->R, 2);
+  vsub(rel, p, P->x);
+  vcopy(B, P->x);
+  vaxpy(B, clamp(vdot(u, rel), -h, h), u);
+}
+
+/* the sphere's centre against the nearest point of the capsule's segment (a centre on the
+ * axis: the normal across the axis); feature 0 */
+static void sphere_capsule(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                           const mbsPose *Pb, double margin, sink *s) {
+  double B[3], u[3], fb[3];
+  segment_nearest(B, Pb, b->size[1], Pa->x);
+  axis(u, Pb->R, 2);
+  perpendicular(fb, u);
+  round_pair(s, Pa->x, a->size[0], B, b->size[0], fb, margin, 0);
+}
+
+/* each point against the nearest point of the capsule's segment; feature: the point's index */
+static void capsule_points(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                           const mbsPose *Pb, const double *pts, double margin, sink *s) {
+  double u[3], fb[3];
+  axis(u, Pa->R, 2);
+  perpendicular(fb, u);
+  for (int k = 0; k < b->npts; k++) {
+    double p[3], A[3];
+    to_world(p, Pb, pts + 3 * (b->pt0 + k));
+    segment_nearest(A, Pa, a->size[1], p);
+    round_pair(s, A, a->size[0], p, 0.0, fb, margin, k);
+  }
+}
+
 /* the two ends of the segment (features 0, 1) */
 static void capsule_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb, double margin,
                           sink *s) {
@@ -741,6 +814,9 @@ static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape 
         case MBS_SHAPE_BOX:
           sphere_box(a, Pa, b, Pb, margin, s);
           return 1;
+        case MBS_SHAPE_CAPSULE:
+          sphere_capsule(a, Pa, b, Pb, margin, s);
+          return 1;
         case MBS_SHAPE_POINTS:
           sphere_points(a, Pa, b, Pb, pts, margin, s);
           return 1;
@@ -772,6 +848,9 @@ static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape 
         case MBS_SHAPE_CAPSULE:
           capsule_capsule(a, Pa, b, Pb, margin, s);
           return 1;
+        case MBS_SHAPE_POINTS:
+          capsule_points(a, Pa, b, Pb, pts, margin, s);
+          return 1;
         case MBS_SHAPE_PLANE:
           capsule_plane(a, Pa, Pb, margin, s);
           return 1;
@@ -795,6 +874,18 @@ int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const m
     return -1;
   }
   sink s = {out, max > 0 ? max : 0, 0};
+  /* a beam segment is a capsule of the half length its pose has */
+  mbsShape sega, segb;
+  if (a->segment) {
+    sega = *a;
+    sega.size[1] = pa->half;
+    a = &sega;
+  }
+  if (b->segment) {
+    segb = *b;
+    segb.size[1] = pb->half;
+    b = &segb;
+  }
   if (a->kind <= b->kind) {
     collide_ordered(a, pa, b, pb, pts, margin, &s);
     return s.n;

@@ -13,14 +13,14 @@ static int supported(mbsShapeKind a, mbsShapeKind b) {
     b = t;
   }
   switch (a) {
-  case MBS_SHAPE_SPHERE: /* sphere with plane, sphere, box, points */
+  case MBS_SHAPE_SPHERE: /* sphere with every kind */
     return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_SPHERE || b == MBS_SHAPE_BOX ||
-           b == MBS_SHAPE_POINTS;
+           b == MBS_SHAPE_CAPSULE || b == MBS_SHAPE_POINTS;
   case MBS_SHAPE_BOX: /* box with plane, box, capsule, points */
     return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_BOX || b == MBS_SHAPE_CAPSULE ||
            b == MBS_SHAPE_POINTS;
-  case MBS_SHAPE_CAPSULE: /* capsule with plane, capsule (box above) */
-    return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_CAPSULE;
+  case MBS_SHAPE_CAPSULE: /* capsule with plane, capsule, points (sphere, box above) */
+    return b == MBS_SHAPE_PLANE || b == MBS_SHAPE_CAPSULE || b == MBS_SHAPE_POINTS;
   case MBS_SHAPE_POINTS: /* points with plane (box, sphere above) */
     return b == MBS_SHAPE_PLANE;
   default: /* plane with plane */
@@ -33,8 +33,9 @@ int mbs_collide_supported(mbsShapeKind a, mbsShapeKind b) {
 }
 
 const char *mbs_collide_supported_list(void) {
-  return "sphere-plane, sphere-sphere, sphere-box, box-plane, box-box, capsule-plane, "
-         "capsule-capsule, capsule-box, points-plane, points-box, points-sphere";
+  return "sphere-plane, sphere-sphere, sphere-box, sphere-capsule, box-plane, box-box, "
+         "capsule-plane, capsule-capsule, capsule-box, points-plane, points-box, "
+         "points-sphere, points-capsule";
 }
 
 /* points one shape of the pair can contribute */

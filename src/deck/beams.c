@@ -16,12 +16,59 @@
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
 #define DECK_MAX_BEAM_ELEMENTS 1000000
 
-static const char *const beam_keys[] = {"name",     "from",    "to", "nodes",
-                                        "elements", "order",   "up", "section",
-                                        "velocity", "damping", NULL};
+static const char *const beam_keys[] = {"name",     "from",    "to",        "nodes",
+                                        "elements", "order",   "up",        "section",
+                                        "velocity", "damping", "collision", NULL};
 static const char *const section_keys[] = {
     "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
     "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
+
+/* collision: {sphere: r} (a sphere of radius r on every node) or {capsule: r} (a capsule of
+ * radius r along every segment between consecutive nodes): the beam's contact geometry */
+static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) {
+  DeckMap m = {0};
+  mbsStatus st = MBS_OK;
+  yaml_node_t *v = NULL;
+  deck_node_pos(node, &b->collision_mark.line, &b->collision_mark.col);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node,
+                     "collision: expected a mapping {sphere: r} (a sphere of radius r on every "
+                     "node) or {capsule: r} (a capsule along every segment), got %s",
+                     deck_kind(node));
+  }
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+    return st;
+  }
+  for (int k = 0; k < m.n; k++) {
+    const char *key = deck_text(m.kv[k].key);
+    int capsule = key && strcmp(key, "capsule") == 0;
+    if (!key || (strcmp(key, "sphere") != 0 && !capsule)) {
+      st = deck_fail(r, m.kv[k].key,
+                     "collision: unknown key '%s'; a beam's contact geometry is {sphere: r}, a "
+                     "sphere of radius r on every node, or {capsule: r}, a capsule of radius r "
+                     "along every segment between consecutive nodes",
+                     key ? key : "?");
+      goto done;
+    }
+    if (v) {
+      st = deck_fail(r, m.kv[k].key, "collision: give either sphere or capsule, not both");
+      goto done;
+    }
+    v = m.kv[k].value;
+    b->collision_segments = capsule;
+  }
+  if (!v) {
+    st = deck_fail(r, node,
+                   "collision: missing 'sphere' or 'capsule' (the radius [m] of the sphere on "
+                   "every node, or of the capsule along every segment)");
+    goto done;
+  }
+  st = deck_positive(r, v, b->collision_segments ? "collision.capsule" : "collision.sphere",
+                     &b->collision_radius);
+done:
+  deck_map_free(&m);
+  return st;
+}
 
 static double dot3(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
@@ -485,6 +532,9 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
       st = deck_fail(r, v, "damping must be >= 0 (got %g)", b->damping);
       goto fail;
     }
+  }
+  if ((v = deck_map_get(&m, "collision")) && (st = read_beam_collision(r, b, v)) != MBS_OK) {
+    goto fail;
   }
   st = MBS_OK;
 fail:

@@ -372,30 +372,34 @@ mbsStatus deck_read_ground(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
 /* ---------------------------------------------------------------------------------------- */
 /* contacts */
 
-/* the participants a pattern picks: bodies (indices) or the ground (-1); how many, and the
- * first two that move (not fixed, not the ground) */
+/* the participants a pattern picks: bodies (indices), beam nodes (body references nbody +
+ * node) or the ground (-1), counted by owner (a body, a beam: nbody + beam index, the ground);
+ * how many owners, and the first two owners that move (not fixed, not the ground) */
 typedef struct {
   int n;
-  int only;      /* the member when n == 1 */
-  int moving[2]; /* -2: none */
+  int only; /* the owner when n == 1 */
+  int last; /* the last owner added */
+  int moving[2];
   int nmoving;
 } Picked;
 
-static int static_member(const mbsDeck *deck, int b) {
-  return b < 0 || deck->bodies[b].fixed;
-}
-
-static void pick_add(const mbsDeck *deck, Picked *p, int b) {
+static void pick_add(const mbsDeck *deck, Picked *p, int owner) {
+  if (p->n > 0 && p->last == owner) {
+    return;
+  }
   if (p->n == 0) {
-    p->only = b;
+    p->only = owner;
   }
+  p->last = owner;
   p->n++;
-  if (!static_member(deck, b) && p->nmoving < 2) {
-    p->moving[p->nmoving++] = b;
+  int fixed = owner < 0 || (owner < deck->nbody && deck->bodies[owner].fixed);
+  if (!fixed && p->nmoving < 2) {
+    p->moving[p->nmoving++] = owner;
   }
 }
 
-/* some a in p moves and q has a member other than a */
+/* some owner a in p moves and q has an owner other than a (nodes of one beam never touch
+ * each other) */
 static int pair_from(const Picked *p, const Picked *q) {
   for (int k = 0; k < p->nmoving; k++) {
     if (q->n >= 2 || (q->n == 1 && q->only != p->moving[k])) {
@@ -405,7 +409,8 @@ static int pair_from(const Picked *p, const Picked *q) {
   return 0;
 }
 
-/* between[k]: "ground" or a pattern matching at least one body, each with geometry */
+/* between[k]: "ground", a beam node NAME[i], or a pattern matching at least one body or beam,
+ * each with geometry */
 static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n, int k,
                               mbsDeckContact *c, Picked *p) {
   const char *s = deck_text(n);
@@ -430,6 +435,41 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
     pick_add(deck, p, -1);
     return MBS_OK;
   }
+  /* one beam node NAME[i] (NAME a beam; else the brackets are a pattern's character set) */
+  const char *open = strchr(s, '[');
+  if (open && open > s && (size_t)(open - s) < MBS_NAME_MAX) {
+    char name[MBS_NAME_MAX];
+    memcpy(name, s, (size_t)(open - s));
+    name[open - s] = '\0';
+    int bi = deck_names_get(&r->beam_names, name);
+    if (bi >= 0) {
+      int ref = -1;
+      mbsStatus st = MBS_OK;
+      if (!deck_beam_ref(r, n, s, &ref, &st)) {
+        return deck_fail(r, n, "between[%d]: '%s': expected a beam node %s[i]", k, s, name);
+      }
+      if (st != MBS_OK) {
+        return st;
+      }
+      const mbsDeckBeam *db = &deck->beams[bi];
+      if (!(db->collision_radius > 0.0)) {
+        return deck_fail(r, n,
+                         "between[%d]: beam '%s' (node '%s') has no collision geometry; give the "
+                         "beam `collision: {sphere: r}` or `{capsule: r}`",
+                         k, name, s);
+      }
+      if (db->collision_segments && ref - deck->nbody - db->node0 == db->nnode - 1) {
+        return deck_fail(r, n,
+                         "between[%d]: '%s' is the last node of beam '%s', whose capsules run "
+                         "along its segments: NAME[i] names the segment from node i to i + 1, "
+                         "so i is in 0 .. %d (or -%d .. -2)",
+                         k, s, name, db->nnode - 2, db->nnode);
+      }
+      c->between_node[k] = ref + 1;
+      pick_add(deck, p, deck->nbody + bi);
+      return MBS_OK;
+    }
+  }
   for (int b = 0; b < deck->nbody; b++) {
     const mbsDeckBody *db = &deck->bodies[b];
     if (fnmatch(s, db->name, 0) != 0) {
@@ -444,18 +484,22 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
     }
     pick_add(deck, p, b);
   }
-  /* a beam's name or node (cable, cable[3]): beams carry no contact geometry */
-  for (int b = 0; b < deck->nbeam && p->n == 0; b++) {
-    size_t nl = strlen(deck->beams[b].name);
-    if (fnmatch(s, deck->beams[b].name, 0) == 0 ||
-        (strncmp(s, deck->beams[b].name, nl) == 0 && s[nl] == '[')) {
-      return deck_fail(r, n,
-                       "between[%d]: '%s' names beam '%s', and beams have no contact geometry",
-                       k, s, deck->beams[b].name);
+  /* beams: every node */
+  for (int b = 0; b < deck->nbeam; b++) {
+    if (fnmatch(s, deck->beams[b].name, 0) != 0) {
+      continue;
     }
+    if (!(deck->beams[b].collision_radius > 0.0)) {
+      return deck_fail(r, n,
+                       "between[%d]: beam '%s' (matched by '%s') has no collision geometry; give "
+                       "it `collision: {sphere: r}` (a sphere on every node) or `{capsule: r}` "
+                       "(along every segment)",
+                       k, deck->beams[b].name, s);
+    }
+    pick_add(deck, p, deck->nbody + b);
   }
   if (p->n == 0) {
-    return deck_fail(r, n, "between[%d]: the pattern '%s' matches no body", k, s);
+    return deck_fail(r, n, "between[%d]: the pattern '%s' matches no body or beam", k, s);
   }
   return MBS_OK;
 }

@@ -1456,13 +1456,61 @@ static void compile_shape(mbsModel *m, const mbsDeck *deck, int b, int k, const 
   }
 }
 
-/* the participants a contacts pattern picks: bodies matching it (fnmatch), or the ground (-1)
- * for the word `ground` */
-static int pattern_picks(const mbsDeck *deck, const char *pat, int b) {
+/* the sphere on node `node` of beam k (`collision: {sphere: r}`): centred on the node's phi;
+ * or (`{capsule: r}`) the segment from that node to the next, a capsule whose ends are the
+ * two nodes' phi (mbsShape.segment); owner the node's body reference (nbody + node over all
+ * beams, mbs_deck_ref_beam) */
+static void compile_node_shape(mbsModel *m, const mbsDeck *deck, int k, int node, mbsShape *s) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const mbsDeckBeam *db = &deck->beams[k];
+  memset(s, 0, sizeof(*s));
+  s->kind = db->collision_segments ? MBS_SHAPE_CAPSULE : MBS_SHAPE_SPHERE;
+  s->body = deck->nbody + db->node0 + node;
+  s->attach = m->beam[k].attach0 + node;
+  s->mark = db->collision_mark;
+  memcpy(s->C, I3, sizeof(I3));
+  s->size[0] = s->radius = db->collision_radius;
+  /* "cable[3]", a segment "cable[3..4]": the index is kept, the beam name shortened if it
+   * must be */
+  char suffix[32];
+  int ns = db->collision_segments ? snprintf(suffix, sizeof(suffix), "[%d..%d]", node, node + 1)
+                                  : snprintf(suffix, sizeof(suffix), "[%d]", node);
+  if (db->collision_segments) {
+    double d[3];
+    vsub(d, db->pos + 3 * (node + 1), db->pos + 3 * node);
+    s->segment = 1;
+    s->size[1] = 0.5 * vnorm(d);
+    s->radius += s->size[1];
+  }
+  int room = MBS_NAME_MAX - 1 - ns;
+  snprintf(s->name, sizeof(s->name), "%.*s%s", room, db->name, suffix);
+}
+
+/* the participants a contacts pattern (side `side` of entry dc) picks: bodies matching it
+ * (fnmatch), beam nodes (b >= nbody: body references) of beams matching it or the one node
+ * it names, or the ground (-1) for the word `ground` */
+static int pattern_picks(const mbsDeck *deck, const mbsDeckContact *dc, int side, int b) {
+  const char *pat = dc->between[side];
   if (strcmp(pat, "ground") == 0) {
     return b < 0;
   }
-  return b >= 0 && fnmatch(pat, deck->bodies[b].name, 0) == 0;
+  if (b < 0) {
+    return 0;
+  }
+  if (dc->between_node[side] > 0) {
+    return b + 1 == dc->between_node[side];
+  }
+  if (b < deck->nbody) {
+    return fnmatch(pat, deck->bodies[b].name, 0) == 0;
+  }
+  int node = 0, k = mbs_deck_ref_beam(deck, b, &node);
+  return k >= 0 && fnmatch(pat, deck->beams[k].name, 0) == 0;
+}
+
+/* the owner of participant b: the body, the beam (nbody + beam index) of a node, -1 ground */
+static int participant_owner(const mbsDeck *deck, int b) {
+  int node = 0, k = b >= deck->nbody ? mbs_deck_ref_beam(deck, b, &node) : -1;
+  return k >= 0 ? deck->nbody + k : b;
 }
 
 static int pair_cmp(const void *x, const void *y) {
@@ -1481,9 +1529,11 @@ static int pair_cmp(const void *x, const void *y) {
 
 /* shapes, contact entries and candidate pairs (model.h "contacts") after the bodies */
 static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *err) {
-  int nb = deck->nbody, ng = deck->nground_shape;
-  int *first = NULL; /* (nbody + 1) first shape of body b, the ground's at index nb */
-  int *who = NULL;   /* participants of one side: body indices, -1 the ground */
+  /* participants: bodies 0 .. nb - 1, beam nodes nb .. nb + nbn - 1 (body references), the
+   * ground (-1, its shapes at index np) */
+  int nb = deck->nbody, ng = deck->nground_shape, nbn = deck->nbeam_node, np = nb + nbn;
+  int *first = NULL; /* (np + 2) first shape of participant b, the ground's at index np */
+  int *who = NULL;   /* participants of one side: body references, -1 the ground */
   mbsStatus st = MBS_OK;
 
   m->moreau_theta = deck->solver.moreau_theta;
@@ -1491,13 +1541,18 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   m->contact_tolerance = deck->solver.contact_tolerance;
   m->contact_iterations = deck->solver.contact_iterations;
 
-  /* shapes: each body's in body order, then the ground's */
+  /* shapes: each body's in body order, a sphere on each node of beams with collision, then
+   * the ground's (last: a pair's shape b) */
   long long nshape = ng, npts = 0;
   for (int b = 0; b < nb; b++) {
     nshape += deck->bodies[b].ncollision;
     for (int k = 0; k < deck->bodies[b].ncollision; k++) {
       npts += deck->bodies[b].collision[k].npts;
     }
+  }
+  for (int k = 0; k < deck->nbeam; k++) {
+    const mbsDeckBeam *db = &deck->beams[k];
+    nshape += db->collision_radius > 0.0 ? db->nnode - db->collision_segments : 0;
   }
   for (int k = 0; k < ng; k++) {
     npts += deck->ground_shapes[k].npts;
@@ -1509,25 +1564,34 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   if ((nshape > 0 && !(m->shape = calloc((size_t)nshape, sizeof(*m->shape)))) ||
       (npts > 0 && !(m->contact_pts = calloc((size_t)npts * 3, sizeof(double)))) ||
       (deck->ncontact > 0 && !(m->contact = calloc((size_t)deck->ncontact, sizeof(*m->contact)))) ||
-      !(first = calloc((size_t)nb + 2, sizeof(int))) ||
-      !(who = calloc((size_t)nb + 1, sizeof(int)))) {
+      !(first = calloc((size_t)np + 2, sizeof(int))) ||
+      !(who = calloc((size_t)np + 1, sizeof(int)))) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto done;
   }
-  int ns = 0, np = 0;
+  int ns = 0, npt = 0;
   for (int b = 0; b < nb; b++) {
     first[b] = ns;
     for (int k = 0; k < deck->bodies[b].ncollision; k++, ns++) {
-      compile_shape(m, deck, b, k, &deck->bodies[b].collision[k], &m->shape[ns], &np);
+      compile_shape(m, deck, b, k, &deck->bodies[b].collision[k], &m->shape[ns], &npt);
     }
   }
-  first[nb] = ns;
-  for (int k = 0; k < ng; k++, ns++) {
-    compile_shape(m, deck, -1, k, &deck->ground_shapes[k], &m->shape[ns], &np);
+  for (int k = 0; k < deck->nbeam; k++) {
+    const mbsDeckBeam *db = &deck->beams[k];
+    for (int i = 0; i < db->nnode; i++) {
+      first[nb + db->node0 + i] = ns;
+      if (db->collision_radius > 0.0 && i < db->nnode - db->collision_segments) {
+        compile_node_shape(m, deck, k, i, &m->shape[ns++]);
+      }
+    }
   }
-  first[nb + 1] = ns;
+  first[np] = ns;
+  for (int k = 0; k < ng; k++, ns++) {
+    compile_shape(m, deck, -1, k, &deck->ground_shapes[k], &m->shape[ns], &npt);
+  }
+  first[np + 1] = ns;
   m->nshape = ns;
-  m->ncontact_pts = np;
+  m->ncontact_pts = npt;
 
   /* the contact entries */
   for (int e = 0; e < deck->ncontact; e++) {
@@ -1545,31 +1609,33 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   }
   m->ncontact = deck->ncontact;
 
-  /* pairs: every (shape of a body of side 1, shape of a body of side 2), the bodies
-   * different and not both static (fixed or the ground); counted, then listed */
+  /* pairs: every (shape of a participant of side 1, shape of a participant of side 2), the
+   * owners different (a body, a beam: its nodes never touch each other) and not both static
+   * (fixed or the ground); counted, then listed */
   long long npair = 0;
   for (int pass = 0; pass < 2; pass++) {
     npair = 0;
     for (int e = 0; e < deck->ncontact; e++) {
       const mbsDeckContact *dc = &deck->contacts[e];
       int n2 = 0;
-      for (int b = -1; b < nb; b++) {
-        if (pattern_picks(deck, dc->between[1], b)) {
+      for (int b = -1; b < np; b++) {
+        if (pattern_picks(deck, dc, 1, b)) {
           who[n2++] = b;
         }
       }
-      for (int i = -1; i < nb; i++) {
-        if (!pattern_picks(deck, dc->between[0], i)) {
+      for (int i = -1; i < np; i++) {
+        if (!pattern_picks(deck, dc, 0, i)) {
           continue;
         }
-        int si = i < 0 || deck->bodies[i].fixed;
+        int si = i < 0 || (i < nb && deck->bodies[i].fixed);
+        int oi = participant_owner(deck, i);
         for (int t = 0; t < n2; t++) {
           int j = who[t];
-          int sj = j < 0 || deck->bodies[j].fixed;
-          if (i == j || (si && sj)) {
+          int sj = j < 0 || (j < nb && deck->bodies[j].fixed);
+          if (oi == participant_owner(deck, j) || (si && sj)) {
             continue;
           }
-          int ia = i < 0 ? nb : i, jb = j < 0 ? nb : j;
+          int ia = i < 0 ? np : i, jb = j < 0 ? np : j;
           for (int a = first[ia]; a < first[ia + 1]; a++) {
             for (int bb = first[jb]; bb < first[jb + 1]; bb++) {
               const mbsShape *sa = &m->shape[a], *sb = &m->shape[bb];

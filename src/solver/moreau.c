@@ -76,6 +76,7 @@
 typedef struct {
   int pair, feature; /* identity (warm starts) */
   int frame[2];      /* attachment frames of shapes a and b */
+  int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
@@ -378,7 +379,7 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
 static void frame_coords(const mbsModel *m, int f, const double *q, const double p[3],
                          double c[3]) {
   mbsAttachKind kind = m->attach_kind[f];
-  if (kind == MBS_ATTACH_DIRECTORS) {
+  if (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE) {
     const double *phi = q + 3 * m->attach_node[f];
     for (int i = 0; i < 3; i++) {
       const double *di = phi + 3 * (i + 1);
@@ -407,16 +408,42 @@ static void tangents(const double n[3], double t1[3], double t2[3]) {
   vcross(t2, n, t1);
 }
 
+/* the weights of the material point of contact side `side` at the world point p: the point
+ * fixed to its frame, or on a beam segment the point of its axis nearest to p, x = (1 - s)
+ * phi_a + s phi_b with s in [0, 1] (the segment's ends phi_a, phi_b: frames f, f + 1) */
+static void side_weights(const mbsModel *m, const Contact *c, int side, const double *q,
+                         const double p[3], mbsPointWeights *pw) {
+  int f = c->frame[side];
+  if (!c->segment[side]) {
+    double cc[3];
+    frame_coords(m, f, q, p, cc);
+    mbs_attach_point_weights(m, f, cc, pw);
+    return;
+  }
+  static const double zero[3] = {0.0, 0.0, 0.0};
+  double xa[3], xb[3], u[3], d[3];
+  mbs_attach_point(m, f, zero, q, xa);
+  mbs_attach_point(m, f + 1, zero, q, xb);
+  vsub(u, xb, xa);
+  vsub(d, p, xa);
+  double uu = vdot(u, u), s = uu > 0.0 ? vdot(d, u) / uu : 0.5;
+  s = fmin(1.0, fmax(0.0, s));
+  memset(pw, 0, sizeof(*pw));
+  pw->n = 2;
+  pw->node[0] = m->attach_node[f];
+  pw->node[1] = m->attach_node[f + 1];
+  pw->w[0] = 1.0 - s;
+  pw->w[1] = s;
+}
+
 /* W columns of contact c: gamma_dir = dir . (v_b(pb) - v_a(pa)) */
 static void contact_columns(const mbsModel *m, Contact *c, const double *q, const double pa[3],
                             const double pb[3]) {
   const double *dirs[3] = {c->n, c->t1, c->t2};
   c->nw = 0;
   for (int side = 0; side < 2; side++) {
-    double cc[3];
-    frame_coords(m, c->frame[side], q, side ? pb : pa, cc);
     mbsPointWeights pw;
-    mbs_attach_point_weights(m, c->frame[side], cc, &pw);
+    side_weights(m, c, side, q, side ? pb : pa, &pw);
     double sign = side ? 1.0 : -1.0;
     for (int k = 0; k < pw.n; k++) {
       for (int j = 0; j < 3; j++) {
@@ -462,10 +489,14 @@ static int contact_cmp(const void *a, const void *b) {
  * radius times the director rates' norm (a bound of the rotation's speed) */
 static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v, double dt) {
   int f = s->attach;
+  if (s->segment) {
+    /* every point of the segment moves at a convex combination of its ends' velocities */
+    return dt * fmax(vnorm(v + 3 * m->attach_node[f]), vnorm(v + 3 * m->attach_node[f + 1]));
+  }
   if (m->attach_kind[f] == MBS_ATTACH_POINT) {
     return dt * vnorm(v + 3 * m->attach_node[f]);
   }
-  if (m->attach_kind[f] != MBS_ATTACH_DIRECTORS) {
+  if (m->attach_kind[f] != MBS_ATTACH_DIRECTORS && m->attach_kind[f] != MBS_ATTACH_BEAM_NODE) {
     return 0.0;
   }
   const double *vp = v + 3 * m->attach_node[f];
@@ -486,6 +517,10 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
     w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
+    if (m->shape[s].segment) {
+      /* a segment's bounding sphere grows as it stretches */
+      w->extra[s] += fmax(0.0, m->shape[s].size[0] + w->pose[s].half - m->shape[s].radius);
+    }
   }
   int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
   int n = 0;
@@ -508,6 +543,8 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       c->feature = p->feature;
       c->frame[0] = sa->attach;
       c->frame[1] = sb->attach;
+      c->segment[0] = sa->segment;
+      c->segment[1] = sb->segment;
       c->body[0] = sa->body;
       c->body[1] = sb->body;
       for (int d3 = 0; d3 < 3; d3++) {
