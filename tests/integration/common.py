@@ -82,3 +82,24 @@ def skip(what, why):
 
 def done():
     sys.exit(1 if failures else 0)
+
+
+def attempt(what, path, *args):
+    """run a deck; a run that fails is one failed check (the caller skips the rest of its
+    section on None), else the loaded result"""
+    rc, _, err, out = run(path, *args, check=False)
+    r = load(out) if rc == 0 else None
+    status = None
+    if r is not None:
+        status = r["attrs"].get("status")
+        status = status.decode() if isinstance(status, bytes) else status
+    ok = rc == 0 and status is not None and status.startswith("completed")
+    check(ok, "%s runs: exit %d, status %r%s" % (what, rc, status,
+                                                 "" if ok else ": " + err.strip()[-300:]))
+    return r if ok else None
+
+
+def contact_rows(r, k):
+    """the /contacts/table rows of record k"""
+    off, cnt = r["contacts/offsets"], r["contacts/count"]
+    return r["contacts/table"][off[k]:off[k] + cnt[k]]

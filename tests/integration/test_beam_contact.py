@@ -41,7 +41,8 @@ import sys
 
 import numpy as np
 
-from common import ROOT, check, deck, done, load, run, write_deck
+from common import ROOT, attempt, check, deck, done, write_deck
+from common import contact_rows as rows
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import beam_impact  # noqa: E402  (Euler-Bernoulli modal response, independent of the program)
@@ -50,23 +51,6 @@ G = 9.81
 COL_BODY_A, COL_BODY_B, COL_GAP, COL_PN = 1, 2, 9, 10
 
 
-def attempt(what, path, *args):
-    """run a deck; a run that fails is one failed check (the rest of its section is skipped)"""
-    rc, _, err, out = run(path, *args, check=False)
-    r = load(out) if rc == 0 else None
-    status = None
-    if r is not None:
-        status = r["attrs"].get("status")
-        status = status.decode() if isinstance(status, bytes) else status
-    ok = rc == 0 and status is not None and status.startswith("completed")
-    check(ok, "%s runs: exit %d, status %r%s" % (what, rc, status,
-                                                 "" if ok else ": " + err.strip()[-300:]))
-    return r if ok else None
-
-
-def rows(r, k):
-    off, cnt = r["contacts/offsets"], r["contacts/count"]
-    return r["contacts/table"][off[k]:off[k] + cnt[k]]
 
 
 def balance(r):

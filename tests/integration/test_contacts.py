@@ -27,7 +27,8 @@ import sys
 
 import numpy as np
 
-from common import ROOT, check, deck, done, load, run, write_deck
+from common import ROOT, attempt, check, deck, done, load, run, write_deck
+from common import contact_rows as rows
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import rocking_rod  # noqa: E402  (the independent event-driven reference)
@@ -49,27 +50,10 @@ def names(r, key):
     return [n.decode() if isinstance(n, bytes) else n for n in r[key]]
 
 
-def attempt(what, path, *args):
-    """run a deck; a run that fails is one failed check (the rest of its section is skipped)"""
-    rc, _, err, out = run(path, *args, check=False)
-    r = load(out) if rc == 0 else None
-    status = None
-    if r is not None:
-        status = r["attrs"].get("status")
-        status = status.decode() if isinstance(status, bytes) else status
-    ok = rc == 0 and status is not None and status.startswith("completed")
-    check(ok, "%s runs: exit %d, status %r%s" % (what, rc, status,
-                                                 "" if ok else ": " + err.strip()[-300:]))
-    return r if ok else None
-
 
 def body(r, name):
     return names(r, "bodies/names").index(name)
 
-
-def rows(r, k):
-    off, cnt = r["contacts/offsets"], r["contacts/count"]
-    return r["contacts/table"][off[k]:off[k] + cnt[k]]
 
 
 def impact_records(vz, dt, jump):
