@@ -57,7 +57,8 @@ typedef struct mbsIntegratorTable {
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
 extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
-    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau;
+    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau,
+    mbs_integrator_spacetime;
 
 /* ---- what the implicit schemes share ---- */
 
