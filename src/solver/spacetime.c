@@ -12,8 +12,8 @@
  *   kinematic int psi_i [q' - w] dtau = 0
  *   rows      int psi_i (d/dtau) g(q(tau), t) dtau = 0, with g = 0 at the element's start:
  *             psi_i(1) g(q_k) - int psi_i' g dtau = 0
- * (' = d/dtau), integrated by Gauss quadrature with k + 2 points (exact for the quadratic
- * rows and inertia). With psi = dq/dtau-like tests the constraint forces do no work
+ * (' = d/dtau), integrated by Gauss quadrature with 1 (k = 1) or 3 (k = 2) points (exact for
+ * quadratic potentials and rows; k = 1 is then the implicit midpoint rule). With psi = dq/dtau-like tests the constraint forces do no work
  * (int mu . dg/dtau = 0 for mu in the test space): energy is conserved for conservative
  * systems with at most quadratic potentials and constraints, and the rows hold at every
  * element's end.
@@ -38,7 +38,7 @@
 #include "util/arena.h"
 
 #define ST_MAXK 2
-#define ST_MAXG 4
+#define ST_MAXG 3
 
 typedef struct {
   int k, ne, nnode; /* degree, elements per block, nodes per block (ne k + 1) */
@@ -106,15 +106,15 @@ static double test_fn(int k, int i, double x, double *dx) {
 static void basis_init(StWork *w, int k) {
   static const double x3[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
   static const double w3[3] = {0.5555555555555556, 0.8888888888888888, 0.5555555555555556};
-  static const double x4[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
-                               0.8611363115940526};
-  static const double w4[4] = {0.3478548451374538, 0.6521451548625461, 0.6521451548625461,
-                               0.3478548451374538};
   w->k = k;
-  w->ng = k + 2;
+  /* k = 1: the midpoint (exact for the linear integrands of quadratic potentials and rows;
+   * the scheme is then the implicit midpoint rule, and a torque's contravariant director
+   * forces at one point give exactly its impulse); k = 2: 3 points, exact to degree 5 (the
+   * rows' int psi' g(q) and G(q)^T mu psi are of degree 4) */
+  w->ng = k == 1 ? 1 : 3;
   for (int g = 0; g < w->ng; g++) {
-    w->gx[g] = 0.5 * (1.0 + (k == 1 ? x3[g] : x4[g]));
-    w->gw[g] = 0.5 * (k == 1 ? w3[g] : w4[g]);
+    w->gx[g] = k == 1 ? 0.5 : 0.5 * (1.0 + x3[g]);
+    w->gw[g] = k == 1 ? 1.0 : 0.5 * w3[g];
     for (int b = 0; b <= k; b++) {
       w->phi[g][b] = lag(k, b, w->gx[g], &w->dphi[g][b]);
     }
