@@ -20,7 +20,10 @@
  *
  * A block of N elements is one Newton solve on the solver-owned staged system: every
  * unknown temporal node n = 1..N k gives two stages, A = (q_n, mu) with mu the multiplier
- * value of the element that node closes or lies in, and B = (w_n, unused rows: identity).
+ * value of the element that node closes or lies in, and B = (w_n, unused: identity). The
+ * equations of test function i go to the rows of its node's stages so that the diagonal
+ * carries the large entries (the sparse LU then pivots on it and keeps the band's fill):
+ * A's rows the kinematic equation (q) and the rows (mu), B's the balance (M w).
  * A block's end values start the next block. A step of the run either interpolates inside
  * the solved block (dense output from the polynomials) or solves the block that starts
  * there, with elements of the step's size: a failed block is thus retried with half the
@@ -321,8 +324,8 @@ static double st_assemble(void *ctx, int with_jac) {
       sbv[b] = n >= 1 ? stage_b(n) : -1;
     }
     for (int i = 0; i < k; i++) {
-      int si = sa[i + 1], sk = sbv[i + 1]; /* balance/rows, kinematic/unused */
-      double *rb = w->res + (size_t)si * nsp, *rk = w->res + (size_t)sk * nsp;
+      int si = sa[i + 1], sk = sbv[i + 1]; /* A: kinematic + rows, B: balance + unused */
+      double *rb = w->res + (size_t)sk * nsp, *rk = w->res + (size_t)si * nsp;
       /* inertia: sum_b A_ib M w_b; kinematic: sum_b A_ib q_b - B_ib w_b */
       for (int b = 0; b <= k; b++) {
         const double *wb = w->W + (size_t)(e * k + b) * nq, *qb = w->Q + (size_t)(e * k + b) * nq;
@@ -336,7 +339,7 @@ static double st_assemble(void *ctx, int with_jac) {
             }
           }
           if (with_jac && sbv[b] >= 0) {
-            const mbsSystemMaps *mp = bmaps(w, si, sbv[b]);
+            const mbsSystemMaps *mp = bmaps(w, sk, sbv[b]);
             for (int j = 0; j < 3; j++) {
               jadd(w->jac, mp->mass_map[6 * c + j], val);
               jadd(w->jac, mp->mass_map[6 * c + 3 + j], val);
@@ -349,10 +352,10 @@ static double st_assemble(void *ctx, int with_jac) {
         if (with_jac) {
           for (int j = 0; j < nq; j++) {
             if (sa[b] >= 0) {
-              jadd(w->jac, bdiag(w, sk, sa[b], j), w->A[i][b]);
+              jadd(w->jac, bdiag(w, si, sa[b], j), w->A[i][b]);
             }
             if (sbv[b] >= 0) {
-              jadd(w->jac, bdiag(w, sk, sbv[b], j), -w->B[i][b]);
+              jadd(w->jac, bdiag(w, si, sbv[b], j), -w->B[i][b]);
             }
           }
         }
@@ -360,7 +363,7 @@ static double st_assemble(void *ctx, int with_jac) {
       scale = fmax(scale, mbs_norm_inf(rb, nq));
       /* the unused rows of stage B: identity on their (zero) unknowns */
       for (int r = 0; r < nc; r++) {
-        rk[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
+        rb[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
         if (with_jac) {
           jadd(w->jac, bdiag(w, sk, sk, nq + r), 1.0);
         }
@@ -374,7 +377,7 @@ static double st_assemble(void *ctx, int with_jac) {
         double tk = te + h;
         for (int row = 0; row < m->nrow; row++) {
           const mbsConRow *c = &m->con[row];
-          rb[nq + row] += w->psi1[i] * mbs_con_eval(c, qk, with_jac ? grad : NULL);
+          rk[nq + row] += w->psi1[i] * mbs_con_eval(c, qk, with_jac ? grad : NULL);
           if (with_jac) {
             const mbsSystemMaps *mp = bmaps(w, si, sa[k]);
             const int *gm = mp->con_gmap + sys->con_goff[row];
@@ -393,7 +396,7 @@ static double st_assemble(void *ctx, int with_jac) {
           }
           kind->constraint(m, el, qk, tk, gv, with_jac ? Ge : NULL);
           for (int r = 0; r < el->ncon; r++) {
-            rb[nq + el->con0 + r] += w->psi1[i] * gv[r];
+            rk[nq + el->con0 + r] += w->psi1[i] * gv[r];
             if (with_jac) {
               const int *gm = bmaps(w, si, sa[k])->elem_gmap + sys->elem_goff[ie];
               for (int j = 0; j < el->nq; j++) {
@@ -417,7 +420,7 @@ static double st_assemble(void *ctx, int with_jac) {
           memset(H, 0, (size_t)(n * n) * sizeof(double));
           kind->gradient(m, el, q, gv, with_jac ? H : NULL);
           for (int i = 0; i < k; i++) {
-            double *rb = w->res + (size_t)sa[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
+            double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] += f * gv[j];
               scale = fmax(scale, fabs(f * gv[j]));
@@ -428,7 +431,7 @@ static double st_assemble(void *ctx, int with_jac) {
                 if (sa[b] < 0) {
                   continue;
                 }
-                const int *jm = bmaps(w, sa[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
+                const int *jm = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
                   jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
                   hm = fmax(hm, fabs(H[j]));
@@ -447,7 +450,7 @@ static double st_assemble(void *ctx, int with_jac) {
           memset(Fv, 0, (size_t)(n * n) * sizeof(double));
           kind->force(m, el, q, v, tg, gv, with_jac ? Fq : NULL, with_jac ? Fv : NULL);
           for (int i = 0; i < k; i++) {
-            double *rb = w->res + (size_t)sa[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
+            double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] -= f * gv[j];
               scale = fmax(scale, fabs(f * gv[j]));
@@ -457,8 +460,8 @@ static double st_assemble(void *ctx, int with_jac) {
                 if (sa[b] < 0) {
                   continue;
                 }
-                const int *ja = bmaps(w, sa[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
-                const int *jb = bmaps(w, sa[i + 1], sbv[b])->elem_jmap + sys->elem_joff[ie];
+                const int *ja = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
+                const int *jb = bmaps(w, sbv[i + 1], sbv[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
                   jadd(w->jac, ja[j], -f * w->phi[g][b] * Fq[j]);
                   jadd(w->jac, jb[j], -f * w->phi[g][b] * Fv[j] / h);
@@ -475,8 +478,8 @@ static double st_assemble(void *ctx, int with_jac) {
             kind->constraint_hessian(m, el, q, tg, mue, H);
           }
           for (int i = 0; i < k; i++) {
-            int si = sa[i + 1];
-            double *rb = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
+            int si = sa[i + 1], sk = sbv[i + 1];
+            double *rb = w->res + (size_t)sk * nsp, *rc = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
             double fr = -wg * w->dpsi[g][i];
             for (int j = 0; j < n; j++) {
               double t = 0.0;
@@ -487,7 +490,7 @@ static double st_assemble(void *ctx, int with_jac) {
               scale = fmax(scale, fabs(f * t));
             }
             for (int r = 0; r < el->ncon; r++) {
-              rb[nq + el->con0 + r] += fr * gv[r];
+              rc[nq + el->con0 + r] += fr * gv[r];
             }
             if (!with_jac) {
               continue;
@@ -496,9 +499,8 @@ static double st_assemble(void *ctx, int with_jac) {
               if (sa[b] < 0) {
                 continue;
               }
-              const mbsSystemMaps *mp = bmaps(w, si, sa[b]);
-              const int *jm = mp->elem_jmap + sys->elem_joff[ie];
-              const int *gm = mp->elem_gmap + sys->elem_goff[ie];
+              const int *jm = bmaps(w, sk, sa[b])->elem_jmap + sys->elem_joff[ie];
+              const int *gm = bmaps(w, si, sa[b])->elem_gmap + sys->elem_goff[ie];
               for (int j = 0; j < n * n; j++) {
                 jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
               }
@@ -510,7 +512,7 @@ static double st_assemble(void *ctx, int with_jac) {
             }
             /* d/dmu_j: G^T psi_j */
             for (int jj = 0; jj < k; jj++) {
-              const int *gm = bmaps(w, si, sa[jj + 1])->elem_gmap + sys->elem_goff[ie];
+              const int *gm = bmaps(w, sk, sa[jj + 1])->elem_gmap + sys->elem_goff[ie];
               for (int r = 0; r < el->ncon; r++) {
                 for (int j = 0; j < n; j++) {
                   jadd(w->jac, gm[(r * n + j) * 2 + 1], f * w->psi[g][jj] * Ge[r * n + j]);
@@ -525,8 +527,8 @@ static double st_assemble(void *ctx, int with_jac) {
         const mbsConRow *c = &m->con[row];
         double gval = mbs_con_eval(c, q, grad);
         for (int i = 0; i < k; i++) {
-          int si = sa[i + 1];
-          double *rb = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
+          int si = sa[i + 1], sk = sbv[i + 1];
+          double *rb = w->res + (size_t)sk * nsp, *rc = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
           double fr = -wg * w->dpsi[g][i];
           for (int a = 0; a < c->nnode; a++) {
             for (int j = 0; j < 3; j++) {
@@ -535,7 +537,7 @@ static double st_assemble(void *ctx, int with_jac) {
               scale = fmax(scale, fabs(t));
             }
           }
-          rb[nq + row] += fr * gval;
+          rc[nq + row] += fr * gval;
           if (!with_jac) {
             continue;
           }
@@ -543,8 +545,8 @@ static double st_assemble(void *ctx, int with_jac) {
             if (sa[b] < 0) {
               continue;
             }
-            const mbsSystemMaps *mp = bmaps(w, si, sa[b]);
-            const int *gm = mp->con_gmap + sys->con_goff[row];
+            const mbsSystemMaps *mp = bmaps(w, sk, sa[b]);
+            const int *gm = bmaps(w, si, sa[b])->con_gmap + sys->con_goff[row];
             double fb = fr * w->phi[g][b], hb = f * w->phi[g][b] * mu[row];
             for (int a = 0; a < c->nnode; a++) {
               for (int j = 0; j < 3; j++) {
@@ -558,7 +560,7 @@ static double st_assemble(void *ctx, int with_jac) {
             }
           }
           for (int jj = 0; jj < k; jj++) {
-            const int *gm = bmaps(w, si, sa[jj + 1])->con_gmap + sys->con_goff[row];
+            const int *gm = bmaps(w, sk, sa[jj + 1])->con_gmap + sys->con_goff[row];
             double fj = f * w->psi[g][jj];
             for (int a = 0; a < c->nnode; a++) {
               for (int j = 0; j < 3; j++) {
