@@ -111,4 +111,23 @@ check(p.returncode == 0 and nrej > 0, "blocks that fail are retried with half th
 if p.returncode == 0:
     err = np.max(np.abs(load(os.path.join(TMP, "halving.h5"))["bodies/orientation"][-1, 0] - Rref))
     check(err <= 1e-4, "after the halvings the directors agree with scipy (%.1e)" % err)
+
+# --- seed 003 sec. 4.2, centred double spherical pendulum: planar, energy conserved ----------
+_, _, _, out = run(deck("double_spherical_pendulum.yaml"),
+                   *st(2, "--dt", "0.02", "--t-end", "2", "--set",
+                       "solver.spacetime.elements_per_block=10"))
+r = load(out)
+y = np.max(np.abs(r["bodies/position"][:, :, 1]))
+# measured 0 (the seed: below 1e-30)
+check(y <= 1e-14, "double spherical pendulum stays in the x-z plane (max |y| %.1e)" % y)
+e = energy_error(r)
+# measured 1.8e-15 (gravity is linear, the rows quadratic: conserved to round-off)
+check(e <= 1e-12, "double spherical pendulum: energy conserved at the nodes (%.1e)" % e)
+
+# --- contacts are a deck error ----------------------------------------------------------------
+rc, _, err_text, _ = run(deck("contacts/bouncing_ball.yaml"), "--integrator", "spacetime",
+                         check=False)
+check(rc == 1 and "integrator spacetime cannot handle contacts" in err_text
+      and "bouncing_ball.yaml" in err_text,
+      "contacts with integrator spacetime: a deck error (exit %d)" % rc)
 done()
