@@ -698,8 +698,6 @@ static void predict(StWork *w, const double *q0, const double *v0, int prev, dou
     }
     w->pt[i] = a;
   }
-  double mu_last[1];
-  (void)mu_last;
   for (int n = 0; n < w->nnode; n++) {
     double s = n * w->h / k;
     for (int i = 0; i < nq; i++) {
