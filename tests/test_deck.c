@@ -1134,8 +1134,31 @@ START_TEST(test_bad_values) {
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 19, "unknown key 'tol' in solver.newton");
   snprintf(buf, sizeof(buf), "%ssolver: {genalpha: {rho_inf: 1.5}}\n", one);
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 30, "genalpha.rho_inf must be in [0, 1] (got 1.5)");
-  snprintf(buf, sizeof(buf), "%ssolver: {spacetime: {degree: 1}}\n", one);
-  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 10, "unsupported key 'spacetime' in solver");
+  snprintf(buf, sizeof(buf), "%ssolver: {spacetime: {degree: 3}}\n", one);
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 30, "spacetime.degree must be 1 or 2 (got 3)");
+  snprintf(buf, sizeof(buf), "%ssolver: {spacetime: {elements_per_block: 0}}\n", one);
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 42,
+           "spacetime.elements_per_block must be in [1, 100000] (got 0)");
+  snprintf(buf, sizeof(buf), "%ssolver: {spacetime: {order: 1}}\n", one);
+  load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 22, "unknown key 'order' in solver.spacetime");
+  /* spacetime: its keys, and UMFPACK as its default linear solver (an explicit one kept) */
+  {
+    mbsDeck sd;
+    mbsError se;
+    snprintf(buf, sizeof(buf),
+             "%ssolver: {integrator: spacetime, spacetime: {degree: 2, elements_per_block: 7}}\n",
+             one);
+    ck_assert_int_eq(load_text(buf, NULL, 0, &sd, &se), MBS_OK);
+    ck_assert_int_eq(sd.solver.spacetime_degree, 2);
+    ck_assert_int_eq(sd.solver.spacetime_elements, 7);
+    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_UMFPACK);
+    mbs_deck_free(&sd);
+    snprintf(buf, sizeof(buf), "%ssolver: {integrator: spacetime, linear_solver: klu}\n", one);
+    ck_assert_int_eq(load_text(buf, NULL, 0, &sd, &se), MBS_OK);
+    ck_assert_int_eq(sd.solver.spacetime_degree, 1);
+    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_KLU);
+    mbs_deck_free(&sd);
+  }
   snprintf(buf, sizeof(buf), "%ssolver: {t_end: -1}\n", one);
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 17, "solver: t_end must be > 0 (got -1)");
   snprintf(buf, sizeof(buf), "%soutput: {every: 0}\n", one);

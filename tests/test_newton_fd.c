@@ -166,6 +166,118 @@ static int check_model(const mbsModel *m, const char *what, char *msg, size_t nm
   return fail;
 }
 
+/* spacetime: the block's matrix (all its temporal nodes at once) against central differences
+ * of the block's residual, at the predictor of the block after two steps, perturbed. 0 when
+ * the check passed, else a message in msg */
+static int check_spacetime(const mbsModel *m, const char *what, char *msg, size_t nmsg) {
+  mbsError err;
+  mbsData *d = mbs_data_create(m, &err);
+  if (!d) {
+    snprintf(msg, nmsg, "%s: %s", what, err.msg);
+    return 1;
+  }
+  int fail = 0;
+  double dt = m->dt;
+  mbs_solver_start(m, d);
+  for (int k = 0; k < 2 && !fail; k++) {
+    if (mbs_solver_advance(m, d, d->t + dt, &err) != MBS_OK) {
+      snprintf(msg, nmsg, "%s: step %d failed: %s", what, k + 1, err.msg);
+      fail = 1;
+    }
+  }
+  const mbsSystem *sys = fail ? NULL : mbs_spacetime_begin(m, d, dt);
+  int ns = sys ? sys->n : 1;
+  double *J = calloc((size_t)ns * ns, sizeof(double)), *x = calloc((size_t)ns, sizeof(double));
+  double *rp = calloc((size_t)ns, sizeof(double)), *rm = calloc((size_t)ns, sizeof(double));
+  double *xs = calloc((size_t)ns, sizeof(double));
+  if (!fail && (!J || !x || !rp || !rm || !xs)) {
+    snprintf(msg, nmsg, "out of memory");
+    fail = 1;
+  }
+  if (!fail) {
+    /* the predictor, perturbed: positions and velocities by 5 % of a step's motion, the
+     * multipliers by 10 % and an offset */
+    mbs_spacetime_unknowns(d, x);
+    double xmax = fmax(1.0, mbs_norm_inf(x, ns));
+    for (int i = 0; i < ns; i++) {
+      x[i] += 1e-3 * xmax * sin(1.0 + 7.3 * i);
+      xs[i] = fabs(x[i]) + 1e-3 * xmax;
+    }
+    mbs_spacetime_set_unknowns(d, x);
+    const double *jac;
+    const double *res = mbs_spacetime_assemble(d, 1, &jac);
+    double rmax = mbs_norm_inf(res, ns);
+    for (int c = 0; c < ns; c++) {
+      for (int p = sys->colptr[c]; p < sys->colptr[c + 1]; p++) {
+        J[(size_t)c * ns + sys->rowind[p]] += jac[p];
+      }
+    }
+    for (int c = 0; c < ns && !fail; c++) {
+      double x0 = x[c], h = 1e-6 * xs[c];
+      x[c] = x0 + h;
+      mbs_spacetime_set_unknowns(d, x);
+      memcpy(rp, mbs_spacetime_assemble(d, 0, &jac), (size_t)ns * sizeof(double));
+      x[c] = x0 - h;
+      mbs_spacetime_set_unknowns(d, x);
+      memcpy(rm, mbs_spacetime_assemble(d, 0, &jac), (size_t)ns * sizeof(double));
+      x[c] = x0;
+      double cmax = 0.0;
+      for (int r = 0; r < ns; r++) {
+        cmax = fmax(cmax, fabs(J[(size_t)c * ns + r]));
+      }
+      for (int r = 0; r < ns && !fail; r++) {
+        double fd = (rp[r] - rm[r]) / (2.0 * h), a = J[(size_t)c * ns + r];
+        double tol = 1e-6 * fmax(cmax, fabs(fd)) + 1e3 * DBL_EPSILON * rmax / h;
+        if (!(fabs(fd - a) <= tol)) {
+          snprintf(msg, nmsg,
+                   "%s: d r[%d] / d x[%d] (stage %d, unknown %d) assembled %.10e, finite "
+                   "differences %.10e (tolerance %.2e)",
+                   what, r, c, c / sys->nsp, c % sys->nsp, a, fd, tol);
+          fail = 1;
+        }
+      }
+    }
+  }
+  free(J);
+  free(x);
+  free(rp);
+  free(rm);
+  free(xs);
+  mbs_data_destroy(d);
+  return fail;
+}
+
+START_TEST(test_newton_matrix_fd_spacetime) {
+  glob_t g;
+  ck_assert_int_eq(glob(DECKS "*.yaml", 0, NULL, &g), 0);
+  int checked = 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    for (int deg = 1; deg <= 2; deg++) {
+      char sdeg[2] = {(char)('0' + deg), 0};
+      mbsOverride ov[] = {{"solver.integrator", "spacetime"},
+                          {"solver.spacetime.degree", sdeg},
+                          {"solver.spacetime.elements_per_block", "2"}};
+      mbsDeck deck;
+      mbsError err;
+      memset(&deck, 0, sizeof(deck));
+      ck_assert_msg(mbs_deck_load(&deck, g.gl_pathv[k], ov, 3, &err) == MBS_OK, "%s: %s",
+                    g.gl_pathv[k], err.msg);
+      mbsModel *m = mbs_model_compile(&deck, &err);
+      ck_assert_msg(m != NULL, "%s: %s", g.gl_pathv[k], err.msg);
+      char what[512], msg[4096];
+      snprintf(what, sizeof(what), "%s (spacetime, degree %d)", g.gl_pathv[k], deg);
+      int fail = check_spacetime(m, what, msg, sizeof(msg));
+      mbs_model_destroy(m);
+      mbs_deck_free(&deck);
+      ck_assert_msg(!fail, "%s", msg);
+      checked++;
+    }
+  }
+  globfree(&g);
+  ck_assert_int_eq(checked, 2 * (int)g.gl_pathc);
+}
+END_TEST
+
 START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
   glob_t g;
   ck_assert_int_eq(glob(DECKS "*.yaml", 0, NULL, &g), 0);
@@ -254,8 +366,9 @@ START_TEST(test_integrator_table) {
     }
     ck_assert_msg(t != NULL, "integrator %d has no entry", k);
     ck_assert_str_eq(t->name, mbs_integrator_word((mbsIntegrator)k));
+    /* spacetime has no one-step assembler (its block matrix: test_newton_matrix_fd_spacetime) */
     ck_assert(t->init && t->step && t->interpolate && t->state_export && t->state_import &&
-              t->free && t->prepare);
+              t->free && (t->prepare || k == MBS_INTEGRATOR_SPACETIME));
   }
   ck_assert(mbs_integrator_table(MBS_INTEGRATOR_COUNT) == NULL);
   ck_assert(mbs_integrator_table((mbsIntegrator)-1) == NULL);
@@ -267,6 +380,7 @@ Suite *newton_fd_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_newton_matrix_fd_every_deck_every_integrator);
+  tcase_add_test(tc, test_newton_matrix_fd_spacetime);
   tcase_add_test(tc, test_interpolate_ends);
   tcase_add_test(tc, test_integrator_table);
   suite_add_tcase(s, tc);

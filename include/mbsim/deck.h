@@ -184,6 +184,9 @@ typedef struct {
   mbsMoreauVariant moreau_variant; /* default theta */
   double contact_tolerance;  /* solver.moreau.contact_tolerance > 0, default 1e-10 */
   int contact_iterations;    /* solver.moreau.contact_iterations >= 1, default 100 */
+  int spacetime_degree;      /* solver.spacetime.degree: 1 or 2, default 1 */
+  int spacetime_elements;    /* solver.spacetime.elements_per_block >= 1, default 10 */
+  mbsMark spacetime_mark;    /* where solver.spacetime was given (line 0: not given) */
 } mbsDeckSolver;
 
 typedef struct {

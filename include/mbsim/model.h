@@ -293,6 +293,8 @@ typedef struct mbsModel {
   double contact_tolerance;     /* moreau: residual of the prox equations */
   int contact_iterations;       /* moreau: iteration cap of the contact solver */
   int max_halvings; /* step control: max halvings of dt within one step */
+  int spacetime_degree;   /* spacetime: Lagrange degree in time, 1 or 2 */
+  int spacetime_elements; /* spacetime: temporal elements per block (one Newton solve) */
   int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */
   double *joint_initial_rate; /* (njoint) [rad/s or m/s] initial_rate, NaN where not given */
   double energy_warning;  /* relative |E - E0 - W + D| above which the run warns */

@@ -74,7 +74,8 @@ typedef struct {
   X(MBS_INTEGRATOR_EULER, "euler")                                                                 \
   X(MBS_INTEGRATOR_GENALPHA, "genalpha")                                                           \
   X(MBS_INTEGRATOR_STATIC, "static")                                                               \
-  X(MBS_INTEGRATOR_MOREAU, "moreau")
+  X(MBS_INTEGRATOR_MOREAU, "moreau")                                                               \
+  X(MBS_INTEGRATOR_SPACETIME, "spacetime")
 
 /* sparse LU of the Newton matrix (src/solver/linsolve.c) */
 #define MBS_LINEAR_SOLVER_LIST(X)                                                                  \

@@ -1538,6 +1538,8 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
 
   m->moreau_theta = deck->solver.moreau_theta;
   m->moreau_variant = deck->solver.moreau_variant;
+  m->spacetime_degree = deck->solver.spacetime_degree;
+  m->spacetime_elements = deck->solver.spacetime_elements;
   m->contact_tolerance = deck->solver.contact_tolerance;
   m->contact_iterations = deck->solver.contact_iterations;
 

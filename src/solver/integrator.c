@@ -23,6 +23,7 @@ static const mbsIntegratorTable *const table[] = {
     [MBS_INTEGRATOR_GENALPHA] = &mbs_integrator_genalpha,
     [MBS_INTEGRATOR_STATIC] = &mbs_integrator_static,
     [MBS_INTEGRATOR_MOREAU] = &mbs_integrator_moreau,
+    [MBS_INTEGRATOR_SPACETIME] = &mbs_integrator_spacetime,
 };
 _Static_assert(sizeof(table) / sizeof(table[0]) == MBS_INTEGRATOR_COUNT,
                "the integrator table needs one entry per mbsIntegrator value");

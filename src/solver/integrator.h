@@ -57,7 +57,8 @@ typedef struct mbsIntegratorTable {
 const mbsIntegratorTable *mbs_integrator_table(mbsIntegrator k);
 
 extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_integrator_euler,
-    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau;
+    mbs_integrator_genalpha, mbs_integrator_static, mbs_integrator_moreau,
+    mbs_integrator_spacetime;
 
 /* ---- what the implicit schemes share ---- */
 
@@ -157,5 +158,15 @@ mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err);
 /* the one-step schemes' dense output (cubic Hermite from the step's ends) */
 void mbs_implicit_interpolate(const mbsModel *m, const mbsData *d, const mbsImplicitWork *w,
                               double t, double *q, double *v);
+
+/* spacetime (spacetime.c), for the tests of its Newton matrix: begin a block of elements of
+ * length h at d's state (the predictor as the iterate; returns the block's system), the
+ * block's unknowns (sys->n, in the system's order) out of and into its iterate, and the
+ * residual (returned) and matrix (*jac, when with_jac) at the iterate */
+struct mbsSystem;
+struct mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h);
+void mbs_spacetime_unknowns(mbsData *d, double *x);
+void mbs_spacetime_set_unknowns(mbsData *d, const double *x);
+const double *mbs_spacetime_assemble(mbsData *d, int with_jac, const double **jac);
 
 #endif

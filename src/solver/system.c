@@ -78,10 +78,11 @@ static double hess_coef(const mbsConRow *row, int k, int l) {
 
 /* the spatial pattern's pairs (unknowns of one stage): diagonals, inertia, quadratic rows,
  * then elements with their constraint rows */
-static int spatial_pairs(const mbsModel *m, PairList *l) {
+static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
   int nq = m->nq, fail = 0;
-  /* every coordinate keeps its diagonal */
-  for (int i = 0; i < nq; i++) {
+  /* every coordinate keeps its diagonal (with full_diag every constraint row too: a stage
+   * whose constraint unknowns are unused carries an identity there) */
+  for (int i = 0; i < (full_diag ? nq + m->ncon : nq); i++) {
     fail |= pl_add(l, i, i);
   }
   for (int e = 0; e < m->nmass; e++) {
@@ -286,7 +287,7 @@ static int stage_blocks(mbsSystem *sys, const int *couple) {
 /* the fixed pattern: the spatial pairs in every present block, sorted, without repeats */
 static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
   PairList sp = {0}, l = {0};
-  if (spatial_pairs(m, &sp) != 0) {
+  if (spatial_pairs(m, sys->full_diag, &sp) != 0) {
     free(sp.p);
     return -2;
   }
@@ -341,6 +342,11 @@ static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
 
 mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, int tail_max,
                              int tail_nnz_max, mbsError *err) {
+  return mbs_system_create_full(m, nstage, couple, tail_max, tail_nnz_max, 0, err);
+}
+
+mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
+                                  int tail_nnz_max, int full_diag, mbsError *err) {
   if (nstage < 1 || tail_max < 0 || tail_nnz_max < 0 || (tail_max == 0) != (tail_nnz_max == 0)) {
     mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                   "linear system: %d stages and a tail of %d rows, %d entries is no shape", nstage,
@@ -354,6 +360,7 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
   }
   sys->nq = m->nq;
   sys->ncon = m->ncon;
+  sys->full_diag = full_diag;
   sys->nsp = m->nq + m->ncon;
   sys->nstage = nstage;
   sys->tail_max = tail_max;

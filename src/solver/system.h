@@ -42,6 +42,8 @@ typedef struct mbsSystem {
   int nmass, nrow, nelem; /* the model's mass entries, quadratic rows, elements */
   int nsp;                /* nq + ncon: unknowns of one stage */
   int nstage;             /* temporal nodes of the fixed part */
+  int full_diag;          /* 1: the diagonal of every unknown, constraint rows too, is in
+                             the pattern (mbs_system_create_full) */
   int nblock;             /* present (s, s') blocks */
   int *block;             /* (nstage x nstage) block index of (s, s'), -1 if absent */
   int nfix;               /* nstage nsp: unknowns of the fixed part */
@@ -104,6 +106,12 @@ typedef struct mbsSystem {
  * The system keeps no pointer into m. */
 mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, int tail_max,
                              int tail_nnz_max, mbsError *err);
+
+/* the same with full_diag = 1: every unknown's diagonal, also of the constraint rows, is in
+ * every present block's pattern (space-time: stages whose constraint unknowns are unused
+ * carry an identity there); its slots through mbs_system_slot */
+mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
+                                  int tail_nnz_max, int full_diag, mbsError *err);
 
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
