@@ -37,8 +37,8 @@ G = 9.81
 
 
 def contact_deck(name):
-    """decks/NAME, or decks/contacts/NAME where the contact decks wait while the program
-    does not read contacts yet (the unit tests load every decks/*.yaml)"""
+    """decks/NAME, or decks/contacts/NAME, where the contact decks live (they run with moreau
+    only; the unit tests run every decks/*.yaml under every other integrator)"""
     path = deck(name)
     return path if os.path.exists(path) else os.path.join(ROOT, "decks", "contacts", name)
 
