@@ -14,6 +14,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
+#include "deck_pos.h"
 
 #define PI 3.14159265358979323846
 
@@ -21,23 +22,6 @@ static mbsStatus load(const char *text, mbsDeck *d, mbsError *e) {
   return mbs_deck_load_text(d, "beams.yaml", text, strlen(text), NULL, 0, e);
 }
 
-/* line and column (1-based) of the occ-th occurrence (0-based) of marker in text */
-static void pos_of(const char *text, const char *marker, int occ, int *line, int *col) {
-  const char *p = strstr(text, marker);
-  for (int k = 0; k < occ && p; k++) {
-    p = strstr(p + 1, marker);
-  }
-  ck_assert_msg(p != NULL, "marker '%s' not in the deck", marker);
-  const char *ls = text;
-  *line = 1;
-  for (const char *q = text; q < p; q++) {
-    if (*q == '\n') {
-      (*line)++;
-      ls = q + 1;
-    }
-  }
-  *col = (int)(p - ls) + 1;
-}
 
 /* the deck fails in the reader (compile = 0) or the compiler with a message containing msg at
  * the occ-th occurrence of marker */

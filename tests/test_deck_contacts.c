@@ -12,6 +12,7 @@
 #include "mbsim/contact.h"
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
+#include "deck_pos.h"
 
 #define TOL 1e-12
 #define PI 3.14159265358979323846
@@ -23,23 +24,6 @@ static mbsStatus load(const char *text, const mbsOverride *ov, int nov, mbsDeck 
   return mbs_deck_load_text(d, "contacts.yaml", text, strlen(text), ov, nov, e);
 }
 
-/* line and column (1-based) of the occ-th occurrence (0-based) of marker in text */
-static void pos_of(const char *text, const char *marker, int occ, int *line, int *col) {
-  const char *p = strstr(text, marker);
-  for (int k = 0; k < occ && p; k++) {
-    p = strstr(p + 1, marker);
-  }
-  ck_assert_msg(p != NULL, "marker '%s' not in the deck", marker);
-  const char *ls = text;
-  *line = 1;
-  for (const char *q = text; q < p; q++) {
-    if (*q == '\n') {
-      (*line)++;
-      ls = q + 1;
-    }
-  }
-  *col = (int)(p - ls) + 1;
-}
 
 /* the deck must fail in the reader (or, compile = 1, in the compiler) with status MBS_ERR_DECK
  * at the occ-th occurrence of marker (NULL: line 0, col 0) and a message containing msg */

@@ -847,19 +847,6 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
   block_eval(w, t, q, v, NULL);
 }
 
-/* a record carries the scheme's velocity and multipliers; a restart solves a new block from
- * the record's state (the block that was being solved is not carried) */
-static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
-  int n = 0;
-  if (n < max) {
-    out[n++] = (mbsStateArray){"scheme_velocity", m->nq, d->v};
-  }
-  if (n < max) {
-    out[n++] = (mbsStateArray){"multipliers", m->ncon, d->lambda};
-  }
-  return n;
-}
-
 static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                               char *missing, size_t nmissing, mbsError *err) {
   (void)missing;
@@ -939,7 +926,8 @@ const mbsIntegratorTable mbs_integrator_spacetime = {
     .init = init,
     .step = step,
     .interpolate = interpolate,
-    .state_export = state_export,
+    .state_export = mbs_implicit_export, /* velocity and multipliers: a restart
+                                           solves a new block from the record's state */
     .state_import = state_import,
     .free = work_free,
 };

@@ -103,3 +103,24 @@ def contact_rows(r, k):
     """the /contacts/table rows of record k"""
     off, cnt = r["contacts/offsets"], r["contacts/count"]
     return r["contacts/table"][off[k]:off[k] + cnt[k]]
+
+
+def heavy_top_deck(solver):
+    """the heavy symmetric top of the conservation tests (m = 1, inertia (0.05, 0.05, 0.08)
+    about the centre of mass 0.5 from the tip, tilted 30 deg, spinning at 50 rad/s, on a
+    spherical joint at the origin) with the given `solver:` flow mapping"""
+    return """mbsim: 1
+title: heavy symmetric top
+gravity: [0, 0, -9.81]
+bodies:
+  - name: top
+    mass: 1.0
+    inertia: [0.05, 0.05, 0.08]
+    position: [0.25, 0, 0.4330127018922193]
+    orientation: {axis: [0, 1, 0], angle_deg: 30}
+    angular_velocity: [25.0, 0, 43.30127018922193]
+joints:
+  - {name: tip, type: spherical, bodies: [ground, top], point: [0, 0, 0]}
+solver: %s
+output: {xdmf: false}
+""" % solver

@@ -8,22 +8,9 @@ tip, so the vertical angular momentum J_z is conserved exactly; E is conserved e
 import numpy as np
 
 from common import QUICK, check, done, load, run, write_deck
+from common import heavy_top_deck
 
-TOP = """mbsim: 1
-title: heavy symmetric top
-gravity: [0, 0, -9.81]
-bodies:
-  - name: top
-    mass: 1.0
-    inertia: [0.05, 0.05, 0.08]
-    position: [0.25, 0, 0.4330127018922193]
-    orientation: {axis: [0, 1, 0], angle_deg: 30}
-    angular_velocity: [25.0, 0, 43.30127018922193]
-joints:
-  - {name: tip, type: spherical, bodies: [ground, top], point: [0, 0, 0]}
-solver: {dt: 1.0e-3, t_end: 10.0}
-output: {xdmf: false}
-"""
+TOP = heavy_top_deck("{dt: 1.0e-3, t_end: 10.0}")
 path = write_deck("top.yaml", TOP)
 
 

@@ -27,6 +27,7 @@ from scipy.integrate import solve_ivp
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from common import MBSIM, TMP, check, deck, done, energy_error, load, run, write_deck
+from common import heavy_top_deck
 
 M = np.ones(3)
 I_BODY = np.diag([0.5, 1.25, 1.25])  # box 2 x 1 x 1, density 1.5: mass 3
@@ -149,21 +150,7 @@ check(e <= 1e-12, "double spherical pendulum: energy conserved at the nodes (%.1
 # --- a heavy symmetric top (tests/integration/test_conservation.py's): energy and the vertical
 # angular momentum about the fixed tip at the temporal nodes (gravity has no moment about the
 # vertical: J_z is a constant of the exact motion) -----------------------------------------
-TOP = """mbsim: 1
-title: heavy symmetric top
-gravity: [0, 0, -9.81]
-bodies:
-  - name: top
-    mass: 1.0
-    inertia: [0.05, 0.05, 0.08]
-    position: [0.25, 0, 0.4330127018922193]
-    orientation: {axis: [0, 1, 0], angle_deg: 30}
-    angular_velocity: [25.0, 0, 43.30127018922193]
-joints:
-  - {name: tip, type: spherical, bodies: [ground, top], point: [0, 0, 0]}
-solver: {integrator: spacetime, dt: 5.0e-3, t_end: 2.0}
-output: {xdmf: false}
-"""
+TOP = heavy_top_deck("{integrator: spacetime, dt: 5.0e-3, t_end: 2.0}")
 top = write_deck("top.yaml", TOP)
 jz = {}
 for deg, dt in ((1, 5e-3), (2, 5e-3), (2, 2.5e-3)):
