@@ -118,14 +118,20 @@ typedef struct {
   mbsMark mark;
   mbsJointType type;
   int body[2];         /* indices into mbsDeck.bodies, -1 = ground */
-  double point[3];     /* [m] world, t = 0 (all but distance) */
+  double point[3];     /* [m] world, t = 0 (all but distance; with `body_points`: the point
+                          on the second body) */
   double axis[3];      /* unit vector, world, t = 0 (revolute, cylindrical, prismatic: the
                           axis; planar: the plane normal); zero if not given */
   double axes[2][3];   /* universal: unit axes, world, t = 0, the first fixed to body 1, the
                           second to body 2; perpendicular */
-  int has_points;      /* distance: 1 if `points` was given */
-  double points[2][3]; /* distance: attachment points, world, t = 0 (default: the
-                          bodies' centres of mass; ground requires `points`) */
+  int has_points;      /* distance: 1 if `points` or `body_points` was given */
+  double points[2][3]; /* [m] world, t = 0: the joint point as fixed to body 1 and to body 2
+                          (distance: the attachment points, default the bodies' centres of
+                          mass, ground requires them; the others: both `point` unless
+                          `body_points` places them apart) */
+  int has_body_points; /* 1 if `body_points` gave points[] in the bodies' own frames */
+  int has_length;      /* distance: 1 if `length` was given */
+  double length;       /* distance: [m] > 0 (default: the distance at t = 0) */
   int has_motion;      /* revolute, prismatic: 1 if `motion` prescribes the joint */
   double motion_value; /* [rad] or [m]: the angle or displacement is value x profile(t),
                           relative to t = 0 (value x profile(0) = 0) */
@@ -158,6 +164,7 @@ typedef struct {
   double stiffness;   /* spring [N/m], rotational_spring [N m/rad], >= 0 */
   double damping;     /* spring [N s/m], rotational_spring [N m s/rad], >= 0, default 0 */
   double rest_length; /* spring [m] >= 0, default the distance at t = 0 (must not vanish) */
+  int rest_length_default; /* spring: 1 when rest_length is that default */
   double rest_angle;  /* rotational_spring [rad], default 0 (the angle at t = 0) */
   int beam;           /* distributed_force: index into mbsDeck.beams (value [N/m], world),
                          else -1 */
@@ -215,6 +222,8 @@ typedef struct mbsDeck {
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */
   int project_velocities; /* initial.project_velocities: project the initial velocities onto
                              the joints (keeping initial_rate), instead of refusing them */
+  int assemble; /* initial.assemble: project the initial positions onto the joints (mass-
+                   weighted least squares), instead of refusing joints that do not hold */
   char *warnings; /* NULL or "file:line:col: text" lines, each ending in a newline (owned): a
                      parameter nothing uses, an angle in radians above 2 pi ... */
 } mbsDeck;

@@ -296,6 +296,8 @@ typedef struct mbsModel {
   int spacetime_degree;   /* spacetime: Lagrange degree in time, 1 or 2 */
   int spacetime_elements; /* spacetime: temporal elements per block (one Newton solve) */
   int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */
+  int assemble;               /* initial positions are projected onto the joints at t = 0
+                                 (mbs_solver_assemble, then mbs_model_set_initial) */
   double *joint_initial_rate; /* (njoint) [rad/s or m/s] initial_rate, NaN where not given */
   double energy_warning;  /* relative |E - E0 - W + D| above which the run warns */
   double energy_unstable; /* relative energy gain E - E0 - W + D above which it fails */
@@ -318,6 +320,13 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err);
 
 /* release a model (accepts NULL) */
 void mbs_model_destroy(mbsModel *m);
+
+/* initial.assemble: q (nq) becomes the initial configuration q0 (from mbs_solver_assemble);
+ * each body and beam node keeps the velocity of its centre of mass and its angular velocity
+ * (world), so v0 follows its new orientation; then the checks of t = 0 that depend on the
+ * positions run: shapes must not overlap, the velocities must satisfy the joints (unless
+ * project_velocities). MBS_OK, or the error of a failed check. */
+mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err);
 
 /* Append an element to the model: a copy of *proto with the nq coordinates qidx (copied into
  * the model's pool: no size limit; proto->qidx and qadr are ignored). Every element's qidx

@@ -173,6 +173,21 @@ mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *e
 mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *max_change,
                                         int *body, mbsError *err);
 
+/* what initial.assemble did (mbs_solver_assemble) */
+typedef struct {
+  int iterations;  /* Gauss-Newton steps */
+  double residual; /* largest constraint violation left (all rows, the redundant ones too) */
+  double max_move; /* [m] the largest move of a body's reference point (or a beam node's) */
+  int frame;       /* its attachment frame (m->attach_name), -1 when nothing moved */
+  double max_turn; /* the largest change of a director, |d_i - d_i0| = 2 sin(angle / 2) */
+} mbsAssembly;
+
+/* initial.assemble: d->q at t = 0 onto the constraints g(q, 0) = 0, the nearest
+ * configuration in the metric of the mass matrix (Gauss-Newton on the KKT system); then
+ * mbs_model_set_initial(m, d->q) makes it the model's (and the velocities follow). Fails,
+ * with d->q unchanged, when the joints cannot all hold (a message naming the worst row). */
+mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, mbsError *err);
+
 /* r (ncon, may be NULL) = G(q) v + g_t(q, t); returns max |r| */
 double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
                              double t, double *r);

@@ -66,8 +66,12 @@ static void print_joints(FILE *f, const mbsDeck *deck) {
         for (int c = 0; c < 3; c++) {
           d[c] = dj->points[1][c] - dj->points[0][c];
         }
+        double dist = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         fprintf(f, ", points %s and %s m, length %.6g m", vec(p, sizeof(p), dj->points[0]),
-                vec(q, sizeof(q), dj->points[1]), sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+                vec(q, sizeof(q), dj->points[1]), dj->has_length ? dj->length : dist);
+        if (dj->has_length) {
+          fprintf(f, " (%.6g m apart)", dist);
+        }
         break;
       }
       case MBS_JOINT_UNIVERSAL:
@@ -84,6 +88,15 @@ static void print_joints(FILE *f, const mbsDeck *deck) {
       default: /* spherical, fixed: the frames are the bodies' own at t = 0 */
         fprintf(f, ", point %s m", vec(p, sizeof(p), dj->point));
         break;
+    }
+    if (dj->type != MBS_JOINT_DISTANCE && dj->has_body_points) {
+      /* `point` above is the one on the second body */
+      double d[3];
+      for (int c = 0; c < 3; c++) {
+        d[c] = dj->points[1][c] - dj->points[0][c];
+      }
+      fprintf(f, " (on %s: %s m, %.6g m apart)", body_name(deck, dj->body[0], n1, sizeof(n1)),
+              vec(p, sizeof(p), dj->points[0]), sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
     }
     if (dj->has_motion) {
       fprintf(f, ", motion %.6g %s x profile", dj->motion_value,

@@ -10,9 +10,10 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const joint_keys[] = {"name", "type",   "bodies", "point", "axis",
-                                         "axes", "points", "motion", "initial_rate",
-                                         "relative_to", NULL};
+static const char *const joint_keys[] = {"name",   "type",        "bodies",      "point",
+                                         "axis",   "axes",        "points",      "body_points",
+                                         "length", "motion",      "initial_rate", "relative_to",
+                                         NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
@@ -125,6 +126,34 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
     goto fail;
   }
 
+  /* body_points: the joint point on each body in that body's own frame at t = 0 (its centre
+   * of mass and directors; ground: the world), instead of `point` (`points` for distance) */
+  const DeckKeyValue *bp = deck_map_find(&m, "body_points");
+  if (bp) {
+    const char *other = j->type == MBS_JOINT_DISTANCE ? "points" : "point";
+    if ((kv = deck_map_find(&m, other))) {
+      st = deck_fail(r, kv->key, "give either '%s' or 'body_points', not both", other);
+      goto fail;
+    }
+    for (int k = 0; k < 2 && st == MBS_OK; k++) {
+      double local[3], pos[3], R[9];
+      if ((st = deck_pair_list(r, bp->value, "body_points",
+                               "two points [[x, y, z] on body 1, [x, y, z] on body 2]")) !=
+              MBS_OK ||
+          (st = deck_vec3(r, deck_item(r, bp->value, k), k ? "body_points[1]" : "body_points[0]",
+                          local)) != MBS_OK) {
+        goto fail;
+      }
+      deck_ref_pose(deck, j->body[k], pos, R);
+      for (int c = 0; c < 3; c++) {
+        j->points[k][c] = pos[c] + R[3 * c] * local[0] + R[3 * c + 1] * local[1] +
+                          R[3 * c + 2] * local[2];
+      }
+    }
+    j->has_body_points = j->has_points = 1;
+    memcpy(j->point, j->points[1], sizeof(j->point));
+  }
+
   /* point: all but distance */
   kv = deck_map_find(&m, "point");
   if (j->type == MBS_JOINT_DISTANCE) {
@@ -132,8 +161,11 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
       st = deck_fail(r, kv->key, "a distance joint takes no 'point' (use 'points')");
       goto fail;
     }
+  } else if (bp) {
+    /* the points of body_points */
   } else if (!kv) {
-    st = deck_fail(r, m.node, "missing required key 'point' (a %s joint needs it)", tw);
+    st = deck_fail(r, m.node,
+                   "missing required key 'point' (a %s joint needs it; or 'body_points')", tw);
     goto fail;
   } else if ((st = deck_vec3(r, kv->value, "point", j->point)) != MBS_OK) {
     goto fail;
@@ -189,11 +221,14 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
   kv = deck_map_find(&m, "points");
   if (j->type != MBS_JOINT_DISTANCE) {
     if (kv) {
-      st = deck_fail(r, kv->key, "a %s joint takes no 'points'", tw);
+      st = deck_fail(r, kv->key, "a %s joint takes no 'points' (one 'point', or 'body_points')",
+                     tw);
       goto fail;
     }
   } else {
-    if (kv) {
+    if (bp) {
+      /* the points of body_points */
+    } else if (kv) {
       if ((st = deck_pair_list(r, kv->value, "points", "two points [[x, y, z], [x, y, z]]")) !=
               MBS_OK ||
           (st = deck_vec3(r, deck_item(r, kv->value, 0), "points[0]", j->points[0])) != MBS_OK ||
@@ -210,8 +245,23 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
       deck_ref_pose(deck, j->body[1], j->points[1], R);
     }
 
-    /* the length is the distance at t = 0: it must not vanish */
+    /* the length is the distance at t = 0 unless given: it must not vanish */
     double d2 = 0, s2 = 0;
+    const DeckKeyValue *lk = deck_map_find(&m, "length");
+    if (lk) {
+      if ((st = deck_number(r, lk->value, "length", &j->length)) != MBS_OK) {
+        goto fail;
+      }
+      if (!(j->length > 0.0) || !(j->length * j->length <= DECK_MAX_SCALE)) {
+        st = deck_fail(r, lk->value, "length: expected a positive length [m] below %g, got %g",
+                       sqrt(DECK_MAX_SCALE), j->length);
+        goto fail;
+      }
+      j->has_length = 1;
+    }
+    if (bp) {
+      kv = bp;
+    }
     for (int k = 0; k < 3; k++) {
       double dk = j->points[1][k] - j->points[0][k];
       d2 += dk * dk;
@@ -224,15 +274,20 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                      kv ? "points" : "the bodies' positions", DECK_MAX_SCALE);
       goto fail;
     }
-    if (sqrt(d2) <= 1e-12 * (1.0 + sqrt(s2))) {
+    if (!j->has_length && sqrt(d2) <= 1e-12 * (1.0 + sqrt(s2))) {
       st = deck_fail(r, kv ? kv->value : m.node,
                      "the two points of a distance joint coincide (the length would be zero)");
       goto fail;
     }
   }
 
+  if (j->type != MBS_JOINT_DISTANCE && (kv = deck_map_find(&m, "length"))) {
+    st = deck_fail(r, kv->key, "a %s joint takes no 'length' (a distance joint does)", tw);
+    goto fail;
+  }
+
   /* relative_to: point, axis, axes and points given in a body's frame (its centre of mass and
-   * directors at t = 0) */
+   * directors at t = 0); body_points are in their own bodies' frames already */
   kv = deck_map_find(&m, "relative_to");
   if (kv) {
     int b;
@@ -255,12 +310,18 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
             a[c] += rb->directors[3 * c + l] * dirs[k][l];
           }
         }
-        if (k == 0 || j->has_points) {
+        if ((k == 0 || j->has_points) && !j->has_body_points) {
           memcpy(pts[k], x, sizeof(x));
         }
         memcpy(dirs[k], a, sizeof(a));
       }
     }
+  }
+
+  /* one point: the joint point as fixed to either body */
+  if (j->type != MBS_JOINT_DISTANCE && !j->has_body_points) {
+    memcpy(j->points[0], j->point, sizeof(j->point));
+    memcpy(j->points[1], j->point, sizeof(j->point));
   }
 
   /* motion: revolute and prismatic joints only */

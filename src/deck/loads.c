@@ -280,6 +280,7 @@ static mbsStatus read_spring(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, DeckM
                      "given (the rest length would be zero); give rest_length or move a point");
   }
   l->rest_length = sqrt(d2);
+  l->rest_length_default = 1;
   return MBS_OK;
 }
 

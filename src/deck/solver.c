@@ -50,14 +50,14 @@ void deck_default_settings(mbsDeck *deck) {
 /* ---------------------------------------------------------------------------------------- */
 /* initial */
 
-/* initial: {project_velocities}; a joint's initial_rate needs project_velocities */
+/* initial: {assemble, project_velocities}; a joint's initial_rate needs project_velocities */
 mbsStatus deck_read_initial(DeckReader *r, mbsDeck *deck, yaml_node_t *v) {
   mbsStatus st = MBS_OK;
   if (v && !deck_is_null(v)) {
     DeckMap im = {0};
     r->ctx[0] = '\0';
     if (v->type != YAML_MAPPING_NODE) {
-      return deck_fail(r, v, "initial: expected a mapping {project_velocities}, got %s",
+      return deck_fail(r, v, "initial: expected a mapping {assemble, project_velocities}, got %s",
                        deck_kind(v));
     }
     if ((st = deck_map_flatten(r, v, &im)) == MBS_OK &&
@@ -65,12 +65,9 @@ mbsStatus deck_read_initial(DeckReader *r, mbsDeck *deck, yaml_node_t *v) {
       yaml_node_t *a = deck_map_get(&im, "assemble");
       yaml_node_t *pv = deck_map_get(&im, "project_velocities");
       if (a) {
-        st = deck_fail(r, a,
-                       "initial.assemble: joints are set up from the positions at t = 0 (each "
-                       "joint's frames on both bodies at its point), so positions always satisfy "
-                       "them and there is nothing to assemble; place the bodies where the "
-                       "mechanism is");
-      } else if (pv) {
+        st = deck_bool(r, a, "initial.assemble", &deck->assemble);
+      }
+      if (st == MBS_OK && pv) {
         st = deck_bool(r, pv, "initial.project_velocities", &deck->project_velocities);
       }
     }

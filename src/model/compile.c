@@ -497,7 +497,7 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
                              dj->name, side_name(deck, s->body), mbs_joint_type_word(dj->type));
       }
       const double *x = deck->bodies[s->body].position;
-      const double *P = dj->type == MBS_JOINT_DISTANCE ? dj->points[k] : dj->point;
+      const double *P = dj->points[k];
       int given = dj->type != MBS_JOINT_DISTANCE || dj->has_points;
       double dxp[3];
       vsub(dxp, P, x);
@@ -510,9 +510,9 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     }
     /* the joint point as a body-fixed point of the second body (for reactions) */
     {
-      const double *P = dj->type == MBS_JOINT_DISTANCE
-                            ? (dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]))
-                            : dj->point;
+      const double *P = dj->type == MBS_JOINT_DISTANCE && !dj->has_points
+                            ? ref_pos(deck, dj->body[1])
+                            : dj->points[1];
       mbs_attach_coords(m, s2.attach, P, m->joint_point + 3 * j);
     }
     double Z[9], z[3][3];
@@ -520,8 +520,9 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     for (int i = 0; i < 3; i++) {
       col(z[i], Z, i);
     }
-    /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6) */
-    Vx p1 = vx_point(m, &s1, dj->point), p2 = vx_point(m, &s2, dj->point), none = {0};
+    /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6); the
+     * points coincide at t = 0 unless `body_points` placed them apart (initial.assemble) */
+    Vx p1 = vx_point(m, &s1, dj->points[0]), p2 = vx_point(m, &s2, dj->points[1]), none = {0};
     Vx dI[3], dII[3];
     for (int a = 0; a < 3; a++) {
       dI[a] = vx_dir(m, &s1, z[a]);
@@ -574,12 +575,12 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
         break;
       }
       case MBS_JOINT_DISTANCE: {
-        /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 */
+        /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 or the given length */
         double P1[3], P2[3], dl[3];
         vcopy(P1, dj->has_points ? dj->points[0] : ref_pos(deck, dj->body[0]));
         vcopy(P2, dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]));
         vsub(dl, P2, P1);
-        double L2 = vdot(dl, dl);
+        double L2 = dj->has_length ? dj->length * dj->length : vdot(dl, dl);
         Vx q1 = vx_point(m, &s1, P1), q2 = vx_point(m, &s2, P2);
         Vx A = vx_sub(&q2, &q1);
         fail |= add_row(m, &A, &A, 0.5, NULL, -0.5 * L2, j, -1) != MBS_OK;
@@ -811,13 +812,13 @@ static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
     mbsElem *el = &m->joint_frame[j];
     double Z[9];
     joint_frame(dj, Z);
-    const double *P = dj->point; /* (distance joints have no coordinates here) */
+    /* (distance joints have no coordinates here) */
     el->nq = 0;
     el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
     el->load = -1;
     el->joint = j;
-    if (elem_side(m, el, 0, dj->body[0], Z, P) != MBS_OK ||
-        elem_side(m, el, 1, dj->body[1], Z, P) != MBS_OK) {
+    if (elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
+        elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK) {
       return MBS_ERR_NOMEM;
     }
   }
@@ -832,8 +833,8 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
   joint_frame(dj, Z);
   el->nq = 0;
   el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
-  if (elem_side(m, el, 0, dj->body[0], Z, dj->point) != MBS_OK ||
-      elem_side(m, el, 1, dj->body[1], Z, dj->point) != MBS_OK ||
+  if (elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
+      elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
       (el->iparam[2] = add_profile(m, &dl->profile)) == -2) {
     return MBS_ERR_NOMEM;
   }
@@ -905,6 +906,7 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   el->param[ELEM_P] = dl->stiffness;
   el->param[ELEM_P + 1] = dl->damping;
   el->param[ELEM_P + 2] = dl->rest_length;
+  el->iparam[3] = dl->rest_length_default; /* recomputed after initial.assemble */
   return MBS_OK;
 }
 
@@ -988,8 +990,8 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     double Z[9];
     joint_frame(dj, Z);
     mbsElem *el = new_elem(m);
-    if (!el || elem_side(m, el, 0, dj->body[0], Z, dj->point) != MBS_OK ||
-        elem_side(m, el, 1, dj->body[1], Z, dj->point) != MBS_OK ||
+    if (!el || elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
+        elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
         (el->iparam[2] = add_profile(m, &dj->motion_profile)) == -2) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
@@ -1287,6 +1289,29 @@ static void augmented_velocities(mbsModel *m) {
     }
     m->v0[el->qidx[el->nq - 1]] = -gv / G[el->nq - 1];
   }
+}
+
+/* the joints hold at t = 0 to round-off: |g(q0)| <= 1e-10 (1 + max |q0|), the bound the
+ * integrators keep; joints whose points `body_points` (or a distance joint's `length`) set
+ * apart need initial.assemble */
+static mbsStatus check_initial_positions(const mbsModel *m, mbsError *err) {
+  double qmax = 0.0, work[MBS_ELEM_MAXCON];
+  for (int i = 0; i < m->nq; i++) {
+    qmax = fmax(qmax, fabs(m->q0[i]));
+  }
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, m->q0, 0.0, 0, work); mbs_rows_next(&it);) {
+    if (it.joint >= 0 && !(fabs(it.g) <= 1e-10 * (1.0 + qmax))) {
+      int j = it.joint;
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
+                           m->joint_mark[j].col,
+                           "joint '%s' does not hold at t = 0 (its row %d is off by %.3g): "
+                           "place the bodies so that its points meet, or let mbsim-run move "
+                           "them onto the joints: `initial: {assemble: true}`",
+                           m->joint_name[j], it.row - m->joint_con[j] + 1, fabs(it.g));
+    }
+  }
+  return MBS_OK;
 }
 
 /* the joints' velocity constraints G(q0) v0 = 0 must hold at t = 0 */
@@ -1859,7 +1884,10 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;
   }
-  if (compile_contacts(m, deck, err) != MBS_OK || mbs_contact_check_initial(m, err) != MBS_OK) {
+  /* with initial.assemble the overlap of shapes is checked at the assembled positions
+   * (mbs_model_set_initial) */
+  if (compile_contacts(m, deck, err) != MBS_OK ||
+      (!deck->assemble && mbs_contact_check_initial(m, err) != MBS_OK)) {
     goto fail;
   }
   choose_integrator(m, deck);
@@ -1907,18 +1935,122 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   m->ncon, m->nq);
     goto fail;
   }
-  /* velocities: checked here, or projected onto the joints when the run starts */
+  /* positions: the joints hold at t = 0, or are made to when the run starts
+   * (initial.assemble: mbs_solver_assemble, then mbs_model_set_initial) */
+  m->assemble = deck->assemble;
+  if (!m->assemble && check_initial_positions(m, err) != MBS_OK) {
+    goto fail;
+  }
+  /* velocities: checked here (after the assembly with initial.assemble), or projected onto
+   * the joints when the run starts */
   m->project_velocities = deck->project_velocities;
   for (int j = 0; j < m->njoint; j++) {
     m->joint_initial_rate[j] = deck->joints[j].has_initial_rate ? deck->joints[j].initial_rate : NAN;
   }
-  if (!m->project_velocities && check_initial_velocities(m, err) != MBS_OK) {
+  if (!m->project_velocities && !m->assemble && check_initial_velocities(m, err) != MBS_OK) {
     goto fail;
   }
   return m;
 fail:
   mbs_model_destroy(m);
   return NULL;
+}
+
+/* side s of a two-sided element at q: its frame vectors d'_a (world, rows of D) and point */
+static void side_at(const mbsModel *m, const mbsElem *el, int s, const double *q, double D[9],
+                    double p[3]) {
+  const double *par = el->param + 12 * s;
+  int f = el->attach[s], n0 = m->attach_node[f];
+  for (int a = 0; a < 3; a++) {
+    if (el->iparam[s] == 4) {
+      memset(D + 3 * a, 0, 3 * sizeof(double));
+      for (int i = 0; i < 3; i++) {
+        vaxpy(D + 3 * a, par[3 * a + i], q + 3 * (n0 + 1 + i));
+      }
+    } else {
+      vcopy(D + 3 * a, par + 3 * a);
+    }
+  }
+  mbs_attach_point(m, f, par + 9, q, p);
+}
+
+/* the frame and point of the moving side of a joint's element (the second body's, or the
+ * first's when the second is fixed) made to coincide with the other side's at q: the joint's
+ * angles and displacements are then zero at q */
+static void rebase_sides(const mbsModel *m, mbsElem *el, const double *q) {
+  int s = el->iparam[1] == 4 ? 1 : 0, o = 1 - s;
+  if (el->iparam[s] != 4) {
+    return;
+  }
+  double Do[9], po[3], Ds[9], ps[3];
+  side_at(m, el, o, q, Do, po);
+  side_at(m, el, s, q, Ds, ps);
+  int n0 = m->attach_node[el->attach[s]];
+  double *par = el->param + 12 * s, rel[3];
+  vsub(rel, po, q + 3 * n0);
+  for (int i = 0; i < 3; i++) {
+    const double *di = q + 3 * (n0 + 1 + i);
+    for (int a = 0; a < 3; a++) {
+      par[3 * a + i] = vdot(di, Do + 3 * a);
+    }
+    par[9 + i] = vdot(di, rel);
+  }
+}
+
+mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err) {
+  /* each director frame (a rigid body, a beam node) keeps the velocity of its centre of mass
+   * and its angular velocity (world): omega = 1/2 sum_i d_i x v_i for orthonormal d_i (v_i =
+   * omega x d_i), the centre x_c = phi - r^i d_i (r the reference point, zero for a beam
+   * node) */
+  for (int f = 1; f < m->nattach; f++) {
+    int n0 = m->attach_node[f];
+    if (n0 < 0 || mbs_attach_nnode(m->attach_kind[f]) != 4) {
+      continue; /* fixed, or a point mass (its velocity stays) */
+    }
+    int b = m->attach_body[f];
+    const double *r = b >= 0 && b < m->nbody ? m->body_ref + 3 * b : NULL;
+    double w[3] = {0, 0, 0}, vc[3], rr0[3] = {0, 0, 0}, rr1[3] = {0, 0, 0}, t[3];
+    for (int i = 0; i < 3; i++) {
+      vcross(t, m->q0 + 3 * (n0 + 1 + i), m->v0 + 3 * (n0 + 1 + i));
+      vaxpy(w, 0.5, t);
+      if (r) {
+        vaxpy(rr0, r[i], m->q0 + 3 * (n0 + 1 + i));
+        vaxpy(rr1, r[i], q + 3 * (n0 + 1 + i));
+      }
+    }
+    vcross(t, w, rr0);
+    vsub(vc, m->v0 + 3 * n0, t);
+    vcross(t, w, rr1);
+    vcopy(m->v0 + 3 * n0, vc);
+    vaxpy(m->v0 + 3 * n0, 1.0, t);
+    for (int i = 0; i < 3; i++) {
+      vcross(m->v0 + 3 * (n0 + 1 + i), w, q + 3 * (n0 + 1 + i));
+    }
+  }
+  memcpy(m->q0, q, (size_t)m->nq * sizeof(double));
+  augmented_velocities(m);
+  /* what is measured from t = 0 is measured from here: the joints' coordinates, the angle of
+   * rotational springs, a spring's default rest length (its length at t = 0) */
+  for (int j = 0; j < m->njoint; j++) {
+    rebase_sides(m, &m->joint_frame[j], q);
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    mbsElem *el = &m->elem[k];
+    if (el->kind == MBS_ELEM_ROTATIONAL_SPRING) {
+      rebase_sides(m, el, q);
+    } else if (el->kind == MBS_ELEM_SPRING && el->iparam[3]) {
+      double p0[3], p1[3], D[9];
+      side_at(m, el, 0, q, D, p0);
+      side_at(m, el, 1, q, D, p1);
+      vsub(p1, p1, p0);
+      el->param[ELEM_P + 2] = vnorm(p1);
+    }
+  }
+  mbsStatus st = mbs_contact_check_initial(m, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  return m->project_velocities ? MBS_OK : check_initial_velocities(m, err);
 }
 
 void mbs_model_destroy(mbsModel *m) {

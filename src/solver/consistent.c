@@ -22,6 +22,7 @@
  * (they come before the first record's statistics). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -470,5 +471,119 @@ done:
   free(joint);
   free(y0);
   free(v0);
+  return st;
+}
+
+/* initial.assemble: the configuration nearest to d->q in the metric of the mass matrix that
+ * satisfies the constraints, min 1/2 |q - q0|_M^2 with g(q, 0) = 0, by Gauss-Newton steps
+ *     [M G^T; G 0] [dq; mu] = [0; -g(q)]
+ * (each the least-squares correction of the linearized constraints, as the velocity
+ * projection above for G v + g_t = 0), halved while the largest violation does not fall;
+ * stops at round-off or when a step gains nothing */
+mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, mbsError *err) {
+  int nq = m->nq, ns = d->sys->n;
+  double *q = d->q, *rhs = d->res, *x = d->dx, *trial = d->vtmp, work[MBS_ELEM_MAXCON];
+  memset(out, 0, sizeof(*out));
+  out->frame = -1;
+  double qmax = 0.0;
+  for (int i = 0; i < nq; i++) {
+    qmax = fmax(qmax, fabs(q[i]));
+  }
+  double *q0 = malloc((size_t)(nq > 0 ? nq : 1) * sizeof(double));
+  if (!q0) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  memcpy(q0, q, (size_t)nq * sizeof(double));
+  double r = mbs_constraint_violation(m, q, 0.0, NULL), goal = 1e-14 * (1.0 + qmax);
+  mbsStatus st = MBS_OK;
+  for (int it = 0; it < 100 && r > goal && m->ncon > 0; it++) {
+    if ((st = kkt_factor(m, d, q, 0.0, err)) != MBS_OK) {
+      goto done;
+    }
+    memset(rhs, 0, (size_t)ns * sizeof(double));
+    mbsRowIter ri;
+    for (mbs_rows_begin(&ri, m, q, 0.0, 0, work); mbs_rows_next(&ri);) {
+      rhs[nq + ri.row] = -ri.g;
+    }
+    if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, x, err)) != MBS_OK) {
+      goto done;
+    }
+    int gained = 0;
+    for (double a = 1.0; a > 1e-6 && !gained; a *= 0.5) {
+      for (int i = 0; i < nq; i++) {
+        trial[i] = q[i] + a * x[i];
+      }
+      double rt = mbs_constraint_violation(m, trial, 0.0, NULL);
+      if (rt < r) {
+        memcpy(q, trial, (size_t)nq * sizeof(double));
+        r = rt;
+        gained = 1;
+      }
+    }
+    out->iterations = it + 1;
+    if (!gained) {
+      break;
+    }
+  }
+  /* the rows dropped as redundant must hold too (they repeat the others where the mechanism
+   * closes) */
+  int worst = -1, wdrop = -1;
+  double rmax = mbs_constraint_violation(m, q, 0.0, &worst);
+  for (int k = 0; k < m->ndrop; k++) {
+    double g = fabs(mbs_con_eval(&m->drop[k], q, NULL));
+    if (!(g <= rmax)) {
+      rmax = g;
+      wdrop = k;
+    }
+  }
+  out->residual = rmax;
+  if (!(rmax <= 1e-10 * (1.0 + qmax))) {
+    char what[256];
+    int j = -1;
+    if (wdrop >= 0) {
+      j = m->drop[wdrop].joint;
+    } else if (worst >= 0 && worst < m->nrow) {
+      j = m->con[worst].joint;
+    } else if (worst >= 0) {
+      int k = mbs_row_element(m, worst, NULL);
+      j = k >= 0 ? m->elem[k].joint : -1;
+    }
+    if (wdrop >= 0 && j >= 0) {
+      snprintf(what, sizeof(what), "joint '%s' (row %d, one of its redundant rows)",
+               m->joint_name[j], m->drop[wdrop].jrow + 1);
+    } else {
+      mbs_constraint_describe(m, worst, what, (int)sizeof(what));
+    }
+    const mbsMark *mk = j >= 0 ? &m->joint_mark[j] : NULL;
+    st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, mk ? mk->line : 0, mk ? mk->col : 0,
+                       "initial.assemble: the joints cannot all hold: the nearest configuration "
+                       "found (%d Gauss-Newton steps) leaves %s off by %.3g; check the "
+                       "mechanism's lengths and joint points (can it close?)",
+                       out->iterations, what, rmax);
+    goto done;
+  }
+  /* how far each body (and beam node) moved: its reference point, its directors */
+  for (int f = 1; f < m->nattach; f++) {
+    int n0 = m->attach_node[f];
+    if (n0 < 0) {
+      continue;
+    }
+    int nn = mbs_attach_nnode(m->attach_kind[f]);
+    double dp[3];
+    vsub(dp, q + 3 * n0, q0 + 3 * n0);
+    if (vnorm(dp) > out->max_move) {
+      out->max_move = vnorm(dp);
+      out->frame = f;
+    }
+    for (int k = 1; k < nn; k++) {
+      vsub(dp, q + 3 * (n0 + k), q0 + 3 * (n0 + k));
+      out->max_turn = fmax(out->max_turn, vnorm(dp));
+    }
+  }
+done:
+  if (st != MBS_OK) {
+    memcpy(q, q0, (size_t)nq * sizeof(double));
+  }
+  free(q0);
   return st;
 }

@@ -6,7 +6,8 @@ the joints (mass metric), with the given joint rates kept.
   run then matches the shipped deck (whose velocities were computed by hand) to round-off.
 - A pendulum given no velocity and initial_rate 2 rad/s turns at 2 rad/s at t = 0.
 - Refusals: initial_rate without project_velocities, on a joint with a motion, on a spherical
-  joint, rates that conflict with the loop, and initial.assemble (exit 1, located)."""
+  joint, rates that conflict with the loop (exit 1, located). initial.assemble:
+  test_assemble.py."""
 import os
 import re
 import subprocess
@@ -89,8 +90,6 @@ refused("spherical_rate.yaml",
         % (", initial_rate: 2.0",
                                                             "initial: {project_velocities: true}"),
         "a spherical joint takes no 'initial_rate'", 7)
-refused("assemble.yaml", PEND % ("", "initial: {assemble: true}"),
-        "initial.assemble: joints are set up from the positions at t = 0", 8)
 conflict = bare.replace("    axis: [0, 0, 1]\n  - name: rocker_pivot",
                         "    axis: [0, 0, 1]\n    initial_rate: 1.0\n  - name: rocker_pivot")
 refused("conflict.yaml", conflict, "conflict with the constraints or each other",
