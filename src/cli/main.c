@@ -422,6 +422,45 @@ static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
   return mbs_output_append(out->w, d->t, err);
 }
 
+/* initial.assemble: how far each body moved (its centre of mass) and turned, those that did */
+static void print_assembly_moves(const mbsModel *m, const double *q0, const double *q1) {
+  int shown = 0, more = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    int n0 = m->body_node[b];
+    if (n0 < 0) {
+      continue;
+    }
+    int rigid = m->body_type[b] == MBS_BODY_RIGID;
+    double dx[3], tr = 0.0;
+    for (int c = 0; c < 3; c++) {
+      dx[c] = q1[3 * n0 + c] - q0[3 * n0 + c];
+      for (int i = 0; rigid && i < 3; i++) {
+        /* x_c = phi - r^i d_i */
+        dx[c] -= m->body_ref[3 * b + i] * (q1[3 * (n0 + 1 + i) + c] - q0[3 * (n0 + 1 + i) + c]);
+        tr += q1[3 * (n0 + 1 + i) + c] * q0[3 * (n0 + 1 + i) + c];
+      }
+    }
+    double move = sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2]);
+    double turn = rigid ? acos(fmax(-1.0, fmin(1.0, 0.5 * (tr - 1.0)))) : 0.0;
+    if (!(move > 1e-12 || turn > 1e-12)) {
+      continue;
+    }
+    if (shown == 20) {
+      more++;
+      continue;
+    }
+    printf("              %s: centre moved %.4g m%s", m->body_name[b], move,
+           rigid ? ", turned " : "\n");
+    if (rigid) {
+      printf("%.4g deg\n", turn * 180.0 / 3.14159265358979323846);
+    }
+    shown++;
+  }
+  if (more) {
+    printf("              ... and %d more bodies\n", more);
+  }
+}
+
 int main(int argc, char **argv) {
   install_signals();
   Args args;
@@ -440,6 +479,7 @@ int main(int argc, char **argv) {
   mbsWriter *w = NULL;
   const char **names = NULL;
   const char **qunits = NULL, **junits = NULL, **jrunits = NULL;
+  double *q_pre = NULL; /* initial.assemble: the deck's configuration */
   cliOutput rec_out = {0};
   cliRestart restart;
   memset(&restart, 0, sizeof(restart));
@@ -495,6 +535,11 @@ int main(int argc, char **argv) {
   int assembled = 0;
   mbsAssembly asm_info = {0};
   if (m->assemble) {
+    if (!(q_pre = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double)))) {
+      fprintf(stderr, "mbsim-run: error: out of memory\n");
+      goto done;
+    }
+    memcpy(q_pre, d->q, (size_t)m->nq * sizeof(double));
     if (mbs_solver_assemble(m, d, &asm_info, &err) != MBS_OK ||
         mbs_model_set_initial(m, d->q, &err) != MBS_OK) {
       print_error(&err);
@@ -612,6 +657,7 @@ int main(int argc, char **argv) {
                : "body",
            asm_info.frame >= 0 ? m->attach_name[asm_info.frame] : "none",
            2.0 * asin(fmin(1.0, 0.5 * asm_info.max_turn)) * 180.0 / 3.14159265358979323846);
+    print_assembly_moves(m, q_pre, d->q);
   }
   if (projected && !args.quiet) {
     printf("initial:      velocities projected onto the joints: largest change %.4g (%s "
@@ -796,6 +842,7 @@ int main(int argc, char **argv) {
 
 done:
   mbs_output_close(w, NULL);
+  free(q_pre);
   free(names);
   free(qunits);
   free(junits);

@@ -17,6 +17,7 @@ the metric of the mass matrix.
   `length` on a revolute joint, a negative length, a non-boolean assemble, velocities that do
   not follow the joints after the assembly."""
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -52,6 +53,13 @@ t3, x3 = angle_of(names.index("coupler"))
 t4, x4 = angle_of(names.index("rocker"))
 e_ang = max(abs(t3 - th3), abs(t4 - th4))
 e_pos = max(np.max(np.abs(x3[:2] - (B + C) / 2)), np.max(np.abs(x4[:2] - (C + [dd, 0]) / 2)))
+turned = dict((k, float(v)) for k, v in re.findall(r"^ +(\w+): centre moved [0-9.e-]+ m, "
+                                                 r"turned ([0-9.e-]+) deg$", p.stdout, re.M))
+check(set(turned) == {"coupler", "rocker"} and
+      abs(turned["coupler"] - abs(35 - np.degrees(th3))) <= 1e-3 and
+      abs(turned["rocker"] - abs(80 - np.degrees(th4))) <= 1e-3,
+      "the summary lists the bodies that moved and how far they turned (%s; 35 and 80 deg "
+      "in the deck)" % turned)
 check(e_ang <= 1e-12 and e_pos <= 1e-12,
       "assembled: coupler %.10f rad, rocker %.10f rad solve Freudenstein's equation (brentq: "
       "%.10f, %.10f): %.1e rad, centres %.1e m" % (t3, t4, th3, th4, e_ang, e_pos))
