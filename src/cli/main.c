@@ -647,7 +647,11 @@ int main(int argc, char **argv) {
   int progress_cr = show_progress && stderr_tty;
   double t_last_progress = now_seconds();
   mbsObservables o;
-  if (assembled && !restart.active && !args.quiet) {
+  if (assembled && !restart.active && !args.quiet && asm_info.iterations == 0) {
+    printf("initial:      positions already satisfy the joints (violation %.2g): nothing to "
+           "assemble\n",
+           asm_info.residual);
+  } else if (assembled && !restart.active && !args.quiet) {
     printf("initial:      positions assembled onto the joints (%d Gauss-Newton steps, "
            "violation %.2g left): largest move %.4g m (%s '%s'), directors turned by up to "
            "%.4g deg\n",

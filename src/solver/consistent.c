@@ -49,15 +49,27 @@ static int row_gslot(const mbsSystem *sys, const mbsRowIter *it, int i, int tran
   return mbs_system_elem_gmap(sys, it->elem)[(it->erow * it->nz + i) * 2 + transposed];
 }
 
-/* the KKT matrix [M G^T; G 0] at (q, t) into d->jac, factored with fresh pivots */
-static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
-                            mbsError *err) {
+/* the first vector node of the beams (they follow the bodies' nodes), m->nnode without */
+static int first_beam_node(const mbsModel *m) {
+  int n = m->nnode;
+  for (int k = 0; k < m->nbeam; k++) {
+    n = m->beam[k].node0 < n ? m->beam[k].node0 : n;
+  }
+  return n;
+}
+
+/* the KKT matrix [M G^T; G 0] at (q, t) into d->jac, factored with fresh pivots; the beams'
+ * mass entries times beam_weight (the assembly's metric; 1 elsewhere) */
+static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double *q, double t,
+                                     double beam_weight, mbsError *err) {
   double *jac = d->jac;
+  int nb0 = first_beam_node(m);
   memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
   for (int e = 0; e < m->nmass; e++) {
+    double w = m->mass_val[e] * (m->mass_a[e] >= nb0 ? beam_weight : 1.0);
     for (int c = 0; c < 3; c++) {
-      jac_put(jac, d->sys->mass_map[6 * e + c], m->mass_val[e]);
-      jac_put(jac, d->sys->mass_map[6 * e + 3 + c], m->mass_val[e]);
+      jac_put(jac, d->sys->mass_map[6 * e + c], w);
+      jac_put(jac, d->sys->mass_map[6 * e + 3 + c], w);
     }
   }
   /* G and G^T, row by row (d->ework holds an element's g and G: mbs_rows_work_size) */
@@ -71,6 +83,11 @@ static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, doub
   mbsStatus st = mbs_newton_factor(d, 1, err);
   d->factor_valid = 0;
   return st;
+}
+
+static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
+                            mbsError *err) {
+  return kkt_factor_weighted(m, d, q, t, 1.0, err);
 }
 
 double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
@@ -474,6 +491,10 @@ done:
   return st;
 }
 
+/* the assembly moves rigid bodies and point masses: beam nodes weigh this many times their
+ * mass in its metric, so a beam keeps its shape (moving one node alone would strain it) */
+#define BEAM_WEIGHT 1e10
+
 /* initial.assemble: the configuration nearest to d->q in the metric of the mass matrix that
  * satisfies the constraints, min 1/2 |q - q0|_M^2 with g(q, 0) = 0, by Gauss-Newton steps
  *     [M G^T; G 0] [dq; mu] = [0; -g(q)]
@@ -497,7 +518,7 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
   double r = mbs_constraint_violation(m, q, 0.0, NULL), goal = 1e-14 * (1.0 + qmax);
   mbsStatus st = MBS_OK;
   for (int it = 0; it < 100 && r > goal && m->ncon > 0; it++) {
-    if ((st = kkt_factor(m, d, q, 0.0, err)) != MBS_OK) {
+    if ((st = kkt_factor_weighted(m, d, q, 0.0, BEAM_WEIGHT, err)) != MBS_OK) {
       goto done;
     }
     memset(rhs, 0, (size_t)ns * sizeof(double));
@@ -561,6 +582,26 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
                        "mechanism's lengths and joint points (can it close?)",
                        out->iterations, what, rmax);
     goto done;
+  }
+  /* a beam node the joints still move (a beam joined to the ground where it is not) */
+  int nb0 = first_beam_node(m);
+  for (int f = 1; f < m->nattach; f++) {
+    int n0 = m->attach_node[f];
+    if (n0 < nb0) {
+      continue;
+    }
+    double dp = 0.0;
+    for (int i = 3 * n0; i < 3 * (n0 + 4); i++) {
+      dp = fmax(dp, fabs(q[i] - q0[i]));
+    }
+    if (dp > 1e-9 * (1.0 + qmax)) {
+      st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
+                         "initial.assemble would move beam node '%s' (by %.3g), straining its "
+                         "beam: the assembly moves rigid bodies and point masses; place the "
+                         "beam where its joints are",
+                         m->attach_name[f], dp);
+      goto done;
+    }
   }
   /* how far each body (and beam node) moved: its reference point, its directors */
   for (int f = 1; f < m->nattach; f++) {

@@ -15,7 +15,7 @@ the metric of the mass matrix.
 - Refusals (exit 1, nothing written): joints that do not hold without initial.assemble (located
   at the joint, naming the key), a loop that cannot close, `point` with `body_points`,
   `length` on a revolute joint, a negative length, a non-boolean assemble, velocities that do
-  not follow the joints after the assembly."""
+  not follow the joints after the assembly, a beam that would have to be strained."""
 import os
 import re
 import subprocess
@@ -184,4 +184,8 @@ refused("velocity.yaml", ROD.replace("position: [0.31, 0, -0.05],",
                                      "position: [0.31, 0, -0.05], velocity: [0, 0, 1.0],")
         % ("", "initial: {assemble: true}"),
         "the initial velocities violate the joint", 0)
+arm = open(deck("beams/flexible_arm.yaml")).read()
+arm = arm.replace("    point: [0.1, 0, 0]", "    body_points: [[0.12, 0, 0], [0, 0, 0]]").replace(
+    "\nsolver:", "\ninitial: {assemble: true}\nsolver:")
+refused("arm.yaml", arm, "initial.assemble would move beam node 'arm[0]' (by 0.02), straining", 0)
 done()
