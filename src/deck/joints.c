@@ -145,9 +145,18 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
         goto fail;
       }
       deck_ref_pose(deck, j->body[k], pos, R);
+      double s2 = 0.0;
       for (int c = 0; c < 3; c++) {
         j->points[k][c] = pos[c] + R[3 * c] * local[0] + R[3 * c + 1] * local[1] +
                           R[3 * c + 2] * local[2];
+        s2 += local[c] * local[c] + j->points[k][c] * j->points[k][c];
+      }
+      if (!(s2 <= DECK_MAX_SCALE)) {
+        st = deck_fail(r, deck_item(r, bp->value, k),
+                       "body_points: the point is too far from its body or the origin (its "
+                       "squared coordinates exceed %g; the constraint would overflow)",
+                       DECK_MAX_SCALE);
+        goto fail;
       }
     }
     j->has_body_points = j->has_points = 1;
