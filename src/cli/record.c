@@ -533,11 +533,12 @@ static mbsStatus describe_action(cliOutput *out, const mbsModel *m, mbsData *d, 
   if (m->integrator != MBS_INTEGRATOR_SPACETIME) {
     return MBS_OK;
   }
-  static const char *const cols[MBS_ACTION_COLS] = {"t_start", "t_end", "energy_integral",
-                                                    "lagrangian_action"};
+  static const char *const cols[MBS_ACTION_COLS] = {"t_start", "t_end", "block",
+                                                    "energy_integral", "lagrangian_action"};
   out->h_action = mbs_output_add_ragged(
       out->w, "/solver/action", MBS_ACTION_COLS,
-      "s, s, J s (integral of T + V over the element), J s (integral of T - V)", cols, err);
+      "s, s, 1 (index), J s (integral of T + V over the element), J s (integral of T - V)",
+      cols, err);
   if (out->h_action < 0) {
     return err->status;
   }

@@ -74,6 +74,7 @@ typedef struct {
   mbsData *d;
   double *act;  /* (ne x 2) the solved block's int (T + V) dt, int (T - V) dt per element */
   int act_next; /* its first element not yet given to d->action_sink */
+  long nsolved; /* blocks solved by this run */
 } StWork;
 
 /* ---- the temporal basis ---- */
@@ -781,8 +782,8 @@ static void release_actions(StWork *w, mbsData *d, double t1) {
   while (d->action_sink && w->act_next < w->ne &&
          w->t0 + (w->act_next + 1) * w->h <= t1 + 1e-9 * w->h) {
     int e = w->act_next++;
-    double row[MBS_ACTION_COLS] = {w->t0 + e * w->h, w->t0 + (e + 1) * w->h, w->act[2 * e],
-                                   w->act[2 * e + 1]};
+    double row[MBS_ACTION_COLS] = {w->t0 + e * w->h, w->t0 + (e + 1) * w->h,
+                                   (double)(w->nsolved - 1), w->act[2 * e], w->act[2 * e + 1]};
     d->action_sink(d->action_ctx, row);
   }
 }
@@ -825,6 +826,7 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
     element_action(w, e, &w->act[2 * e], &w->act[2 * e + 1]);
   }
   w->act_next = 0;
+  w->nsolved++;
   w->valid = 1;
   return MBS_OK;
 }
