@@ -1,7 +1,9 @@
 """integrator: spacetime on seed 003 sec. 4.2 (the double spherical pendulum in blocks of 100
 temporal elements) and on a heavy top, against what we did not write:
-- /solver/action, the action integral of every temporal element: its layout (contiguous
-  elements, one block number per 100 elements, the record that each element's end falls in)
+- /solver/action, the action integral of every temporal element: both columns (int (T + V)
+  dt, int (T - V) dt) against the closed form of an undamped spring-mass oscillator; its
+  layout (contiguous elements, one block number per 100 elements, the record that each
+  element's end falls in)
   and its value: int (T + V) dt per unit time constant within each block to round-off for
   degree 2 (the seed's Fig. 9 and 13), and for degree 1 (the midpoint rule, whose one-point
   quadrature of T is not its conserved energy) varying at order 2 in the element length;
@@ -68,8 +70,10 @@ def layout(r, what, dt, t_end):
     ok = ok and np.array_equal(a[:, 2], np.arange(n) // 100)
     t, off, cnt = r["time"], r["solver/action/offsets"], r["solver/action/count"]
     rec = np.repeat(np.arange(len(t)), cnt)
-    ok = ok and len(rec) == n and cnt[0] == 0 and np.array_equal(off, np.r_[0, np.cumsum(cnt)[:-1]])
-    ok = ok and np.all(a[:, 1] <= t[rec] + 1e-9) and np.all(a[:, 1] > t[np.maximum(rec - 1, 0)] + 1e-9)
+    ok = ok and len(rec) == n and cnt[0] == 0
+    ok = ok and np.array_equal(off, np.r_[0, np.cumsum(cnt)[:-1]])
+    ok = ok and np.all(a[:, 1] <= t[rec] + 1e-9)
+    ok = ok and np.all(a[:, 1] > t[np.maximum(rec - 1, 0)] + 1e-9)
     check(ok, "%s: /solver/action holds %d contiguous elements of %g s, 100 per block, each "
           "in the record its end falls in (%s)" % (what, n, dt, a.shape))
 
@@ -87,6 +91,26 @@ def against_reference(r, what, v0, omega, tol):
           % (what, omega, rerr))
 
 
+# --- both columns against a closed form: the undamped oscillator of decks/damped_oscillator.yaml
+# (m = 0.5, k = 50, x = 1 + 0.1 cos 10 t about the rest length): T + V = 0.25 J, and
+# T - V = -0.25 cos 20 t J, so int (T - V) dt over [a, b] = -(sin 20 b - sin 20 a) / 80 ------
+for deg, want in ((1, 3.0), (2, 5.0)):
+    errs = []
+    for dt in (0.01, 0.005):
+        _, _, _, out = run(deck("damped_oscillator.yaml"), "--integrator", "spacetime", "--set",
+                           "loads.spring.damping=0", "--set", "solver.spacetime.degree=%d" % deg,
+                           "--dt", repr(dt), "--t-end", "1")
+        a = load(out)["solver/action/table"]
+        lag = -(np.sin(20 * a[:, 1]) - np.sin(20 * a[:, 0])) / 80.0
+        errs.append(max(np.max(np.abs(a[:, 4] - lag)),
+                        np.max(np.abs(a[:, 3] - 0.25 * (a[:, 1] - a[:, 0])))))
+    order = np.log2(errs[0] / errs[1])
+    # measured: degree 1 3.6e-5, 4.5e-6 (order 3.0: the one-point rule's error h^3 per element);
+    # degree 2 6.0e-9, 1.9e-10 (order 5.0); the integrals themselves are up to 2.5e-3 J s
+    check(abs(order - want) <= 0.2, "oscillator, degree %d: both action columns of every "
+          "element against the closed form, the error falling at order %g per element (%.2e, "
+          "%.2e at dt 0.01, 0.005: order %.2f)" % (deg, want, errs[0], errs[1], order))
+
 # --- the 3D case: the shipped deck (seed's velocities), the first 10 of its 40 blocks --------
 _, _, _, out3 = run(deck("spacetime_pendulum.yaml"), "--t-end", repr(T_PEND))
 r = load(out3)
@@ -103,7 +127,8 @@ check(abs(np.mean(H) - r["energy/total"][0]) <= 1e-9 * abs(r["energy/total"][0])
       "3D case: the element means of T + V are the energy (%.12g J, E0 = %.12g J)"
       % (np.mean(H), r["energy/total"][0]))
 y = np.max(np.abs(r["bodies/position"][:, 1, 1]))
-check(y >= 0.5 * T_PEND, "3D case: the second centre moves out of the x-z plane (max |y| %.2f m)" % y)
+check(y >= 0.5 * T_PEND, "3D case: the second centre moves out of the x-z plane (max |y| %.2f m)"
+      % y)
 # measured 5.7e-12 over [0, 1] (1.6e-10 over [0, 4] in the full run)
 against_reference(r, "3D case", [0, 1, 0], [-0.5, 0, 0], 1e-10)
 
