@@ -233,9 +233,10 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pg = calloc(nq, sizeof(double));
   w->qs = calloc(nq, sizeof(double));
   w->qe = calloc(nq, sizeof(double));
+  w->act = calloc(2 * (size_t)ne, sizeof(double));
   if (!w->res || !w->dx || !w->jac || !w->diag || !w->Q || !w->W || !w->MU || !w->Q0 || !w->W0 ||
       !w->MU0 || !w->Z || !w->Z0 || !w->Wext || !w->Wdis || !w->qg || !w->vg || !w->mug || !w->pt || !w->pg || !w->qs || !w->qe ||
-      !(w->act = calloc(2 * (size_t)ne, sizeof(double)))) {
+      !w->act) {
     work_free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
