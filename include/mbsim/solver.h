@@ -85,7 +85,17 @@ typedef struct mbsData {
   double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
   mbsSystem *sys;  /* the Newton matrix's pattern, scatter maps and LU (solver/system.h) */
   mbsLinsolve *ls; /* sys->ls */
+
+  /* spacetime's action integral per temporal element (seed 003 sec. 4.2): when set, called
+   * once for each element whose end a step passes, in time order, with row = its start and
+   * end [s], the number of its block (0, 1, ... in the order this run solved them), the
+   * integrals over it of T + V and of T - V [J s] (MBS_ACTION_COLS values; the caller copies
+   * them); ctx is action_ctx. NULL (the default): nothing is called. */
+  void (*action_sink)(void *ctx, const double *row);
+  void *action_ctx;
 } mbsData;
+
+#define MBS_ACTION_COLS 5 /* t_start, t_end, block, int (T + V) dt, int (T - V) dt */
 
 /* one contact of the last step (moreau), as a record's /contacts/table row carries it */
 typedef struct {

@@ -106,6 +106,13 @@ typedef struct {
   const char **unit_col;       /* (nq) scratch of column_units */
   char *unit_text;
   const char **labels;         /* (max(nbody, njoint, nload)) scratch of the names datasets */
+  int h_action;        /* ragged /solver/action (spacetime; -1 otherwise) */
+  double *action_rows; /* (action_cap x MBS_ACTION_COLS) elements completed since the last
+                          record, as the solver's action_sink gives them */
+  long action_n, action_cap;
+  int action_sent;     /* the rows were given to the last record: the next sink call or
+                          record starts afresh */
+  int action_nomem;    /* a row could not be kept (out of memory): the next record fails */
 } cliOutput;
 
 /* register every dataset and sidecar grid of a run of model m with w (README "Output"; the

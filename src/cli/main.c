@@ -412,6 +412,10 @@ static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
    * accelerations): what a restart from this record needs */
   mbsStateArray state[MBS_STATE_MAX];
   int nstate = cli_output_put(out, m, d, o, state);
+  if (out->action_nomem) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory keeping the rows of /solver/action at t=%.9g", d->t);
+  }
   /* the run goes on from the state just written, exactly as a restart from this record
    * does (a fresh factorization, mu = dt^2 lambda rebuilt from the lambda written): both
    * runs then take identical steps */

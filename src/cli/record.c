@@ -503,6 +503,61 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
   mbs_output_put_rows(out->w, out->h_contacts, out->contact_rows, n);
 }
 
+/* spacetime: the action integral of each temporal element (seed 003 sec. 4.2), a ragged
+ * table /solver/action whose record k holds the elements that ended after record k - 1 and
+ * by record k (a restarted run's file continues with the elements after its first record) */
+static void action_sink(void *ctx, const double *row) {
+  cliOutput *out = ctx;
+  if (out->action_sent) {
+    out->action_n = 0;
+    out->action_sent = 0;
+  }
+  if (out->action_n == out->action_cap) {
+    /* doubling: a handful of reallocations per run (outside the library's step loop) */
+    long cap = out->action_cap > 0 ? 2 * out->action_cap : 256;
+    double *grown = realloc(out->action_rows, (size_t)cap * MBS_ACTION_COLS * sizeof(double));
+    if (!grown) {
+      out->action_nomem = 1;
+      return;
+    }
+    out->action_rows = grown;
+    out->action_cap = cap;
+  }
+  memcpy(out->action_rows + (size_t)out->action_n * MBS_ACTION_COLS, row,
+         MBS_ACTION_COLS * sizeof(double));
+  out->action_n++;
+}
+
+static mbsStatus describe_action(cliOutput *out, const mbsModel *m, mbsData *d, mbsError *err) {
+  out->h_action = -1;
+  if (m->integrator != MBS_INTEGRATOR_SPACETIME) {
+    return MBS_OK;
+  }
+  static const char *const cols[MBS_ACTION_COLS] = {"t_start", "t_end", "block",
+                                                    "energy_integral", "lagrangian_action"};
+  out->h_action = mbs_output_add_ragged(
+      out->w, "/solver/action", MBS_ACTION_COLS,
+      "s, s, 1 (index), J s (integral of T + V over the element), J s (integral of T - V)",
+      cols, err);
+  if (out->h_action < 0) {
+    return err->status;
+  }
+  d->action_sink = action_sink;
+  d->action_ctx = out;
+  return MBS_OK;
+}
+
+static void put_action(cliOutput *out) {
+  if (out->h_action < 0) {
+    return;
+  }
+  if (out->action_sent) {
+    out->action_n = 0;
+  }
+  mbs_output_put_rows(out->w, out->h_action, out->action_rows, out->action_n);
+  out->action_sent = 1;
+}
+
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
@@ -533,6 +588,7 @@ void cli_output_free(cliOutput *out) {
   free(out->contact_rows);
   free(out->h_beam);
   free(out->beam_row);
+  free(out->action_rows);
   memset(out, 0, sizeof(*out));
 }
 
@@ -585,6 +641,9 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   if (st == MBS_OK) {
     st = describe_beams(out, m, err);
   }
+  if (st == MBS_OK) {
+    st = describe_action(out, m, d, err);
+  }
   return st;
 }
 
@@ -602,6 +661,7 @@ int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObser
   mbs_output_put(out->w, out->h_load_force, d->load_force);
   put_contacts(out, d);
   put_beams(out, m, d);
+  put_action(out);
   out->nrecord++;
   return nstate;
 }

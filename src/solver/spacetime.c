@@ -72,6 +72,9 @@ typedef struct {
   double hterm;
   const mbsModel *m;
   mbsData *d;
+  double *act;  /* (ne x 2) the solved block's int (T + V) dt, int (T - V) dt per element */
+  int act_next; /* its first element not yet given to d->action_sink */
+  long nsolved; /* blocks solved by this run */
 } StWork;
 
 /* ---- the temporal basis ---- */
@@ -159,6 +162,7 @@ static void work_free(void *work) {
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
     free(p[i]);
   }
+  free(w->act);
   free(w);
 }
 
@@ -229,8 +233,10 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pg = calloc(nq, sizeof(double));
   w->qs = calloc(nq, sizeof(double));
   w->qe = calloc(nq, sizeof(double));
+  w->act = calloc(2 * (size_t)ne, sizeof(double));
   if (!w->res || !w->dx || !w->jac || !w->diag || !w->Q || !w->W || !w->MU || !w->Q0 || !w->W0 ||
-      !w->MU0 || !w->Z || !w->Z0 || !w->Wext || !w->Wdis || !w->qg || !w->vg || !w->mug || !w->pt || !w->pg || !w->qs || !w->qe) {
+      !w->MU0 || !w->Z || !w->Z0 || !w->Wext || !w->Wdis || !w->qg || !w->vg || !w->mug || !w->pt || !w->pg || !w->qs || !w->qe ||
+      !w->act) {
     work_free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
@@ -756,6 +762,33 @@ static void block_eval(const StWork *w, double t, double *q, double *v, double *
   }
 }
 
+/* the action integral of element e (seed 003 sec. 4.2, Fig. 9 and 13), after a solve, by the
+ * element's Gauss quadrature: *hint = int (T + V) dt, *lint = int (T - V) dt, with
+ * T = 1/2 v . M v of the velocity field (the momenta M v of Livens' principle) and V every
+ * element's potential (gravity, springs, strain) at the points */
+static void element_action(StWork *w, int e, double *hint, double *lint) {
+  const mbsModel *m = w->m;
+  element_state(w, e);
+  *hint = *lint = 0.0;
+  for (int g = 0; g < w->ng; g++) {
+    double T, V;
+    mbs_energy(m, w->qg + (size_t)g * m->nq, w->vg + (size_t)g * m->nq, &T, &V);
+    *hint += w->gw[g] * w->h * (T + V);
+    *lint += w->gw[g] * w->h * (T - V);
+  }
+}
+
+/* give d->action_sink the elements of the solved block that end by t1 and were not given */
+static void release_actions(StWork *w, mbsData *d, double t1) {
+  while (d->action_sink && w->act_next < w->ne &&
+         w->t0 + (w->act_next + 1) * w->h <= t1 + 1e-9 * w->h) {
+    int e = w->act_next++;
+    double row[MBS_ACTION_COLS] = {w->t0 + e * w->h, w->t0 + (e + 1) * w->h,
+                                   (double)(w->nsolved - 1), w->act[2 * e], w->act[2 * e + 1]};
+    d->action_sink(d->action_ctx, row);
+  }
+}
+
 static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h, mbsError *err) {
   mbs_spacetime_begin(m, d, h);
   w->ext0 = d->external_work;
@@ -791,7 +824,10 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
     element_work(w, e, &ext, &dis);
     w->Wext[e + 1] = w->Wext[e] + ext;
     w->Wdis[e + 1] = w->Wdis[e] + dis;
+    element_action(w, e, &w->act[2 * e], &w->act[2 * e + 1]);
   }
+  w->act_next = 0;
+  w->nsolved++;
   w->valid = 1;
   return MBS_OK;
 }
@@ -810,6 +846,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     iters = d->iterations;
   }
   block_eval(w, t1, d->q, d->v, d->lambda);
+  release_actions(w, d, t1);
   /* work: exact at element ends, linear in between */
   double x = (t1 - w->t0) / w->h;
   int e = (int)floor(x + 1e-9);
