@@ -178,30 +178,35 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->ne = ne;
   w->nnode = ne * k + 1;
   int ns = 2 * ne * k;
-  int *couple = calloc((size_t)ns * (size_t)ns, sizeof(int));
-  if (!couple) {
+  int *parts = calloc((size_t)ns * (size_t)ns, sizeof(int));
+  if (!parts) {
     free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  /* the stages of the nodes of one element (its start included) are coupled */
+  /* the equations of element e's test function i (at node e k + i + 1) involve the
+   * unknowns of the element's nodes e k + b, and only through these terms: A rows
+   * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
+   * (balance) the mass on w, the Hessians and G^T on q and mu, the forces' d/dv on w, and the
+   * identity on their unused unknowns. No row of a node involves a later element, so with
+   * degree 1 the block is block lower bidiagonal: its LU is one element after the other */
   for (int e = 0; e < ne; e++) {
-    for (int a = 0; a <= k; a++) {
+    for (int i = 0; i < k; i++) {
+      int ni = e * k + i + 1;
       for (int b = 0; b <= k; b++) {
-        int na = e * k + a, nb = e * k + b;
-        if (na < 1 || nb < 1) {
+        int nb = e * k + b;
+        if (nb < 1) {
           continue;
         }
-        int sa[2] = {stage_a(na), stage_b(na)}, sb[2] = {stage_a(nb), stage_b(nb)};
-        for (int i = 0; i < 2; i++) {
-          for (int j = 0; j < 2; j++) {
-            couple[sa[i] * ns + sb[j]] = 1;
-          }
-        }
+        parts[stage_a(ni) * ns + stage_a(nb)] |= MBS_PART_DIAG | MBS_PART_G;
+        parts[stage_a(ni) * ns + stage_b(nb)] |= MBS_PART_DIAG;
+        parts[stage_b(ni) * ns + stage_a(nb)] |= MBS_PART_HESS | MBS_PART_GT;
+        parts[stage_b(ni) * ns + stage_b(nb)] |= MBS_PART_MASS | MBS_PART_FORCE_V;
       }
+      parts[stage_b(ni) * ns + stage_b(ni)] |= MBS_PART_CON_DIAG;
     }
   }
-  w->sys = mbs_system_create_full(m, ns, couple, 0, 0, 1, err);
-  free(couple);
+  w->sys = mbs_system_create_parts(m, ns, parts, err);
+  free(parts);
   if (!w->sys) {
     free(w);
     return MBS_ERR_NOMEM;

@@ -10,6 +10,8 @@
  * the model's pattern always had (and the same records, bit for bit). */
 #include "solver/system.h"
 
+#include "mbsim/elements.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +78,18 @@ static double hess_coef(const mbsConRow *row, int k, int l) {
   return row->s * (row->wa[k] * row->wb[l] + row->wb[k] * row->wa[l]);
 }
 
-/* the spatial pattern's pairs (unknowns of one stage): diagonals, inertia, quadratic rows,
- * then elements with their constraint rows */
-static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
+/* the spatial pattern's pairs (unknowns of one stage) of the parts in mask (MBS_PART_):
+ * diagonals, inertia, quadratic rows, then elements with their constraint rows */
+static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
   int nq = m->nq, fail = 0;
-  /* every coordinate keeps its diagonal (with full_diag every constraint row too: a stage
-   * whose constraint unknowns are unused carries an identity there) */
-  for (int i = 0; i < (full_diag ? nq + m->ncon : nq); i++) {
-    fail |= pl_add(l, i, i);
+  /* every coordinate keeps its diagonal (with MBS_PART_CON_DIAG every constraint row too: a
+   * stage whose constraint unknowns are unused carries an identity there) */
+  for (int i = 0; i < nq + m->ncon; i++) {
+    if (mask & (i < nq ? MBS_PART_DIAG : MBS_PART_CON_DIAG)) {
+      fail |= pl_add(l, i, i);
+    }
   }
-  for (int e = 0; e < m->nmass; e++) {
+  for (int e = 0; e < m->nmass && (mask & MBS_PART_MASS); e++) {
     for (int c = 0; c < 3; c++) {
       fail |= pl_add(l, 3 * m->mass_a[e] + c, 3 * m->mass_b[e] + c);
       fail |= pl_add(l, 3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
@@ -95,10 +99,14 @@ static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
     const mbsConRow *row = &m->con[r];
     for (int k = 0; k < row->nnode; k++) {
       for (int c = 0; c < 3; c++) {
-        fail |= pl_add(l, nq + r, 3 * row->node[k] + c);
-        fail |= pl_add(l, 3 * row->node[k] + c, nq + r);
+        if (mask & MBS_PART_G) {
+          fail |= pl_add(l, nq + r, 3 * row->node[k] + c);
+        }
+        if (mask & MBS_PART_GT) {
+          fail |= pl_add(l, 3 * row->node[k] + c, nq + r);
+        }
       }
-      for (int j = 0; j < row->nnode; j++) {
+      for (int j = 0; j < row->nnode && (mask & MBS_PART_HESS); j++) {
         for (int c = 0; c < 3; c++) {
           fail |= pl_add(l, 3 * row->node[k] + c, 3 * row->node[j] + c);
         }
@@ -107,18 +115,32 @@ static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
+    int block = (mask & MBS_PART_HESS) ||
+                ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
     for (int i = 0; i < el->nq; i++) {
-      for (int j = 0; j < el->nq; j++) {
+      for (int j = 0; j < el->nq && block; j++) {
         fail |= pl_add(l, el->qidx[i], el->qidx[j]);
       }
       /* a constraint element's G and G^T */
       for (int r = 0; r < el->ncon; r++) {
-        fail |= pl_add(l, nq + el->con0 + r, el->qidx[i]);
-        fail |= pl_add(l, el->qidx[i], nq + el->con0 + r);
+        if (mask & MBS_PART_G) {
+          fail |= pl_add(l, nq + el->con0 + r, el->qidx[i]);
+        }
+        if (mask & MBS_PART_GT) {
+          fail |= pl_add(l, el->qidx[i], nq + el->con0 + r);
+        }
       }
     }
   }
   return fail;
+}
+
+/* the parts block b = (s, s') carries */
+static int block_mask(const mbsSystem *sys, int s, int s2) {
+  if (sys->parts) {
+    return sys->parts[s * sys->nstage + s2];
+  }
+  return MBS_PART_ALL | (sys->full_diag ? MBS_PART_CON_DIAG : 0);
 }
 
 /* the maps of block (s, s') into mp, slots of the pattern (colptr, rowind) */
@@ -267,7 +289,7 @@ static int layout(const mbsModel *m, mbsSystem *sys) {
   return 0;
 }
 
-/* the stage blocks from the caller's coupling (the diagonal always) */
+/* the stage blocks from the caller's coupling or parts (the diagonal always) */
 static int stage_blocks(mbsSystem *sys, const int *couple) {
   int ns = sys->nstage;
   sys->block = alloc_ints((size_t)ns * (size_t)ns);
@@ -277,35 +299,47 @@ static int stage_blocks(mbsSystem *sys, const int *couple) {
   sys->nblock = 0;
   for (int s = 0; s < ns; s++) {
     for (int s2 = 0; s2 < ns; s2++) {
-      int on = s == s2 || !couple || couple[s * ns + s2];
+      int on = s == s2 || (sys->parts ? sys->parts[s * ns + s2] != 0
+                                      : !couple || couple[s * ns + s2]);
       sys->block[s * ns + s2] = on ? sys->nblock++ : -1;
     }
   }
   return 0;
 }
 
-/* the fixed pattern: the spatial pairs in every present block, sorted, without repeats */
+/* the fixed pattern: the spatial pairs of its parts in every present block, sorted, without
+ * repeats */
 static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
-  PairList sp = {0}, l = {0};
-  if (spatial_pairs(m, sys->full_diag, &sp) != 0) {
-    free(sp.p);
-    return -2;
-  }
+  PairList l = {0};
   if (sys->nstage == 1) {
-    l = sp;
+    if (spatial_pairs(m, block_mask(sys, 0, 0), &l) != 0) {
+      free(l.p);
+      return -2;
+    }
   } else {
-    int ns = sys->nstage, fail = 0;
+    /* the spatial pairs of each mask that occurs, built once */
+    enum { NMASK = 2 * MBS_PART_FORCE_V };
+    PairList sp[NMASK];
+    memset(sp, 0, sizeof(sp));
+    int ns = sys->nstage, fail = 0, built[NMASK] = {0};
     for (int s = 0; s < ns && !fail; s++) {
       for (int s2 = 0; s2 < ns && !fail; s2++) {
+        int mask = block_mask(sys, s, s2) & (NMASK - 1);
         if (sys->block[s * ns + s2] < 0) {
           continue;
         }
-        for (size_t i = 0; i < sp.n && !fail; i++) {
-          fail |= pl_add(&l, s * sys->nsp + sp.p[i].row, s2 * sys->nsp + sp.p[i].col);
+        if (!built[mask]) {
+          built[mask] = 1;
+          fail |= spatial_pairs(m, mask, &sp[mask]);
+        }
+        for (size_t i = 0; i < sp[mask].n && !fail; i++) {
+          fail |= pl_add(&l, s * sys->nsp + sp[mask].p[i].row, s2 * sys->nsp + sp[mask].p[i].col);
         }
       }
     }
-    free(sp.p);
+    for (int i = 0; i < NMASK; i++) {
+      free(sp[i].p);
+    }
     if (fail) {
       free(l.p);
       return -2;
@@ -345,8 +379,25 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
   return mbs_system_create_full(m, nstage, couple, tail_max, tail_nnz_max, 0, err);
 }
 
+static mbsSystem *create(const mbsModel *m, int nstage, const int *couple, const int *parts,
+                         int tail_max, int tail_nnz_max, int full_diag, mbsError *err);
+
 mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
                                   int tail_nnz_max, int full_diag, mbsError *err) {
+  return create(m, nstage, couple, NULL, tail_max, tail_nnz_max, full_diag, err);
+}
+
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts,
+                                   mbsError *err) {
+  if (!parts) {
+    mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "linear system: no parts given");
+    return NULL;
+  }
+  return create(m, nstage, NULL, parts, 0, 0, 0, err);
+}
+
+static mbsSystem *create(const mbsModel *m, int nstage, const int *couple, const int *parts,
+                         int tail_max, int tail_nnz_max, int full_diag, mbsError *err) {
   if (nstage < 1 || tail_max < 0 || tail_nnz_max < 0 || (tail_max == 0) != (tail_nnz_max == 0)) {
     mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                   "linear system: %d stages and a tail of %d rows, %d entries is no shape", nstage,
@@ -367,6 +418,19 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
   sys->tail_nnz_max = tail_nnz_max;
   long long nfix = (long long)nstage * sys->nsp;
   int st = nfix + tail_max > INT_MAX - 1 ? -1 : 0;
+  if (st == 0 && parts) {
+    size_t np = (size_t)nstage * (size_t)nstage;
+    sys->parts = alloc_ints(np);
+    st = sys->parts ? 0 : -2;
+    for (size_t i = 0; st == 0 && i < np; i++) {
+      sys->parts[i] = parts[i];
+    }
+    /* the diagonal blocks are always present */
+    for (int s = 0; st == 0 && s < nstage; s++) {
+      int *dp = &sys->parts[(size_t)s * (size_t)nstage + (size_t)s];
+      *dp = *dp ? *dp : MBS_PART_DIAG;
+    }
+  }
   if (st == 0) {
     sys->nfix = (int)nfix;
     sys->n_max = sys->nfix + tail_max;
@@ -459,6 +523,7 @@ void mbs_system_destroy(mbsSystem *sys) {
     free(sys->colptr);
     free(sys->rowind);
   }
+  free(sys->parts);
   void *ptrs[] = {sys->fix_colptr, sys->fix_rowind, sys->fix_col,   sys->block,
                   sys->con_hstart, sys->con_hk,     sys->con_hl,    sys->con_hcoef,
                   sys->con_goff,   sys->elem_joff,  sys->elem_goff, sys->elem_nq,

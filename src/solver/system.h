@@ -8,7 +8,8 @@
  *   - the fixed part: nstage temporal nodes (stages), each a spatial block of
  *     nsp = nq + ncon unknowns [dq; dt^2 lambda]; unknown i of stage s is s nsp + i. A
  *     block (s, s') of the matrix is present where the caller's coupling says so (the
- *     diagonal always) and carries the whole spatial pattern. nstage = 1 is the one-step
+ *     diagonal always) and carries the whole spatial pattern (or, mbs_system_create_parts,
+ *     the parts of it the caller names per block). nstage = 1 is the one-step
  *     schemes' system, with the pattern and slot order it always had.
  *   - the dynamic tail: ntail further rows and columns (contacts), after the fixed part,
  *     whose entries the caller sets per step (mbs_system_set_tail). Its entries couple a
@@ -44,6 +45,9 @@ typedef struct mbsSystem {
   int nstage;             /* temporal nodes of the fixed part */
   int full_diag;          /* 1: the diagonal of every unknown, constraint rows too, is in
                              the pattern (mbs_system_create_full) */
+  int *parts;             /* (nstage x nstage) MBS_PART_ bits of each block
+                             (mbs_system_create_parts), NULL: every block's are
+                             MBS_PART_ALL (with MBS_PART_CON_DIAG if full_diag) */
   int nblock;             /* present (s, s') blocks */
   int *block;             /* (nstage x nstage) block index of (s, s'), -1 if absent */
   int nfix;               /* nstage nsp: unknowns of the fixed part */
@@ -112,6 +116,27 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
  * carry an identity there); its slots through mbs_system_slot */
 mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
                                   int tail_nnz_max, int full_diag, mbsError *err);
+
+/* the parts of the spatial pattern a block (s, s') carries (mbs_system_create_parts): bits */
+enum {
+  MBS_PART_DIAG = 1 << 0,      /* the coordinates' diagonal (i, i), i < nq */
+  MBS_PART_CON_DIAG = 1 << 1,  /* the constraint rows' diagonal (nq + r, nq + r) */
+  MBS_PART_MASS = 1 << 2,      /* the mass blocks M^ab I3 */
+  MBS_PART_G = 1 << 3,         /* G: (nq + r, q) of quadratic rows and constraint elements */
+  MBS_PART_GT = 1 << 4,        /* G^T: (q, nq + r) */
+  MBS_PART_HESS = 1 << 5,      /* quadratic rows' Hessian blocks, every element's nq x nq block */
+  MBS_PART_FORCE_V = 1 << 6,   /* the nq x nq blocks of the elements with a force (d/dv) */
+  /* what a block of mbs_system_create carries */
+  MBS_PART_ALL = MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS
+};
+
+/* the same without a tail, with parts[s nstage + s'] the MBS_PART_ bits block (s, s')
+ * carries (0: the block is absent; a diagonal block is present, with MBS_PART_DIAG if 0). A staged system whose
+ * stages couple only through some of the spatial terms (space-time: the kinematic rows only
+ * through the coordinates' diagonal) gets a sparser pattern and LU. Map entries of terms a
+ * block does not carry are -1 (or the slot of the same entry of a part it carries). */
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts,
+                                   mbsError *err);
 
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
