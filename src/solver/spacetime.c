@@ -257,6 +257,12 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
 
 /* ---- assembly ---- */
 
+/* max(a, b) for an accumulator a that is never NaN (fmax's result; inlined, where fmax is a
+ * call in the assembly's inner loops) */
+static inline double larger(double a, double b) {
+  return b > a ? b : a;
+}
+
 static void jadd(double *jac, int slot, double v) {
   if (slot >= 0) {
     jac[slot] += v;
@@ -365,7 +371,7 @@ static double st_assemble(void *ctx, int with_jac) {
           }
         }
       }
-      scale = fmax(scale, mbs_norm_inf(rb, nq));
+      scale = larger(scale, mbs_norm_inf(rb, nq));
       /* the unused rows of stage B: identity on their (zero) unknowns */
       for (int r = 0; r < nc; r++) {
         rb[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
@@ -428,7 +434,7 @@ static double st_assemble(void *ctx, int with_jac) {
             double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] += f * gv[j];
-              scale = fmax(scale, fabs(f * gv[j]));
+              scale = larger(scale, fabs(f * gv[j]));
             }
             if (with_jac) {
               double hm = 0.0;
@@ -439,14 +445,14 @@ static double st_assemble(void *ctx, int with_jac) {
                 const int *jm = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
                   jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
-                  hm = fmax(hm, fabs(H[j]));
+                  hm = larger(hm, fabs(H[j]));
                 }
               }
               double qe = 0.0;
               for (int j = 0; j < n; j++) {
-                qe = fmax(qe, fabs(q[el->qidx[j]]));
+                qe = larger(qe, fabs(q[el->qidx[j]]));
               }
-              hterm = fmax(hterm, h2 * hm * qe);
+              hterm = larger(hterm, h2 * hm * qe);
             }
           }
         }
@@ -458,7 +464,7 @@ static double st_assemble(void *ctx, int with_jac) {
             double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] -= f * gv[j];
-              scale = fmax(scale, fabs(f * gv[j]));
+              scale = larger(scale, fabs(f * gv[j]));
             }
             if (with_jac) {
               for (int b = 0; b <= k; b++) {
@@ -492,7 +498,7 @@ static double st_assemble(void *ctx, int with_jac) {
                 t += Ge[r * n + j] * mue[r];
               }
               rb[el->qidx[j]] += f * t;
-              scale = fmax(scale, fabs(f * t));
+              scale = larger(scale, fabs(f * t));
             }
             for (int r = 0; r < el->ncon; r++) {
               rc[nq + el->con0 + r] += fr * gv[r];
@@ -539,7 +545,7 @@ static double st_assemble(void *ctx, int with_jac) {
             for (int j = 0; j < 3; j++) {
               double t = f * mu[row] * grad[3 * a + j];
               rb[3 * c->node[a] + j] += t;
-              scale = fmax(scale, fabs(t));
+              scale = larger(scale, fabs(t));
             }
           }
           rc[nq + row] += fr * gval;
@@ -584,8 +590,8 @@ static double st_assemble(void *ctx, int with_jac) {
   /* the block's rows are interleaved (balance, rows, kinematic per stage), so the driver
    * tests them together (n2 = 0): the scale is floored where the constraint rows' round-off
    * (64 eps (1 + |q|)^2, newton.c's floor of constraint rows) is within tol of it */
-  double qn, dummy;
-  st_scales(w, &qn, &dummy);
+  double qn;
+  st_scales(w, &qn, NULL);
   double cfloor = 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn) / m->newton_tolerance;
   return fmax(fmax(scale, w->hterm), cfloor);
 }
@@ -617,11 +623,11 @@ static void st_split(void *ctx, const double *res, double *rq, double *rg) {
   for (int n = 1; n < w->nnode; n++) {
     const double *ra = res + (size_t)stage_a(n) * nsp, *rb = res + (size_t)stage_b(n) * nsp;
     for (int i = 0; i < nsp; i++) {
-      a = fmax(a, fabs(rb[i]));
+      a = larger(a, fabs(rb[i]));
       if (i < nq) {
-        a = fmax(a, fabs(ra[i]));
+        a = larger(a, fabs(ra[i]));
       } else {
-        b = fmax(b, fabs(ra[i]));
+        b = larger(b, fabs(ra[i]));
       }
     }
   }
