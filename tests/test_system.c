@@ -489,7 +489,7 @@ static void block_entries(const mbsSystem *sys, int s, int s2, char *E) {
 static void part_entries(const mbsModel *m, int mask, char *E) {
   int nq = m->nq, nsp = m->nq + m->ncon;
   memset(E, 0, (size_t)nsp * (size_t)nsp);
-#define SET(r, c) (E[(r) * nsp + (c)] = 1)
+#define SET(r, c) (E[(r)*nsp + (c)] = 1)
   for (int i = 0; i < nsp; i++) {
     if (mask & (i < nq ? MBS_PART_DIAG : MBS_PART_CON_DIAG)) {
       SET(i, i);
@@ -519,8 +519,8 @@ static void part_entries(const mbsModel *m, int mask, char *E) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
-    int dense = (mask & MBS_PART_HESS) ||
-                ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
+    int dense =
+        (mask & MBS_PART_HESS) || ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
     for (int i = 0; i < el->nq; i++) {
       for (int j = 0; j < el->nq && dense; j++) {
         SET(el->qidx[i], el->qidx[j]);
@@ -546,10 +546,15 @@ START_TEST(test_parts) {
   static char names[64][256];
   int ndeck = deck_names(names, 64);
   enum { NS = 3 };
-  const int parts[NS * NS] = {
-      MBS_PART_ALL, MBS_PART_DIAG, MBS_PART_HESS,
-      0, MBS_PART_MASS | MBS_PART_CON_DIAG, MBS_PART_FORCE_V,
-      MBS_PART_G | MBS_PART_GT, 0, 0};
+  const int parts[NS * NS] = {MBS_PART_ALL,
+                              MBS_PART_DIAG,
+                              MBS_PART_HESS,
+                              0,
+                              MBS_PART_MASS | MBS_PART_CON_DIAG,
+                              MBS_PART_FORCE_V,
+                              MBS_PART_G | MBS_PART_GT,
+                              0,
+                              0};
   for (int k = 0; k < ndeck; k++) {
     mbsDeck deck;
     mbsError err;

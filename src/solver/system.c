@@ -115,8 +115,8 @@ static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
-    int block = (mask & MBS_PART_HESS) ||
-                ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
+    int block =
+        (mask & MBS_PART_HESS) || ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
     for (int i = 0; i < el->nq; i++) {
       for (int j = 0; j < el->nq && block; j++) {
         fail |= pl_add(l, el->qidx[i], el->qidx[j]);
@@ -299,8 +299,8 @@ static int stage_blocks(mbsSystem *sys, const int *couple) {
   sys->nblock = 0;
   for (int s = 0; s < ns; s++) {
     for (int s2 = 0; s2 < ns; s2++) {
-      int on = s == s2 || (sys->parts ? sys->parts[s * ns + s2] != 0
-                                      : !couple || couple[s * ns + s2]);
+      int on =
+          s == s2 || (sys->parts ? sys->parts[s * ns + s2] != 0 : !couple || couple[s * ns + s2]);
       sys->block[s * ns + s2] = on ? sys->nblock++ : -1;
     }
   }
@@ -387,8 +387,7 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
   return create(m, nstage, couple, NULL, tail_max, tail_nnz_max, full_diag, err);
 }
 
-mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts,
-                                   mbsError *err) {
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts, mbsError *err) {
   if (!parts) {
     mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "linear system: no parts given");
     return NULL;

@@ -119,24 +119,24 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
 
 /* the parts of the spatial pattern a block (s, s') carries (mbs_system_create_parts): bits */
 enum {
-  MBS_PART_DIAG = 1 << 0,      /* the coordinates' diagonal (i, i), i < nq */
-  MBS_PART_CON_DIAG = 1 << 1,  /* the constraint rows' diagonal (nq + r, nq + r) */
-  MBS_PART_MASS = 1 << 2,      /* the mass blocks M^ab I3 */
-  MBS_PART_G = 1 << 3,         /* G: (nq + r, q) of quadratic rows and constraint elements */
-  MBS_PART_GT = 1 << 4,        /* G^T: (q, nq + r) */
-  MBS_PART_HESS = 1 << 5,      /* quadratic rows' Hessian blocks, every element's nq x nq block */
-  MBS_PART_FORCE_V = 1 << 6,   /* the nq x nq blocks of the elements with a force (d/dv) */
+  MBS_PART_DIAG = 1 << 0,     /* the coordinates' diagonal (i, i), i < nq */
+  MBS_PART_CON_DIAG = 1 << 1, /* the constraint rows' diagonal (nq + r, nq + r) */
+  MBS_PART_MASS = 1 << 2,     /* the mass blocks M^ab I3 */
+  MBS_PART_G = 1 << 3,        /* G: (nq + r, q) of quadratic rows and constraint elements */
+  MBS_PART_GT = 1 << 4,       /* G^T: (q, nq + r) */
+  MBS_PART_HESS = 1 << 5,     /* quadratic rows' Hessian blocks, every element's nq x nq block */
+  MBS_PART_FORCE_V = 1 << 6,  /* the nq x nq blocks of the elements with a force (d/dv) */
   /* what a block of mbs_system_create carries */
   MBS_PART_ALL = MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS
 };
 
 /* the same without a tail, with parts[s nstage + s'] the MBS_PART_ bits block (s, s')
- * carries (0: the block is absent; a diagonal block is present, with MBS_PART_DIAG if 0). A staged system whose
- * stages couple only through some of the spatial terms (space-time: the kinematic rows only
- * through the coordinates' diagonal) gets a sparser pattern and LU. Map entries of terms a
- * block does not carry are -1 (or the slot of the same entry of a part it carries). */
-mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts,
-                                   mbsError *err);
+ * carries (0: the block is absent; a diagonal block is present, with MBS_PART_DIAG if 0).
+ * A staged system whose stages couple only through some of the spatial terms (space-time:
+ * the kinematic rows only through the coordinates' diagonal) gets a sparser pattern and LU.
+ * Map entries of terms a block does not carry are -1 (or the slot of the same entry of a
+ * part it carries). */
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts, mbsError *err);
 
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
