@@ -559,7 +559,16 @@ START_TEST(test_parts) {
     mbsDeck deck;
     mbsError err;
     mbsModel *m = load(names[k], &deck);
-    mbsSystem *sys = mbs_system_create_parts(m, NS, parts, &err);
+    /* as (s, s', parts) entries: the nonzero ones, each split in two (or-ed back) */
+    int es[2 * NS * NS], es2[2 * NS * NS], ep[2 * NS * NS], ne = 0;
+    for (int i = 0; i < NS * NS; i++) {
+      for (int h = 0; h < 2 && parts[i]; h++) {
+        es[ne] = i / NS;
+        es2[ne] = i % NS;
+        ep[ne++] = h == 0 ? parts[i] & ~MBS_PART_DIAG : parts[i] & MBS_PART_DIAG;
+      }
+    }
+    mbsSystem *sys = mbs_system_create_parts(m, NS, ne, es, es2, ep, &err);
     ck_assert_msg(sys != NULL, "%s: %s", names[k], err.msg);
     mbsSystem *one = make_system(m, 1, NULL, 0, 0);
     check_csc(sys);

@@ -177,12 +177,20 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   basis_init(w, k);
   w->ne = ne;
   w->nnode = ne * k + 1;
-  int ns = 2 * ne * k;
-  int *parts = calloc((size_t)ns * (size_t)ns, sizeof(int));
-  if (!parts) {
+  int ns = 2 * ne * k, np = 0;
+  /* (row stage, column stage, parts) of the blocks: 4 per pair of nodes of an element, and
+   * the unused unknowns' identity */
+  size_t cap = (size_t)ne * (size_t)k * (4 * (size_t)(k + 1) + 1);
+  int *bs = malloc(cap * sizeof(int)), *bs2 = malloc(cap * sizeof(int));
+  int *parts = malloc(cap * sizeof(int));
+  if (!bs || !bs2 || !parts) {
+    free(bs);
+    free(bs2);
+    free(parts);
     free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
+#define BLOCK(r, c, p) (bs[np] = (r), bs2[np] = (c), parts[np++] = (p))
   /* the equations of element e's test function i (at node e k + i + 1) involve the
    * unknowns of the element's nodes e k + b, and only through these terms: A rows
    * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
@@ -197,15 +205,18 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
         if (nb < 1) {
           continue;
         }
-        parts[stage_a(ni) * ns + stage_a(nb)] |= MBS_PART_DIAG | MBS_PART_G;
-        parts[stage_a(ni) * ns + stage_b(nb)] |= MBS_PART_DIAG;
-        parts[stage_b(ni) * ns + stage_a(nb)] |= MBS_PART_HESS | MBS_PART_GT;
-        parts[stage_b(ni) * ns + stage_b(nb)] |= MBS_PART_MASS | MBS_PART_FORCE_V;
+        BLOCK(stage_a(ni), stage_a(nb), MBS_PART_DIAG | MBS_PART_G);
+        BLOCK(stage_a(ni), stage_b(nb), MBS_PART_DIAG);
+        BLOCK(stage_b(ni), stage_a(nb), MBS_PART_HESS | MBS_PART_GT);
+        BLOCK(stage_b(ni), stage_b(nb), MBS_PART_MASS | MBS_PART_FORCE_V);
       }
-      parts[stage_b(ni) * ns + stage_b(ni)] |= MBS_PART_CON_DIAG;
+      BLOCK(stage_b(ni), stage_b(ni), MBS_PART_CON_DIAG);
     }
   }
-  w->sys = mbs_system_create_parts(m, ns, parts, err);
+#undef BLOCK
+  w->sys = mbs_system_create_parts(m, ns, np, bs, bs2, parts, err);
+  free(bs);
+  free(bs2);
   free(parts);
   if (!w->sys) {
     free(w);
@@ -240,11 +251,8 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   for (int s = 0; s < ns; s++) {
-    for (int s2 = 0; s2 < ns; s2++) {
-      int b = w->sys->block[s * ns + s2];
-      if (b < 0) {
-        continue;
-      }
+    for (int b = w->sys->block_start[s]; b < w->sys->block_start[s + 1]; b++) {
+      int s2 = w->sys->block_stage[b];
       for (int i = 0; i < (int)nsp; i++) {
         w->diag[(size_t)b * nsp + (size_t)i] = mbs_system_slot(
             w->sys, mbs_system_index(w->sys, s, i), mbs_system_index(w->sys, s2, i));
@@ -274,9 +282,10 @@ static const mbsSystemMaps *bmaps(const StWork *w, int s, int s2) {
   return mbs_system_block_maps(w->sys, s, s2);
 }
 
-static int bdiag(const StWork *w, int s, int s2, int i) {
-  int b = w->sys->block[s * w->sys->nstage + s2];
-  return b < 0 ? -1 : w->diag[(size_t)b * (size_t)w->sys->nsp + (size_t)i];
+/* the diagonal's slots of block (s, s') (nsp), NULL if the block is absent */
+static const int *bdiag(const StWork *w, int s, int s2) {
+  int b = mbs_system_block(w->sys, s, s2);
+  return b < 0 ? NULL : w->diag + (size_t)b * (size_t)w->sys->nsp;
 }
 
 /* the state of element e at the Gauss points (q, v = w/h, mu) */
@@ -340,6 +349,7 @@ static double st_assemble(void *ctx, int with_jac) {
       /* inertia: sum_b A_ib M w_b; kinematic: sum_b A_ib q_b - B_ib w_b */
       for (int b = 0; b <= k; b++) {
         const double *wb = w->W + (size_t)(e * k + b) * nq, *qb = w->Q + (size_t)(e * k + b) * nq;
+        const mbsSystemMaps *mpw = with_jac && sbv[b] >= 0 ? bmaps(w, sk, sbv[b]) : NULL;
         for (int c = 0; c < m->nmass; c++) {
           int a = m->mass_a[c], bb = m->mass_b[c];
           double val = w->A[i][b] * m->mass_val[c];
@@ -349,8 +359,8 @@ static double st_assemble(void *ctx, int with_jac) {
               rb[3 * bb + j] += val * wb[3 * a + j];
             }
           }
-          if (with_jac && sbv[b] >= 0) {
-            const mbsSystemMaps *mp = bmaps(w, sk, sbv[b]);
+          if (mpw) {
+            const mbsSystemMaps *mp = mpw;
             for (int j = 0; j < 3; j++) {
               jadd(w->jac, mp->mass_map[6 * c + j], val);
               jadd(w->jac, mp->mass_map[6 * c + 3 + j], val);
@@ -361,22 +371,25 @@ static double st_assemble(void *ctx, int with_jac) {
           rk[j] += w->A[i][b] * qb[j] - w->B[i][b] * wb[j];
         }
         if (with_jac) {
+          const int *dq = sa[b] >= 0 ? bdiag(w, si, sa[b]) : NULL;
+          const int *dw = sbv[b] >= 0 ? bdiag(w, si, sbv[b]) : NULL;
           for (int j = 0; j < nq; j++) {
-            if (sa[b] >= 0) {
-              jadd(w->jac, bdiag(w, si, sa[b], j), w->A[i][b]);
+            if (dq) {
+              jadd(w->jac, dq[j], w->A[i][b]);
             }
-            if (sbv[b] >= 0) {
-              jadd(w->jac, bdiag(w, si, sbv[b], j), -w->B[i][b]);
+            if (dw) {
+              jadd(w->jac, dw[j], -w->B[i][b]);
             }
           }
         }
       }
       scale = larger(scale, mbs_norm_inf(rb, nq));
       /* the unused rows of stage B: identity on their (zero) unknowns */
+      const int *dz = with_jac ? bdiag(w, sk, sk) : NULL;
       for (int r = 0; r < nc; r++) {
         rb[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
-        if (with_jac) {
-          jadd(w->jac, bdiag(w, sk, sk, nq + r), 1.0);
+        if (dz) {
+          jadd(w->jac, dz[nq + r], 1.0);
         }
       }
       /* the end value of the rows, psi_i(1) g(q_k) */

@@ -45,11 +45,12 @@ typedef struct mbsSystem {
   int nstage;             /* temporal nodes of the fixed part */
   int full_diag;          /* 1: the diagonal of every unknown, constraint rows too, is in
                              the pattern (mbs_system_create_full) */
-  int *parts;             /* (nstage x nstage) MBS_PART_ bits of each block
-                             (mbs_system_create_parts), NULL: every block's are
-                             MBS_PART_ALL (with MBS_PART_CON_DIAG if full_diag) */
-  int nblock;             /* present (s, s') blocks */
-  int *block;             /* (nstage x nstage) block index of (s, s'), -1 if absent */
+  int nblock;             /* present (s, s') blocks, numbered by s, then s' */
+  int *block_start;       /* (nstage + 1) the blocks of row stage s are block_start[s] ..
+                             block_start[s + 1] - 1 (mbs_system_block finds one) */
+  int *block_stage;       /* (nblock) column stage s' of each block, ascending per row */
+  int *block_parts;       /* (nblock) MBS_PART_ bits of each block (MBS_PART_ALL, with
+                             MBS_PART_CON_DIAG if full_diag, but mbs_system_create_parts') */
   int nfix;               /* nstage nsp: unknowns of the fixed part */
   int nfix_nnz;           /* entries of the fixed part */
   int n;                  /* unknowns now: nfix + ntail */
@@ -130,13 +131,15 @@ enum {
   MBS_PART_ALL = MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS
 };
 
-/* the same without a tail, with parts[s nstage + s'] the MBS_PART_ bits block (s, s')
- * carries (0: the block is absent; a diagonal block is present, with MBS_PART_DIAG if 0).
- * A staged system whose stages couple only through some of the spatial terms (space-time:
- * the kinematic rows only through the coordinates' diagonal) gets a sparser pattern and LU.
- * Map entries of terms a block does not carry are -1 (or the slot of the same entry of a
- * part it carries). */
-mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, const int *parts, mbsError *err);
+/* the same without a tail, block (s[k], s2[k]) carrying the MBS_PART_ bits parts[k], k <
+ * nentry (repeats or-ed; parts 0 adds nothing); the other blocks are absent but the
+ * diagonal ones (MBS_PART_DIAG). A staged system whose stages couple only through some of the
+ * spatial terms (space-time: the kinematic rows only through the coordinates' diagonal) gets
+ * a sparser pattern and LU, and memory linear in its blocks (a dense coupling takes nstage^2
+ * ints). Map entries of terms a block does not carry are -1 (or the slot of the same entry
+ * of a part it carries). */
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, int nentry, const int *s,
+                                   const int *s2, const int *parts, mbsError *err);
 
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
@@ -154,6 +157,9 @@ mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *ro
 /* slot of (row, col) in the pattern now, -1 if absent (binary search: not for the step loop's
  * fixed part, whose maps hold the slots) */
 int mbs_system_slot(const mbsSystem *sys, int row, int col);
+
+/* index b of block (s, s') (its maps are maps[b]), -1 if absent (a binary search) */
+int mbs_system_block(const mbsSystem *sys, int s, int s2);
 
 /* maps of block (s, s'), NULL if the block is absent */
 const mbsSystemMaps *mbs_system_block_maps(const mbsSystem *sys, int s, int s2);
