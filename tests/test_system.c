@@ -519,8 +519,10 @@ static void part_entries(const mbsModel *m, int mask, char *E) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
-    int dense =
-        (mask & MBS_PART_HESS) || ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int zero = kind->linear && !kind->force && !kind->constraint; /* gravity */
+    int dense = (mask & (zero ? MBS_PART_LINEAR : MBS_PART_HESS)) ||
+                ((mask & MBS_PART_FORCE_V) && kind->force);
     for (int i = 0; i < el->nq; i++) {
       for (int j = 0; j < el->nq && dense; j++) {
         SET(el->qidx[i], el->qidx[j]);
@@ -552,7 +554,7 @@ START_TEST(test_parts) {
                               0,
                               MBS_PART_MASS | MBS_PART_CON_DIAG,
                               MBS_PART_FORCE_V,
-                              MBS_PART_G | MBS_PART_GT,
+                              MBS_PART_G | MBS_PART_GT | MBS_PART_LINEAR,
                               0,
                               0};
   for (int k = 0; k < ndeck; k++) {

@@ -115,8 +115,11 @@ static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
-    int block =
-        (mask & MBS_PART_HESS) || ((mask & MBS_PART_FORCE_V) && mbs_element_kind(el->kind)->force);
+    /* a linear potential's block is zero (a staged system may leave it out) */
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int zero = kind->linear && !kind->force && !kind->constraint;
+    int block = (mask & (zero ? MBS_PART_LINEAR : MBS_PART_HESS)) ||
+                ((mask & MBS_PART_FORCE_V) && kind->force);
     for (int i = 0; i < el->nq; i++) {
       for (int j = 0; j < el->nq && block; j++) {
         fail |= pl_add(l, el->qidx[i], el->qidx[j]);
@@ -412,7 +415,7 @@ static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
     }
   } else {
     /* the spatial pairs of each mask that occurs, built once */
-    enum { NMASK = 2 * MBS_PART_FORCE_V };
+    enum { NMASK = 2 * MBS_PART_LINEAR };
     PairList sp[NMASK];
     memset(sp, 0, sizeof(sp));
     int ns = sys->nstage, fail = 0, built[NMASK] = {0};

@@ -125,10 +125,13 @@ enum {
   MBS_PART_MASS = 1 << 2,     /* the mass blocks M^ab I3 */
   MBS_PART_G = 1 << 3,        /* G: (nq + r, q) of quadratic rows and constraint elements */
   MBS_PART_GT = 1 << 4,       /* G^T: (q, nq + r) */
-  MBS_PART_HESS = 1 << 5,     /* quadratic rows' Hessian blocks, every element's nq x nq block */
+  MBS_PART_HESS = 1 << 5,     /* quadratic rows' Hessian blocks, the nq x nq block of every
+                                 element but a linear potential's (d/dq) */
   MBS_PART_FORCE_V = 1 << 6,  /* the nq x nq blocks of the elements with a force (d/dv) */
-  /* what a block of mbs_system_create carries */
-  MBS_PART_ALL = MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS
+  MBS_PART_LINEAR = 1 << 7,   /* the (zero) nq x nq blocks of linear potentials (gravity) */
+  /* what a block of mbs_system_create carries (the pattern the LU was always analysed for) */
+  MBS_PART_ALL =
+      MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS | MBS_PART_LINEAR
 };
 
 /* the same without a tail, block (s[k], s2[k]) carrying the MBS_PART_ bits parts[k], k <
