@@ -195,8 +195,9 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
    * unknowns of the element's nodes e k + b, and only through these terms: A rows
    * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
    * (balance) the mass on w, the Hessians and G^T on q and mu, the forces' d/dv on w, and the
-   * identity on their unused unknowns. No row of a node involves a later element, so with
-   * degree 1 the block is block lower bidiagonal: its LU is one element after the other */
+   * identity on their unused unknowns. No row of a node involves a later element, so the
+   * block is block lower triangular by elements (bidiagonal for degree 1): KLU's block
+   * triangular form factors it one element after the other */
   for (int e = 0; e < ne; e++) {
     for (int i = 0; i < k; i++) {
       int ni = e * k + i + 1;
