@@ -1141,7 +1141,8 @@ START_TEST(test_bad_values) {
            "spacetime.elements_per_block must be in [1, 100000] (got 0)");
   snprintf(buf, sizeof(buf), "%ssolver: {spacetime: {order: 1}}\n", one);
   load_bad(buf, NULL, 0, MBS_ERR_DECK, 4, 22, "unknown key 'order' in solver.spacetime");
-  /* spacetime: its keys, and UMFPACK as its default linear solver (an explicit one kept) */
+  /* spacetime: its keys, and KLU as its default linear solver like every integrator's (an
+   * explicit one kept) */
   {
     mbsDeck sd;
     mbsError se;
@@ -1151,12 +1152,12 @@ START_TEST(test_bad_values) {
     ck_assert_int_eq(load_text(buf, NULL, 0, &sd, &se), MBS_OK);
     ck_assert_int_eq(sd.solver.spacetime_degree, 2);
     ck_assert_int_eq(sd.solver.spacetime_elements, 7);
-    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_UMFPACK);
+    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_KLU);
     mbs_deck_free(&sd);
-    snprintf(buf, sizeof(buf), "%ssolver: {integrator: spacetime, linear_solver: klu}\n", one);
+    snprintf(buf, sizeof(buf), "%ssolver: {integrator: spacetime, linear_solver: umfpack}\n", one);
     ck_assert_int_eq(load_text(buf, NULL, 0, &sd, &se), MBS_OK);
     ck_assert_int_eq(sd.solver.spacetime_degree, 1);
-    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_KLU);
+    ck_assert_int_eq(sd.solver.linear_solver, MBS_LINEAR_UMFPACK);
     mbs_deck_free(&sd);
   }
   snprintf(buf, sizeof(buf), "%ssolver: {t_end: -1}\n", one);

@@ -16,6 +16,7 @@
 #include <SuiteSparse_config.h>
 
 #include "mbsim/deck.h"
+#include "mbsim/elements.h"
 #include "mbsim/model.h"
 #include "solver/system.h"
 
@@ -469,6 +470,151 @@ static void tail_solve(mbsLinearSolver kind) {
   mbs_deck_free(&deck);
 }
 
+/* the entries of block (s, s') of sys's pattern into E (nsp x nsp, row-major) */
+static void block_entries(const mbsSystem *sys, int s, int s2, char *E) {
+  int nsp = sys->nsp;
+  memset(E, 0, (size_t)nsp * (size_t)nsp);
+  for (int c = 0; c < nsp; c++) {
+    int col = s2 * nsp + c;
+    for (int k = sys->colptr[col]; k < sys->colptr[col + 1]; k++) {
+      int r = sys->rowind[k] - s * nsp;
+      if (r >= 0 && r < nsp) {
+        E[r * nsp + c] = 1;
+      }
+    }
+  }
+}
+
+/* what a block with the parts in mask must hold, from the model (the spec of system.h) */
+static void part_entries(const mbsModel *m, int mask, char *E) {
+  int nq = m->nq, nsp = m->nq + m->ncon;
+  memset(E, 0, (size_t)nsp * (size_t)nsp);
+#define SET(r, c) (E[(r)*nsp + (c)] = 1)
+  for (int i = 0; i < nsp; i++) {
+    if (mask & (i < nq ? MBS_PART_DIAG : MBS_PART_CON_DIAG)) {
+      SET(i, i);
+    }
+  }
+  for (int e = 0; e < m->nmass && (mask & MBS_PART_MASS); e++) {
+    for (int c = 0; c < 3; c++) {
+      SET(3 * m->mass_a[e] + c, 3 * m->mass_b[e] + c);
+      SET(3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
+    }
+  }
+  for (int r = 0; r < m->nrow; r++) {
+    const mbsConRow *row = &m->con[r];
+    for (int k = 0; k < row->nnode; k++) {
+      for (int c = 0; c < 3; c++) {
+        if (mask & MBS_PART_G) {
+          SET(nq + r, 3 * row->node[k] + c);
+        }
+        if (mask & MBS_PART_GT) {
+          SET(3 * row->node[k] + c, nq + r);
+        }
+        for (int l = 0; l < row->nnode && (mask & MBS_PART_HESS); l++) {
+          SET(3 * row->node[k] + c, 3 * row->node[l] + c);
+        }
+      }
+    }
+  }
+  for (int e = 0; e < m->nelem; e++) {
+    const mbsElem *el = &m->elem[e];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int zero = kind->linear && !kind->force && !kind->constraint; /* gravity */
+    int dense = (mask & (zero ? MBS_PART_LINEAR : MBS_PART_HESS)) ||
+                ((mask & MBS_PART_FORCE_V) && kind->force);
+    for (int i = 0; i < el->nq; i++) {
+      for (int j = 0; j < el->nq && dense; j++) {
+        SET(el->qidx[i], el->qidx[j]);
+      }
+      for (int r = 0; r < el->ncon; r++) {
+        if (mask & MBS_PART_G) {
+          SET(nq + el->con0 + r, el->qidx[i]);
+        }
+        if (mask & MBS_PART_GT) {
+          SET(el->qidx[i], nq + el->con0 + r);
+        }
+      }
+    }
+  }
+#undef SET
+}
+
+START_TEST(test_parts) {
+  /* every shipped deck: a staged system whose blocks carry parts of the spatial pattern
+   * holds in each block exactly those parts' entries (an absent block none, a diagonal block
+   * given 0 the coordinates' diagonal), the whole part equals the one-stage pattern, and
+   * every map entry of a block is -1 or the slot of its own (row, col) */
+  static char names[64][256];
+  int ndeck = deck_names(names, 64);
+  enum { NS = 3 };
+  const int parts[NS * NS] = {MBS_PART_ALL,
+                              MBS_PART_DIAG,
+                              MBS_PART_HESS,
+                              0,
+                              MBS_PART_MASS | MBS_PART_CON_DIAG,
+                              MBS_PART_FORCE_V,
+                              MBS_PART_G | MBS_PART_GT | MBS_PART_LINEAR,
+                              0,
+                              0};
+  for (int k = 0; k < ndeck; k++) {
+    mbsDeck deck;
+    mbsError err;
+    mbsModel *m = load(names[k], &deck);
+    /* as (s, s', parts) entries: the nonzero ones, each split in two (or-ed back) */
+    int es[2 * NS * NS], es2[2 * NS * NS], ep[2 * NS * NS], ne = 0;
+    for (int i = 0; i < NS * NS; i++) {
+      for (int h = 0; h < 2 && parts[i]; h++) {
+        es[ne] = i / NS;
+        es2[ne] = i % NS;
+        ep[ne++] = h == 0 ? parts[i] & ~MBS_PART_DIAG : parts[i] & MBS_PART_DIAG;
+      }
+    }
+    mbsSystem *sys = mbs_system_create_parts(m, NS, ne, es, es2, ep, &err);
+    ck_assert_msg(sys != NULL, "%s: %s", names[k], err.msg);
+    mbsSystem *one = make_system(m, 1, NULL, 0, 0);
+    check_csc(sys);
+    int nsp = sys->nsp;
+    char *E = malloc((size_t)nsp * (size_t)nsp), *X = malloc((size_t)nsp * (size_t)nsp);
+    ck_assert(E && X);
+    for (int s = 0; s < NS; s++) {
+      for (int s2 = 0; s2 < NS; s2++) {
+        int mask = parts[s * NS + s2];
+        if (s == s2 && mask == 0) {
+          mask = MBS_PART_DIAG;
+        }
+        ck_assert_int_eq(mbs_system_block_maps(sys, s, s2) != NULL, mask != 0);
+        block_entries(sys, s, s2, E);
+        part_entries(m, mask, X);
+        if (mask == MBS_PART_ALL) {
+          block_entries(one, 0, 0, X);
+        }
+        for (int i = 0; i < nsp * nsp; i++) {
+          ck_assert_msg(E[i] == X[i], "%s: block (%d, %d) entry (%d, %d): %d, expected %d",
+                        names[k], s, s2, i / nsp, i % nsp, E[i], X[i]);
+        }
+        const mbsSystemMaps *mp = mbs_system_block_maps(sys, s, s2);
+        for (int i = 0; mp && i < sys->map_len; i++) {
+          int sl = mp->mass_map[i]; /* the block's maps are one run of map_len ints */
+          ck_assert(sl >= -1 && sl < sys->nnz);
+          if (sl >= 0) {
+            int c = col_of(sys, sl);
+            ck_assert_int_eq(c / nsp, s2);
+            ck_assert_int_eq(sys->rowind[sl] / nsp, s);
+          }
+        }
+      }
+    }
+    free(E);
+    free(X);
+    mbs_system_destroy(one);
+    mbs_system_destroy(sys);
+    mbs_model_destroy(m);
+    mbs_deck_free(&deck);
+  }
+}
+END_TEST
+
 START_TEST(test_tail_klu) {
   tail_solve(MBS_LINEAR_KLU);
 }
@@ -484,6 +630,7 @@ Suite *system_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_one_stage_pattern);
   tcase_add_test(tc, test_stage_expansion);
+  tcase_add_test(tc, test_parts);
   tcase_add_test(tc, test_tail_klu);
   tcase_add_test(tc, test_tail_umfpack);
   suite_add_tcase(s, tc);

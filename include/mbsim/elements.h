@@ -28,6 +28,9 @@ typedef struct {
   /* 1: the work of `force` is dissipation (dampers: /energy/dissipated), 0: external work of
    * a load (/energy/external_work) */
   int dissipative;
+  /* 1: the potential is linear in q (its Hessian is zero): a staged system's blocks leave
+   * its nq x nq block out of their pattern (solver/system.h, MBS_PART_HESS) */
+  int linear;
 
   /* Constraint elements own e->ncon rows g(q, t) = 0 beyond the generic quadratic rows
    * (rheonomic drives, augmentation constraints). NULL for other kinds.

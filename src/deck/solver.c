@@ -142,11 +142,6 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       goto fail;
     }
     s->linear_solver = (mbsLinearSolver)t;
-  } else if (s->integrator == MBS_INTEGRATOR_SPACETIME) {
-    /* the default for spacetime: UMFPACK orders and factors its banded block systems well,
-     * KLU's factors fill in (a block of 100 quadratic elements of the double spherical
-     * pendulum: 114 MB and 8 s with UMFPACK; KLU ran out of 10 minutes at 1.2 GB) */
-    s->linear_solver = MBS_LINEAR_UMFPACK;
   }
   if (((dtn = deck_map_get(&m, "dt")) && (st = deck_positive(r, dtn, "dt", &s->dt)) != MBS_OK) ||
       ((ten = deck_map_get(&m, "t_end")) &&

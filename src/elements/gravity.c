@@ -38,4 +38,5 @@ const mbsElementKindTable mbs_elem_gravity = {
     .gradient = gradient,
     .discrete_gradient = NULL,
     .force = NULL,
+    .linear = 1, /* V = -m g . phi (a rigid body's or beam node's centre) */
 };

@@ -37,10 +37,13 @@
 double mbs_norm_inf(const double *x, int n) {
   double r = 0.0;
   for (int i = 0; i < n; i++) {
-    if (isnan(x[i])) {
-      return x[i];
+    double a = fabs(x[i]);
+    if (!(a <= r)) {
+      if (isnan(a)) {
+        return x[i];
+      }
+      r = a;
     }
-    r = fmax(r, fabs(x[i]));
   }
   return r;
 }

@@ -117,6 +117,11 @@ typedef struct {
   void (*apply)(void *ctx, const double *dx);
   /* back to the predictor (the full-Newton retry) */
   void (*reset)(void *ctx);
+  /* optional, where balance and constraint rows are interleaved (n2 = 0; NULL: the
+   * ranges n1, n2 hold them): the max norms of the residual's balance rows *rq and
+   * constraint rows *rg. A reused factorization's iteration then stops, within the
+   * tolerance, once neither falls by 4 any more: each kind is at its own round-off */
+  void (*split)(void *ctx, const double *res, double *rq, double *rg);
 } mbsNewtonProblem;
 
 /* Newton's method on p with d's linear solver (see newton.c); repivot asks the first

@@ -1646,7 +1646,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     refresh_geometry(m, w, dt);
   }
   StepCtx ctx = {m, d, w, &s, dt, t0};
-  mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset};
+  mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset, NULL};
   ctx_reset(&ctx);
   int repivot = b->refactor_next;
   b->refactor_next = 0;

@@ -27,8 +27,8 @@
  * A block's end values start the next block. A step of the run either interpolates inside
  * the solved block (dense output from the polynomials) or solves the block that starts
  * there, with elements of the step's size: a failed block is thus retried with half the
- * elements by the step control (advance.c). The predictor is the previous block's last
- * element continued as a quadratic Taylor polynomial. */
+ * elements by the step control (advance.c). The predictor is the cubic through the previous
+ * block's start and end states, continued. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,31 +181,48 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   basis_init(w, k);
   w->ne = ne;
   w->nnode = ne * k + 1;
-  int ns = 2 * ne * k;
-  int *couple = calloc((size_t)ns * (size_t)ns, sizeof(int));
-  if (!couple) {
+  int ns = 2 * ne * k, np = 0;
+  /* (row stage, column stage, parts) of the blocks: 4 per pair of nodes of an element, and
+   * the unused unknowns' identity */
+  size_t cap = (size_t)ne * (size_t)k * (4 * (size_t)(k + 1) + 1);
+  int *bs = malloc(cap * sizeof(int)), *bs2 = malloc(cap * sizeof(int));
+  int *parts = malloc(cap * sizeof(int));
+  if (!bs || !bs2 || !parts) {
+    free(bs);
+    free(bs2);
+    free(parts);
     free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  /* the stages of the nodes of one element (its start included) are coupled */
+#define BLOCK(r, c, p) (bs[np] = (r), bs2[np] = (c), parts[np++] = (p))
+  /* the equations of element e's test function i (at node e k + i + 1) involve the
+   * unknowns of the element's nodes e k + b, and only through these terms: A rows
+   * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
+   * (balance) the mass on w, the Hessians and G^T on q and mu, the forces' d/dv on w, and the
+   * identity on their unused unknowns. No row of a node involves a later element, so the
+   * block is block lower triangular by elements (bidiagonal for degree 1): KLU's block
+   * triangular form factors it one element after the other */
   for (int e = 0; e < ne; e++) {
-    for (int a = 0; a <= k; a++) {
+    for (int i = 0; i < k; i++) {
+      int ni = e * k + i + 1;
       for (int b = 0; b <= k; b++) {
-        int na = e * k + a, nb = e * k + b;
-        if (na < 1 || nb < 1) {
+        int nb = e * k + b;
+        if (nb < 1) {
           continue;
         }
-        int sa[2] = {stage_a(na), stage_b(na)}, sb[2] = {stage_a(nb), stage_b(nb)};
-        for (int i = 0; i < 2; i++) {
-          for (int j = 0; j < 2; j++) {
-            couple[sa[i] * ns + sb[j]] = 1;
-          }
-        }
+        BLOCK(stage_a(ni), stage_a(nb), MBS_PART_DIAG | MBS_PART_G);
+        BLOCK(stage_a(ni), stage_b(nb), MBS_PART_DIAG);
+        BLOCK(stage_b(ni), stage_a(nb), MBS_PART_HESS | MBS_PART_GT);
+        BLOCK(stage_b(ni), stage_b(nb), MBS_PART_MASS | MBS_PART_FORCE_V);
       }
+      BLOCK(stage_b(ni), stage_b(ni), MBS_PART_CON_DIAG);
     }
   }
-  w->sys = mbs_system_create_full(m, ns, couple, 0, 0, 1, err);
-  free(couple);
+#undef BLOCK
+  w->sys = mbs_system_create_parts(m, ns, np, bs, bs2, parts, err);
+  free(bs);
+  free(bs2);
+  free(parts);
   if (!w->sys) {
     free(w);
     return MBS_ERR_NOMEM;
@@ -241,11 +258,8 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   for (int s = 0; s < ns; s++) {
-    for (int s2 = 0; s2 < ns; s2++) {
-      int b = w->sys->block[s * ns + s2];
-      if (b < 0) {
-        continue;
-      }
+    for (int b = w->sys->block_start[s]; b < w->sys->block_start[s + 1]; b++) {
+      int s2 = w->sys->block_stage[b];
       for (int i = 0; i < (int)nsp; i++) {
         w->diag[(size_t)b * nsp + (size_t)i] = mbs_system_slot(
             w->sys, mbs_system_index(w->sys, s, i), mbs_system_index(w->sys, s2, i));
@@ -258,6 +272,12 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
 
 /* ---- assembly ---- */
 
+/* max(a, b) for an accumulator a that is never NaN (fmax's result; inlined, where fmax is a
+ * call in the assembly's inner loops) */
+static inline double larger(double a, double b) {
+  return b > a ? b : a;
+}
+
 static void jadd(double *jac, int slot, double v) {
   if (slot >= 0) {
     jac[slot] += v;
@@ -269,9 +289,10 @@ static const mbsSystemMaps *bmaps(const StWork *w, int s, int s2) {
   return mbs_system_block_maps(w->sys, s, s2);
 }
 
-static int bdiag(const StWork *w, int s, int s2, int i) {
-  int b = w->sys->block[s * w->sys->nstage + s2];
-  return b < 0 ? -1 : w->diag[(size_t)b * (size_t)w->sys->nsp + (size_t)i];
+/* the diagonal's slots of block (s, s') (nsp), NULL if the block is absent */
+static const int *bdiag(const StWork *w, int s, int s2) {
+  int b = mbs_system_block(w->sys, s, s2);
+  return b < 0 ? NULL : w->diag + (size_t)b * (size_t)w->sys->nsp;
 }
 
 /* the state of element e at the Gauss points (q, v = w/h, mu) */
@@ -335,6 +356,7 @@ static double st_assemble(void *ctx, int with_jac) {
       /* inertia: sum_b A_ib M w_b; kinematic: sum_b A_ib q_b - B_ib w_b */
       for (int b = 0; b <= k; b++) {
         const double *wb = w->W + (size_t)(e * k + b) * nq, *qb = w->Q + (size_t)(e * k + b) * nq;
+        const mbsSystemMaps *mpw = with_jac && sbv[b] >= 0 ? bmaps(w, sk, sbv[b]) : NULL;
         for (int c = 0; c < m->nmass; c++) {
           int a = m->mass_a[c], bb = m->mass_b[c];
           double val = w->A[i][b] * m->mass_val[c];
@@ -344,8 +366,8 @@ static double st_assemble(void *ctx, int with_jac) {
               rb[3 * bb + j] += val * wb[3 * a + j];
             }
           }
-          if (with_jac && sbv[b] >= 0) {
-            const mbsSystemMaps *mp = bmaps(w, sk, sbv[b]);
+          if (mpw) {
+            const mbsSystemMaps *mp = mpw;
             for (int j = 0; j < 3; j++) {
               jadd(w->jac, mp->mass_map[6 * c + j], val);
               jadd(w->jac, mp->mass_map[6 * c + 3 + j], val);
@@ -356,22 +378,25 @@ static double st_assemble(void *ctx, int with_jac) {
           rk[j] += w->A[i][b] * qb[j] - w->B[i][b] * wb[j];
         }
         if (with_jac) {
+          const int *dq = sa[b] >= 0 ? bdiag(w, si, sa[b]) : NULL;
+          const int *dw = sbv[b] >= 0 ? bdiag(w, si, sbv[b]) : NULL;
           for (int j = 0; j < nq; j++) {
-            if (sa[b] >= 0) {
-              jadd(w->jac, bdiag(w, si, sa[b], j), w->A[i][b]);
+            if (dq) {
+              jadd(w->jac, dq[j], w->A[i][b]);
             }
-            if (sbv[b] >= 0) {
-              jadd(w->jac, bdiag(w, si, sbv[b], j), -w->B[i][b]);
+            if (dw) {
+              jadd(w->jac, dw[j], -w->B[i][b]);
             }
           }
         }
       }
-      scale = fmax(scale, mbs_norm_inf(rb, nq));
+      scale = larger(scale, mbs_norm_inf(rb, nq));
       /* the unused rows of stage B: identity on their (zero) unknowns */
+      const int *dz = with_jac ? bdiag(w, sk, sk) : NULL;
       for (int r = 0; r < nc; r++) {
         rb[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
-        if (with_jac) {
-          jadd(w->jac, bdiag(w, sk, sk, nq + r), 1.0);
+        if (dz) {
+          jadd(w->jac, dz[nq + r], 1.0);
         }
       }
       /* the end value of the rows, psi_i(1) g(q_k) */
@@ -429,7 +454,7 @@ static double st_assemble(void *ctx, int with_jac) {
             double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] += f * gv[j];
-              scale = fmax(scale, fabs(f * gv[j]));
+              scale = larger(scale, fabs(f * gv[j]));
             }
             if (with_jac) {
               double hm = 0.0;
@@ -440,14 +465,14 @@ static double st_assemble(void *ctx, int with_jac) {
                 const int *jm = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
                   jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
-                  hm = fmax(hm, fabs(H[j]));
+                  hm = larger(hm, fabs(H[j]));
                 }
               }
               double qe = 0.0;
               for (int j = 0; j < n; j++) {
-                qe = fmax(qe, fabs(q[el->qidx[j]]));
+                qe = larger(qe, fabs(q[el->qidx[j]]));
               }
-              hterm = fmax(hterm, h2 * hm * qe);
+              hterm = larger(hterm, h2 * hm * qe);
             }
           }
         }
@@ -459,7 +484,7 @@ static double st_assemble(void *ctx, int with_jac) {
             double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] -= f * gv[j];
-              scale = fmax(scale, fabs(f * gv[j]));
+              scale = larger(scale, fabs(f * gv[j]));
             }
             if (with_jac) {
               for (int b = 0; b <= k; b++) {
@@ -493,7 +518,7 @@ static double st_assemble(void *ctx, int with_jac) {
                 t += Ge[r * n + j] * mue[r];
               }
               rb[el->qidx[j]] += f * t;
-              scale = fmax(scale, fabs(f * t));
+              scale = larger(scale, fabs(f * t));
             }
             for (int r = 0; r < el->ncon; r++) {
               rc[nq + el->con0 + r] += fr * gv[r];
@@ -540,7 +565,7 @@ static double st_assemble(void *ctx, int with_jac) {
             for (int j = 0; j < 3; j++) {
               double t = f * mu[row] * grad[3 * a + j];
               rb[3 * c->node[a] + j] += t;
-              scale = fmax(scale, fabs(t));
+              scale = larger(scale, fabs(t));
             }
           }
           rc[nq + row] += fr * gval;
@@ -585,8 +610,8 @@ static double st_assemble(void *ctx, int with_jac) {
   /* the block's rows are interleaved (balance, rows, kinematic per stage), so the driver
    * tests them together (n2 = 0): the scale is floored where the constraint rows' round-off
    * (64 eps (1 + |q|)^2, newton.c's floor of constraint rows) is within tol of it */
-  double qn, dummy;
-  st_scales(w, &qn, &dummy);
+  double qn;
+  st_scales(w, &qn, NULL);
   double cfloor = 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn) / m->newton_tolerance;
   return fmax(fmax(scale, w->hterm), cfloor);
 }
@@ -604,6 +629,30 @@ static void st_scales(void *ctx, double *qn, double *inertia) {
     }
     *inertia = fmax(mmax * wn, dn);
   }
+}
+
+/* the max norms of the block's balance, kinematic and unused rows (rq) and of its
+ * constraint rows (rg, the A stages' rows after nq), which newton.c follows apart: tested
+ * together, the constraint rows' round-off, 64 eps (1 + |q|)^2, lies far above the balance
+ * rows' floor, and the chord iteration ran on until its 12th iteration forced a
+ * refactorization (13 iterations and 2 factorizations per block where 5 and 1 do) */
+static void st_split(void *ctx, const double *res, double *rq, double *rg) {
+  StWork *w = ctx;
+  int nq = w->m->nq, nsp = w->sys->nsp;
+  double a = 0.0, b = 0.0;
+  for (int n = 1; n < w->nnode; n++) {
+    const double *ra = res + (size_t)stage_a(n) * nsp, *rb = res + (size_t)stage_b(n) * nsp;
+    for (int i = 0; i < nsp; i++) {
+      a = larger(a, fabs(rb[i]));
+      if (i < nq) {
+        a = larger(a, fabs(ra[i]));
+      } else {
+        b = larger(b, fabs(ra[i]));
+      }
+    }
+  }
+  *rq = a;
+  *rg = b;
 }
 
 static void st_apply(void *ctx, const double *dx) {
@@ -686,29 +735,32 @@ static void element_work(StWork *w, int e, double *ext, double *dis) {
   mbs_arena_release(d->arena, mark);
 }
 
-/* the predictor of a block from (q0, v0) at t0: the previous block's last element continued
- * (a quadratic Taylor polynomial from its end), or constant velocity for the first block */
+/* the predictor of a block from (q0, v0) at t0: the cubic through the previous block's start
+ * and end values and velocities (Hermite), continued (its error over the next block is of
+ * the block length's fourth power, where the previous quadratic Taylor polynomial's was of
+ * the third: about half the Newton iterations per block of the double spherical pendulum),
+ * or constant velocity for the first block */
 static void predict(StWork *w, const double *q0, const double *v0, int prev, double hprev) {
   const mbsModel *m = w->m;
   int nq = m->nq, nc = m->ncon, k = w->k;
-  /* acceleration at the previous block's end: d/dt of its last element's w / h */
+  /* acceleration w->pt and jerk w->pg at the previous block's end */
+  double T = w->ne * hprev;
   for (int i = 0; i < nq; i++) {
-    double a = 0.0;
+    double a = 0.0, j = 0.0;
     if (prev) {
-      for (int b = 0; b <= k; b++) {
-        double db;
-        lag(k, b, 1.0, &db);
-        a += db * w->W[(size_t)((w->ne - 1) * k + b) * nq + i];
-      }
-      a /= hprev * hprev;
+      double dq = w->Q[(size_t)(w->nnode - 1) * nq + i] / T, vs = w->W[i] / hprev;
+      double c2 = (3.0 * dq - 2.0 * vs - v0[i]) / T, c3 = (vs + v0[i] - 2.0 * dq) / (T * T);
+      a = 2.0 * c2 + 6.0 * c3 * T;
+      j = 6.0 * c3;
     }
     w->pt[i] = a;
+    w->pg[i] = j;
   }
   for (int n = 0; n < w->nnode; n++) {
     double s = n * w->h / k;
     for (int i = 0; i < nq; i++) {
-      w->Q0[(size_t)n * nq + i] = s * v0[i] + 0.5 * s * s * w->pt[i];
-      w->W0[(size_t)n * nq + i] = w->h * (v0[i] + s * w->pt[i]);
+      w->Q0[(size_t)n * nq + i] = s * (v0[i] + s * (0.5 * w->pt[i] + s * w->pg[i] / 6.0));
+      w->W0[(size_t)n * nq + i] = w->h * (v0[i] + s * (w->pt[i] + 0.5 * s * w->pg[i]));
     }
   }
   /* multipliers: the previous block's last value (scaled to the new h), else zero */
@@ -802,7 +854,7 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   d->res = w->res;
   d->dx = w->dx;
   d->jac = w->jac;
-  mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset};
+  mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset, st_split};
   char why[1200];
   w->hterm = 0.0;
   mbsStatus st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);

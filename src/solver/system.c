@@ -10,6 +10,8 @@
  * the model's pattern always had (and the same records, bit for bit). */
 #include "solver/system.h"
 
+#include "mbsim/elements.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +78,18 @@ static double hess_coef(const mbsConRow *row, int k, int l) {
   return row->s * (row->wa[k] * row->wb[l] + row->wb[k] * row->wa[l]);
 }
 
-/* the spatial pattern's pairs (unknowns of one stage): diagonals, inertia, quadratic rows,
- * then elements with their constraint rows */
-static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
+/* the spatial pattern's pairs (unknowns of one stage) of the parts in mask (MBS_PART_):
+ * diagonals, inertia, quadratic rows, then elements with their constraint rows */
+static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
   int nq = m->nq, fail = 0;
-  /* every coordinate keeps its diagonal (with full_diag every constraint row too: a stage
-   * whose constraint unknowns are unused carries an identity there) */
-  for (int i = 0; i < (full_diag ? nq + m->ncon : nq); i++) {
-    fail |= pl_add(l, i, i);
+  /* every coordinate keeps its diagonal (with MBS_PART_CON_DIAG every constraint row too: a
+   * stage whose constraint unknowns are unused carries an identity there) */
+  for (int i = 0; i < nq + m->ncon; i++) {
+    if (mask & (i < nq ? MBS_PART_DIAG : MBS_PART_CON_DIAG)) {
+      fail |= pl_add(l, i, i);
+    }
   }
-  for (int e = 0; e < m->nmass; e++) {
+  for (int e = 0; e < m->nmass && (mask & MBS_PART_MASS); e++) {
     for (int c = 0; c < 3; c++) {
       fail |= pl_add(l, 3 * m->mass_a[e] + c, 3 * m->mass_b[e] + c);
       fail |= pl_add(l, 3 * m->mass_b[e] + c, 3 * m->mass_a[e] + c);
@@ -95,10 +99,14 @@ static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
     const mbsConRow *row = &m->con[r];
     for (int k = 0; k < row->nnode; k++) {
       for (int c = 0; c < 3; c++) {
-        fail |= pl_add(l, nq + r, 3 * row->node[k] + c);
-        fail |= pl_add(l, 3 * row->node[k] + c, nq + r);
+        if (mask & MBS_PART_G) {
+          fail |= pl_add(l, nq + r, 3 * row->node[k] + c);
+        }
+        if (mask & MBS_PART_GT) {
+          fail |= pl_add(l, 3 * row->node[k] + c, nq + r);
+        }
       }
-      for (int j = 0; j < row->nnode; j++) {
+      for (int j = 0; j < row->nnode && (mask & MBS_PART_HESS); j++) {
         for (int c = 0; c < 3; c++) {
           fail |= pl_add(l, 3 * row->node[k] + c, 3 * row->node[j] + c);
         }
@@ -107,18 +115,32 @@ static int spatial_pairs(const mbsModel *m, int full_diag, PairList *l) {
   }
   for (int e = 0; e < m->nelem; e++) {
     const mbsElem *el = &m->elem[e];
+    /* a linear potential's block is zero (a staged system may leave it out) */
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int zero = kind->linear && !kind->force && !kind->constraint;
+    int block = (mask & (zero ? MBS_PART_LINEAR : MBS_PART_HESS)) ||
+                ((mask & MBS_PART_FORCE_V) && kind->force);
     for (int i = 0; i < el->nq; i++) {
-      for (int j = 0; j < el->nq; j++) {
+      for (int j = 0; j < el->nq && block; j++) {
         fail |= pl_add(l, el->qidx[i], el->qidx[j]);
       }
       /* a constraint element's G and G^T */
       for (int r = 0; r < el->ncon; r++) {
-        fail |= pl_add(l, nq + el->con0 + r, el->qidx[i]);
-        fail |= pl_add(l, el->qidx[i], nq + el->con0 + r);
+        if (mask & MBS_PART_G) {
+          fail |= pl_add(l, nq + el->con0 + r, el->qidx[i]);
+        }
+        if (mask & MBS_PART_GT) {
+          fail |= pl_add(l, el->qidx[i], nq + el->con0 + r);
+        }
       }
     }
   }
   return fail;
+}
+
+/* the parts block b carries */
+static int block_mask(const mbsSystem *sys, int b) {
+  return sys->block_parts[b];
 }
 
 /* the maps of block (s, s') into mp, slots of the pattern (colptr, rowind) */
@@ -267,45 +289,151 @@ static int layout(const mbsModel *m, mbsSystem *sys) {
   return 0;
 }
 
-/* the stage blocks from the caller's coupling (the diagonal always) */
-static int stage_blocks(mbsSystem *sys, const int *couple) {
-  int ns = sys->nstage;
-  sys->block = alloc_ints((size_t)ns * (size_t)ns);
-  if (!sys->block) {
-    return -2;
+/* a block's (s, s', parts) while the blocks are collected */
+typedef struct {
+  int s, s2, parts;
+} BlockEntry;
+
+static int entry_cmp(const void *a, const void *b) {
+  const BlockEntry *x = a, *y = b;
+  if (x->s != y->s) {
+    return x->s < y->s ? -1 : 1;
   }
-  sys->nblock = 0;
-  for (int s = 0; s < ns; s++) {
-    for (int s2 = 0; s2 < ns; s2++) {
-      int on = s == s2 || !couple || couple[s * ns + s2];
-      sys->block[s * ns + s2] = on ? sys->nblock++ : -1;
-    }
-  }
-  return 0;
+  return (x->s2 > y->s2) - (x->s2 < y->s2);
 }
 
-/* the fixed pattern: the spatial pairs in every present block, sorted, without repeats */
-static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
-  PairList sp = {0}, l = {0};
-  if (spatial_pairs(m, sys->full_diag, &sp) != 0) {
-    free(sp.p);
+/* the stage blocks, numbered by row stage, then column stage: from the caller's dense
+ * coupling (es NULL; couple NULL: all-to-all), every block with the whole pattern, or from
+ * nentry (es, es2, eparts) entries, repeats or-ed; the diagonal blocks always (with
+ * MBS_PART_DIAG where no part is given). 0, -1 (too large), -2 (memory), -3 (a stage out of
+ * range) */
+static int stage_blocks(mbsSystem *sys, const int *couple, int nentry, const int *es,
+                        const int *es2, const int *eparts) {
+  int ns = sys->nstage;
+  int all = MBS_PART_ALL | (sys->full_diag ? MBS_PART_CON_DIAG : 0);
+  size_t n = 0, cap = (size_t)ns;
+  if (es) {
+    cap += (size_t)nentry;
+  } else {
+    cap = 0;
+    for (int s = 0; s < ns; s++) {
+      for (int s2 = 0; s2 < ns; s2++) {
+        cap += s == s2 || !couple || couple[(size_t)s * (size_t)ns + (size_t)s2];
+      }
+    }
+  }
+  if (cap > (size_t)INT_MAX) {
+    return -1;
+  }
+  BlockEntry *e = malloc(cap * sizeof(BlockEntry));
+  sys->block_start = calloc((size_t)ns + 1, sizeof(int));
+  if (!e || !sys->block_start) {
+    free(e);
     return -2;
   }
-  if (sys->nstage == 1) {
-    l = sp;
+  if (es) {
+    for (int k = 0; k < nentry; k++) {
+      if (es[k] < 0 || es[k] >= ns || es2[k] < 0 || es2[k] >= ns) {
+        free(e);
+        return -3;
+      }
+      if (eparts[k] != 0) {
+        e[n++] = (BlockEntry){es[k], es2[k], eparts[k]};
+      }
+    }
+    for (int s = 0; s < ns; s++) {
+      e[n++] = (BlockEntry){s, s, 0};
+    }
+    qsort(e, n, sizeof(BlockEntry), entry_cmp);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (m > 0 && e[m - 1].s == e[k].s && e[m - 1].s2 == e[k].s2) {
+        e[m - 1].parts |= e[k].parts;
+      } else {
+        e[m++] = e[k];
+      }
+    }
+    n = m;
+    for (size_t k = 0; k < n; k++) {
+      e[k].parts = e[k].parts ? e[k].parts : MBS_PART_DIAG;
+    }
   } else {
-    int ns = sys->nstage, fail = 0;
-    for (int s = 0; s < ns && !fail; s++) {
-      for (int s2 = 0; s2 < ns && !fail; s2++) {
-        if (sys->block[s * ns + s2] < 0) {
-          continue;
-        }
-        for (size_t i = 0; i < sp.n && !fail; i++) {
-          fail |= pl_add(&l, s * sys->nsp + sp.p[i].row, s2 * sys->nsp + sp.p[i].col);
+    for (int s = 0; s < ns; s++) {
+      for (int s2 = 0; s2 < ns; s2++) {
+        if (s == s2 || !couple || couple[(size_t)s * (size_t)ns + (size_t)s2]) {
+          e[n++] = (BlockEntry){s, s2, all};
         }
       }
     }
-    free(sp.p);
+  }
+  sys->nblock = (int)n;
+  sys->block_stage = alloc_ints(n);
+  sys->block_parts = alloc_ints(n);
+  if (!sys->block_stage || !sys->block_parts) {
+    free(e);
+    return -2;
+  }
+  for (size_t k = 0; k < n; k++) {
+    sys->block_start[e[k].s + 1]++;
+    sys->block_stage[k] = e[k].s2;
+    sys->block_parts[k] = e[k].parts;
+  }
+  for (int s = 0; s < ns; s++) {
+    sys->block_start[s + 1] += sys->block_start[s];
+  }
+  free(e);
+  return 0;
+}
+
+int mbs_system_block(const mbsSystem *sys, int s, int s2) {
+  if (s < 0 || s2 < 0 || s >= sys->nstage || s2 >= sys->nstage) {
+    return -1;
+  }
+  int lo = sys->block_start[s], hi = sys->block_start[s + 1] - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (sys->block_stage[mid] == s2) {
+      return mid;
+    }
+    if (sys->block_stage[mid] < s2) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+/* the fixed pattern: the spatial pairs of its parts in every present block, sorted, without
+ * repeats */
+static int fixed_pattern(const mbsModel *m, mbsSystem *sys) {
+  PairList l = {0};
+  if (sys->nstage == 1) {
+    if (spatial_pairs(m, block_mask(sys, 0), &l) != 0) {
+      free(l.p);
+      return -2;
+    }
+  } else {
+    /* the spatial pairs of each mask that occurs, built once */
+    enum { NMASK = 2 * MBS_PART_LINEAR };
+    PairList sp[NMASK];
+    memset(sp, 0, sizeof(sp));
+    int ns = sys->nstage, fail = 0, built[NMASK] = {0};
+    for (int s = 0; s < ns && !fail; s++) {
+      for (int b = sys->block_start[s]; b < sys->block_start[s + 1] && !fail; b++) {
+        int mask = block_mask(sys, b) & (NMASK - 1), s2 = sys->block_stage[b];
+        if (!built[mask]) {
+          built[mask] = 1;
+          fail |= spatial_pairs(m, mask, &sp[mask]);
+        }
+        for (size_t i = 0; i < sp[mask].n && !fail; i++) {
+          fail |= pl_add(&l, s * sys->nsp + sp[mask].p[i].row, s2 * sys->nsp + sp[mask].p[i].col);
+        }
+      }
+    }
+    for (int i = 0; i < NMASK; i++) {
+      free(sp[i].p);
+    }
     if (fail) {
       free(l.p);
       return -2;
@@ -345,8 +473,29 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
   return mbs_system_create_full(m, nstage, couple, tail_max, tail_nnz_max, 0, err);
 }
 
+static mbsSystem *create(const mbsModel *m, int nstage, const int *couple, int nentry,
+                         const int *es, const int *es2, const int *eparts, int tail_max,
+                         int tail_nnz_max, int full_diag, mbsError *err);
+
 mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
                                   int tail_nnz_max, int full_diag, mbsError *err) {
+  return create(m, nstage, couple, 0, NULL, NULL, NULL, tail_max, tail_nnz_max, full_diag, err);
+}
+
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, int nentry, const int *s,
+                                   const int *s2, const int *parts, mbsError *err) {
+  static const int none = 0;
+  if (nentry < 0 || (nentry > 0 && (!s || !s2 || !parts))) {
+    mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "linear system: no parts given");
+    return NULL;
+  }
+  return create(m, nstage, NULL, nentry, nentry > 0 ? s : &none, nentry > 0 ? s2 : &none,
+                nentry > 0 ? parts : &none, 0, 0, 0, err);
+}
+
+static mbsSystem *create(const mbsModel *m, int nstage, const int *couple, int nentry,
+                         const int *es, const int *es2, const int *eparts, int tail_max,
+                         int tail_nnz_max, int full_diag, mbsError *err) {
   if (nstage < 1 || tail_max < 0 || tail_nnz_max < 0 || (tail_max == 0) != (tail_nnz_max == 0)) {
     mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                   "linear system: %d stages and a tail of %d rows, %d entries is no shape", nstage,
@@ -370,7 +519,7 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
   if (st == 0) {
     sys->nfix = (int)nfix;
     sys->n_max = sys->nfix + tail_max;
-    st = stage_blocks(sys, couple);
+    st = stage_blocks(sys, couple, nentry, es, es2, eparts);
   }
   if (st == 0) {
     st = layout(m, sys);
@@ -408,6 +557,9 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
     if (st == -1) {
       mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                     "linear system: the Newton matrix is too large for 32-bit indices");
+    } else if (st == -3) {
+      mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                    "linear system: a block outside the %d stages", nstage);
     } else {
       mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory building the pattern");
     }
@@ -417,11 +569,8 @@ mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *coup
   /* maps of every block in slots of the fixed pattern */
   point_maps(sys, sys->pool_fix ? sys->pool_fix : sys->pool);
   for (int s = 0; s < nstage; s++) {
-    for (int s2 = 0; s2 < nstage; s2++) {
-      int b = sys->block[s * nstage + s2];
-      if (b >= 0) {
-        fill_maps(m, sys, sys->fix_colptr, sys->fix_rowind, s, s2, &sys->maps[b]);
-      }
+    for (int b = sys->block_start[s]; b < sys->block_start[s + 1]; b++) {
+      fill_maps(m, sys, sys->fix_colptr, sys->fix_rowind, s, sys->block_stage[b], &sys->maps[b]);
     }
   }
   if (sys->pool_fix) {
@@ -459,7 +608,9 @@ void mbs_system_destroy(mbsSystem *sys) {
     free(sys->colptr);
     free(sys->rowind);
   }
-  void *ptrs[] = {sys->fix_colptr, sys->fix_rowind, sys->fix_col,   sys->block,
+  free(sys->block_stage);
+  free(sys->block_parts);
+  void *ptrs[] = {sys->fix_colptr, sys->fix_rowind, sys->fix_col,   sys->block_start,
                   sys->con_hstart, sys->con_hk,     sys->con_hl,    sys->con_hcoef,
                   sys->con_goff,   sys->elem_joff,  sys->elem_goff, sys->elem_nq,
                   sys->maps,       sys->pool,       sys->pool_fix,  sys->tail_row,
@@ -471,10 +622,7 @@ void mbs_system_destroy(mbsSystem *sys) {
 }
 
 const mbsSystemMaps *mbs_system_block_maps(const mbsSystem *sys, int s, int s2) {
-  if (s < 0 || s2 < 0 || s >= sys->nstage || s2 >= sys->nstage) {
-    return NULL;
-  }
-  int b = sys->block[s * sys->nstage + s2];
+  int b = mbs_system_block(sys, s, s2);
   return b >= 0 ? &sys->maps[b] : NULL;
 }
 

@@ -8,7 +8,8 @@
  *   - the fixed part: nstage temporal nodes (stages), each a spatial block of
  *     nsp = nq + ncon unknowns [dq; dt^2 lambda]; unknown i of stage s is s nsp + i. A
  *     block (s, s') of the matrix is present where the caller's coupling says so (the
- *     diagonal always) and carries the whole spatial pattern. nstage = 1 is the one-step
+ *     diagonal always) and carries the whole spatial pattern (or, mbs_system_create_parts,
+ *     the parts of it the caller names per block). nstage = 1 is the one-step
  *     schemes' system, with the pattern and slot order it always had.
  *   - the dynamic tail: ntail further rows and columns (contacts), after the fixed part,
  *     whose entries the caller sets per step (mbs_system_set_tail). Its entries couple a
@@ -44,8 +45,12 @@ typedef struct mbsSystem {
   int nstage;             /* temporal nodes of the fixed part */
   int full_diag;          /* 1: the diagonal of every unknown, constraint rows too, is in
                              the pattern (mbs_system_create_full) */
-  int nblock;             /* present (s, s') blocks */
-  int *block;             /* (nstage x nstage) block index of (s, s'), -1 if absent */
+  int nblock;             /* present (s, s') blocks, numbered by s, then s' */
+  int *block_start;       /* (nstage + 1) the blocks of row stage s are block_start[s] ..
+                             block_start[s + 1] - 1 (mbs_system_block finds one) */
+  int *block_stage;       /* (nblock) column stage s' of each block, ascending per row */
+  int *block_parts;       /* (nblock) MBS_PART_ bits of each block (MBS_PART_ALL, with
+                             MBS_PART_CON_DIAG if full_diag, but mbs_system_create_parts') */
   int nfix;               /* nstage nsp: unknowns of the fixed part */
   int nfix_nnz;           /* entries of the fixed part */
   int n;                  /* unknowns now: nfix + ntail */
@@ -113,6 +118,32 @@ mbsSystem *mbs_system_create(const mbsModel *m, int nstage, const int *couple, i
 mbsSystem *mbs_system_create_full(const mbsModel *m, int nstage, const int *couple, int tail_max,
                                   int tail_nnz_max, int full_diag, mbsError *err);
 
+/* the parts of the spatial pattern a block (s, s') carries (mbs_system_create_parts): bits */
+enum {
+  MBS_PART_DIAG = 1 << 0,     /* the coordinates' diagonal (i, i), i < nq */
+  MBS_PART_CON_DIAG = 1 << 1, /* the constraint rows' diagonal (nq + r, nq + r) */
+  MBS_PART_MASS = 1 << 2,     /* the mass blocks M^ab I3 */
+  MBS_PART_G = 1 << 3,        /* G: (nq + r, q) of quadratic rows and constraint elements */
+  MBS_PART_GT = 1 << 4,       /* G^T: (q, nq + r) */
+  MBS_PART_HESS = 1 << 5,     /* quadratic rows' Hessian blocks, the nq x nq block of every
+                                 element but a linear potential's (d/dq) */
+  MBS_PART_FORCE_V = 1 << 6,  /* the nq x nq blocks of the elements with a force (d/dv) */
+  MBS_PART_LINEAR = 1 << 7,   /* the (zero) nq x nq blocks of linear potentials (gravity) */
+  /* what a block of mbs_system_create carries (the pattern the LU was always analysed for) */
+  MBS_PART_ALL =
+      MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS | MBS_PART_LINEAR
+};
+
+/* the same without a tail, block (s[k], s2[k]) carrying the MBS_PART_ bits parts[k], k <
+ * nentry (repeats or-ed; parts 0 adds nothing); the other blocks are absent but the
+ * diagonal ones (MBS_PART_DIAG). A staged system whose stages couple only through some of the
+ * spatial terms (space-time: the kinematic rows only through the coordinates' diagonal) gets
+ * a sparser pattern and LU, and memory linear in its blocks (a dense coupling takes nstage^2
+ * ints). Map entries of terms a block does not carry are -1 (or the slot of the same entry
+ * of a part it carries). */
+mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, int nentry, const int *s,
+                                   const int *s2, const int *parts, mbsError *err);
+
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
 
@@ -129,6 +160,9 @@ mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *ro
 /* slot of (row, col) in the pattern now, -1 if absent (binary search: not for the step loop's
  * fixed part, whose maps hold the slots) */
 int mbs_system_slot(const mbsSystem *sys, int row, int col);
+
+/* index b of block (s, s') (its maps are maps[b]), -1 if absent (a binary search) */
+int mbs_system_block(const mbsSystem *sys, int s, int s2);
 
 /* maps of block (s, s'), NULL if the block is absent */
 const mbsSystemMaps *mbs_system_block_maps(const mbsSystem *sys, int s, int s2);
