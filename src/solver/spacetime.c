@@ -75,6 +75,7 @@ typedef struct {
   double *act;  /* (ne x 2) the solved block's int (T + V) dt, int (T - V) dt per element */
   int act_next; /* its first element not yet given to d->action_sink */
   long nsolved; /* blocks solved by this run */
+  int pred_cubic; /* the block's predictor continues the previous block (else: constant v) */
 } StWork;
 
 /* ---- the temporal basis ---- */
@@ -745,6 +746,7 @@ static void predict(StWork *w, const double *q0, const double *v0, int prev, dou
   int nq = m->nq, nc = m->ncon, k = w->k;
   /* acceleration w->pt and jerk w->pg at the previous block's end */
   double T = w->ne * hprev;
+  w->pred_cubic = prev;
   for (int i = 0; i < nq; i++) {
     double a = 0.0, j = 0.0;
     if (prev) {
@@ -857,7 +859,19 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset, st_split};
   char why[1200];
   w->hterm = 0.0;
+  int cubic = w->pred_cubic;
   mbsStatus st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+  if (st == MBS_ERR_SOLVER && cubic) {
+    /* the cubic continuation of the previous block can be far off over a long block (a fast
+     * top: 12 rad in 50 elements); once more from constant velocities before the step is
+     * halved */
+    predict(w, d->q, d->v, 0, w->h);
+    st_reset(w);
+    w->hterm = 0.0;
+    int iters = d->iterations;
+    st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+    d->iterations += iters;
+  }
   d->sys = sys0;
   d->ls = ls0;
   d->res = res0;

@@ -21,9 +21,9 @@ import subprocess
 import numpy as np
 from scipy.integrate import solve_ivp
 
-# UMFPACK (spacetime's default linear solver) factors the block's band with BLAS: OpenBLAS's
-# threads, spinning on a machine whose cores are busy, cost more system time than they save
-# on these small blocks (52 s of system time in this script without this line)
+# one BLAS thread: OpenBLAS's threads, spinning on a machine whose cores are busy, cost more
+# system time than they save on these small blocks (52 s of system time in this script once,
+# when UMFPACK factored the blocks)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from common import MBSIM, TMP, check, deck, done, energy_error, load, run, write_deck

@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-# UMFPACK's BLAS threads cost more than they save on these blocks (test_spacetime.py)
+# BLAS threads cost more than they save on these blocks (test_spacetime.py)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from common import PYTHON_BIN, QUICK, ROOT, TMP, check, deck, done, energy_error, load, run
