@@ -68,6 +68,7 @@
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
+#define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
 #ifndef PROX_EPS
 #define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
 #endif
@@ -1094,36 +1095,48 @@ static double island_phi(const MoreauWork *w, const int *mem, int n, const doubl
 
 /* Semi-smooth Newton (Alart & Curnier's generalized Newton; Jacobian I - D (I - R (G +
  * eps I)), D the prox map's derivative, dense LU by LAPACK) on the regularized problem of
- * island_phi, with a line search on the merit; L in/out. Returns the final merit. */
+ * island_phi, with a line search on the merit; L in/out. The LU in w->sn_J is kept for the
+ * next iterations (a chord step, O(N^2) instead of O(N^3)) while they contract the residual
+ * by at least SSN_CONTRACT, and refactored when they do not; *lu_ok (in/out) says that
+ * w->sn_J holds a factorization of this island's Jacobian (from an earlier call with the
+ * same G and eps). Returns the final residual. */
 static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, const double *xi0,
                          const double *L0, double eps, const double *Lref, double *L, double goal,
-                         int maxit, int *iters) {
+                         int maxit, int *iters, int *lu_ok) {
   int N = 3 * n;
   double *J = w->sn_J, *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
   double merit, mt;
   double res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+  int slow = 0;
   for (int it = 0; it < maxit && res > goal; it++) {
     (*iters)++;
-    for (int i = 0; i < N; i++) {
-      int k = i / 3, a = i % 3;
-      const double *Dk = D + 9 * k;
-      double rk = w->c[mem[k]].r;
-      for (int j = 0; j < N; j++) {
-        double v = (i == j ? 1.0 : 0.0);
-        for (int bb = 0; bb < 3; bb++) {
-          int r = 3 * k + bb;
-          double g = G[(size_t)r * N + j] + (r == j ? eps : 0.0);
-          v -= Dk[3 * a + bb] * ((r == j ? 1.0 : 0.0) - rk * g);
+    int fresh = !*lu_ok || slow;
+    if (fresh) {
+      for (int i = 0; i < N; i++) {
+        int k = i / 3, a = i % 3;
+        const double *Dk = D + 9 * k;
+        double rk = w->c[mem[k]].r;
+        for (int j = 0; j < N; j++) {
+          double v = (i == j ? 1.0 : 0.0);
+          for (int bb = 0; bb < 3; bb++) {
+            int r = 3 * k + bb;
+            double g = G[(size_t)r * N + j] + (r == j ? eps : 0.0);
+            v -= Dk[3 * a + bb] * ((r == j ? 1.0 : 0.0) - rk * g);
+          }
+          J[(size_t)j * N + i] = v; /* column-major */
         }
-        J[(size_t)j * N + i] = v; /* column-major */
       }
+      int info = 0;
+      dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
+      *lu_ok = info == 0;
+      if (info != 0) {
+        break;
+      }
+    }
+    for (int i = 0; i < N; i++) {
       dL[i] = -phi[i];
     }
     int info = 0, one = 1;
-    dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
-    if (info != 0) {
-      break;
-    }
     dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
     double alpha = 1.0, rn = INFINITY;
     mt = INFINITY;
@@ -1138,10 +1151,16 @@ static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, 
       alpha *= 0.5;
     }
     if (!(mt < merit) && !(rn <= goal)) {
+      if (!fresh) {
+        slow = 1; /* the old Jacobian is no descent direction here: refactor */
+        continue;
+      }
       break;
     }
     memcpy(L, Lt, (size_t)N * sizeof(double));
+    double res_old = res;
     res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+    slow = !(res <= SSN_CONTRACT * res_old);
   }
   return res;
 }
@@ -1178,7 +1197,7 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
     }
   }
   double eps = PROX_EPS * gmax, merit;
-  int iters = 0;
+  int iters = 0, lu_ok = 0;
   double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
   double res_start = res;
   if (res <= tol) {
@@ -1186,7 +1205,7 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   }
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
-    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters);
+    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters, &lu_ok);
     res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
   }
   /* short of tol, the impulses are still kept when they are better than the start: the
@@ -1712,23 +1731,25 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     /* the velocity scale of the contact problem */
     double vscale = contact_vscale(m, w, b->v_prev, dt);
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
-      if (outer > 1) {
-        st = contact_matrices(d, w, err);
-        if (st != MBS_OK) {
-          snprintf(why, sizeof(why), "%s", err->msg);
-          break;
-        }
-      }
       end_velocity(m, w, dt, w->u);
       st = rigid_velocity(m, d, w, t0 + dt, err);
       if (st != MBS_OK) {
         snprintf(why, sizeof(why), "%s", err->msg);
         break;
       }
+      /* the prox residual (with the r of the last Delassus blocks) first: the step's
+       * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
       if (res0 <= m->contact_tolerance * vscale) {
         cres = res0 / vscale;
         break;
+      }
+      if (outer > 1) {
+        st = contact_matrices(d, w, err);
+        if (st != MBS_OK) {
+          snprintf(why, sizeof(why), "%s", err->msg);
+          break;
+        }
       }
       int sw = contact_problem(m, w, vscale, &cres);
       if (sw < 0) {
