@@ -68,6 +68,7 @@
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
+#define CHUNK_PASSES 8     /* block Gauss-Seidel passes over the chunks of a large island */
 #define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
 #ifndef PROX_EPS
 #define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
@@ -1239,16 +1240,25 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
   int total = pre;
   int nisl = islands(w);
   double res = INFINITY;
-  /* a second pass corrects what the dense model and the applied updates differ by */
-  for (int pass = 0; pass < 3 && !(res <= tol); pass++) {
+  /* a second pass corrects what the dense model and the applied updates differ by; an
+   * island above ISLAND_MAX contacts is solved in chunks of at most ISLAND_MAX (block
+   * Gauss-Seidel: each chunk's problem exactly, the others' impulses fixed), which the
+   * further passes iterate */
+  int chunked = 0;
+  for (int i = 0; i < nisl; i++) {
+    chunked |= w->isl_start[i + 1] - w->isl_start[i] > ISLAND_MAX;
+  }
+  int passes = chunked ? CHUNK_PASSES : 3;
+  for (int pass = 0; pass < passes && !(res <= tol); pass++) {
     for (int i = 0; i < nisl; i++) {
       int n = w->isl_start[i + 1] - w->isl_start[i];
-      const int *mem = w->isl_order + w->isl_start[i];
-      if (n > ISLAND_MAX) {
-        continue;
+      int nchunk = (n + ISLAND_MAX - 1) / ISLAND_MAX;
+      for (int ch = 0; ch < nchunk; ch++) {
+        int a = (int)((long)n * ch / nchunk), b = (int)((long)n * (ch + 1) / nchunk);
+        int it = island_newton(w, w->isl_order + w->isl_start[i] + a, b - a, tol,
+                               m->contact_iterations);
+        total += it < 0 ? m->contact_iterations : it;
       }
-      int it = island_newton(w, mem, n, tol, m->contact_iterations);
-      total += it < 0 ? m->contact_iterations : it;
     }
     res = prox_residual(w, w->u);
   }
