@@ -149,6 +149,7 @@ typedef struct {
   /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
   int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
   double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D, *sn_Lref;
+  double *sn_v, *sn_vt, *sn_gd; /* contact velocities of the iterate and the trial, G dL */
   int *sn_piv;
   double dissip_step; /* [J] contact dissipation of the step */
 } MoreauWork;
@@ -249,7 +250,8 @@ static void work_free(void *p) {
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
                   w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
-                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref};
+                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref,
+                  w->sn_v, w->sn_vt, w->sn_gd};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -318,13 +320,16 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_dL = calloc(N, sizeof(double));
   w->sn_Lt = calloc(N, sizeof(double));
   w->sn_Lref = calloc(N, sizeof(double));
+  w->sn_v = calloc(N, sizeof(double));
+  w->sn_vt = calloc(N, sizeof(double));
+  w->sn_gd = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
-      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D ||
+      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D || !w->sn_v || !w->sn_vt || !w->sn_gd ||
       !w->sn_piv) {
     work_free(w);
     *work = NULL;
@@ -1060,24 +1065,31 @@ static void prox_deriv(double mu, double y[3], double D[9]) {
   y[2] = lim * e2;
 }
 
-/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L with
- * xi = xi0 + G (L - L0) + eps (L - Lref) (eps = 0: the rigid problem); D (3x3 per contact)
+/* xi = xi0 + G (L - L0) + eps (L - Lref) of an island (N unknowns, G row-major; dl: N of
+ * work) */
+static void island_xi(int N, const double *G, const double *xi0, const double *L0, double eps,
+                      const double *Lref, const double *L, double *dl, double *xi) {
+  for (int i = 0; i < N; i++) {
+    dl[i] = L[i] - L0[i];
+    xi[i] = xi0[i] + eps * (L[i] - Lref[i]);
+  }
+  /* G row-major is G^T column-major */
+  int one = 1;
+  double d1 = 1.0;
+  dgemv_("T", &N, &N, &d1, G, &N, dl, &one, &d1, xi, &one, 1);
+}
+
+/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L and
+ * their contact velocities xi (island_xi; eps = 0: the rigid problem); D (3x3 per contact)
  * when asked; returns max |Phi_i| / r_i and the merit sum (Phi_i / r_i)^2 */
-static double island_phi(const MoreauWork *w, const int *mem, int n, const double *G,
-                         const double *xi0, const double *L0, double eps, const double *Lref,
+static double island_phi(const MoreauWork *w, const int *mem, int n, const double *xi,
                          const double *L, double *phi, double *D, double *merit) {
-  int N = 3 * n;
   double res = 0.0, m2 = 0.0;
   for (int k = 0; k < n; k++) {
     const Contact *c = &w->c[mem[k]];
     double y[3], Dk[9];
     for (int a = 0; a < 3; a++) {
-      int i = 3 * k + a;
-      double xi = xi0[i] + eps * (L[i] - Lref[i]);
-      for (int j = 0; j < N; j++) {
-        xi += G[(size_t)i * N + j] * (L[j] - L0[j]);
-      }
-      y[a] = L[i] - c->r * xi;
+      y[a] = L[3 * k + a] - c->r * xi[3 * k + a];
     }
     prox_deriv(c->mu, y, Dk);
     for (int a = 0; a < 3; a++) {
@@ -1096,35 +1108,45 @@ static double island_phi(const MoreauWork *w, const int *mem, int n, const doubl
 
 /* Semi-smooth Newton (Alart & Curnier's generalized Newton; Jacobian I - D (I - R (G +
  * eps I)), D the prox map's derivative, dense LU by LAPACK) on the regularized problem of
- * island_phi, with a line search on the merit; L in/out. The LU in w->sn_J is kept for the
- * next iterations (a chord step, O(N^2) instead of O(N^3)) while they contract the residual
- * by at least SSN_CONTRACT, and refactored when they do not; *lu_ok (in/out) says that
- * w->sn_J holds a factorization of this island's Jacobian (from an earlier call with the
- * same G and eps). Returns the final residual. */
+ * island_phi, with a line search on the merit; L in/out. The contact velocities follow the
+ * steps linearly (xi + alpha (G + eps I) dL: one product with G per step). The LU in
+ * w->sn_J is kept for the next iterations (a chord step, O(N^2) instead of O(N^3)) while
+ * they contract the residual by at least SSN_CONTRACT, and refactored when they do not;
+ * *lu_ok (in/out) says that w->sn_J holds a factorization of this island's Jacobian (from an
+ * earlier call with the same G and eps). Returns the final residual. */
 static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, const double *xi0,
                          const double *L0, double eps, const double *Lref, double *L, double goal,
                          int maxit, int *iters, int *lu_ok) {
-  int N = 3 * n;
+  int N = 3 * n, one = 1;
   double *J = w->sn_J, *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
-  double merit, mt;
-  double res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+  double *xi = w->sn_v, *xit = w->sn_vt, *gd = w->sn_gd;
+  double merit, mt, d1 = 1.0;
+  island_xi(N, G, xi0, L0, eps, Lref, L, Lt, xi);
+  double res = island_phi(w, mem, n, xi, L, phi, D, &merit);
   int slow = 0;
   for (int it = 0; it < maxit && res > goal; it++) {
     (*iters)++;
     int fresh = !*lu_ok || slow;
     if (fresh) {
-      for (int i = 0; i < N; i++) {
-        int k = i / 3, a = i % 3;
+      /* J^T column-major (J row-major): row 3k + a of J is
+       * r_k sum_b D_k[a][b] G[3k + b][.] + (I - D_k (1 - r_k eps))[a][.] on block k */
+      for (int k = 0; k < n; k++) {
         const double *Dk = D + 9 * k;
         double rk = w->c[mem[k]].r;
-        for (int j = 0; j < N; j++) {
-          double v = (i == j ? 1.0 : 0.0);
-          for (int bb = 0; bb < 3; bb++) {
-            int r = 3 * k + bb;
-            double g = G[(size_t)r * N + j] + (r == j ? eps : 0.0);
-            v -= Dk[3 * a + bb] * ((r == j ? 1.0 : 0.0) - rk * g);
+        for (int a = 0; a < 3; a++) {
+          double *row = J + (size_t)(3 * k + a) * N;
+          double c0 = rk * Dk[3 * a], c1 = rk * Dk[3 * a + 1], c2 = rk * Dk[3 * a + 2];
+          if (c0 == 0.0 && c1 == 0.0 && c2 == 0.0) {
+            memset(row, 0, (size_t)N * sizeof(double));
+          } else {
+            const double *g0 = G + (size_t)(3 * k) * N, *g1 = g0 + N, *g2 = g1 + N;
+            for (int j = 0; j < N; j++) {
+              row[j] = c0 * g0[j] + c1 * g1[j] + c2 * g2[j];
+            }
           }
-          J[(size_t)j * N + i] = v; /* column-major */
+          for (int bb = 0; bb < 3; bb++) {
+            row[3 * k + bb] += (a == bb ? 1.0 : 0.0) - Dk[3 * a + bb] * (1.0 - rk * eps);
+          }
         }
       }
       int info = 0;
@@ -1137,15 +1159,21 @@ static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, 
     for (int i = 0; i < N; i++) {
       dL[i] = -phi[i];
     }
-    int info = 0, one = 1;
-    dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    int info = 0;
+    dgetrs_("T", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    /* gd = (G + eps I) dL */
+    for (int i = 0; i < N; i++) {
+      gd[i] = eps * dL[i];
+    }
+    dgemv_("T", &N, &N, &d1, G, &N, dL, &one, &d1, gd, &one, 1);
     double alpha = 1.0, rn = INFINITY;
     mt = INFINITY;
     for (int ls = 0; ls < 30; ls++) {
       for (int i = 0; i < N; i++) {
         Lt[i] = L[i] + alpha * dL[i];
+        xit[i] = xi[i] + alpha * gd[i];
       }
-      rn = island_phi(w, mem, n, G, xi0, L0, eps, Lref, Lt, w->sn_phit, NULL, &mt);
+      rn = island_phi(w, mem, n, xit, Lt, w->sn_phit, NULL, &mt);
       if (mt < (1.0 - 1e-4 * alpha) * merit || rn <= goal) {
         break;
       }
@@ -1159,8 +1187,9 @@ static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, 
       break;
     }
     memcpy(L, Lt, (size_t)N * sizeof(double));
+    memcpy(xi, xit, (size_t)N * sizeof(double));
     double res_old = res;
-    res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+    res = island_phi(w, mem, n, xi, L, phi, D, &merit);
     slow = !(res <= SSN_CONTRACT * res_old);
   }
   return res;
@@ -1176,7 +1205,7 @@ static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, 
 static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int maxit) {
   int N = 3 * n;
   double *G = w->sn_G, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi, *Lref = w->sn_Lref;
-  double gmax = 0.0;
+  double gmax = 0.0, merit;
   for (int k = 0; k < n; k++) {
     const Contact *ck = &w->c[mem[k]];
     double xi[3];
@@ -1186,6 +1215,14 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       xi0[3 * k + a] = xi[a];
       gmax = fmax(gmax, ck->G[4 * a]);
     }
+  }
+  double res = island_phi(w, mem, n, xi0, L, w->sn_phi, NULL, &merit);
+  double res_start = res;
+  if (res <= tol) {
+    return 0; /* already solved (by the sweeps before, or a warm start) */
+  }
+  for (int k = 0; k < n; k++) {
+    const Contact *ck = &w->c[mem[k]];
     for (int l = 0; l < n; l++) {
       const Contact *cl = &w->c[mem[l]];
       int coupled = l == k || share_component(ck, cl);
@@ -1197,17 +1234,13 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       }
     }
   }
-  double eps = PROX_EPS * gmax, merit;
+  double eps = PROX_EPS * gmax;
   int iters = 0, lu_ok = 0;
-  double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
-  double res_start = res;
-  if (res <= tol) {
-    return 0; /* already solved (by the sweeps before, or a warm start) */
-  }
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
     island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters, &lu_ok);
-    res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
+    island_xi(N, G, xi0, L0, 0.0, L0, L, w->sn_Lt, w->sn_v);
+    res = island_phi(w, mem, n, w->sn_v, L, w->sn_phi, NULL, &merit);
   }
   /* short of tol, the impulses are still kept when they are better than the start: the
    * Gauss-Seidel sweeps that follow go on from there */
