@@ -69,6 +69,7 @@
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
 #define CHUNK_PASSES 8     /* block Gauss-Seidel passes over the chunks of a large island */
+#define SSN_GOAL 1e-3     /* the regularized problems' tolerance, relative to the rigid one's */
 #define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
 #ifndef PROX_EPS
 #define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
@@ -1238,7 +1239,7 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   int iters = 0, lu_ok = 0;
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
-    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters, &lu_ok);
+    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, SSN_GOAL * tol, maxit - iters, &iters, &lu_ok);
     island_xi(N, G, xi0, L0, 0.0, L0, L, w->sn_Lt, w->sn_v);
     res = island_phi(w, mem, n, w->sn_v, L, w->sn_phi, NULL, &merit);
   }
@@ -1794,6 +1795,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
           break;
         }
       }
+      memcpy(w->du, w->u, (size_t)nq * sizeof(double));
       int sw = contact_problem(m, w, vscale, &cres);
       if (sw < 0) {
         unconverged(why, sizeof(why), m, nc, cres, vscale);
@@ -1801,7 +1803,13 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         break;
       }
       sweeps += sw;
-      /* the nonlinear step with the new impulses */
+      /* the nonlinear step with the new impulses, from the linear model's prediction
+       * Delta q += theta dt (u - u_before) = dt J^-1 W (L - L_before): one Newton step of
+       * the step's equations already taken */
+      for (int i = 0; i < nq; i++) {
+        b->dq[i] += w->theta * dt * (w->u[i] - w->du[i]);
+        d->q[i] = b->q_prev[i] + b->dq[i];
+      }
       st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
     }
     if (st == MBS_OK && outer > CONTACT_OUTER) {
