@@ -519,9 +519,11 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
 
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
  * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
- * (at most cap); returns the count, -1 when cap overflowed */
+ * (at most cap); returns the count, -1 when cap overflowed. The candidates are the broad
+ * phase's, or with only (nonly contacts sorted by pair) just the pairs of those contacts.
+ * columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
-                  Contact *out, int cap) {
+                  Contact *out, int cap, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
     w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
@@ -530,7 +532,16 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       w->extra[s] += fmax(0.0, m->shape[s].size[0] + w->pose[s].half - m->shape[s].radius);
     }
   }
-  int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
+  int ncand = 0;
+  if (only) {
+    for (int k = 0; k < nonly; k++) {
+      if (ncand == 0 || w->cand[ncand - 1] != only[k].pair) {
+        w->cand[ncand++] = only[k].pair;
+      }
+    }
+  } else {
+    ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
+  }
   int n = 0;
   for (int i = 0; i < ncand; i++) {
     int k = w->cand[i];
@@ -565,7 +576,9 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       c->gap0 = c->gap1 = p->gap;
       c->e = sp->restitution;
       c->mu = sp->friction;
-      contact_columns(m, c, q, p->pa, p->pb);
+      if (columns) {
+        contact_columns(m, c, q, p->pa, p->pb);
+      }
     }
   }
   qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
@@ -580,7 +593,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   for (int i = 0; i < m->nq; i++) {
     w->gq[i] = b->q_prev[i] + w->theta * dt * b->v_prev[i];
   }
-  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap);
+  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
   double change = 0.0;
   for (int k = 0; k < w->nc && nv > 0; k++) {
     Contact *c = &w->c[k];
@@ -1326,7 +1339,7 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
  * storage overflowed) for the caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt) {
-  int nc = detect(m, w, q, vw, dt, w->c, w->cap), keep = 0;
+  int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
   w->npen = 0;
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
@@ -1459,7 +1472,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     for (int k = 0; k < w->nc; k++) {
       w->c[k].seen = 0;
     }
-    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap);
+    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
                            "more than %d contact points at once (the contact storage's bound)",
@@ -1502,6 +1515,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           if (c != &w->vc[k]) {
             *c = w->vc[k];
           }
+          contact_columns(m, c, d->q, c->pa, c->pb);
         }
       }
       if (nviol == 0) {
