@@ -1727,7 +1727,25 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   ctx_reset(&ctx);
   int repivot = b->refactor_next;
   b->refactor_next = 0;
-  st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
+  if (nc > 0) {
+    /* with contacts, one Newton step from the predictor gives the linear model's point (J,
+     * the free velocities with the warm-started impulses): the step's equations are solved
+     * to the Newton tolerance after the contact problem, which the alternation checks */
+    ctx_assemble(&ctx, 1);
+    st = mbs_newton_factor(d, repivot, err);
+    d->factor_valid = st == MBS_OK;
+    if (st == MBS_OK) {
+      st = mbs_newton_linear_solve(d, d->res, d->dx, err);
+    }
+    if (st == MBS_OK) {
+      ctx_apply(&ctx, d->dx);
+      d->newton_total++;
+    } else {
+      snprintf(why, sizeof(why), "%s", err->msg);
+    }
+  } else {
+    st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
+  }
   int outer = 0, sweeps = 0;
   double cres = 0.0;
   if (st == MBS_OK && nc > 0) {
