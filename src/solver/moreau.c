@@ -68,6 +68,7 @@
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
+#define PRE_SWEEPS 50      /* Gauss-Seidel sweeps before the islands' semi-smooth Newton */
 #define CHUNK_PASSES 8     /* block Gauss-Seidel passes over the chunks of a large island */
 #define SSN_GOAL 1e-3     /* the regularized problems' tolerance, relative to the rigid one's */
 #define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
@@ -1273,13 +1274,15 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   return res <= tol ? iters : -1;
 }
 
-/* the contact problem on the linear model: a few Gauss-Seidel sweeps, then semi-smooth
- * Newton per island (islands above ISLAND_MAX contacts stay with Gauss-Seidel), then
- * Gauss-Seidel up to contact_iterations where Newton failed; returns the iterations (sweeps
- * and Newton iterations) or -1 when the tolerance was not reached */
+/* the contact problem on the linear model: up to PRE_SWEEPS Gauss-Seidel sweeps (a sweep
+ * costs O(contacts), an LU of a large island's Newton matrix as much as a hundred sweeps:
+ * warm-started piles mostly converge in the sweeps), then semi-smooth Newton per island
+ * (islands above ISLAND_MAX contacts in chunks), then Gauss-Seidel up to contact_iterations
+ * where Newton failed; returns the iterations (sweeps and Newton iterations) or -1 when the
+ * tolerance was not reached */
 static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
   double tol = m->contact_tolerance * vscale;
-  int pre = m->contact_iterations < 4 ? m->contact_iterations : 4;
+  int pre = m->contact_iterations < PRE_SWEEPS ? m->contact_iterations : PRE_SWEEPS;
   int sw = nsgs(m, w, vscale, pre, res_out);
   if (sw >= 0) {
     return sw;
