@@ -110,7 +110,9 @@ typedef struct {
 typedef struct {
   int nunk, ncoord; /* unknowns (coordinates first, then multiplier rows), coordinates */
   int unk0;         /* first entry in comp_unk */
-  long lu0;         /* dense: its LU at lu + lu0 (nunk^2) and pivots at piv + unk0; -1 sparse */
+  long lu0;         /* dense: its LU at lu + lu0 (nunk^2) and pivots at piv + unk0, and the
+                       coordinate block of its inverse at zinv + lu0 (ncoord^2, column-major);
+                       -1 sparse */
   int stamp;        /* step at which the LU was factored (dense) */
 } Component;
 
@@ -124,6 +126,8 @@ typedef struct {
   int *pos_in;   /* (nsp) index within its component */
   int *comp_unk; /* (nsp) unknowns of each component, in order */
   double *lu;    /* dense LUs */
+  double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
+  double *zwork; /* (DENSE_MAX^2) */
   int *piv;      /* (nsp) pivots */
   int factor_stamp;
   /* contacts */
@@ -232,9 +236,11 @@ static int components(MoreauWork *w, const mbsSystem *sys) {
     w->comp_unk[c->unk0 + c->nunk++] = i;
   }
   w->lu = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
+  w->zinv = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
+  w->zwork = malloc((size_t)DENSE_MAX * DENSE_MAX * sizeof(double));
   free(parent);
   free(root_comp);
-  return w->lu ? 0 : -1;
+  return w->lu && w->zinv && w->zwork ? 0 : -1;
 }
 
 static void work_free(void *p) {
@@ -251,7 +257,7 @@ static void work_free(void *p) {
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
-                  w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
+                  w->comp_first, w->zinv, w->zwork, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
                   w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref,
                   w->sn_v, w->sn_vt, w->sn_gd};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
@@ -652,6 +658,23 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
         return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                              "the Newton matrix of a contact's body is singular");
       }
+      /* Z = (J^-1)_cc: the solutions for the unit coordinate columns [I; 0] (coordinates
+       * come first in a component), their coordinate rows */
+      int nco = cp->ncoord;
+      double *z = w->zinv + cp->lu0;
+      if (nu == 1) {
+        z[0] = 1.0 / a[0];
+      } else {
+        double *b = w->zwork;
+        memset(b, 0, (size_t)nu * (size_t)nco * sizeof(double));
+        for (int i = 0; i < nco; i++) {
+          b[(size_t)i * nu + i] = 1.0;
+        }
+        dgetrs_("N", &nu, &nco, a, &nu, w->piv + cp->unk0, b, &nu, &info, 1);
+        for (int j = 0; j < nco; j++) {
+          memcpy(z + (size_t)j * nco, b + (size_t)j * nu, (size_t)nco * sizeof(double));
+        }
+      }
       cp->stamp = w->factor_stamp;
     }
   }
@@ -693,16 +716,19 @@ static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, 
     for (int dir = 0; dir < ndir; dir++) {
       double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
       if (cp->lu0 >= 0) {
-        int nu = cp->nunk, one = 1, info = 0;
-        double *b = w->sol;
-        memset(b, 0, (size_t)nu * sizeof(double));
+        /* x = Z w over the component's entries of W */
+        int nco = cp->ncoord;
+        const double *z = w->zinv + cp->lu0;
+        memset(xo, 0, (size_t)nco * sizeof(double));
         for (int e = 0; e < c->nw; e++) {
           if (w->comp_of[c->widx[e]] == ci) {
-            b[w->pos_in[c->widx[e]]] = c->w[dir][e];
+            const double *zc = z + (size_t)w->pos_in[c->widx[e]] * nco;
+            double we = c->w[dir][e];
+            for (int i = 0; i < nco; i++) {
+              xo[i] += we * zc[i];
+            }
           }
         }
-        dgetrs_("N", &nu, &one, w->lu + cp->lu0, &nu, w->piv + cp->unk0, b, &nu, &info, 1);
-        memcpy(xo, b, (size_t)cp->ncoord * sizeof(double));
       } else {
         int n = d->sys->n;
         memset(w->rhs, 0, (size_t)n * sizeof(double));
