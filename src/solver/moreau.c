@@ -784,17 +784,20 @@ static void add_column(const MoreauWork *w, const Contact *c, int dir, double s,
 
 /* G_kk = (1/theta) W^T J^-1 W of contact c */
 static void delassus_block(const MoreauWork *w, Contact *c) {
-  for (int a = 0; a < 3; a++) {
+  double g[9] = {0.0};
+  for (int e = 0; e < c->nw; e++) {
+    int i = c->widx[e], ci = w->comp_of[i];
+    const Component *cp = &w->comp[ci];
+    const double *x = w->x + c->xoff[comp_slot(c, ci)] + w->pos_in[i];
     for (int b = 0; b < 3; b++) {
-      double s = 0.0;
-      for (int e = 0; e < c->nw; e++) {
-        int i = c->widx[e], ci = w->comp_of[i];
-        int side = comp_slot(c, ci);
-        const Component *cp = &w->comp[ci];
-        s += c->w[a][e] * w->x[c->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
+      double xb = x[(long)b * cp->ncoord];
+      for (int a = 0; a < 3; a++) {
+        g[3 * a + b] += c->w[a][e] * xb;
       }
-      c->G[3 * a + b] = s / w->theta;
     }
+  }
+  for (int k = 0; k < 9; k++) {
+    c->G[k] = g[k] / w->theta;
   }
   double dmax = fmax(c->G[0], fmax(c->G[4], c->G[8]));
   c->r = dmax > 0.0 ? 1.0 / dmax : 1.0;
@@ -1496,6 +1499,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
+  w->factor_stamp++; /* the Newton matrix stays: its components are factored once */
   for (int round = 0;; round++) {
     w->xused = xmark;
     for (int k = 0; k < w->nc; k++) {
@@ -1567,7 +1571,6 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     nviol = nclosed;
     memset(w->gq, 0, (size_t)nq * sizeof(double));
     if (nviol > 0) {
-      w->factor_stamp++;
       for (int k = 0; k < nviol; k++) {
         contact_components(w, &w->vc[k]);
       }
