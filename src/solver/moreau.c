@@ -34,7 +34,7 @@
  *
  * J^-1 W: the Newton matrix falls into components (sets of unknowns coupled by its pattern:
  * a free body's 12 coordinates and 6 rigidity rows; a mechanism's bodies and joints). A
- * component of at most DENSE_MAX unknowns is factored densely (LAPACK dgetrf) when a
+ * component of at most DENSE_MAX unknowns is factored densely (Gaussian elimination, dense_solve) when a
  * contact touches it, and its columns of J^-1 W come from that block; larger components use
  * the sparse LU of the whole matrix.
  *
@@ -111,7 +111,7 @@ typedef struct {
 typedef struct {
   int nunk, ncoord; /* unknowns (coordinates first, then multiplier rows), coordinates */
   int unk0;         /* first entry in comp_unk */
-  long lu0;         /* dense: its LU at lu + lu0 (nunk^2) and pivots at piv + unk0, and the
+  long lu0;         /* dense: its block at lu + lu0 (nunk^2 row-major, the elimination's work) and the
                        coordinate block of its inverse at zinv + lu0 (ncoord^2, column-major);
                        -1 sparse */
   int stamp;        /* step at which the LU was factored (dense) */
@@ -129,7 +129,6 @@ typedef struct {
   double *lu;    /* dense LUs */
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
-  int *piv;      /* (nsp) pivots */
   int factor_stamp;
   /* contacts */
   int cap, nc, nprev, npen, nrec;
@@ -254,7 +253,7 @@ static void work_free(void *p) {
   free(w->pen);
   free(w->q0save);
   free(w->hres);
-  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
+  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
@@ -304,7 +303,6 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
   w->comp_unk = calloc(nsp, sizeof(int));
-  w->piv = calloc(nsp, sizeof(int));
   w->rhs = calloc(nsp, sizeof(double));
   w->sol = calloc(nsp, sizeof(double));
   w->u = calloc(nq, sizeof(double));
@@ -335,7 +333,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
-      !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
+      !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
       !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D || !w->sn_v || !w->sn_vt || !w->sn_gd ||
@@ -632,7 +630,73 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
 
 /* ---- J^-1 W ---- */
 
-/* factor the dense components the contacts touch (once per step: stamp) */
+/* b = a^-1 b for the row-major n x n a (overwritten) and the row-major n x nrhs b: Gaussian
+ * elimination with partial pivoting by rows (contiguous), skipping zero multipliers (a
+ * component's block is sparse, and a few dozen unknowns are below what LAPACK's blocking
+ * pays for); 0 when a pivot is exactly zero */
+static int dense_solve(int n, double *a, int nrhs, double *b) {
+  for (int k = 0; k < n; k++) {
+    int p = k;
+    double amax = fabs(a[(size_t)k * n + k]);
+    for (int i = k + 1; i < n; i++) {
+      if (fabs(a[(size_t)i * n + k]) > amax) {
+        amax = fabs(a[(size_t)i * n + k]);
+        p = i;
+      }
+    }
+    if (!(amax > 0.0)) {
+      return 0;
+    }
+    double *ak = a + (size_t)k * n, *bk = b + (size_t)k * nrhs;
+    if (p != k) {
+      double *ap = a + (size_t)p * n, *bp = b + (size_t)p * nrhs;
+      for (int j = k; j < n; j++) {
+        double t = ak[j];
+        ak[j] = ap[j];
+        ap[j] = t;
+      }
+      for (int j = 0; j < nrhs; j++) {
+        double t = bk[j];
+        bk[j] = bp[j];
+        bp[j] = t;
+      }
+    }
+    double inv = 1.0 / ak[k];
+    for (int i = k + 1; i < n; i++) {
+      double *ai = a + (size_t)i * n, *bi = b + (size_t)i * nrhs;
+      double f = ai[k] * inv;
+      if (f == 0.0) {
+        continue;
+      }
+      for (int j = k + 1; j < n; j++) {
+        ai[j] -= f * ak[j];
+      }
+      for (int j = 0; j < nrhs; j++) {
+        bi[j] -= f * bk[j];
+      }
+    }
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    const double *ai = a + (size_t)i * n;
+    double *bi = b + (size_t)i * nrhs;
+    for (int l = i + 1; l < n; l++) {
+      const double *bl = b + (size_t)l * nrhs;
+      double f = ai[l];
+      if (f != 0.0) {
+        for (int j = 0; j < nrhs; j++) {
+          bi[j] -= f * bl[j];
+        }
+      }
+    }
+    double inv = 1.0 / ai[i];
+    for (int j = 0; j < nrhs; j++) {
+      bi[j] *= inv;
+    }
+  }
+  return 1;
+}
+
+/* Z of the dense components the contacts touch (once per step: stamp) */
 static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, int nc,
                                    mbsError *err) {
   const mbsSystem *sys = d->sys;
@@ -650,30 +714,24 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
         int col = w->comp_unk[cp->unk0 + jj];
         for (int p = sys->colptr[col]; p < sys->colptr[col + 1]; p++) {
           int row = sys->rowind[p];
-          a[(size_t)jj * nu + w->pos_in[row]] = d->jac[p]; /* column-major */
+          a[(size_t)w->pos_in[row] * nu + jj] = d->jac[p]; /* row-major */
         }
-      }
-      int info = 0;
-      dgetrf_(&nu, &nu, a, &nu, w->piv + cp->unk0, &info);
-      if (info != 0) {
-        return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
-                             "the Newton matrix of a contact's body is singular");
       }
       /* Z = (J^-1)_cc: the solutions for the unit coordinate columns [I; 0] (coordinates
        * come first in a component), their coordinate rows */
       int nco = cp->ncoord;
-      double *z = w->zinv + cp->lu0;
-      if (nu == 1) {
-        z[0] = 1.0 / a[0];
-      } else {
-        double *b = w->zwork;
-        memset(b, 0, (size_t)nu * (size_t)nco * sizeof(double));
+      double *z = w->zinv + cp->lu0, *b = w->zwork;
+      memset(b, 0, (size_t)nu * (size_t)nco * sizeof(double));
+      for (int i = 0; i < nco; i++) {
+        b[(size_t)i * nco + i] = 1.0; /* row-major nu x nco */
+      }
+      if (!dense_solve(nu, a, nco, b)) {
+        return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                             "the Newton matrix of a contact's body is singular");
+      }
+      for (int j = 0; j < nco; j++) {
         for (int i = 0; i < nco; i++) {
-          b[(size_t)i * nu + i] = 1.0;
-        }
-        dgetrs_("N", &nu, &nco, a, &nu, w->piv + cp->unk0, b, &nu, &info, 1);
-        for (int j = 0; j < nco; j++) {
-          memcpy(z + (size_t)j * nco, b + (size_t)j * nu, (size_t)nco * sizeof(double));
+          z[(size_t)j * nco + i] = b[(size_t)i * nco + j];
         }
       }
       cp->stamp = w->factor_stamp;
@@ -707,42 +765,49 @@ static void contact_components(const MoreauWork *w, Contact *c) {
  * pool; MBS_ERR_SOLVER when the pool is full */
 static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
   for (int side = 0; side < c->ncomp; side++) {
-    int ci = c->comp[side];
-    Component *cp = &w->comp[ci];
+    const Component *cp = &w->comp[c->comp[side]];
     if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
     }
     c->xoff[side] = w->xused;
     w->xused += (long)ndir * cp->ncoord;
-    for (int dir = 0; dir < ndir; dir++) {
+    if (cp->lu0 >= 0) {
+      memset(w->x + c->xoff[side], 0, (size_t)ndir * (size_t)cp->ncoord * sizeof(double));
+    }
+  }
+  /* dense components: x = Z w, one pass over W's entries */
+  for (int e = 0; e < c->nw; e++) {
+    int ci = w->comp_of[c->widx[e]];
+    const Component *cp = &w->comp[ci];
+    if (cp->lu0 < 0) {
+      continue;
+    }
+    int nco = cp->ncoord;
+    const double *zc = w->zinv + cp->lu0 + (size_t)w->pos_in[c->widx[e]] * nco;
+    double *xo = w->x + c->xoff[comp_slot(c, ci)];
+    for (int dir = 0; dir < ndir; dir++, xo += nco) {
+      double we = c->w[dir][e];
+      for (int i = 0; i < nco; i++) {
+        xo[i] += we * zc[i];
+      }
+    }
+  }
+  /* large components: sparse solves with the whole matrix */
+  for (int side = 0; side < c->ncomp; side++) {
+    const Component *cp = &w->comp[c->comp[side]];
+    for (int dir = 0; dir < ndir && cp->lu0 < 0; dir++) {
       double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
-      if (cp->lu0 >= 0) {
-        /* x = Z w over the component's entries of W */
-        int nco = cp->ncoord;
-        const double *z = w->zinv + cp->lu0;
-        memset(xo, 0, (size_t)nco * sizeof(double));
-        for (int e = 0; e < c->nw; e++) {
-          if (w->comp_of[c->widx[e]] == ci) {
-            const double *zc = z + (size_t)w->pos_in[c->widx[e]] * nco;
-            double we = c->w[dir][e];
-            for (int i = 0; i < nco; i++) {
-              xo[i] += we * zc[i];
-            }
-          }
-        }
-      } else {
-        int n = d->sys->n;
-        memset(w->rhs, 0, (size_t)n * sizeof(double));
-        for (int e = 0; e < c->nw; e++) {
-          w->rhs[c->widx[e]] = c->w[dir][e];
-        }
-        mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
-        if (st != MBS_OK) {
-          return st;
-        }
-        for (int i = 0; i < cp->ncoord; i++) {
-          xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
-        }
+      int n = d->sys->n;
+      memset(w->rhs, 0, (size_t)n * sizeof(double));
+      for (int e = 0; e < c->nw; e++) {
+        w->rhs[c->widx[e]] = c->w[dir][e];
+      }
+      mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+      if (st != MBS_OK) {
+        return st;
+      }
+      for (int i = 0; i < cp->ncoord; i++) {
+        xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
       }
     }
   }
