@@ -1832,10 +1832,11 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   ctx_reset(&ctx);
   int repivot = b->refactor_next;
   b->refactor_next = 0;
+  int newton_done = nc == 0; /* the step's equations solved with the current impulses */
   if (nc > 0) {
     /* with contacts, one Newton step from the predictor gives the linear model's point (J,
      * the free velocities with the warm-started impulses): the step's equations are solved
-     * to the Newton tolerance after the contact problem, which the alternation checks */
+     * to the Newton tolerance in the alternation below, before its residual check passes */
     ctx_assemble(&ctx, 1);
     st = mbs_newton_factor(d, repivot, err);
     d->factor_valid = st == MBS_OK;
@@ -1921,6 +1922,13 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       /* the prox residual (with the r of the last Delassus blocks) first: the step's
        * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
+      if (res0 <= m->contact_tolerance * vscale && !newton_done) {
+        /* the impulses hold at the linear model's point: the step's equations with them to
+         * the Newton tolerance, and the check again */
+        st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+        newton_done = 1;
+        continue;
+      }
       if (res0 <= m->contact_tolerance * vscale) {
         cres = res0 / vscale;
         break;
@@ -1948,6 +1956,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         d->q[i] = b->q_prev[i] + b->dq[i];
       }
       st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+      newton_done = 1;
     }
     if (st == MBS_OK && outer > CONTACT_OUTER) {
       snprintf(why, sizeof(why),
