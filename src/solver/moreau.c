@@ -34,7 +34,7 @@
  *
  * J^-1 W: the Newton matrix falls into components (sets of unknowns coupled by its pattern:
  * a free body's 12 coordinates and 6 rigidity rows; a mechanism's bodies and joints). A
- * component of at most DENSE_MAX unknowns is factored densely (LAPACK dgetrf) when a
+ * component of at most DENSE_MAX unknowns is factored densely (Gaussian elimination, dense_solve) when a
  * contact touches it, and its columns of J^-1 W come from that block; larger components use
  * the sparse LU of the whole matrix.
  *
@@ -68,6 +68,11 @@
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
+#define NSGS_CHECK 4       /* Gauss-Seidel sweeps between residual checks while impulses move */
+#define PRE_SWEEPS 50      /* Gauss-Seidel sweeps before the islands' semi-smooth Newton */
+#define CHUNK_PASSES 8     /* block Gauss-Seidel passes over the chunks of a large island */
+#define SSN_GOAL 1e-3     /* the regularized problems' tolerance, relative to the rigid one's */
+#define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
 #ifndef PROX_EPS
 #define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
 #endif
@@ -106,7 +111,9 @@ typedef struct {
 typedef struct {
   int nunk, ncoord; /* unknowns (coordinates first, then multiplier rows), coordinates */
   int unk0;         /* first entry in comp_unk */
-  long lu0;         /* dense: its LU at lu + lu0 (nunk^2) and pivots at piv + unk0; -1 sparse */
+  long lu0;         /* dense: its block at lu + lu0 (nunk^2 row-major, the elimination's work) and the
+                       coordinate block of its inverse at zinv + lu0 (ncoord^2, column-major);
+                       -1 sparse */
   int stamp;        /* step at which the LU was factored (dense) */
 } Component;
 
@@ -120,7 +127,8 @@ typedef struct {
   int *pos_in;   /* (nsp) index within its component */
   int *comp_unk; /* (nsp) unknowns of each component, in order */
   double *lu;    /* dense LUs */
-  int *piv;      /* (nsp) pivots */
+  double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
+  double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
   /* contacts */
   int cap, nc, nprev, npen, nrec;
@@ -147,6 +155,7 @@ typedef struct {
   /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
   int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
   double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D, *sn_Lref;
+  double *sn_v, *sn_vt, *sn_gd; /* contact velocities of the iterate and the trial, G dL */
   int *sn_piv;
   double dissip_step; /* [J] contact dissipation of the step */
 } MoreauWork;
@@ -227,9 +236,11 @@ static int components(MoreauWork *w, const mbsSystem *sys) {
     w->comp_unk[c->unk0 + c->nunk++] = i;
   }
   w->lu = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
+  w->zinv = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
+  w->zwork = malloc((size_t)DENSE_MAX * DENSE_MAX * sizeof(double));
   free(parent);
   free(root_comp);
-  return w->lu ? 0 : -1;
+  return w->lu && w->zinv && w->zwork ? 0 : -1;
 }
 
 static void work_free(void *p) {
@@ -242,12 +253,13 @@ static void work_free(void *p) {
   free(w->pen);
   free(w->q0save);
   free(w->hres);
-  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->piv,  w->c,
+  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
-                  w->comp_first, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
-                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref};
+                  w->comp_first, w->zinv, w->zwork, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
+                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref,
+                  w->sn_v, w->sn_vt, w->sn_gd};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -291,7 +303,6 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
   w->comp_unk = calloc(nsp, sizeof(int));
-  w->piv = calloc(nsp, sizeof(int));
   w->rhs = calloc(nsp, sizeof(double));
   w->sol = calloc(nsp, sizeof(double));
   w->u = calloc(nq, sizeof(double));
@@ -316,13 +327,16 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_dL = calloc(N, sizeof(double));
   w->sn_Lt = calloc(N, sizeof(double));
   w->sn_Lref = calloc(N, sizeof(double));
+  w->sn_v = calloc(N, sizeof(double));
+  w->sn_vt = calloc(N, sizeof(double));
+  w->sn_gd = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
-      !w->pos_in || !w->comp_unk || !w->piv || !w->rhs || !w->sol || !w->u || !w->du ||
+      !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
-      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D ||
+      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D || !w->sn_v || !w->sn_vt || !w->sn_gd ||
       !w->sn_piv) {
     work_free(w);
     *work = NULL;
@@ -511,9 +525,11 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
 
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
  * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
- * (at most cap); returns the count, -1 when cap overflowed */
+ * (at most cap); returns the count, -1 when cap overflowed. The candidates are the broad
+ * phase's, or with only (nonly contacts sorted by pair) just the pairs of those contacts.
+ * columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
-                  Contact *out, int cap) {
+                  Contact *out, int cap, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
     w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
@@ -522,7 +538,16 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       w->extra[s] += fmax(0.0, m->shape[s].size[0] + w->pose[s].half - m->shape[s].radius);
     }
   }
-  int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
+  int ncand = 0;
+  if (only) {
+    for (int k = 0; k < nonly; k++) {
+      if (ncand == 0 || w->cand[ncand - 1] != only[k].pair) {
+        w->cand[ncand++] = only[k].pair;
+      }
+    }
+  } else {
+    ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
+  }
   int n = 0;
   for (int i = 0; i < ncand; i++) {
     int k = w->cand[i];
@@ -557,7 +582,9 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       c->gap0 = c->gap1 = p->gap;
       c->e = sp->restitution;
       c->mu = sp->friction;
-      contact_columns(m, c, q, p->pa, p->pb);
+      if (columns) {
+        contact_columns(m, c, q, p->pa, p->pb);
+      }
     }
   }
   qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
@@ -572,7 +599,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   for (int i = 0; i < m->nq; i++) {
     w->gq[i] = b->q_prev[i] + w->theta * dt * b->v_prev[i];
   }
-  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap);
+  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
   double change = 0.0;
   for (int k = 0; k < w->nc && nv > 0; k++) {
     Contact *c = &w->c[k];
@@ -603,7 +630,73 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
 
 /* ---- J^-1 W ---- */
 
-/* factor the dense components the contacts touch (once per step: stamp) */
+/* b = a^-1 b for the row-major n x n a (overwritten) and the row-major n x nrhs b: Gaussian
+ * elimination with partial pivoting by rows (contiguous), skipping zero multipliers (a
+ * component's block is sparse, and a few dozen unknowns are below what LAPACK's blocking
+ * pays for); 0 when a pivot is exactly zero */
+static int dense_solve(int n, double *a, int nrhs, double *b) {
+  for (int k = 0; k < n; k++) {
+    int p = k;
+    double amax = fabs(a[(size_t)k * n + k]);
+    for (int i = k + 1; i < n; i++) {
+      if (fabs(a[(size_t)i * n + k]) > amax) {
+        amax = fabs(a[(size_t)i * n + k]);
+        p = i;
+      }
+    }
+    if (!(amax > 0.0)) {
+      return 0;
+    }
+    double *ak = a + (size_t)k * n, *bk = b + (size_t)k * nrhs;
+    if (p != k) {
+      double *ap = a + (size_t)p * n, *bp = b + (size_t)p * nrhs;
+      for (int j = k; j < n; j++) {
+        double t = ak[j];
+        ak[j] = ap[j];
+        ap[j] = t;
+      }
+      for (int j = 0; j < nrhs; j++) {
+        double t = bk[j];
+        bk[j] = bp[j];
+        bp[j] = t;
+      }
+    }
+    double inv = 1.0 / ak[k];
+    for (int i = k + 1; i < n; i++) {
+      double *ai = a + (size_t)i * n, *bi = b + (size_t)i * nrhs;
+      double f = ai[k] * inv;
+      if (f == 0.0) {
+        continue;
+      }
+      for (int j = k + 1; j < n; j++) {
+        ai[j] -= f * ak[j];
+      }
+      for (int j = 0; j < nrhs; j++) {
+        bi[j] -= f * bk[j];
+      }
+    }
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    const double *ai = a + (size_t)i * n;
+    double *bi = b + (size_t)i * nrhs;
+    for (int l = i + 1; l < n; l++) {
+      const double *bl = b + (size_t)l * nrhs;
+      double f = ai[l];
+      if (f != 0.0) {
+        for (int j = 0; j < nrhs; j++) {
+          bi[j] -= f * bl[j];
+        }
+      }
+    }
+    double inv = 1.0 / ai[i];
+    for (int j = 0; j < nrhs; j++) {
+      bi[j] *= inv;
+    }
+  }
+  return 1;
+}
+
+/* Z of the dense components the contacts touch (once per step: stamp) */
 static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, int nc,
                                    mbsError *err) {
   const mbsSystem *sys = d->sys;
@@ -621,14 +714,25 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
         int col = w->comp_unk[cp->unk0 + jj];
         for (int p = sys->colptr[col]; p < sys->colptr[col + 1]; p++) {
           int row = sys->rowind[p];
-          a[(size_t)jj * nu + w->pos_in[row]] = d->jac[p]; /* column-major */
+          a[(size_t)w->pos_in[row] * nu + jj] = d->jac[p]; /* row-major */
         }
       }
-      int info = 0;
-      dgetrf_(&nu, &nu, a, &nu, w->piv + cp->unk0, &info);
-      if (info != 0) {
+      /* Z = (J^-1)_cc: the solutions for the unit coordinate columns [I; 0] (coordinates
+       * come first in a component), their coordinate rows */
+      int nco = cp->ncoord;
+      double *z = w->zinv + cp->lu0, *b = w->zwork;
+      memset(b, 0, (size_t)nu * (size_t)nco * sizeof(double));
+      for (int i = 0; i < nco; i++) {
+        b[(size_t)i * nco + i] = 1.0; /* row-major nu x nco */
+      }
+      if (!dense_solve(nu, a, nco, b)) {
         return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                              "the Newton matrix of a contact's body is singular");
+      }
+      for (int j = 0; j < nco; j++) {
+        for (int i = 0; i < nco; i++) {
+          z[(size_t)j * nco + i] = b[(size_t)i * nco + j];
+        }
       }
       cp->stamp = w->factor_stamp;
     }
@@ -661,39 +765,49 @@ static void contact_components(const MoreauWork *w, Contact *c) {
  * pool; MBS_ERR_SOLVER when the pool is full */
 static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
   for (int side = 0; side < c->ncomp; side++) {
-    int ci = c->comp[side];
-    Component *cp = &w->comp[ci];
+    const Component *cp = &w->comp[c->comp[side]];
     if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
     }
     c->xoff[side] = w->xused;
     w->xused += (long)ndir * cp->ncoord;
-    for (int dir = 0; dir < ndir; dir++) {
+    if (cp->lu0 >= 0) {
+      memset(w->x + c->xoff[side], 0, (size_t)ndir * (size_t)cp->ncoord * sizeof(double));
+    }
+  }
+  /* dense components: x = Z w, one pass over W's entries */
+  for (int e = 0; e < c->nw; e++) {
+    int ci = w->comp_of[c->widx[e]];
+    const Component *cp = &w->comp[ci];
+    if (cp->lu0 < 0) {
+      continue;
+    }
+    int nco = cp->ncoord;
+    const double *zc = w->zinv + cp->lu0 + (size_t)w->pos_in[c->widx[e]] * nco;
+    double *xo = w->x + c->xoff[comp_slot(c, ci)];
+    for (int dir = 0; dir < ndir; dir++, xo += nco) {
+      double we = c->w[dir][e];
+      for (int i = 0; i < nco; i++) {
+        xo[i] += we * zc[i];
+      }
+    }
+  }
+  /* large components: sparse solves with the whole matrix */
+  for (int side = 0; side < c->ncomp; side++) {
+    const Component *cp = &w->comp[c->comp[side]];
+    for (int dir = 0; dir < ndir && cp->lu0 < 0; dir++) {
       double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
-      if (cp->lu0 >= 0) {
-        int nu = cp->nunk, one = 1, info = 0;
-        double *b = w->sol;
-        memset(b, 0, (size_t)nu * sizeof(double));
-        for (int e = 0; e < c->nw; e++) {
-          if (w->comp_of[c->widx[e]] == ci) {
-            b[w->pos_in[c->widx[e]]] = c->w[dir][e];
-          }
-        }
-        dgetrs_("N", &nu, &one, w->lu + cp->lu0, &nu, w->piv + cp->unk0, b, &nu, &info, 1);
-        memcpy(xo, b, (size_t)cp->ncoord * sizeof(double));
-      } else {
-        int n = d->sys->n;
-        memset(w->rhs, 0, (size_t)n * sizeof(double));
-        for (int e = 0; e < c->nw; e++) {
-          w->rhs[c->widx[e]] = c->w[dir][e];
-        }
-        mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
-        if (st != MBS_OK) {
-          return st;
-        }
-        for (int i = 0; i < cp->ncoord; i++) {
-          xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
-        }
+      int n = d->sys->n;
+      memset(w->rhs, 0, (size_t)n * sizeof(double));
+      for (int e = 0; e < c->nw; e++) {
+        w->rhs[c->widx[e]] = c->w[dir][e];
+      }
+      mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
+      if (st != MBS_OK) {
+        return st;
+      }
+      for (int i = 0; i < cp->ncoord; i++) {
+        xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
       }
     }
   }
@@ -736,17 +850,20 @@ static void add_column(const MoreauWork *w, const Contact *c, int dir, double s,
 
 /* G_kk = (1/theta) W^T J^-1 W of contact c */
 static void delassus_block(const MoreauWork *w, Contact *c) {
-  for (int a = 0; a < 3; a++) {
+  double g[9] = {0.0};
+  for (int e = 0; e < c->nw; e++) {
+    int i = c->widx[e], ci = w->comp_of[i];
+    const Component *cp = &w->comp[ci];
+    const double *x = w->x + c->xoff[comp_slot(c, ci)] + w->pos_in[i];
     for (int b = 0; b < 3; b++) {
-      double s = 0.0;
-      for (int e = 0; e < c->nw; e++) {
-        int i = c->widx[e], ci = w->comp_of[i];
-        int side = comp_slot(c, ci);
-        const Component *cp = &w->comp[ci];
-        s += c->w[a][e] * w->x[c->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
+      double xb = x[(long)b * cp->ncoord];
+      for (int a = 0; a < 3; a++) {
+        g[3 * a + b] += c->w[a][e] * xb;
       }
-      c->G[3 * a + b] = s / w->theta;
     }
+  }
+  for (int k = 0; k < 9; k++) {
+    c->G[k] = g[k] / w->theta;
   }
   double dmax = fmax(c->G[0], fmax(c->G[4], c->G[8]));
   c->r = dmax > 0.0 ? 1.0 / dmax : 1.0;
@@ -819,7 +936,7 @@ static void set_targets(MoreauWork *w, const double *u0) {
 /* prox of (xN, xT) onto the law: xN >= 0, |xT| <= mu xN */
 static void prox(double mu, double L[3]) {
   L[0] = fmax(L[0], 0.0);
-  double t = hypot(L[1], L[2]), lim = mu * L[0];
+  double t = sqrt(L[1] * L[1] + L[2] * L[2]), lim = mu * L[0];
   if (t > lim) {
     double s = t > 0.0 ? lim / t : 0.0;
     L[1] *= s;
@@ -860,7 +977,7 @@ static void local_solve(Contact *c, const double x0[3], double tol) {
     return;
   }
   double b[3] = {-x0[0], -x0[1], -x0[2]};
-  if (c->mu > 0.0 && solve3(c->G, b, L) && L[0] > 0.0 && hypot(L[1], L[2]) <= c->mu * L[0]) {
+  if (c->mu > 0.0 && solve3(c->G, b, L) && L[0] > 0.0 && sqrt(L[1] * L[1] + L[2] * L[2]) <= c->mu * L[0]) {
     memcpy(c->L, L, sizeof(L));
     c->status = 1;
     return;
@@ -928,6 +1045,7 @@ static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
   double res = INFINITY;
   int sweep;
   for (sweep = 1; sweep <= max_sweeps; sweep++) {
+    double chg = 0.0; /* the sweep's largest impulse change, in velocity units */
     for (int k = 0; k < w->nc; k++) {
       Contact *c = &w->c[k];
       double xi[3], x0[3], L0[3];
@@ -939,11 +1057,17 @@ static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
       local_solve(c, x0, m->contact_tolerance);
       for (int dir = 0; dir < 3; dir++) {
         add_column(w, c, dir, (c->L[dir] - L0[dir]) / w->theta, w->u);
+        chg = fmax(chg, fabs(c->L[dir] - L0[dir]) / c->r);
       }
     }
-    res = prox_residual(w, w->u);
-    if (res <= tol) {
-      break;
+    /* the residual (a second pass over the contacts) where it may have reached tol: once
+     * the sweep changed little, and every NSGS_CHECK sweeps (redundant contacts' impulses
+     * may keep moving where the velocities have converged) */
+    if (chg <= tol || sweep % NSGS_CHECK == 0 || sweep == max_sweeps) {
+      res = prox_residual(w, w->u);
+      if (res <= tol) {
+        break;
+      }
     }
   }
   *res_out = res / vscale;
@@ -1043,7 +1167,7 @@ static void prox_deriv(double mu, double y[3], double D[9]) {
     return;
   }
   D[0] = 1.0;
-  double t = hypot(y[1], y[2]), lim = mu * y[0];
+  double t = sqrt(y[1] * y[1] + y[2] * y[2]), lim = mu * y[0];
   if (t <= lim) {
     D[4] = D[8] = 1.0;
     return;
@@ -1058,24 +1182,31 @@ static void prox_deriv(double mu, double y[3], double D[9]) {
   y[2] = lim * e2;
 }
 
-/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L with
- * xi = xi0 + G (L - L0) + eps (L - Lref) (eps = 0: the rigid problem); D (3x3 per contact)
+/* xi = xi0 + G (L - L0) + eps (L - Lref) of an island (N unknowns, G row-major; dl: N of
+ * work) */
+static void island_xi(int N, const double *G, const double *xi0, const double *L0, double eps,
+                      const double *Lref, const double *L, double *dl, double *xi) {
+  for (int i = 0; i < N; i++) {
+    dl[i] = L[i] - L0[i];
+    xi[i] = xi0[i] + eps * (L[i] - Lref[i]);
+  }
+  /* G row-major is G^T column-major */
+  int one = 1;
+  double d1 = 1.0;
+  dgemv_("T", &N, &N, &d1, G, &N, dl, &one, &d1, xi, &one, 1);
+}
+
+/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L and
+ * their contact velocities xi (island_xi; eps = 0: the rigid problem); D (3x3 per contact)
  * when asked; returns max |Phi_i| / r_i and the merit sum (Phi_i / r_i)^2 */
-static double island_phi(const MoreauWork *w, const int *mem, int n, const double *G,
-                         const double *xi0, const double *L0, double eps, const double *Lref,
+static double island_phi(const MoreauWork *w, const int *mem, int n, const double *xi,
                          const double *L, double *phi, double *D, double *merit) {
-  int N = 3 * n;
   double res = 0.0, m2 = 0.0;
   for (int k = 0; k < n; k++) {
     const Contact *c = &w->c[mem[k]];
     double y[3], Dk[9];
     for (int a = 0; a < 3; a++) {
-      int i = 3 * k + a;
-      double xi = xi0[i] + eps * (L[i] - Lref[i]);
-      for (int j = 0; j < N; j++) {
-        xi += G[(size_t)i * N + j] * (L[j] - L0[j]);
-      }
-      y[a] = L[i] - c->r * xi;
+      y[a] = L[3 * k + a] - c->r * xi[3 * k + a];
     }
     prox_deriv(c->mu, y, Dk);
     for (int a = 0; a < 3; a++) {
@@ -1094,54 +1225,89 @@ static double island_phi(const MoreauWork *w, const int *mem, int n, const doubl
 
 /* Semi-smooth Newton (Alart & Curnier's generalized Newton; Jacobian I - D (I - R (G +
  * eps I)), D the prox map's derivative, dense LU by LAPACK) on the regularized problem of
- * island_phi, with a line search on the merit; L in/out. Returns the final merit. */
+ * island_phi, with a line search on the merit; L in/out. The contact velocities follow the
+ * steps linearly (xi + alpha (G + eps I) dL: one product with G per step). The LU in
+ * w->sn_J is kept for the next iterations (a chord step, O(N^2) instead of O(N^3)) while
+ * they contract the residual by at least SSN_CONTRACT, and refactored when they do not;
+ * *lu_ok (in/out) says that w->sn_J holds a factorization of this island's Jacobian (from an
+ * earlier call with the same G and eps). Returns the final residual. */
 static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, const double *xi0,
                          const double *L0, double eps, const double *Lref, double *L, double goal,
-                         int maxit, int *iters) {
-  int N = 3 * n;
+                         int maxit, int *iters, int *lu_ok) {
+  int N = 3 * n, one = 1;
   double *J = w->sn_J, *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
-  double merit, mt;
-  double res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+  double *xi = w->sn_v, *xit = w->sn_vt, *gd = w->sn_gd;
+  double merit, mt, d1 = 1.0;
+  island_xi(N, G, xi0, L0, eps, Lref, L, Lt, xi);
+  double res = island_phi(w, mem, n, xi, L, phi, D, &merit);
+  int slow = 0;
   for (int it = 0; it < maxit && res > goal; it++) {
     (*iters)++;
-    for (int i = 0; i < N; i++) {
-      int k = i / 3, a = i % 3;
-      const double *Dk = D + 9 * k;
-      double rk = w->c[mem[k]].r;
-      for (int j = 0; j < N; j++) {
-        double v = (i == j ? 1.0 : 0.0);
-        for (int bb = 0; bb < 3; bb++) {
-          int r = 3 * k + bb;
-          double g = G[(size_t)r * N + j] + (r == j ? eps : 0.0);
-          v -= Dk[3 * a + bb] * ((r == j ? 1.0 : 0.0) - rk * g);
+    int fresh = !*lu_ok || slow;
+    if (fresh) {
+      /* J^T column-major (J row-major): row 3k + a of J is
+       * r_k sum_b D_k[a][b] G[3k + b][.] + (I - D_k (1 - r_k eps))[a][.] on block k */
+      for (int k = 0; k < n; k++) {
+        const double *Dk = D + 9 * k;
+        double rk = w->c[mem[k]].r;
+        for (int a = 0; a < 3; a++) {
+          double *row = J + (size_t)(3 * k + a) * N;
+          double c0 = rk * Dk[3 * a], c1 = rk * Dk[3 * a + 1], c2 = rk * Dk[3 * a + 2];
+          if (c0 == 0.0 && c1 == 0.0 && c2 == 0.0) {
+            memset(row, 0, (size_t)N * sizeof(double));
+          } else {
+            const double *g0 = G + (size_t)(3 * k) * N, *g1 = g0 + N, *g2 = g1 + N;
+            for (int j = 0; j < N; j++) {
+              row[j] = c0 * g0[j] + c1 * g1[j] + c2 * g2[j];
+            }
+          }
+          for (int bb = 0; bb < 3; bb++) {
+            row[3 * k + bb] += (a == bb ? 1.0 : 0.0) - Dk[3 * a + bb] * (1.0 - rk * eps);
+          }
         }
-        J[(size_t)j * N + i] = v; /* column-major */
       }
+      int info = 0;
+      dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
+      *lu_ok = info == 0;
+      if (info != 0) {
+        break;
+      }
+    }
+    for (int i = 0; i < N; i++) {
       dL[i] = -phi[i];
     }
-    int info = 0, one = 1;
-    dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
-    if (info != 0) {
-      break;
+    int info = 0;
+    dgetrs_("T", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    /* gd = (G + eps I) dL */
+    for (int i = 0; i < N; i++) {
+      gd[i] = eps * dL[i];
     }
-    dgetrs_("N", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
+    dgemv_("T", &N, &N, &d1, G, &N, dL, &one, &d1, gd, &one, 1);
     double alpha = 1.0, rn = INFINITY;
     mt = INFINITY;
     for (int ls = 0; ls < 30; ls++) {
       for (int i = 0; i < N; i++) {
         Lt[i] = L[i] + alpha * dL[i];
+        xit[i] = xi[i] + alpha * gd[i];
       }
-      rn = island_phi(w, mem, n, G, xi0, L0, eps, Lref, Lt, w->sn_phit, NULL, &mt);
+      rn = island_phi(w, mem, n, xit, Lt, w->sn_phit, NULL, &mt);
       if (mt < (1.0 - 1e-4 * alpha) * merit || rn <= goal) {
         break;
       }
       alpha *= 0.5;
     }
     if (!(mt < merit) && !(rn <= goal)) {
+      if (!fresh) {
+        slow = 1; /* the old Jacobian is no descent direction here: refactor */
+        continue;
+      }
       break;
     }
     memcpy(L, Lt, (size_t)N * sizeof(double));
-    res = island_phi(w, mem, n, G, xi0, L0, eps, Lref, L, phi, D, &merit);
+    memcpy(xi, xit, (size_t)N * sizeof(double));
+    double res_old = res;
+    res = island_phi(w, mem, n, xi, L, phi, D, &merit);
+    slow = !(res <= SSN_CONTRACT * res_old);
   }
   return res;
 }
@@ -1156,7 +1322,7 @@ static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, 
 static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int maxit) {
   int N = 3 * n;
   double *G = w->sn_G, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi, *Lref = w->sn_Lref;
-  double gmax = 0.0;
+  double gmax = 0.0, merit;
   for (int k = 0; k < n; k++) {
     const Contact *ck = &w->c[mem[k]];
     double xi[3];
@@ -1166,6 +1332,14 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       xi0[3 * k + a] = xi[a];
       gmax = fmax(gmax, ck->G[4 * a]);
     }
+  }
+  double res = island_phi(w, mem, n, xi0, L, w->sn_phi, NULL, &merit);
+  double res_start = res;
+  if (res <= tol) {
+    return 0; /* already solved (by the sweeps before, or a warm start) */
+  }
+  for (int k = 0; k < n; k++) {
+    const Contact *ck = &w->c[mem[k]];
     for (int l = 0; l < n; l++) {
       const Contact *cl = &w->c[mem[l]];
       int coupled = l == k || share_component(ck, cl);
@@ -1177,17 +1351,13 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
       }
     }
   }
-  double eps = PROX_EPS * gmax, merit;
-  int iters = 0;
-  double res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
-  double res_start = res;
-  if (res <= tol) {
-    return 0; /* already solved (by the sweeps before, or a warm start) */
-  }
+  double eps = PROX_EPS * gmax;
+  int iters = 0, lu_ok = 0;
   for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
     memcpy(Lref, L, (size_t)N * sizeof(double));
-    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, 1e-3 * tol, maxit - iters, &iters);
-    res = island_phi(w, mem, n, G, xi0, L0, 0.0, L0, L, w->sn_phi, NULL, &merit);
+    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, SSN_GOAL * tol, maxit - iters, &iters, &lu_ok);
+    island_xi(N, G, xi0, L0, 0.0, L0, L, w->sn_Lt, w->sn_v);
+    res = island_phi(w, mem, n, w->sn_v, L, w->sn_phi, NULL, &merit);
   }
   /* short of tol, the impulses are still kept when they are better than the start: the
    * Gauss-Seidel sweeps that follow go on from there */
@@ -1206,13 +1376,15 @@ static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int m
   return res <= tol ? iters : -1;
 }
 
-/* the contact problem on the linear model: a few Gauss-Seidel sweeps, then semi-smooth
- * Newton per island (islands above ISLAND_MAX contacts stay with Gauss-Seidel), then
- * Gauss-Seidel up to contact_iterations where Newton failed; returns the iterations (sweeps
- * and Newton iterations) or -1 when the tolerance was not reached */
+/* the contact problem on the linear model: up to PRE_SWEEPS Gauss-Seidel sweeps (a sweep
+ * costs O(contacts), an LU of a large island's Newton matrix as much as a hundred sweeps:
+ * warm-started piles mostly converge in the sweeps), then semi-smooth Newton per island
+ * (islands above ISLAND_MAX contacts in chunks), then Gauss-Seidel up to contact_iterations
+ * where Newton failed; returns the iterations (sweeps and Newton iterations) or -1 when the
+ * tolerance was not reached */
 static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
   double tol = m->contact_tolerance * vscale;
-  int pre = m->contact_iterations < 4 ? m->contact_iterations : 4;
+  int pre = m->contact_iterations < PRE_SWEEPS ? m->contact_iterations : PRE_SWEEPS;
   int sw = nsgs(m, w, vscale, pre, res_out);
   if (sw >= 0) {
     return sw;
@@ -1220,16 +1392,25 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
   int total = pre;
   int nisl = islands(w);
   double res = INFINITY;
-  /* a second pass corrects what the dense model and the applied updates differ by */
-  for (int pass = 0; pass < 3 && !(res <= tol); pass++) {
+  /* a second pass corrects what the dense model and the applied updates differ by; an
+   * island above ISLAND_MAX contacts is solved in chunks of at most ISLAND_MAX (block
+   * Gauss-Seidel: each chunk's problem exactly, the others' impulses fixed), which the
+   * further passes iterate */
+  int chunked = 0;
+  for (int i = 0; i < nisl; i++) {
+    chunked |= w->isl_start[i + 1] - w->isl_start[i] > ISLAND_MAX;
+  }
+  int passes = chunked ? CHUNK_PASSES : 3;
+  for (int pass = 0; pass < passes && !(res <= tol); pass++) {
     for (int i = 0; i < nisl; i++) {
       int n = w->isl_start[i + 1] - w->isl_start[i];
-      const int *mem = w->isl_order + w->isl_start[i];
-      if (n > ISLAND_MAX) {
-        continue;
+      int nchunk = (n + ISLAND_MAX - 1) / ISLAND_MAX;
+      for (int ch = 0; ch < nchunk; ch++) {
+        int a = (int)((long)n * ch / nchunk), b = (int)((long)n * (ch + 1) / nchunk);
+        int it = island_newton(w, w->isl_order + w->isl_start[i] + a, b - a, tol,
+                               m->contact_iterations);
+        total += it < 0 ? m->contact_iterations : it;
       }
-      int it = island_newton(w, mem, n, tol, m->contact_iterations);
-      total += it < 0 ? m->contact_iterations : it;
     }
     res = prox_residual(w, w->u);
   }
@@ -1263,7 +1444,7 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
  * storage overflowed) for the caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt) {
-  int nc = detect(m, w, q, vw, dt, w->c, w->cap), keep = 0;
+  int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
   w->npen = 0;
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
@@ -1391,12 +1572,13 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
+  w->factor_stamp++; /* the Newton matrix stays: its components are factored once */
   for (int round = 0;; round++) {
     w->xused = xmark;
     for (int k = 0; k < w->nc; k++) {
       w->c[k].seen = 0;
     }
-    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap);
+    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
                            "more than %d contact points at once (the contact storage's bound)",
@@ -1439,6 +1621,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           if (c != &w->vc[k]) {
             *c = w->vc[k];
           }
+          contact_columns(m, c, d->q, c->pa, c->pb);
         }
       }
       if (nviol == 0) {
@@ -1461,7 +1644,6 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     nviol = nclosed;
     memset(w->gq, 0, (size_t)nq * sizeof(double));
     if (nviol > 0) {
-      w->factor_stamp++;
       for (int k = 0; k < nviol; k++) {
         contact_components(w, &w->vc[k]);
       }
@@ -1650,7 +1832,26 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   ctx_reset(&ctx);
   int repivot = b->refactor_next;
   b->refactor_next = 0;
-  st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
+  int newton_done = nc == 0; /* the step's equations solved with the current impulses */
+  if (nc > 0) {
+    /* with contacts, one Newton step from the predictor gives the linear model's point (J,
+     * the free velocities with the warm-started impulses): the step's equations are solved
+     * to the Newton tolerance in the alternation below, before its residual check passes */
+    ctx_assemble(&ctx, 1);
+    st = mbs_newton_factor(d, repivot, err);
+    d->factor_valid = st == MBS_OK;
+    if (st == MBS_OK) {
+      st = mbs_newton_linear_solve(d, d->res, d->dx, err);
+    }
+    if (st == MBS_OK) {
+      ctx_apply(&ctx, d->dx);
+      d->newton_total++;
+    } else {
+      snprintf(why, sizeof(why), "%s", err->msg);
+    }
+  } else {
+    st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
+  }
   int outer = 0, sweeps = 0;
   double cres = 0.0;
   if (st == MBS_OK && nc > 0) {
@@ -1712,6 +1913,26 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     /* the velocity scale of the contact problem */
     double vscale = contact_vscale(m, w, b->v_prev, dt);
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
+      end_velocity(m, w, dt, w->u);
+      st = rigid_velocity(m, d, w, t0 + dt, err);
+      if (st != MBS_OK) {
+        snprintf(why, sizeof(why), "%s", err->msg);
+        break;
+      }
+      /* the prox residual (with the r of the last Delassus blocks) first: the step's
+       * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
+      double res0 = prox_residual(w, w->u);
+      if (res0 <= m->contact_tolerance * vscale && !newton_done) {
+        /* the impulses hold at the linear model's point: the step's equations with them to
+         * the Newton tolerance, and the check again */
+        st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+        newton_done = 1;
+        continue;
+      }
+      if (res0 <= m->contact_tolerance * vscale) {
+        cres = res0 / vscale;
+        break;
+      }
       if (outer > 1) {
         st = contact_matrices(d, w, err);
         if (st != MBS_OK) {
@@ -1719,17 +1940,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
           break;
         }
       }
-      end_velocity(m, w, dt, w->u);
-      st = rigid_velocity(m, d, w, t0 + dt, err);
-      if (st != MBS_OK) {
-        snprintf(why, sizeof(why), "%s", err->msg);
-        break;
-      }
-      double res0 = prox_residual(w, w->u);
-      if (res0 <= m->contact_tolerance * vscale) {
-        cres = res0 / vscale;
-        break;
-      }
+      memcpy(w->du, w->u, (size_t)nq * sizeof(double));
       int sw = contact_problem(m, w, vscale, &cres);
       if (sw < 0) {
         unconverged(why, sizeof(why), m, nc, cres, vscale);
@@ -1737,8 +1948,15 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         break;
       }
       sweeps += sw;
-      /* the nonlinear step with the new impulses */
+      /* the nonlinear step with the new impulses, from the linear model's prediction
+       * Delta q += theta dt (u - u_before) = dt J^-1 W (L - L_before): one Newton step of
+       * the step's equations already taken */
+      for (int i = 0; i < nq; i++) {
+        b->dq[i] += w->theta * dt * (w->u[i] - w->du[i]);
+        d->q[i] = b->q_prev[i] + b->dq[i];
+      }
       st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+      newton_done = 1;
     }
     if (st == MBS_OK && outer > CONTACT_OUTER) {
       snprintf(why, sizeof(why),

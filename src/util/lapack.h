@@ -12,4 +12,9 @@ void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, i
 void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda,
              const int *ipiv, double *b, const int *ldb, int *info, unsigned long trans_len);
 
+/* y = alpha op(a) x + beta y, op "N" or "T", a m x n column-major (lda), strides incx, incy */
+void dgemv_(const char *trans, const int *m, const int *n, const double *alpha, const double *a,
+            const int *lda, const double *x, const int *incx, const double *beta, double *y,
+            const int *incy, unsigned long trans_len);
+
 #endif

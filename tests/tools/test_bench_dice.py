@@ -145,6 +145,13 @@ r = dice.parse_driver("steps 2000\nmax_contacts 205\nmin_gap -0.016\nloop_cpu 2.
 check(r["steps"] == 2000 and r["min_gap"] == -0.016 and
       r["bodies"] == {"die1": ([1, 2, 3], [4, 5, 6], [7, 8, 9])}, "parse_driver")
 
+# mbsim-run's summary (its per-step statistics)
+r = dice.parse_summary(
+    "steps:        2001 to t = 2 s (dt = 0.001 s)\n"
+    "contacts:     1475 shape pairs, at most 186 points in one step's contact problem, 17970 "
+    "solver sweeps (8.98 per step), smallest gap -9.607e-11 m, dissipated 7.29 J\n")
+check(r == {"steps": 2001, "max_contacts": 186, "min_gap": -9.607e-11}, "parse_summary")
+
 # the table: ratios mbsim/peer of CPU time, penetration in mm, failed rows
 row = {"cpu": 1.0, "steps": 2000, "max_contacts": 300, "min_gap": -2e-4, "rest": True,
        "vmax": 0, "wmax": 0}
