@@ -583,42 +583,35 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
                        out->iterations, what, rmax);
     goto done;
   }
-  /* a beam node the joints still move (a beam joined to the ground where it is not) */
+  /* how far each body (and beam node) moved: its reference point, its directors; a beam
+   * node must not have moved (a beam joined to the ground where it is not) */
   int nb0 = first_beam_node(m);
-  for (int f = 1; f < m->nattach; f++) {
-    int n0 = m->attach_node[f];
-    if (n0 < nb0) {
-      continue;
-    }
-    double dp = 0.0;
-    for (int i = 3 * n0; i < 3 * (n0 + 4); i++) {
-      dp = fmax(dp, fabs(q[i] - q0[i]));
-    }
-    if (dp > 1e-9 * (1.0 + qmax)) {
-      st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
-                         "initial.assemble would move beam node '%s' (by %.3g), straining its "
-                         "beam: the assembly moves rigid bodies and point masses; place the "
-                         "beam where its joints are",
-                         m->attach_name[f], dp);
-      goto done;
-    }
-  }
-  /* how far each body (and beam node) moved: its reference point, its directors */
   for (int f = 1; f < m->nattach; f++) {
     int n0 = m->attach_node[f];
     if (n0 < 0) {
       continue;
     }
     int nn = mbs_attach_nnode(m->attach_kind[f]);
-    double dp[3];
-    vsub(dp, q + 3 * n0, q0 + 3 * n0);
-    if (vnorm(dp) > out->max_move) {
-      out->max_move = vnorm(dp);
-      out->frame = f;
-    }
-    for (int k = 1; k < nn; k++) {
+    double dp[3], beam_move = 0.0;
+    for (int k = 0; k < nn; k++) {
       vsub(dp, q + 3 * (n0 + k), q0 + 3 * (n0 + k));
-      out->max_turn = fmax(out->max_turn, vnorm(dp));
+      if (k == 0 && vnorm(dp) > out->max_move) {
+        out->max_move = vnorm(dp);
+        out->frame = f;
+      } else if (k > 0) {
+        out->max_turn = fmax(out->max_turn, vnorm(dp));
+      }
+      for (int c = 0; n0 >= nb0 && c < 3; c++) {
+        beam_move = fmax(beam_move, fabs(dp[c]));
+      }
+    }
+    if (beam_move > 1e-9 * (1.0 + qmax)) {
+      st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
+                         "initial.assemble would move beam node '%s' (by %.3g), straining its "
+                         "beam: the assembly moves rigid bodies and point masses; place the "
+                         "beam where its joints are",
+                         m->attach_name[f], beam_move);
+      goto done;
     }
   }
 done:
