@@ -97,19 +97,31 @@ typedef struct mbsData {
 
 #define MBS_ACTION_COLS 5 /* t_start, t_end, block, int (T + V) dt, int (T - V) dt */
 
-/* one contact of the last step (moreau), as a record's /contacts/table row carries it */
+/* one contact (moreau), as a record's /contacts/table row carries it: a contact of the last
+ * step, or one that took part in a step since the sums were last cleared and is gone now
+ * (status 0, impulse 0, its last geometry) */
 typedef struct {
   int body[2];       /* body a, body b (-1: the ground) */
   double point[3];   /* [m] world, midway between the surfaces at the step's start */
   double normal[3];  /* unit, from a towards b */
   double gap;        /* [m] at the end of the step (after the position projection) */
-  double impulse[3]; /* [N s] normal, then along the two tangents */
+  double tangent[2][3]; /* unit tangents: (normal, tangent[0], tangent[1]) right-handed */
+  double impulse[3]; /* [N s] of the last step: normal, then along the two tangents */
+  double impulse_sum[3]; /* [N s] world components of the impulse on b (-impulse_sum on a)
+                            summed over the steps since mbs_solver_contacts_clear (the last
+                            record), the last step's included */
   int status;        /* 0 open, 1 stick, 2 slip */
+  int pair, feature; /* identity: the model's shape pair and the touching features, the same
+                        while the contact persists */
 } mbsContactRecord;
 
-/* the contacts of the last step (valid until the next step): their count, and the array
- * into *rec; 0 for integrators without contacts */
+/* the contacts of the last step and those since the last clear (valid until the next
+ * step), sorted by (pair, feature): their count, and the array into *rec; 0 for
+ * integrators without contacts */
 int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec);
+
+/* restart the sums of mbs_solver_contacts (after a record): contacts gone since drop out */
+void mbs_solver_contacts_clear(mbsData *d);
 
 /* observables at the current state (README "Output"); bodies go into d->body_* */
 typedef struct {

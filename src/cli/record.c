@@ -660,6 +660,7 @@ int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObser
   put_joints(out, d, out->extra);
   mbs_output_put(out->w, out->h_load_force, d->load_force);
   put_contacts(out, d);
+  mbs_solver_contacts_clear(d); /* the next record's sums start after this one */
   put_beams(out, m, d);
   put_action(out);
   out->nrecord++;

@@ -174,6 +174,12 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   return MBS_OK;
 }
 
-const mbsIntegratorTable mbs_integrator_genalpha = {
-    "genalpha", init, start, prepare, step, interpolate, state_export, state_import, work_free, NULL,
-    0};
+const mbsIntegratorTable mbs_integrator_genalpha = {.name = "genalpha",
+                                                   .init = init,
+                                                   .start = start,
+                                                   .prepare = prepare,
+                                                   .step = step,
+                                                   .interpolate = interpolate,
+                                                   .state_export = state_export,
+                                                   .state_import = state_import,
+                                                   .free = work_free};

@@ -64,6 +64,12 @@ int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec) {
   return d->integrator->contacts ? d->integrator->contacts(d, rec) : 0;
 }
 
+void mbs_solver_contacts_clear(mbsData *d) {
+  if (d->integrator->contacts_clear) {
+    d->integrator->contacts_clear(d);
+  }
+}
+
 void mbs_solver_interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
   d->integrator->interpolate(m, d, t, q, v);
 }

@@ -47,6 +47,8 @@ typedef struct mbsIntegratorTable {
   void (*free)(void *work);
   /* the contacts of the last step (mbs_solver_contacts); NULL for schemes without contacts */
   int (*contacts)(const mbsData *d, const mbsContactRecord **rec);
+  /* restart the sums of the contacts (mbs_solver_contacts_clear); NULL with contacts NULL */
+  void (*contacts_clear)(mbsData *d);
   /* 1: the scheme solves equilibria without inertia (static): its velocities are zero by
    * definition, a record carries them as they are (no projection onto the constraints) and
    * the multipliers of its last solution (no index-1 solve) */

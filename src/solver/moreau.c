@@ -132,6 +132,10 @@ typedef struct {
   int factor_stamp;
   /* contacts */
   int cap, nc, nprev, npen, nrec;
+  int nstep, reccap;         /* the last step's records (stepr), the capacity of rec and old */
+  mbsContactRecord *stepr;   /* (cap) the last step's contacts, sorted by identity */
+  mbsContactRecord *old;     /* (reccap) work of the merge */
+  int *now;                  /* (reccap) 1: rec[k] is a contact of the last step */
   Contact *c, *prev;
   Contact *pen; /* (cap) penalty contacts of the step: their impulses are fixed */
   mbsContactRecord *rec;
@@ -254,7 +258,7 @@ static void work_free(void *p) {
   free(w->q0save);
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
-                  w->prev, w->rec,     w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
+                  w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
                   w->comp_first, w->zinv, w->zwork, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
@@ -295,7 +299,11 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pen = calloc((size_t)w->cap, sizeof(Contact));
   w->q0save = calloc(nq, sizeof(double));
   w->hres = calloc(nq, sizeof(double));
-  w->rec = calloc((size_t)w->cap, sizeof(mbsContactRecord));
+  w->reccap = w->cap;
+  w->rec = calloc((size_t)w->reccap, sizeof(mbsContactRecord));
+  w->old = calloc((size_t)w->reccap, sizeof(mbsContactRecord));
+  w->now = calloc((size_t)w->reccap, sizeof(int));
+  w->stepr = calloc((size_t)w->cap, sizeof(mbsContactRecord));
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
   w->extra = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(double));
@@ -332,7 +340,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->sn_gd = calloc(N, sizeof(double));
   w->sn_D = calloc(3 * N, sizeof(double));
   w->sn_piv = calloc(N, sizeof(int));
-  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old || !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du ||
       !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
       !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
@@ -1741,10 +1749,86 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   return MBS_OK;
 }
 
+static int record_cmp(const mbsContactRecord *x, const mbsContactRecord *y) {
+  if (x->pair != y->pair) {
+    return x->pair < y->pair ? -1 : 1;
+  }
+  return (x->feature > y->feature) - (x->feature < y->feature);
+}
+
+static int record_qsort_cmp(const void *a, const void *b) {
+  return record_cmp(a, b);
+}
+
+/* the records: the step's contacts (w->stepr, nstep, sorted) merged into those since the
+ * last clear (w->rec), their impulses summed; MBS_ERR_NOMEM when the storage could not grow */
+static mbsStatus merge_records(MoreauWork *w, mbsError *err) {
+  int need = w->nrec + w->nstep;
+  if (need > w->reccap) {
+    int cap = need > 2 * w->reccap ? need : 2 * w->reccap;
+    mbsContactRecord *r = realloc(w->rec, (size_t)cap * sizeof(*r));
+    if (r) {
+      w->rec = r;
+    }
+    mbsContactRecord *o = realloc(w->old, (size_t)cap * sizeof(*o));
+    if (o) {
+      w->old = o;
+    }
+    int *nw = realloc(w->now, (size_t)cap * sizeof(*nw));
+    if (nw) {
+      w->now = nw;
+    }
+    if (!r || !o || !nw) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory for the contact records (%d)", cap);
+    }
+    w->reccap = cap;
+  }
+  memcpy(w->old, w->rec, (size_t)w->nrec * sizeof(*w->rec));
+  int i = 0, j = 0, n = 0, nold = w->nrec;
+  while (i < nold || j < w->nstep) {
+    int c = i >= nold ? 1 : j >= w->nstep ? -1 : record_cmp(&w->old[i], &w->stepr[j]);
+    mbsContactRecord *r = &w->rec[n];
+    if (c < 0) { /* gone: its last geometry, no impulse */
+      *r = w->old[i++];
+      r->impulse[0] = r->impulse[1] = r->impulse[2] = 0.0;
+      r->status = 0;
+      w->now[n++] = 0;
+      continue;
+    }
+    double sum[3] = {0.0, 0.0, 0.0};
+    if (c == 0) {
+      memcpy(sum, w->old[i++].impulse_sum, sizeof(sum));
+    }
+    *r = w->stepr[j++];
+    for (int a = 0; a < 3; a++) {
+      r->impulse_sum[a] = sum[a] + r->impulse[0] * r->normal[a] +
+                          r->impulse[1] * r->tangent[0][a] + r->impulse[2] * r->tangent[1][a];
+    }
+    w->now[n++] = 1;
+  }
+  w->nrec = n;
+  return MBS_OK;
+}
+
+static void contacts_clear(mbsData *d) {
+  MoreauWork *w = d->integrator_work;
+  int n = 0;
+  for (int k = 0; k < w->nrec; k++) {
+    if (w->now[k]) {
+      w->rec[n] = w->rec[k];
+      w->now[n] = 1;
+      w->rec[n].impulse_sum[0] = w->rec[n].impulse_sum[1] = w->rec[n].impulse_sum[2] = 0.0;
+      n++;
+    }
+  }
+  w->nrec = n;
+}
+
 /* the end of a step: the contacts' dissipation, the implicit schemes' bookkeeping, the
  * contact statistics, the warm starts of the next step and the contacts a record writes */
-static void finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, double t0, double dt, int nc,
-                        int sweeps, double cres) {
+static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, double t0, double dt,
+                             int nc, int sweeps, double cres, mbsError *err) {
   mbsImplicitWork *b = &w->base;
   d->dissipated += w->dissip_step;
   d->contact_dissipated += w->dissip_step;
@@ -1756,19 +1840,27 @@ static void finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, double t0,
   /* the warm starts of the next step */
   memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
   w->nprev = nc;
-  w->nrec = nc + w->npen;
-  for (int k = 0; k < w->nrec; k++) {
+  w->nstep = nc + w->npen;
+  for (int k = 0; k < w->nstep; k++) {
     const Contact *c = k < nc ? &w->c[k] : &w->pen[k - nc];
-    mbsContactRecord *r = &w->rec[k];
+    mbsContactRecord *r = &w->stepr[k];
     r->body[0] = c->body[0];
     r->body[1] = c->body[1];
+    r->pair = c->pair;
+    r->feature = c->feature;
     memcpy(r->point, c->point, sizeof(r->point));
     memcpy(r->normal, c->n, sizeof(r->normal));
+    memcpy(r->tangent[0], c->t1, sizeof(r->tangent[0]));
+    memcpy(r->tangent[1], c->t2, sizeof(r->tangent[1]));
     r->gap = c->gap1;
     d->contact_gap_min = fmin(d->contact_gap_min, c->gap1);
     memcpy(r->impulse, c->L, sizeof(r->impulse));
     r->status = c->status;
   }
+  if (w->npen > 0) {
+    qsort(w->stepr, (size_t)w->nstep, sizeof(*w->stepr), record_qsort_cmp);
+  }
+  return merge_records(w, err);
 }
 
 static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsError *err);
@@ -1986,9 +2078,9 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
     }
   }
-  finish_step(m, d, w, t0, dt, nc, sweeps, cres);
+  st = finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
   (void)nq;
-  return MBS_OK;
+  return st;
 }
 
 
@@ -2171,8 +2263,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
       return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
     }
   }
-  finish_step(m, d, w, t0, dt, nc, sweeps, cres);
-  return MBS_OK;
+  return finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
 }
 
 static int contacts(const mbsData *d, const mbsContactRecord **rec) {
@@ -2207,4 +2298,5 @@ const mbsIntegratorTable mbs_integrator_moreau = {
     .state_import = import,
     .free = work_free,
     .contacts = contacts,
+    .contacts_clear = contacts_clear,
 };

@@ -117,13 +117,27 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
   return MBS_OK;
 }
 
-const mbsIntegratorTable mbs_integrator_em = {
-    "em", init, NULL, prepare_em, step_em, interpolate, mbs_implicit_export, import, work_free, NULL,
-    0};
-const mbsIntegratorTable mbs_integrator_midpoint = {"midpoint",          init,          NULL,
-                                                    prepare_midpoint,    step_midpoint, interpolate,
-                                                    mbs_implicit_export, import,        work_free,
-                                                    NULL,                0};
-const mbsIntegratorTable mbs_integrator_euler = {
-    "euler", init,     NULL, prepare_euler, step_euler, interpolate, mbs_implicit_export,
-    import,  work_free, NULL, 0};
+const mbsIntegratorTable mbs_integrator_em = {.name = "em",
+                                              .init = init,
+                                              .prepare = prepare_em,
+                                              .step = step_em,
+                                              .interpolate = interpolate,
+                                              .state_export = mbs_implicit_export,
+                                              .state_import = import,
+                                              .free = work_free};
+const mbsIntegratorTable mbs_integrator_midpoint = {.name = "midpoint",
+                                                    .init = init,
+                                                    .prepare = prepare_midpoint,
+                                                    .step = step_midpoint,
+                                                    .interpolate = interpolate,
+                                                    .state_export = mbs_implicit_export,
+                                                    .state_import = import,
+                                                    .free = work_free};
+const mbsIntegratorTable mbs_integrator_euler = {.name = "euler",
+                                                 .init = init,
+                                                 .prepare = prepare_euler,
+                                                 .step = step_euler,
+                                                 .interpolate = interpolate,
+                                                 .state_export = mbs_implicit_export,
+                                                 .state_import = import,
+                                                 .free = work_free};
