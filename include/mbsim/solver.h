@@ -44,9 +44,16 @@ typedef struct mbsData {
   long factorizations;  /* numeric factorizations */
   double max_violation; /* max over steps of |g(q)| */
   double external_work; /* [J] work of non-potential loads since t = 0 */
-  double dissipated;    /* [J] energy removed since t = 0 (dampers and contacts) */
-  double contact_dissipated; /* [J] the part of it removed by contacts: impacts, friction and
-                                the position projection (moreau) */
+  double dissipated;    /* [J] energy removed since t = 0: dampers, contacts and the moreau
+                           theta method's numerical damping */
+  double contact_dissipated; /* [J] the part of it removed by contacts (moreau): impact +
+                                friction */
+  double impact_dissipated;  /* [J] by the normal laws: the work of the normal impulses (over
+                                the mean of each step's start and end velocities) and of the
+                                position projection; a penalty contact's damping */
+  double friction_dissipated;  /* [J] by Coulomb's law: the work of the tangential impulses */
+  double numerical_dissipated; /* [J] by the theta method itself (theta > 1/2, and the
+                                  projection of the velocities onto the constraints) */
   int contact_iterations;    /* contact solver sweeps of the last step (moreau) */
   double contact_residual;   /* prox residual left by the last step's contact solver,
                                 relative to its velocity scale */
@@ -126,6 +133,7 @@ void mbs_solver_contacts_clear(mbsData *d);
 /* observables at the current state (README "Output"); bodies go into d->body_* */
 typedef struct {
   double kinetic, potential, external_work, dissipated, contact_dissipated;
+  double impact_dissipated, friction_dissipated, numerical_dissipated;
   double linear_momentum[3], angular_momentum[3];
   double violation;          /* max |g(q, t)| */
   double velocity_violation; /* max |G v + g_t| of the recorded velocities */

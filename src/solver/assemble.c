@@ -326,6 +326,45 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
   }
 }
 
+void mbs_assemble_theta_work(const mbsModel *m, mbsData *d, const mbsImplicitWork *iw,
+                             const mbsSchemeWeights *s, double dt, double *potential,
+                             double *rigidity) {
+  size_t mark = mbs_arena_mark(d->arena);
+  double *g = mbs_arena_alloc(d->arena, (size_t)d->sys->evec * sizeof(double));
+  assert(g);
+  double pw = 0.0, rw = 0.0;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    if (!kind->gradient) {
+      continue;
+    }
+    if (s->discrete && kind->discrete_gradient) {
+      kind->discrete_gradient(m, el, iw->q_prev, d->q, g, NULL);
+    } else {
+      kind->gradient(m, el, iw->qm, g, NULL);
+    }
+    for (int i = 0; i < el->nq; i++) {
+      pw += g[i] * iw->dq[el->qidx[i]];
+    }
+  }
+  mbs_arena_release(d->arena, mark);
+  double grad[3 * MBS_CON_MAXNODE];
+  for (int row = 0; row < m->nrow; row++) {
+    const mbsConRow *c = &m->con[row];
+    mbs_con_eval(c, iw->qm, grad);
+    double gdq = 0.0;
+    for (int k = 0; k < c->nnode; k++) {
+      for (int j = 0; j < 3; j++) {
+        gdq += grad[3 * k + j] * iw->dq[3 * c->node[k] + j];
+      }
+    }
+    rw += iw->mu[row] * gdq;
+  }
+  *potential = pw;
+  *rigidity = rw / (dt * dt);
+}
+
 void mbs_assemble_work(const mbsModel *m, mbsData *d, const mbsImplicitWork *iw,
                        const mbsSchemeWeights *s, const double *qf, const double *vf, double tf,
                        double tc, const double *mu, double lam_fac, double wgt, double *work,

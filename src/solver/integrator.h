@@ -97,6 +97,14 @@ void mbs_implicit_work_free(mbsImplicitWork *w);
 double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *w, const mbsSchemeWeights *s,
                     double dt, double t0, int with_jac);
 
+/* The powers of the step (increment w->dq) that the theta method's energy balance needs
+ * (moreau.c): *potential = grad V* . dq, the potential forces as the residual takes them
+ * (at the evaluation state w->qm, or the discrete gradient); *rigidity = lambda . G(qm) dq
+ * of the quadratic constraint rows (lambda = mu / dt^2), zero at the midpoint */
+void mbs_assemble_theta_work(const mbsModel *m, mbsData *d, const mbsImplicitWork *w,
+                             const mbsSchemeWeights *s, double dt, double *potential,
+                             double *rigidity);
+
 /* wgt times the work over the step (increment w->dq) of the non-potential forces at (qf, vf,
  * tf) and of the constraint elements' forces -G^T lambda (G at (qf, tc), lambda = lam_fac mu)
  * into *work (external) and *diss (dampers) */

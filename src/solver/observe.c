@@ -141,6 +141,9 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   o->external_work = d->external_work;
   o->dissipated = d->dissipated;
   o->contact_dissipated = d->contact_dissipated;
+  o->impact_dissipated = d->impact_dissipated;
+  o->friction_dissipated = d->friction_dissipated;
+  o->numerical_dissipated = d->numerical_dissipated;
   o->violation = mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
   /* each load's force and torque on its second body, at the consistent state */
