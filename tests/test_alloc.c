@@ -17,7 +17,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
 #include "mbsim/solver.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define COUNTING 0

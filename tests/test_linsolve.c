@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 
 #define NQ 30
 #define NC 10

@@ -51,6 +51,49 @@ int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const m
  * the contacts entry (src/contact/check.c; mbs_model_compile calls it) */
 mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err);
 
+/* ---- the contact problem of a step (src/contact/problem.c) ----
+ * n contacts with the impulses L_k = (normal, tangent 1, tangent 2) [N s]; the velocities
+ * their laws constrain are xi = xi0 + G (L - L_start) (Newton's law shifted into xi_N), G the
+ * Delassus matrix [1/kg] in 3 x 3 blocks by block rows: block row k holds the blocks (k, l)
+ * of the contacts l coupled to k (the diagonal among them), columns ascending, the pattern
+ * symmetric. Solved: L_k in {L_N >= 0, |L_T| <= mu_k L_N} with xi_N >= 0, L_N xi_N = 0 and
+ * Coulomb's law on xi_T (seed 002 eq. 2.35b, c). */
+typedef struct {
+  int n;              /* contacts */
+  const int *gptr;    /* (n + 1) first block of each block row */
+  const int *gcol;    /* (gptr[n]) block column of each block */
+  const double *gval; /* (9 gptr[n]) the blocks, row-major [1/kg] */
+  const double *mu;   /* (n) Coulomb coefficients */
+  const double *xi0;  /* (3n) [m/s] the law's velocities at the start impulses */
+  double *L;          /* (3n) [N s] in: the start impulses; out: the solution (or the best
+                         impulses found) */
+  double tol;         /* [m/s] the residual to reach: max over contacts of |Phi_k| / r_k,
+                         Phi_k = L_k - prox(L_k - r_k xi_k), r_k = 1 / max diag G_kk */
+  double vscale;      /* [m/s] the problem's velocity scale (tol relative to it is the
+                         relative accuracy asked for) */
+  double accept;      /* [m/s] >= tol: an island whose every method stalls short of tol is
+                         accepted at a residual up to this (counted in mbsContactStats) */
+  int max_iter;       /* the sweeps and Newton iterations an island may take */
+} mbsContactProblem;
+
+typedef struct {
+  int sweeps, newton;   /* Gauss-Seidel sweeps and Newton iterations, over all islands */
+  int islands, largest; /* islands, and the contacts of the largest */
+  double residual;      /* [m/s] the largest residual left */
+  int stalled;          /* islands accepted above tol (at most accept) */
+} mbsContactStats;
+
+typedef struct mbsContactSolver mbsContactSolver;
+
+/* the solver's storage (grown as problems need); NULL when out of memory (err filled) */
+mbsContactSolver *mbs_contact_solver_create(mbsError *err);
+void mbs_contact_solver_destroy(mbsContactSolver *cs);
+
+/* solve p: 1 when every island reached p->tol or stalled within p->accept, 0 when one did
+ * not (p->L holds the best impulses found), -1 out of memory (err filled) */
+int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsContactStats *st,
+                      mbsError *err);
+
 /* ---- broad phase (src/contact/broad.c) ---- */
 typedef struct mbsBroad mbsBroad;
 

@@ -41,6 +41,7 @@ typedef struct mbsData {
   long newton_total;    /* all Newton iterations */
   long solves;          /* linear solves */
   long rejected;        /* steps rejected and retried with dt/2 */
+  long retried;         /* moreau: steps tried again with contact points they missed */
   long factorizations;  /* numeric factorizations */
   double max_violation; /* max over steps of |g(q)| */
   double external_work; /* [J] work of non-potential loads since t = 0 */

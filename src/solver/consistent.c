@@ -29,7 +29,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
 #include "solver/integrator.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 #include "solver/system.h"
 #include "util/vec3.h"
 

@@ -5,7 +5,7 @@
 
 #include "mbsim/solver.h"
 #include "solver/integrator.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 #include "solver/system.h"
 #include "util/arena.h"
 

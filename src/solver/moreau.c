@@ -54,28 +54,21 @@
 
 #include "mbsim/contact.h"
 #include "solver/integrator.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 #include "solver/system.h"
-#include "util/lapack.h"
 #include "util/vec3.h"
 
 #define DENSE_MAX 96        /* unknowns of a component factored densely */
 #define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
+#define MISS_TRIES 2        /* tries of a step again with the points it missed */
+#define STALL_ACCEPT 1e-6   /* the contact problem's residual accepted where its solver stalls
+                               short of contact_tolerance, relative to the velocity scale */
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
-#define ISLAND_MAX 128      /* contacts of an island solved by semi-smooth Newton */
-#define NSGS_CHECK 4       /* Gauss-Seidel sweeps between residual checks while impulses move */
-#define PRE_SWEEPS 50      /* Gauss-Seidel sweeps before the islands' semi-smooth Newton */
-#define CHUNK_PASSES 8     /* block Gauss-Seidel passes over the chunks of a large island */
-#define SSN_GOAL 1e-3     /* the regularized problems' tolerance, relative to the rigid one's */
-#define SSN_CONTRACT 0.25   /* a chord step of the semi-smooth Newton must contract this much */
-#ifndef PROX_EPS
-#define PROX_EPS 1e-3       /* compliance of the proximal-point iterations, relative to G */
-#endif
 
 /* one contact of a step */
 typedef struct {
@@ -85,6 +78,8 @@ typedef struct {
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
+  double pae[3], pbe[3]; /* the closest points at the step's predicted end (end_found) */
+  int end_found;
   double n[3], t1[3], t2[3];
   double gap0, gap1; /* at q0, at the end of the step */
   double e, mu;
@@ -100,7 +95,10 @@ typedef struct {
   int seen;      /* the position projection's last detection reported it */
   int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
   int widx[MAX_W];
-  double w[3][MAX_W];
+  double w[3][MAX_W];  /* the impulses' directions, at the step's evaluation point */
+  double wl[3][MAX_W]; /* the end velocities' columns, at the step's predicted end */
+  int endlaw;          /* 1: the normal law constrains the end velocity (wl), 0: the
+                          evaluation point's (w); the tangential laws always the end's */
   int ncomp;             /* components of the Newton matrix its coordinates belong to (a
                             rigid body's phi_x, phi_y, phi_z and directors are four) */
   int comp[MAX_COMP];
@@ -151,17 +149,26 @@ typedef struct {
   double *u;         /* (nq) velocities of the linear model */
   double *du;        /* (nq) */
   double *gq;        /* (nq) projection increments */
+  double *qe;        /* (nq) the step's predicted end, q0 + dt u0 */
   int *viol;         /* (cap) violated points of the projection */
   double *nu;        /* (cap) */
   Contact *vc;       /* (cap) their geometry */
   double *rowwork;   /* the row walk's work */
   double *q0save, *hres; /* (nq) semi-explicit variant: the step's start, -dt^2 h(q1, u0, t1) */
-  double *qJ;        /* (nq) the configuration the Newton matrix was last assembled at */
-  /* islands and the semi-smooth Newton of one island (3 ISLAND_MAX unknowns at most) */
-  int *isl, *isl_order, *isl_start, *comp_fill, *comp_first;
-  double *sn_G, *sn_J, *sn_L, *sn_L0, *sn_xi, *sn_phi, *sn_phit, *sn_dL, *sn_Lt, *sn_D, *sn_Lref;
-  double *sn_v, *sn_vt, *sn_gd; /* contact velocities of the iterate and the trial, G dL */
-  int *sn_piv;
+  /* the contact problem (src/contact/problem.c): the Delassus blocks by rows (gptr (cap +
+   * 1), gcol, gval: gcap blocks), the contacts of each component (ccnt (ncomp + 1) starts,
+   * cfill (ncomp), clist: clcap), a mark per contact, the problem's vectors */
+  mbsContactSolver *cs;
+  int *gptr, *gcol, gcap;
+  double *gval;
+  int *ccnt, *cfill, *clist, clcap, *cmark;
+  double *pxi, *pL, *pmu; /* (3 cap, 3 cap, cap) */
+  struct {
+    int pair, feature;
+  } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
+  int nforce;
+  double stall; /* [m/s] the residual an island of the last contact problem stalled at (0:
+                   none): the step's check accepts what the problem could reach */
   /* [J] what the step dissipated: by the normal laws (and the position projection), by
    * friction, by the theta method itself (moreau's energy balance, step) */
   double dissip_impact, dissip_friction, dissip_num;
@@ -260,14 +267,12 @@ static void work_free(void *p) {
   free(w->pen);
   free(w->q0save);
   free(w->hres);
-  free(w->qJ);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq,       w->viol, w->nu,   w->vc,
-                  w->rowwork, w->isl, w->isl_order, w->isl_start, w->comp_fill,
-                  w->comp_first, w->zinv, w->zwork, w->sn_G, w->sn_J, w->sn_L, w->sn_L0, w->sn_xi, w->sn_phi,
-                  w->sn_phit, w->sn_dL, w->sn_Lt, w->sn_D, w->sn_piv, w->sn_Lref,
-                  w->sn_v, w->sn_vt, w->sn_gd};
+                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc,
+                  w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
+                  w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->force};
+  mbs_contact_solver_destroy(w->cs);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -303,7 +308,6 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pen = calloc((size_t)w->cap, sizeof(Contact));
   w->q0save = calloc(nq, sizeof(double));
   w->hres = calloc(nq, sizeof(double));
-  w->qJ = calloc(nq, sizeof(double));
   w->reccap = w->cap;
   w->rec = calloc((size_t)w->reccap, sizeof(mbsContactRecord));
   w->old = calloc((size_t)w->reccap, sizeof(mbsContactRecord));
@@ -321,36 +325,23 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->u = calloc(nq, sizeof(double));
   w->du = calloc(nq, sizeof(double));
   w->gq = calloc(nq, sizeof(double));
+  w->qe = calloc(nq, sizeof(double));
   w->viol = calloc((size_t)w->cap, sizeof(int));
   w->nu = calloc((size_t)w->cap, sizeof(double));
   w->vc = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
-  size_t ni = (size_t)(w->cap < ISLAND_MAX ? w->cap : ISLAND_MAX), N = 3 * ni;
-  w->isl = calloc((size_t)w->cap, sizeof(int));
-  w->isl_order = calloc((size_t)w->cap, sizeof(int));
-  w->isl_start = calloc((size_t)w->cap + 1, sizeof(int));
-  w->comp_fill = calloc((size_t)w->cap + 1, sizeof(int));
-  w->sn_G = calloc(N * N, sizeof(double));
-  w->sn_J = calloc(N * N, sizeof(double));
-  w->sn_L = calloc(N, sizeof(double));
-  w->sn_L0 = calloc(N, sizeof(double));
-  w->sn_xi = calloc(N, sizeof(double));
-  w->sn_phi = calloc(N, sizeof(double));
-  w->sn_phit = calloc(N, sizeof(double));
-  w->sn_dL = calloc(N, sizeof(double));
-  w->sn_Lt = calloc(N, sizeof(double));
-  w->sn_Lref = calloc(N, sizeof(double));
-  w->sn_v = calloc(N, sizeof(double));
-  w->sn_vt = calloc(N, sizeof(double));
-  w->sn_gd = calloc(N, sizeof(double));
-  w->sn_D = calloc(3 * N, sizeof(double));
-  w->sn_piv = calloc(N, sizeof(int));
-  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->qJ || !w->rec || !w->old || !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
-      !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du ||
-      !w->gq || !w->viol || !w->nu || !w->vc || !w->rowwork || !w->isl || !w->isl_order ||
-      !w->isl_start || !w->comp_fill || !w->sn_G || !w->sn_J || !w->sn_L || !w->sn_L0 ||
-      !w->sn_xi || !w->sn_phi || !w->sn_phit || !w->sn_dL || !w->sn_Lt || !w->sn_Lref || !w->sn_D || !w->sn_v || !w->sn_vt || !w->sn_gd ||
-      !w->sn_piv) {
+  w->gptr = calloc((size_t)w->cap + 1, sizeof(int));
+  w->cmark = calloc((size_t)w->cap, sizeof(int));
+  w->pxi = calloc(3 * (size_t)w->cap, sizeof(double));
+  w->pL = calloc(3 * (size_t)w->cap, sizeof(double));
+  w->pmu = calloc((size_t)w->cap, sizeof(double));
+  w->force = calloc((size_t)w->cap, sizeof(*w->force));
+  w->cs = mbs_contact_solver_create(err);
+  if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
+      !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+      !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
+      !w->viol || !w->nu || !w->vc || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
+      !w->pL || !w->pmu || !w->force || !w->cs) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -381,12 +372,10 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
   /* each contact: 3 columns over its components (two bodies: each body's phi_x, phi_y, phi_z
    * and directors, or the mechanism a body belongs to); the violated points of the
    * projection: 1 column each */
-  w->comp_first = malloc((size_t)(w->ncomp > 0 ? w->ncomp : 1) * sizeof(int));
-  if (!w->comp_first) {
+  w->ccnt = calloc((size_t)w->ncomp + 1, sizeof(int));
+  w->cfill = calloc((size_t)(w->ncomp > 0 ? w->ncomp : 1), sizeof(int));
+  if (!w->ccnt || !w->cfill) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
-  }
-  for (int k = 0; k < w->ncomp; k++) {
-    w->comp_first[k] = -1;
   }
   long per = 8L * maxc < m->nq ? 8L * maxc : m->nq; /* coordinates a contact's components hold */
   w->xcap = (long)w->cap * 3 * per + (long)w->cap * per;
@@ -482,9 +471,35 @@ static int w_entry(Contact *c, int idx) {
   int e = c->nw++;
   c->widx[e] = idx;
   for (int dd = 0; dd < 3; dd++) {
-    c->w[dd][e] = 0.0;
+    c->w[dd][e] = c->wl[dd][e] = 0.0;
   }
   return e;
+}
+
+/* the directors d (3 x 3: d_1, d_2, d_3 one after the other) made orthonormal, into e: the
+ * polar factor D (D^T D)^-1/2 by its series I - E/2 + 3 E^2/8 in E = D^T D - I (the
+ * configurations the columns are built at are predictions q0 + c dt u0, whose directors are
+ * off by O(dt^2 omega^2): unnormalized they scaled omega by 1 + dt^2 omega^2, and a ball
+ * rolling at 35 rad/s slid at 2 mm/s) */
+static void orthonormal(const double *d, double e[9]) {
+  double E[9], S[9];
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      E[3 * i + j] = vdot(d + 3 * i, d + 3 * j) - (i == j ? 1.0 : 0.0);
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      double e2 = E[3 * i] * E[j] + E[3 * i + 1] * E[3 + j] + E[3 * i + 2] * E[6 + j];
+      S[3 * i + j] = (i == j ? 1.0 : 0.0) - 0.5 * E[3 * i + j] + 0.375 * e2;
+    }
+  }
+  /* e_j = sum_i d_i S_ij */
+  for (int j = 0; j < 3; j++) {
+    for (int a = 0; a < 3; a++) {
+      e[3 * j + a] = d[a] * S[j] + d[3 + a] * S[3 + j] + d[6 + a] * S[6 + j];
+    }
+  }
 }
 
 /* add sign times the velocity of the material point p (world, at q) of contact side `side`
@@ -498,27 +513,28 @@ static int w_entry(Contact *c, int idx) {
  * columns had that part in it, which depends on the configuration (so the alternation of
  * contact problem and nonlinear step converged only linearly, by dt omega per pass) and which
  * no impulse can remove (so the prox residual of a stack stalled) */
-static void add_point(const mbsModel *m, Contact *c, int side, const double *q, const double p[3],
-                      double sign, int d0, int d1) {
+static void add_point(const mbsModel *m, Contact *c, double (*cols)[MAX_W], int side,
+                      const double *q, const double p[3], double sign, int d0, int d1) {
   const double *dirs[3] = {c->n, c->t1, c->t2};
   int f = c->frame[side];
   mbsAttachKind kind = m->attach_kind[f];
   if (!c->segment[side] && (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE)) {
     int n0 = m->attach_node[f];
     const double *phi = q + 3 * n0;
-    double r[3];
+    double r[3], e[9];
     vsub(r, p, phi);
+    orthonormal(q + 3 * (n0 + 1), e);
     for (int dd = d0; dd < d1; dd++) {
       double rn[3];
       vcross(rn, r, dirs[dd]);
       for (int j = 0; j < 3; j++) {
-        c->w[dd][w_entry(c, 3 * n0 + j)] += sign * dirs[dd][j];
+        cols[dd][w_entry(c, 3 * n0 + j)] += sign * dirs[dd][j];
       }
       for (int i = 0; i < 3; i++) {
         double a[3];
-        vcross(a, rn, q + 3 * (n0 + 1 + i));
+        vcross(a, rn, e + 3 * i);
         for (int j = 0; j < 3; j++) {
-          c->w[dd][w_entry(c, 3 * (n0 + 1 + i) + j)] += sign * 0.5 * a[j];
+          cols[dd][w_entry(c, 3 * (n0 + 1 + i) + j)] += sign * 0.5 * a[j];
         }
       }
     }
@@ -530,7 +546,7 @@ static void add_point(const mbsModel *m, Contact *c, int side, const double *q, 
     for (int j = 0; j < 3; j++) {
       int e = w_entry(c, 3 * pw.node[k] + j);
       for (int dd = d0; dd < d1; dd++) {
-        c->w[dd][e] += sign * pw.w[k] * dirs[dd][j];
+        cols[dd][e] += sign * pw.w[k] * dirs[dd][j];
       }
     }
   }
@@ -543,25 +559,80 @@ static void add_point(const mbsModel *m, Contact *c, int side, const double *q, 
  * change of the gap exactly, at any rotation; the material point on its surface would add the
  * centripetal term omega x (omega x r) dt / 2 of a spinning sphere, a normal velocity that made
  * a sliding, spinning ball hop */
-static void contact_columns(const mbsModel *m, Contact *c, const double *q, const double pa[3],
-                            const double pb[3]) {
-  const mbsShapePair *pr = &m->pair[c->pair];
-  const double rad[2] = {rounded_radius(&m->shape[pr->a]), rounded_radius(&m->shape[pr->b])};
-  c->nw = 0;
+/* the columns cols of contact c at q with, per side, the touching point ps[side] (world)
+ * and, for a rounded shape, its centre or axis point pc[side] for the normal */
+static void columns_pts(const mbsModel *m, Contact *c, double (*cols)[MAX_W], const double *q,
+                        double ps[2][3], double pc[2][3], const double rad[2]) {
   for (int side = 0; side < 2; side++) {
-    const double *p = side ? pb : pa;
     double sign = side ? 1.0 : -1.0;
     if (rad[side] == 0.0) {
-      add_point(m, c, side, q, p, sign, 0, 3);
+      add_point(m, c, cols, side, q, ps[side], sign, 0, 3);
       continue;
     }
-    add_point(m, c, side, q, p, sign, 1, 3);
-    double centre[3];
-    for (int j = 0; j < 3; j++) {
-      centre[j] = p[j] + sign * rad[side] * c->n[j];
-    }
-    add_point(m, c, side, q, centre, sign, 0, 1);
+    add_point(m, c, cols, side, q, ps[side], sign, 1, 3);
+    add_point(m, c, cols, side, q, pc[side], sign, 0, 1);
   }
+}
+
+/* the touching points of c (pa, pb) and the centres of its rounded shapes (p -+ r n) */
+static void contact_points(const mbsModel *m, const Contact *c, const double pa[3],
+                           const double pb[3], double ps[2][3], double pc[2][3],
+                           double rad[2]) {
+  const mbsShapePair *pr = &m->pair[c->pair];
+  rad[0] = rounded_radius(&m->shape[pr->a]);
+  rad[1] = rounded_radius(&m->shape[pr->b]);
+  for (int j = 0; j < 3; j++) {
+    ps[0][j] = pa[j];
+    ps[1][j] = pb[j];
+    pc[0][j] = pa[j] - rad[0] * c->n[j];
+    pc[1][j] = pb[j] + rad[1] * c->n[j];
+  }
+}
+
+/* c's columns at q: the impulses' (w) and, the same until refresh_geometry sets them at the
+ * step's predicted end, the end velocities' (wl) */
+static void contact_columns(const mbsModel *m, Contact *c, const double *q, const double pa[3],
+                            const double pb[3]) {
+  double ps[2][3], pc[2][3], rad[2];
+  contact_points(m, c, pa, pb, ps, pc, rad);
+  c->nw = 0;
+  columns_pts(m, c, c->w, q, ps, pc, rad);
+  memcpy(c->wl, c->w, sizeof(c->w));
+  c->endlaw = 1;
+}
+
+/* the world position at qe of the material point at p at q of side's frame (unchanged on a
+ * beam segment, a point mass or the ground, whose columns have no lever arm) */
+static void point_at(const mbsModel *m, const Contact *c, int side, const double *q,
+                     const double *qe, const double p[3], double out[3]) {
+  int f = c->frame[side];
+  mbsAttachKind kind = m->attach_kind[f];
+  if (c->segment[side] || (kind != MBS_ATTACH_DIRECTORS && kind != MBS_ATTACH_BEAM_NODE)) {
+    memcpy(out, p, 3 * sizeof(double));
+    return;
+  }
+  double cc[3];
+  frame_coords(m, f, q, p, cc);
+  mbs_attach_point(m, f, cc, qe, out);
+}
+
+/* c's end-velocity columns wl at the predicted end qe: with the points where the shapes
+ * touch there (c->pae, c->pbe: a rolling ball's lowest point, a rod's point over a pin), or,
+ * when the narrow phase did not report the point there, the material points that touch at q
+ * (the evaluation point) carried to qe */
+static void end_columns(const mbsModel *m, Contact *c, const double *q, const double *qe) {
+  double ps[2][3], pc[2][3], rad[2], pse[2][3], pce[2][3];
+  if (c->end_found) {
+    contact_points(m, c, c->pae, c->pbe, pse, pce, rad);
+  } else {
+    contact_points(m, c, c->pa, c->pb, ps, pc, rad);
+    for (int side = 0; side < 2; side++) {
+      point_at(m, c, side, q, qe, ps[side], pse[side]);
+      point_at(m, c, side, q, qe, pc[side], pce[side]);
+    }
+  }
+  memset(c->wl, 0, sizeof(c->wl));
+  columns_pts(m, c, c->wl, qe, pse, pce, rad);
 }
 
 /* W_k^T u along direction dir */
@@ -680,6 +751,19 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   const mbsImplicitWork *b = &w->base;
   for (int i = 0; i < m->nq; i++) {
     w->gq[i] = b->q_prev[i] + w->theta * dt * b->v_prev[i];
+    w->qe[i] = b->q_prev[i] + dt * b->v_prev[i];
+  }
+  /* where the points touch at the predicted end (the end velocities' lever arms) */
+  int ne = detect(m, w, w->qe, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
+  for (int k = 0; k < w->nc; k++) {
+    Contact *c = &w->c[k];
+    const Contact *hit =
+        ne > 0 ? bsearch(c, w->vc, (size_t)ne, sizeof(Contact), contact_cmp) : NULL;
+    c->end_found = hit != NULL;
+    if (hit) {
+      memcpy(c->pae, hit->pa, sizeof(c->pae));
+      memcpy(c->pbe, hit->pb, sizeof(c->pbe));
+    }
   }
   int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
   double change = 0.0;
@@ -697,6 +781,12 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
     memcpy(c->pb, hit->pb, sizeof(c->pb));
     memcpy(c->point, hit->point, sizeof(c->point));
     contact_columns(m, c, w->gq, c->pa, c->pb);
+    /* the end velocities' columns at the step's predicted end q0 + dt u0: the velocity of a
+     * turning body's point p is phi' + omega x (p - phi) with the lever arm of the end, so
+     * that a point that sticks is at rest at the end; with the evaluation point's arm it
+     * slid at (1 - theta) dt omega x phi' (a rod pivoting on a pin crept, its friction doing
+     * work step after step) */
+    end_columns(m, c, w->gq, w->qe);
     if (c->nw != old.nw) {
       change = INFINITY;
       continue;
@@ -968,44 +1058,6 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
   return st;
 }
 
-/* v onto the velocities the constraints allow at q, G(q) v + g_t = 0, in the metric of the
- * factored Newton matrix J (constraint rows G(qJ)): one solve J [dv; nu] = [0; -(G(q) v +
- * g_t)] */
-static mbsStatus project_velocity(const mbsModel *m, mbsData *d, MoreauWork *w, const double *q,
-                                  double *v, double t1, mbsError *err) {
-  int nq = m->nq;
-  if (m->ncon == 0) {
-    return MBS_OK;
-  }
-  double r = mbs_velocity_residual(m, d, q, v, t1, w->rhs + nq);
-  if (!(r > 0.0)) {
-    return MBS_OK;
-  }
-  memset(w->rhs, 0, (size_t)nq * sizeof(double));
-  for (int i = 0; i < m->ncon; i++) {
-    w->rhs[nq + i] = -w->rhs[nq + i];
-  }
-  mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
-  if (st != MBS_OK) {
-    return st;
-  }
-  for (int i = 0; i < nq; i++) {
-    v[i] += w->sol[i];
-  }
-  return MBS_OK;
-}
-
-/* The velocities of the linear model, w->u, onto those the constraints allow at the
- * configuration qJ the Newton matrix J was assembled at: the changes J^-1 W L of the
- * contact problem are admissible there, so the contact velocities W^T u of the model lie in
- * the range of the Delassus matrix and its problem can be solved to round-off (projected at
- * q1 instead, the part of u admissible at q1 but not at qJ, O(|q1 - qJ| |u|), is a velocity
- * no impulse removes: the prox residual of a stack of boxes stalled at 1e-7 of its scale) */
-static mbsStatus rigid_velocity(const mbsModel *m, mbsData *d, MoreauWork *w, double t1,
-                                mbsError *err) {
-  return project_velocity(m, d, w, w->qJ, w->u, t1, err);
-}
-
 /* The velocities the law constrains (xi = W^T u1 - tgt): an impact's normal velocity at the
  * step's end (Newton's law: target); a closed contact that approaches at the step's start,
  * its normal velocity at the step's end (no approach: the contact stops it, as an inelastic
@@ -1024,19 +1076,33 @@ static void set_targets(MoreauWork *w, const double *u0) {
    * impulses meet them all (a corner approaching at 1e-10 m/s beside one separating stalled the
    * contact problem of two dice at that level) */
   for (int k0 = 0, k1; k0 < w->nc; k0 = k1) {
-    int approach = 0;
+    int approach = 0, impact = 0;
     for (k1 = k0; k1 < w->nc && w->c[k1].pair == w->c[k0].pair; k1++) {
       approach |= !w->c[k1].impact && wdot(&w->c[k1], 0, u0) < 0.0;
+      impact |= w->c[k1].impact;
     }
     for (int k = k0; k < k1; k++) {
       Contact *c = &w->c[k];
-      c->tgt[0] = c->impact ? c->target : approach ? 0.0 : -f * wdot(c, 0, u0);
+      double g0 = wdot(c, 0, u0);
+      c->endlaw = 1;
+      if (impact && k1 - k0 > 1) {
+        /* several points of a pair with an impact among them: Newton's law on the start
+         * velocities, -e gamma0, at all of them (a rigid field again; the moment of impact
+         * and the acceleration after it that a single point's target takes in would differ
+         * from corner to corner) */
+        c->tgt[0] = -c->e * g0;
+      } else if (c->impact || approach) {
+        c->tgt[0] = c->impact ? c->target : 0.0;
+      } else {
+        c->tgt[0] = -f * g0;
+        c->endlaw = 0;
+      }
       c->tgt[1] = c->tgt[2] = 0.0;
     }
   }
 }
 
-/* ---- the local contact problem ---- */
+/* ---- the contact problem ---- */
 
 /* prox of (xN, xT) onto the law: xN >= 0, |xT| <= mu xN */
 static void prox(double mu, double L[3]) {
@@ -1049,78 +1115,20 @@ static void prox(double mu, double L[3]) {
   }
 }
 
-/* 3 x 3 solve A x = b (Cramer); 0 when singular */
-static int solve3(const double A[9], const double b[3], double x[3]) {
-  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
-         c2 = A[3] * A[7] - A[4] * A[6];
-  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
-  if (!(fabs(det) > 1e-300)) {
-    return 0;
-  }
-  double inv[9] = {c0,
-                   A[2] * A[7] - A[1] * A[8],
-                   A[1] * A[5] - A[2] * A[4],
-                   c1,
-                   A[0] * A[8] - A[2] * A[6],
-                   A[2] * A[3] - A[0] * A[5],
-                   c2,
-                   A[1] * A[6] - A[0] * A[7],
-                   A[0] * A[4] - A[1] * A[3]};
-  for (int i = 0; i < 3; i++) {
-    x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
-  }
-  return 1;
-}
-
-/* Solve contact k's problem xi = x0 + G L (xi: Newton-shifted normal velocity and the
- * tangential ones) exactly: open, stick, or slip (prox iteration, eq. 2.35); L in/out */
-static void local_solve(Contact *c, const double x0[3], double tol) {
-  double L[3];
-  if (x0[0] >= 0.0) { /* open: no impulse keeps xi_N >= 0 */
-    c->L[0] = c->L[1] = c->L[2] = 0.0;
-    c->status = 0;
-    return;
-  }
-  double b[3] = {-x0[0], -x0[1], -x0[2]};
-  if (c->mu > 0.0 && solve3(c->G, b, L) && L[0] > 0.0 && sqrt(L[1] * L[1] + L[2] * L[2]) <= c->mu * L[0]) {
-    memcpy(c->L, L, sizeof(L));
-    c->status = 1;
-    return;
-  }
-  if (c->mu == 0.0) { /* frictionless: the normal alone */
-    c->L[0] = c->G[0] > 0.0 ? -x0[0] / c->G[0] : 0.0;
-    c->L[1] = c->L[2] = 0.0;
-    c->status = 2;
-    return;
-  }
-  /* slip: prox fixed point from the current impulse */
-  memcpy(L, c->L, sizeof(L));
-  prox(c->mu, L);
-  double scale = fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]);
-  for (int it = 0; it < 200; it++) {
-    double xi[3], Ln[3];
-    for (int i = 0; i < 3; i++) {
-      xi[i] = x0[i] + c->G[3 * i] * L[0] + c->G[3 * i + 1] * L[1] + c->G[3 * i + 2] * L[2];
-      Ln[i] = L[i] - c->r * xi[i];
-    }
-    prox(c->mu, Ln);
-    double ch = fabs(Ln[0] - L[0]) + fabs(Ln[1] - L[1]) + fabs(Ln[2] - L[2]);
-    memcpy(L, Ln, sizeof(L));
-    if (ch <= 1e-3 * tol * c->r * scale) {
-      break;
-    }
-  }
-  memcpy(c->L, L, sizeof(L));
-  c->status = L[0] > 0.0 ? 2 : 0;
+/* the columns contact c's law measures direction dir with (c->endlaw) */
+static const double *law_column(const Contact *c, int dir) {
+  return dir == 0 && !c->endlaw ? c->w[0] : c->wl[dir];
 }
 
 /* the contact velocities xi of contact c at the velocities u (Newton shift on the normal) */
 static void contact_xi(const Contact *c, const double *u, double xi[3]) {
   for (int dir = 0; dir < 3; dir++) {
-    xi[dir] = wdot(c, dir, u);
-  }
-  for (int dir = 0; dir < 3; dir++) {
-    xi[dir] -= c->tgt[dir];
+    const double *col = law_column(c, dir);
+    double s = 0.0;
+    for (int e = 0; e < c->nw; e++) {
+      s += col[e] * u[c->widx[e]];
+    }
+    xi[dir] = s - c->tgt[dir];
   }
 }
 
@@ -1141,403 +1149,163 @@ static double prox_residual(const MoreauWork *w, const double *u) {
   return res;
 }
 
-/* non-smooth Gauss-Seidel on the linear model u = w->u + (1/theta) J^-1 W (L - L_j): the
- * impulses in w->c[].L are updated in place and w->u follows them; returns the sweeps or -1
- * when contact_iterations did not reach the tolerance */
-static int nsgs(const mbsModel *m, MoreauWork *w, double vscale, int max_sweeps,
-                double *res_out) {
-  double tol = m->contact_tolerance * vscale;
-  double res = INFINITY;
-  int sweep;
-  for (sweep = 1; sweep <= max_sweeps; sweep++) {
-    double chg = 0.0; /* the sweep's largest impulse change, in velocity units */
-    for (int k = 0; k < w->nc; k++) {
-      Contact *c = &w->c[k];
-      double xi[3], x0[3], L0[3];
-      contact_xi(c, w->u, xi);
-      memcpy(L0, c->L, sizeof(L0));
-      for (int i = 0; i < 3; i++) {
-        x0[i] = xi[i] - (c->G[3 * i] * L0[0] + c->G[3 * i + 1] * L0[1] + c->G[3 * i + 2] * L0[2]);
-      }
-      local_solve(c, x0, m->contact_tolerance);
-      for (int dir = 0; dir < 3; dir++) {
-        add_column(w, c, dir, (c->L[dir] - L0[dir]) / w->theta, w->u);
-        chg = fmax(chg, fabs(c->L[dir] - L0[dir]) / c->r);
-      }
-    }
-    /* the residual (a second pass over the contacts) where it may have reached tol: once
-     * the sweep changed little, and every NSGS_CHECK sweeps (redundant contacts' impulses
-     * may keep moving where the velocities have converged) */
-    if (chg <= tol || sweep % NSGS_CHECK == 0 || sweep == max_sweeps) {
-      res = prox_residual(w, w->u);
-      if (res <= tol) {
-        break;
-      }
-    }
+/* grow the int array *a (capacity *cap) to hold n; 0 when out of memory */
+static int grow_ints(int **a, int *cap, long n) {
+  long c = n > 2L * *cap ? n : 2L * *cap;
+  int *g = realloc(*a, (size_t)c * sizeof(int));
+  if (!g) {
+    return 0;
   }
-  *res_out = res / vscale;
-  return sweep <= max_sweeps ? sweep : -1;
+  *a = g;
+  *cap = (int)c;
+  return 1;
 }
 
-/* 1 if contacts k and l touch a common component of the Newton matrix (else their block of
- * G is zero) */
-static int share_component(const Contact *ck, const Contact *cl) {
-  for (int i = 0; i < ck->ncomp; i++) {
-    for (int j = 0; j < cl->ncomp; j++) {
-      if (ck->comp[i] == cl->comp[j]) {
-        return 1;
-      }
-    }
+/* room for n Delassus blocks */
+static int grow_blocks(MoreauWork *w, long n) {
+  long c = n > 2L * w->gcap ? n : 2L * w->gcap;
+  int *gc = realloc(w->gcol, (size_t)c * sizeof(int));
+  if (!gc) {
+    return 0;
   }
-  return 0;
+  w->gcol = gc;
+  double *gv = realloc(w->gval, (size_t)c * 9 * sizeof(double));
+  if (!gv) {
+    return 0;
+  }
+  w->gval = gv;
+  w->gcap = (int)c;
+  return 1;
 }
 
-/* entry (a, b) of G = (1/theta) W^T J^-1 W between contacts k (row) and l (column): zero
- * unless they touch a common component */
-static double g_entry(const MoreauWork *w, const Contact *ck, int a, const Contact *cl, int b) {
-  double s = 0.0;
+/* block (k, l) of G = (1/theta) W^T J^-1 W (row-major) into g: contact k's W entries against
+ * contact l's J^-1 W columns on the components they share */
+static void g_block(const MoreauWork *w, const Contact *ck, const Contact *cl, double g[9]) {
+  const double *col[3] = {law_column(ck, 0), law_column(ck, 1), law_column(ck, 2)};
+  memset(g, 0, 9 * sizeof(double));
   for (int e = 0; e < ck->nw; e++) {
     int i = ck->widx[e], ci = w->comp_of[i], side = comp_slot(cl, ci);
-    if (side >= 0) {
-      const Component *cp = &w->comp[ci];
-      s += ck->w[a][e] * w->x[cl->xoff[side] + (long)b * cp->ncoord + w->pos_in[i]];
+    if (side < 0) {
+      continue;
     }
-  }
-  return s / w->theta;
-}
-
-/* the islands of the contact problem: contacts coupled through a component of the Newton
- * matrix (bodies joined by joints or touching each other; the ground couples nothing);
- * island of each contact into w->isl, members grouped in w->isl_order with starts
- * w->isl_start (nisl + 1); returns nisl */
-static int islands(MoreauWork *w) {
-  int nc = w->nc;
-  int *par = w->isl; /* union-find over contacts, then the island numbers */
-  for (int k = 0; k < nc; k++) {
-    par[k] = k;
-    for (int side = 0; side < w->c[k].ncomp; side++) {
-      int ci = w->c[k].comp[side];
-      int f = w->comp_first[ci];
-      if (f < 0) {
-        w->comp_first[ci] = k;
-      } else {
-        int a = uf_find(par, f), b = uf_find(par, k);
-        if (a != b) {
-          par[a < b ? b : a] = a < b ? a : b;
-        }
-      }
-    }
-  }
-  for (int k = 0; k < nc; k++) {
-    for (int side = 0; side < w->c[k].ncomp; side++) {
-      w->comp_first[w->c[k].comp[side]] = -1;
-    }
-  }
-  /* number the roots in order, then count and place */
-  int nisl = 0;
-  for (int k = 0; k < nc; k++) {
-    int r = uf_find(par, k);
-    w->isl_order[k] = r == k ? nisl++ : -1;
-  }
-  for (int k = 0; k < nc; k++) {
-    w->isl_order[k] = w->isl_order[uf_find(par, k)];
-  }
-  for (int k = 0; k < nc; k++) {
-    w->isl[k] = w->isl_order[k];
-  }
-  for (int i = 0; i <= nisl; i++) {
-    w->isl_start[i] = 0;
-  }
-  for (int k = 0; k < nc; k++) {
-    w->isl_start[w->isl[k] + 1]++;
-  }
-  for (int i = 0; i < nisl; i++) {
-    w->isl_start[i + 1] += w->isl_start[i];
-  }
-  for (int i = 0; i < nisl; i++) {
-    w->comp_fill[i] = w->isl_start[i];
-  }
-  for (int k = 0; k < nc; k++) {
-    w->isl_order[w->comp_fill[w->isl[k]]++] = k;
-  }
-  return nisl;
-}
-
-/* the prox map of one contact at y (in place) and its derivative D (3 x 3, row-major):
- * y_N >= 0, then the disk of radius mu y_N (seed 002 eq. 2.35b, c) */
-static void prox_deriv(double mu, double y[3], double D[9]) {
-  memset(D, 0, 9 * sizeof(double));
-  if (!(y[0] > 0.0)) {
-    y[0] = y[1] = y[2] = 0.0;
-    return;
-  }
-  D[0] = 1.0;
-  double t = sqrt(y[1] * y[1] + y[2] * y[2]), lim = mu * y[0];
-  if (t <= lim) {
-    D[4] = D[8] = 1.0;
-    return;
-  }
-  double e1 = y[1] / t, e2 = y[2] / t, f = lim / t;
-  D[3] = mu * e1;
-  D[6] = mu * e2;
-  D[4] = f * (1.0 - e1 * e1);
-  D[5] = D[7] = -f * e1 * e2;
-  D[8] = f * (1.0 - e2 * e2);
-  y[1] = lim * e1;
-  y[2] = lim * e2;
-}
-
-/* xi = xi0 + G (L - L0) + eps (L - Lref) of an island (N unknowns, G row-major; dl: N of
- * work) */
-static void island_xi(int N, const double *G, const double *xi0, const double *L0, double eps,
-                      const double *Lref, const double *L, double *dl, double *xi) {
-  for (int i = 0; i < N; i++) {
-    dl[i] = L[i] - L0[i];
-    xi[i] = xi0[i] + eps * (L[i] - Lref[i]);
-  }
-  /* G row-major is G^T column-major */
-  int one = 1;
-  double d1 = 1.0;
-  dgemv_("T", &N, &N, &d1, G, &N, dl, &one, &d1, xi, &one, 1);
-}
-
-/* Phi = L - prox(L - R xi) of an island (n contacts, unknowns 3n) at the impulses L and
- * their contact velocities xi (island_xi; eps = 0: the rigid problem); D (3x3 per contact)
- * when asked; returns max |Phi_i| / r_i and the merit sum (Phi_i / r_i)^2 */
-static double island_phi(const MoreauWork *w, const int *mem, int n, const double *xi,
-                         const double *L, double *phi, double *D, double *merit) {
-  double res = 0.0, m2 = 0.0;
-  for (int k = 0; k < n; k++) {
-    const Contact *c = &w->c[mem[k]];
-    double y[3], Dk[9];
-    for (int a = 0; a < 3; a++) {
-      y[a] = L[3 * k + a] - c->r * xi[3 * k + a];
-    }
-    prox_deriv(c->mu, y, Dk);
-    for (int a = 0; a < 3; a++) {
-      double f = L[3 * k + a] - y[a];
-      phi[3 * k + a] = f;
-      res = fmax(res, fabs(f) / c->r);
-      m2 += (f / c->r) * (f / c->r);
-    }
-    if (D) {
-      memcpy(D + 9 * k, Dk, sizeof(Dk));
-    }
-  }
-  *merit = m2;
-  return res;
-}
-
-/* Semi-smooth Newton (Alart & Curnier's generalized Newton; Jacobian I - D (I - R (G +
- * eps I)), D the prox map's derivative, dense LU by LAPACK) on the regularized problem of
- * island_phi, with a line search on the merit; L in/out. The contact velocities follow the
- * steps linearly (xi + alpha (G + eps I) dL: one product with G per step). The LU in
- * w->sn_J is kept for the next iterations (a chord step, O(N^2) instead of O(N^3)) while
- * they contract the residual by at least SSN_CONTRACT, and refactored when they do not;
- * *lu_ok (in/out) says that w->sn_J holds a factorization of this island's Jacobian (from an
- * earlier call with the same G and eps). Returns the final residual. */
-static double island_ssn(MoreauWork *w, const int *mem, int n, const double *G, const double *xi0,
-                         const double *L0, double eps, const double *Lref, double *L, double goal,
-                         int maxit, int *iters, int *lu_ok) {
-  int N = 3 * n, one = 1;
-  double *J = w->sn_J, *phi = w->sn_phi, *dL = w->sn_dL, *Lt = w->sn_Lt, *D = w->sn_D;
-  double *xi = w->sn_v, *xit = w->sn_vt, *gd = w->sn_gd;
-  double merit, mt, d1 = 1.0;
-  island_xi(N, G, xi0, L0, eps, Lref, L, Lt, xi);
-  double res = island_phi(w, mem, n, xi, L, phi, D, &merit);
-  int slow = 0;
-  for (int it = 0; it < maxit && res > goal; it++) {
-    (*iters)++;
-    int fresh = !*lu_ok || slow;
-    if (fresh) {
-      /* J^T column-major (J row-major): row 3k + a of J is
-       * r_k sum_b D_k[a][b] G[3k + b][.] + (I - D_k (1 - r_k eps))[a][.] on block k */
-      for (int k = 0; k < n; k++) {
-        const double *Dk = D + 9 * k;
-        double rk = w->c[mem[k]].r;
-        for (int a = 0; a < 3; a++) {
-          double *row = J + (size_t)(3 * k + a) * N;
-          double c0 = rk * Dk[3 * a], c1 = rk * Dk[3 * a + 1], c2 = rk * Dk[3 * a + 2];
-          if (c0 == 0.0 && c1 == 0.0 && c2 == 0.0) {
-            memset(row, 0, (size_t)N * sizeof(double));
-          } else {
-            const double *g0 = G + (size_t)(3 * k) * N, *g1 = g0 + N, *g2 = g1 + N;
-            for (int j = 0; j < N; j++) {
-              row[j] = c0 * g0[j] + c1 * g1[j] + c2 * g2[j];
-            }
-          }
-          for (int bb = 0; bb < 3; bb++) {
-            row[3 * k + bb] += (a == bb ? 1.0 : 0.0) - Dk[3 * a + bb] * (1.0 - rk * eps);
-          }
-        }
-      }
-      int info = 0;
-      dgetrf_(&N, &N, J, &N, w->sn_piv, &info);
-      *lu_ok = info == 0;
-      if (info != 0) {
-        break;
-      }
-    }
-    for (int i = 0; i < N; i++) {
-      dL[i] = -phi[i];
-    }
-    int info = 0;
-    dgetrs_("T", &N, &one, J, &N, w->sn_piv, dL, &N, &info, 1);
-    /* gd = (G + eps I) dL */
-    for (int i = 0; i < N; i++) {
-      gd[i] = eps * dL[i];
-    }
-    dgemv_("T", &N, &N, &d1, G, &N, dL, &one, &d1, gd, &one, 1);
-    double alpha = 1.0, rn = INFINITY;
-    mt = INFINITY;
-    for (int ls = 0; ls < 30; ls++) {
-      for (int i = 0; i < N; i++) {
-        Lt[i] = L[i] + alpha * dL[i];
-        xit[i] = xi[i] + alpha * gd[i];
-      }
-      rn = island_phi(w, mem, n, xit, Lt, w->sn_phit, NULL, &mt);
-      if (mt < (1.0 - 1e-4 * alpha) * merit || rn <= goal) {
-        break;
-      }
-      alpha *= 0.5;
-    }
-    if (!(mt < merit) && !(rn <= goal)) {
-      if (!fresh) {
-        slow = 1; /* the old Jacobian is no descent direction here: refactor */
-        continue;
-      }
-      break;
-    }
-    memcpy(L, Lt, (size_t)N * sizeof(double));
-    memcpy(xi, xit, (size_t)N * sizeof(double));
-    double res_old = res;
-    res = island_phi(w, mem, n, xi, L, phi, D, &merit);
-    slow = !(res <= SSN_CONTRACT * res_old);
-  }
-  return res;
-}
-
-/* One island's prox equations (seed 002 eq. 2.35 with 5.4) by proximal-point iterations:
- * each solves the problem with a compliance eps (G + eps I is positive definite also for
- * redundant contacts such as the four corners of a face on a plane, where G is singular and
- * Newton's Jacobian with it) about the last solution Lref by semi-smooth Newton, which then
- * converges fast; the iterations remove the compliance (the impulses converge to the rigid
- * problem's solution nearest the start). The impulses and w->u follow the result when it
- * reaches tol in the rigid problem. Returns the Newton iterations, or -1. */
-static int island_newton(MoreauWork *w, const int *mem, int n, double tol, int maxit) {
-  int N = 3 * n;
-  double *G = w->sn_G, *L = w->sn_L, *L0 = w->sn_L0, *xi0 = w->sn_xi, *Lref = w->sn_Lref;
-  double gmax = 0.0, merit;
-  for (int k = 0; k < n; k++) {
-    const Contact *ck = &w->c[mem[k]];
-    double xi[3];
-    contact_xi(ck, w->u, xi);
-    for (int a = 0; a < 3; a++) {
-      L0[3 * k + a] = L[3 * k + a] = ck->L[a];
-      xi0[3 * k + a] = xi[a];
-      gmax = fmax(gmax, ck->G[4 * a]);
-    }
-  }
-  double res = island_phi(w, mem, n, xi0, L, w->sn_phi, NULL, &merit);
-  double res_start = res;
-  if (res <= tol) {
-    return 0; /* already solved (by the sweeps before, or a warm start) */
-  }
-  for (int k = 0; k < n; k++) {
-    const Contact *ck = &w->c[mem[k]];
-    for (int l = 0; l < n; l++) {
-      const Contact *cl = &w->c[mem[l]];
-      int coupled = l == k || share_component(ck, cl);
+    long ncoord = w->comp[ci].ncoord;
+    const double *x = w->x + cl->xoff[side] + w->pos_in[i];
+    for (int b = 0; b < 3; b++) {
+      double xb = x[b * ncoord];
       for (int a = 0; a < 3; a++) {
-        for (int b = 0; b < 3; b++) {
-          G[(size_t)(3 * k + a) * N + 3 * l + b] =
-              l == k ? ck->G[3 * a + b] : coupled ? g_entry(w, ck, a, cl, b) : 0.0;
-        }
+        g[3 * a + b] += col[a][e] * xb;
       }
     }
   }
-  double eps = PROX_EPS * gmax;
-  int iters = 0, lu_ok = 0;
-  if (getenv("CDUMP")) {
-    static int ndump = 0;
-    char fn[64]; snprintf(fn, sizeof fn, "/tmp/i23/dump%d.txt", ndump++ % 50);
-    FILE *f = fopen(fn, "w");
-    fprintf(f, "%d %.17g %.17g\n", n, eps, tol);
-    for (int k = 0; k < n; k++) { const Contact *ck = &w->c[mem[k]]; fprintf(f, "%.17g %.17g\n", ck->mu, ck->r); }
-    for (int i = 0; i < N; i++) fprintf(f, "%.17g %.17g\n", xi0[i], L0[i]);
-    for (int i = 0; i < N * N; i++) fprintf(f, "%.17g\n", G[i]);
-    fclose(f);
+  for (int k = 0; k < 9; k++) {
+    g[k] /= w->theta;
   }
-  for (int pp = 0; pp < maxit && res > tol && iters < maxit; pp++) {
-    memcpy(Lref, L, (size_t)N * sizeof(double));
-    island_ssn(w, mem, n, G, xi0, L0, eps, Lref, L, SSN_GOAL * tol, maxit - iters, &iters, &lu_ok);
-    island_xi(N, G, xi0, L0, 0.0, L0, L, w->sn_Lt, w->sn_v);
-    res = island_phi(w, mem, n, w->sn_v, L, w->sn_phi, NULL, &merit);
+}
+
+/* The Delassus matrix of the step's contacts in 3 x 3 blocks by block rows (the pattern of
+ * mbsContactProblem): contacts k and l couple when they touch a common component of the
+ * Newton matrix (a body, a mechanism, a beam); the contacts on each component are listed
+ * once (counting sort), so the cost grows with the coupled pairs, not with nc^2 */
+static mbsStatus delassus(MoreauWork *w, mbsError *err) {
+  int nc = w->nc;
+  /* the contacts of each component: cnt (ncomp + 1) starts, clist the contacts */
+  long nref = 0;
+  memset(w->ccnt, 0, (size_t)(w->ncomp + 1) * sizeof(int));
+  for (int k = 0; k < nc; k++) {
+    for (int s2 = 0; s2 < w->c[k].ncomp; s2++) {
+      w->ccnt[w->c[k].comp[s2] + 1]++;
+      nref++;
+    }
   }
-  /* short of tol, the impulses are still kept when they are better than the start: the
-   * Gauss-Seidel sweeps that follow go on from there */
-  if (!(res < res_start)) {
-    return -1;
+  for (int i = 0; i < w->ncomp; i++) {
+    w->ccnt[i + 1] += w->ccnt[i];
   }
-  for (int k = 0; k < n; k++) {
-    Contact *c = &w->c[mem[k]];
+  if (nref > w->clcap && !grow_ints(&w->clist, &w->clcap, nref)) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+  }
+  memcpy(w->cfill, w->ccnt, (size_t)w->ncomp * sizeof(int));
+  for (int k = 0; k < nc; k++) {
+    for (int s2 = 0; s2 < w->c[k].ncomp; s2++) {
+      w->clist[w->cfill[w->c[k].comp[s2]]++] = k;
+    }
+  }
+  /* block rows: the neighbours of k (marked with k + 1 in cmark), ascending */
+  int nb = 0;
+  for (int k = 0; k < nc; k++) {
+    w->cmark[k] = 0;
+  }
+  for (int k = 0; k < nc; k++) {
+    const Contact *ck = &w->c[k];
+    w->gptr[k] = nb;
+    int row0 = nb;
+    for (int s2 = 0; s2 < ck->ncomp; s2++) {
+      int ci = ck->comp[s2];
+      for (int j = w->ccnt[ci]; j < w->ccnt[ci + 1]; j++) {
+        int l = w->clist[j];
+        if (w->cmark[l] == k + 1) {
+          continue;
+        }
+        w->cmark[l] = k + 1;
+        if (nb >= w->gcap && !grow_blocks(w, nb + 1)) {
+          return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                               "out of memory for the contact problem");
+        }
+        w->gcol[nb++] = l;
+      }
+    }
+    /* ascending columns (insertion sort: a row holds a few dozen blocks) */
+    for (int i = row0 + 1; i < nb; i++) {
+      int v = w->gcol[i], j = i - 1;
+      while (j >= row0 && w->gcol[j] > v) {
+        w->gcol[j + 1] = w->gcol[j];
+        j--;
+      }
+      w->gcol[j + 1] = v;
+    }
+    for (int q = row0; q < nb; q++) {
+      g_block(w, ck, &w->c[w->gcol[q]], w->gval + 9 * (size_t)q);
+    }
+  }
+  w->gptr[nc] = nb;
+  return MBS_OK;
+}
+
+/* the contact problem on the linear model u = w->u + (1/theta) J^-1 W (L - L_j) (J^-1 W from
+ * contact_matrices): the step's contacts' impulses in w->c[].L are updated and w->u follows
+ * them; returns the iterations (sweeps and Newton iterations), -1 when the tolerance was
+ * not reached (the impulses are the best found), -2 out of memory (err) */
+static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out,
+                           mbsError *err) {
+  int nc = w->nc;
+  if (delassus(w, err) != MBS_OK) {
+    return -2;
+  }
+  for (int k = 0; k < nc; k++) {
+    const Contact *c = &w->c[k];
+    contact_xi(c, w->u, w->pxi + 3 * k);
+    memcpy(w->pL + 3 * k, c->L, sizeof(c->L));
+    w->pmu[k] = c->mu;
+  }
+  double tol = m->contact_tolerance * vscale;
+  mbsContactProblem p = {nc,  w->gptr, w->gcol, w->gval, w->pmu, w->pxi, w->pL, tol, vscale,
+                         fmax(tol, STALL_ACCEPT * vscale), m->contact_iterations};
+  mbsContactStats st;
+  int ok = mbs_contact_solve(w->cs, &p, &st, err);
+  if (ok < 0) {
+    return -2;
+  }
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
     for (int a = 0; a < 3; a++) {
-      add_column(w, c, a, (L[3 * k + a] - c->L[a]) / w->theta, w->u);
-      c->L[a] = L[3 * k + a];
+      add_column(w, c, a, (w->pL[3 * k + a] - c->L[a]) / w->theta, w->u);
+      c->L[a] = w->pL[3 * k + a];
     }
     c->status = c->L[0] > 0.0 ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
                               : 0;
   }
-  return res <= tol ? iters : -1;
-}
-
-/* the contact problem on the linear model: up to PRE_SWEEPS Gauss-Seidel sweeps (a sweep
- * costs O(contacts), an LU of a large island's Newton matrix as much as a hundred sweeps:
- * warm-started piles mostly converge in the sweeps), then semi-smooth Newton per island
- * (islands above ISLAND_MAX contacts in chunks), then Gauss-Seidel up to contact_iterations
- * where Newton failed; returns the iterations (sweeps and Newton iterations) or -1 when the
- * tolerance was not reached */
-static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out) {
-  double tol = m->contact_tolerance * vscale;
-  int pre = m->contact_iterations < PRE_SWEEPS ? m->contact_iterations : PRE_SWEEPS;
-  int sw = nsgs(m, w, vscale, pre, res_out);
-  if (getenv("CSTAT")) fprintf(stderr, "CP nc=%d pre=%d\n", w->nc, sw);
-  if (sw >= 0) {
-    return sw;
-  }
-  int total = pre;
-  int nisl = islands(w);
-  double res = INFINITY;
-  /* a second pass corrects what the dense model and the applied updates differ by; an
-   * island above ISLAND_MAX contacts is solved in chunks of at most ISLAND_MAX (block
-   * Gauss-Seidel: each chunk's problem exactly, the others' impulses fixed), which the
-   * further passes iterate */
-  int chunked = 0;
-  for (int i = 0; i < nisl; i++) {
-    chunked |= w->isl_start[i + 1] - w->isl_start[i] > ISLAND_MAX;
-  }
-  int passes = chunked ? CHUNK_PASSES : 3;
-  for (int pass = 0; pass < passes && !(res <= tol); pass++) {
-    for (int i = 0; i < nisl; i++) {
-      int n = w->isl_start[i + 1] - w->isl_start[i];
-      int nchunk = (n + ISLAND_MAX - 1) / ISLAND_MAX;
-      for (int ch = 0; ch < nchunk; ch++) {
-        int a = (int)((long)n * ch / nchunk), b = (int)((long)n * (ch + 1) / nchunk);
-        int it = island_newton(w, w->isl_order + w->isl_start[i] + a, b - a, tol,
-                               m->contact_iterations);
-        total += it < 0 ? m->contact_iterations : it;
-      }
-    }
-    res = prox_residual(w, w->u);
-  }
-  *res_out = res / vscale;
-  if (getenv("CSTAT")) { int big=0; for (int i=0;i<nisl;i++) big = big > w->isl_start[i+1]-w->isl_start[i] ? big : w->isl_start[i+1]-w->isl_start[i]; fprintf(stderr, "SSN nisl=%d big=%d total=%d res=%g\n", nisl, big, total, res/vscale); }
-  if (res <= tol) {
-    return total;
-  }
-  sw = nsgs(m, w, vscale, m->contact_iterations, res_out);
-  if (getenv("CSTAT")) fprintf(stderr, "POST sw=%d\n", sw);
-  return sw < 0 ? -1 : total + sw;
+  *res_out = st.residual / vscale;
+  w->stall = st.stalled > 0 ? st.residual : 0.0;
+  return ok ? st.sweeps + st.newton : -1;
 }
 
 /* The penalty law (seed 002 sec. 2.3.1) of a penetrating point at the step's start: a
@@ -1605,9 +1373,6 @@ static double ctx_assemble(void *ctx, int with_jac) {
   StepCtx *p = ctx;
   MoreauWork *w = p->w;
   double scale = mbs_assemble(p->m, p->d, &w->base, p->s, p->dt, p->t0, with_jac);
-  if (with_jac) {
-    memcpy(w->qJ, p->d->q, (size_t)p->m->nq * sizeof(double));
-  }
   for (int k = 0; k < w->nc + w->npen; k++) {
     const Contact *c = k < w->nc ? &w->c[k] : &w->pen[k - w->nc];
     for (int e = 0; e < c->nw; e++) {
@@ -1735,7 +1500,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
  * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
  * active contacts' end gaps follow. */
 static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w, double t1,
-                                   mbsError *err) {
+                                   int may_retry, int *retry, mbsError *err) {
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
@@ -1755,10 +1520,17 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
                            w->cap);
     }
     /* the step's contacts get their end gaps; in the first round, an impact within the
-     * step gets the end gap of its motion (vc[].impact: either sign of push) */
+     * step gets the end gap of its motion (vc[].impact: either sign of push), and a point
+     * that penetrates without having been in the step's problem asks for the step again */
     for (int k = 0; k < nv; k++) {
       Contact *key = &w->vc[k];
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
+      if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
+          m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
+        w->force[w->nforce].pair = key->pair;
+        w->force[w->nforce++].feature = key->feature;
+        *retry = 1;
+      }
       key->impact = 0;
       key->gend = 0.0;
       if (hit) {
@@ -1770,6 +1542,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           key->gend = hit->gend;
         }
       }
+    }
+    if (*retry) {
+      return MBS_OK;
     }
     /* the penetrating points (and impacts); once there is one, every closed point joins the
      * projection (g + W^T dq >= 0 for it too), so that pushing one body out does not push
@@ -2006,6 +1781,7 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
     neg += fmin(part[k], 0.0);
   }
   double keep = pos + neg > 0.0 ? (pos + neg) / pos : 0.0;
+  if (getenv("EDBG") && (pos + neg < -1e-12 || neg < -1e-6)) fprintf(stderr, "t=%.5f nc=%d imp=%.3e fr=%.3e num=%.3e\n", t0, nc, part[0], part[1], part[2]);
   for (int k = 0; k < 3; k++) {
     part[k] = fmax(part[k], 0.0) * keep;
   }
@@ -2048,15 +1824,24 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
 
 static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsError *err);
 
-static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+/* 1 if contact c is one a failed try of the step missed (w->force) */
+static int forced(const MoreauWork *w, const Contact *c) {
+  for (int k = 0; k < w->nforce; k++) {
+    if (w->force[k].pair == c->pair && w->force[k].feature == c->feature) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retry, int *retry,
+                          mbsError *err) {
   MoreauWork *w = d->integrator_work;
   mbsImplicitWork *b = &w->base;
   int nq = m->nq;
   double t0 = d->t;
   mbsSchemeWeights s;
-  if (m->moreau_variant == MBS_MOREAU_EXPLICIT) {
-    return step_explicit(m, d, dt, err);
-  }
+  *retry = 0;
   mbsStatus st = setup_components(m, d, w, err);
   if (st != MBS_OK) {
     return st;
@@ -2080,7 +1865,8 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
       Contact *c = &w->c[k];
       /* candidates: closing within the step at twice the speed and with gravity's help; the
        * step's first solution decides (below) */
-      if (c->gap0 + 2.0 * dt * fmin(c->gN0, 0.0) - dt * dt * vnorm(m->gravity) > GAP_ACTIVE) {
+      if (c->gap0 + 2.0 * dt * fmin(c->gN0, 0.0) - dt * dt * vnorm(m->gravity) > GAP_ACTIVE &&
+          !forced(w, c)) {
         continue;
       }
       /* warm start from the last step's contact with the same identity */
@@ -2096,6 +1882,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     nc = keep;
   }
   w->nc = nc;
+  w->stall = 0.0;
   /* the contact frames at the step's evaluation point, predicted as q0 + theta dt u0: the
    * material points that touch there carry the impulses (em: a rolling body's contact does
    * no work) */
@@ -2155,7 +1942,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
        * the surface, by omega^2 r dt / 2), and the law lets a closed point open */
       double gpred = c->gap0 + dt * ((1.0 - w->theta) * c->gN0 + w->theta * g1);
       if (c->gap0 > GAP_ACTIVE && gpred > GAP_ACTIVE && c->L[0] == 0.0 && c->L[1] == 0.0 &&
-          c->L[2] == 0.0) {
+          c->L[2] == 0.0 && !forced(w, c)) {
         continue;
       }
       c->target = 0.0;
@@ -2189,23 +1976,18 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
     double vscale = contact_vscale(m, w, b->v_prev, dt);
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
       end_velocity(m, w, dt, w->u);
-      st = getenv("NORV") ? MBS_OK : rigid_velocity(m, d, w, t0 + dt, err);
-      if (st != MBS_OK) {
-        snprintf(why, sizeof(why), "%s", err->msg);
-        break;
-      }
       /* the prox residual (with the r of the last Delassus blocks) first: the step's
        * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
-      if (getenv("CSTAT")) fprintf(stderr, "OUTER %d res0=%.3e newton_done=%d\n", outer, res0 / vscale, newton_done);
-      if (res0 <= m->contact_tolerance * vscale && !newton_done) {
+      double goal = fmax(m->contact_tolerance * vscale, fmin(4.0 * w->stall, STALL_ACCEPT * vscale));
+      if (res0 <= goal && !newton_done) {
         /* the impulses hold at the linear model's point: the step's equations with them to
          * the Newton tolerance, and the check again */
         st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
         newton_done = 1;
         continue;
       }
-      if (res0 <= m->contact_tolerance * vscale) {
+      if (res0 <= goal) {
         cres = res0 / vscale;
         break;
       }
@@ -2217,10 +1999,14 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
         }
       }
       memcpy(w->du, w->u, (size_t)nq * sizeof(double));
-      int sw = contact_problem(m, w, vscale, &cres);
+      int sw = contact_problem(m, w, vscale, &cres, err);
       if (sw < 0) {
-        unconverged(why, sizeof(why), m, nc, cres, vscale);
-        st = MBS_ERR_SOLVER;
+        if (sw == -2) {
+          snprintf(why, sizeof(why), "%s", err->msg);
+        } else {
+          unconverged(why, sizeof(why), m, nc, cres, vscale);
+        }
+        st = sw == -2 ? MBS_ERR_NOMEM : MBS_ERR_SOLVER;
         break;
       }
       sweeps += sw;
@@ -2245,7 +2031,6 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   if (st != MBS_OK) {
     return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
   }
-  if (getenv("CSTAT")) fprintf(stderr, "STEP nc=%d outer=%d\n", nc, outer);
   end_velocity(m, w, dt, d->v);
   /* The energy of the step. With u0, u1 the start and end velocities and
    *     M (u1 - u0) = dt (F - grad V*) - G^T lambda dt + W L,
@@ -2288,33 +2073,45 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   }
   w->dissip_impact = -work_n;
   w->dissip_friction = -work_t;
-  mbs_assemble_work(m, d, b, &s, b->qm, b->vm, t0 + s.tf, t0 + s.alpha * dt, b->mu, 1.0 / (dt * dt),
-                    1.0, &d->external_work, &d->dissipated);
-  /* the velocities onto the constraints at q1: em's end velocity 2 Delta q / dt - u0 meets
-   * G(q1) u1 = 0 only to O(dt^2 omega^2) and keeps the rest alternating in sign from step to
-   * step (after a box lands on an edge, 1.6 mm/s at its corners, forever); the kinetic
-   * energy it takes is numerical damping */
-  if (m->ncon > 0) {
-    double T1, T1p, Vd;
-    mbs_energy(m, d->q, d->v, &T1, &Vd);
-    st = project_velocity(m, d, w, d->q, d->v, t0 + dt, err);
-    if (st != MBS_OK) {
-      snprintf(why, sizeof(why), "%s", err->msg);
-      return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
-    }
-    mbs_energy(m, d->q, d->v, &T1p, &Vd);
-    w->dissip_num += T1 - T1p;
-  }
   if (m->npair > 0) {
-    st = project_positions(m, d, w, t0 + dt, err);
+    st = project_positions(m, d, w, t0 + dt, may_retry, retry, err);
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
       return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
     }
+    if (*retry) {
+      return MBS_OK;
+    }
   }
+  mbs_assemble_work(m, d, b, &s, b->qm, b->vm, t0 + s.tf, t0 + s.alpha * dt, b->mu, 1.0 / (dt * dt),
+                    1.0, &d->external_work, &d->dissipated);
   st = finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
   (void)nq;
   return st;
+}
+
+/* A step; tried again with the points it missed: a point that was not in the step's contact
+ * problem (its gap at the step's start, widened by how far it could move, did not predict
+ * the contact) but penetrates at its end would be pushed out by the position projection, a
+ * change of potential energy that no law accounts for (a box bouncing on a vibrating beam
+ * gained 1.2 mJ in one step); the second try takes it into the contact problem as an impact */
+static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  MoreauWork *w = d->integrator_work;
+  if (m->moreau_variant == MBS_MOREAU_EXPLICIT) {
+    return step_explicit(m, d, dt, err);
+  }
+  w->nforce = 0;
+  for (int attempt = 0;; attempt++) {
+    int retry = 0;
+    mbsStatus st = step_try(m, d, dt, attempt < MISS_TRIES, &retry, err);
+    if (st != MBS_OK || !retry) {
+      return st;
+    }
+    memcpy(d->q, w->base.q_prev, (size_t)m->nq * sizeof(double));
+    memcpy(d->v, w->base.v_prev, (size_t)m->nq * sizeof(double));
+    memcpy(w->base.mu, w->base.mu_prev, (size_t)m->ncon * sizeof(double));
+    d->retried++;
+  }
 }
 
 
@@ -2463,10 +2260,14 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
     }
     double vscale = contact_vscale(m, w, b->v_prev, dt);
     if (st == MBS_OK) {
-      sweeps = contact_problem(m, w, vscale, &cres);
+      sweeps = contact_problem(m, w, vscale, &cres, err);
       if (sweeps < 0) {
-        unconverged(why, sizeof(why), m, nc, cres, vscale);
-        st = MBS_ERR_SOLVER;
+        if (sweeps == -2) {
+          snprintf(why, sizeof(why), "%s", err->msg);
+        } else {
+          unconverged(why, sizeof(why), m, nc, cres, vscale);
+        }
+        st = sweeps == -2 ? MBS_ERR_NOMEM : MBS_ERR_SOLVER;
       }
     } else {
       snprintf(why, sizeof(why), "%s", err->msg);
@@ -2490,7 +2291,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   mbs_assemble_work(m, d, b, &s, d->q, b->v_prev, t1, t1, b->mu, 1.0 / (dt * dt), 1.0,
                     &d->external_work, &d->dissipated);
   if (m->npair > 0) {
-    st = project_positions(m, d, w, t1, err);
+    int retry = 0;
+    st = project_positions(m, d, w, t1, 0, &retry, err);
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
       return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);

@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "solver/integrator.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 
 mbsStatus mbs_newton_factor(mbsData *d, int repivot, mbsError *err) {
   mbsStatus st = mbs_linsolve_factor(d->ls, d->jac, repivot, err);

@@ -24,7 +24,7 @@
 #define MBS_SOLVER_SYSTEM_H
 
 #include "mbsim/model.h"
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 
 /* the scatter maps of one (s, s') block: CSC slots, -1 where nothing goes */
 typedef struct {

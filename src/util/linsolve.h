@@ -1,8 +1,8 @@
-/* linsolve.h: sparse LU of the Newton matrix (UMFPACK or KLU): the symbolic analysis is done
- * once per pattern (again after mbs_linsolve_reanalyse), the numeric factorization at every
- * call of factor(). */
-#ifndef MBS_SOLVER_LINSOLVE_H
-#define MBS_SOLVER_LINSOLVE_H
+/* linsolve.h: sparse LU (UMFPACK or KLU) of the Newton matrix and of the contact problem's
+ * islands: the symbolic analysis is done once per pattern (again after
+ * mbs_linsolve_reanalyse), the numeric factorization at every call of factor(). */
+#ifndef MBS_UTIL_LINSOLVE_H
+#define MBS_UTIL_LINSOLVE_H
 
 #include "mbsim/types.h"
 #include "mbsim/error.h"

@@ -9,7 +9,7 @@
  * multifrontal setup; the reused order is kept only while KLU's reciprocal
  * condition estimate stays within REPIVOT_RCOND of the fresh one, else it pivots afresh.
  * `make bench` compares the two. */
-#include "solver/linsolve.h"
+#include "util/linsolve.h"
 
 #include <stdlib.h>
 #include <string.h>

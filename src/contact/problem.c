@@ -1,0 +1,686 @@
+/* problem.c: the contact problem of a time step (seed 002 eq. 2.35 with 5.4-5.5).
+ *
+ * n contacts with the impulses L_k = (normal, t1, t2) [N s] and the velocities the laws
+ * constrain, xi = xi0 + G (L - L_start) (the Delassus matrix G = W^T J^-1 W / theta of the
+ * step, sparse in 3 x 3 blocks: two contacts couple only through a body or mechanism they
+ * both touch). Per contact, with r_k = 1 / max diag G_kk,
+ *     Phi_k(L) = L_k - prox_{C_k}(L_k - r_k xi_k) = 0,
+ * C_k = {L_N >= 0, |L_T| <= mu_k L_N} (Signorini with Newton's law shifted into xi_N, and
+ * Coulomb's law: eq. 2.35b, c). The residual |Phi_k| / r_k is a velocity [m/s].
+ *
+ * The contacts fall into islands (connected blocks of G), each solved on its own:
+ *  1. non-smooth Gauss-Seidel sweeps (each contact's 3 x 3 problem exactly, the others'
+ *     impulses fixed): a sweep costs one pass over G's blocks; warm-started problems that
+ *     changed little converge in a few;
+ *  2. where they do not, a semi-smooth Newton method on Phi (Alart and Curnier's
+ *     generalized Newton: Jacobian I - D (I - R G), D the prox map's derivative) with a
+ *     Levenberg-Marquardt term: the Jacobian takes G + eps I, eps = |G| min(1e-3, residual /
+ *     velocity scale). Redundant contacts (the four corners of a face on a plane, a stack's
+ *     faces) have a singular G and non-unique impulses; the term keeps each step defined and
+ *     shrinks with the residual, so the iteration converges fast to an impulse set near the
+ *     start (Yamashita and Fukushima's rule for equations whose solutions are not isolated).
+ *     Armijo's line search on sum (Phi_k / r_k)^2; a step that does not descend raises eps.
+ *     The Jacobian has G's block pattern: islands of up to DENSE_MAX unknowns take a dense LU
+ *     (LAPACK), larger ones a sparse LU (KLU, util/linsolve.c) whose cost grows with the
+ *     blocks, not with their square;
+ *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps.
+ * An island whose residual stays above tol leaves its best impulses and the call reports
+ * it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/contact.h"
+#include "util/lapack.h"
+#include "util/linsolve.h"
+
+#define DENSE_MAX 96       /* unknowns of an island solved with a dense LU */
+#define PRE_SWEEPS 10      /* Gauss-Seidel sweeps before Newton */
+#define CHECK_EVERY 4      /* Gauss-Seidel sweeps between residual checks */
+#define LM_MAX 1e-3        /* the largest Levenberg-Marquardt term, relative to |G| */
+#define LM_MIN 1e-14       /* the smallest */
+#define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
+#define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
+#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
+
+struct mbsContactSolver {
+  int cap;          /* contacts the arrays below hold */
+  int *parent;      /* (cap) union-find, then the island of each contact */
+  int *member;      /* (cap) contacts grouped by island */
+  int *start;       /* (cap + 1) */
+  int *local;       /* (cap) index of a contact within its island */
+  int *pos;         /* (cap) fill counters */
+  double *Lb;       /* (3 cap) the start impulses */
+  double *xi, *phi, *D, *dL, *Lt, *xit, *phit, *gd, *best, *r; /* (3 cap), D (9 cap), r (cap) */
+  int *tpos;        /* (blocks) position of the transposed block */
+  int bcap;
+  /* the Newton matrix of an island: dense (N x N, column-major) or CSC */
+  double *H;
+  int *piv;
+  int Hcap;         /* N of the dense H */
+  int *hp, *hi;
+  double *hx;
+  int hpcap, hcap;  /* entries of hp; of hi and hx */
+  mbsLinsolve *ls;
+};
+
+mbsContactSolver *mbs_contact_solver_create(mbsError *err) {
+  mbsContactSolver *cs = calloc(1, sizeof(*cs));
+  if (!cs) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (contact solver)");
+  }
+  return cs;
+}
+
+void mbs_contact_solver_destroy(mbsContactSolver *cs) {
+  if (!cs) {
+    return;
+  }
+  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos, cs->Lb, cs->xi, cs->phi,
+                  cs->D,      cs->dL,     cs->Lt,    cs->xit,   cs->phit, cs->gd, cs->best,
+                  cs->r,      cs->tpos,   cs->H,     cs->piv,   cs->hp,  cs->hi, cs->hx};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  mbs_linsolve_destroy(cs->ls);
+  free(cs);
+}
+
+/* grow *p to n elements of size sz (contents kept); 0 when out of memory */
+static int grow(void **p, size_t n, size_t sz) {
+  void *q = realloc(*p, (n > 0 ? n : 1) * sz);
+  if (!q) {
+    return 0;
+  }
+  *p = q;
+  return 1;
+}
+
+static mbsStatus reserve(mbsContactSolver *cs, int n, int nblock, mbsError *err) {
+  int ok = 1;
+  if (n > cs->cap) {
+    int c = n > 2 * cs->cap ? n : 2 * cs->cap;
+    size_t c3 = 3 * (size_t)c;
+    ok = grow((void **)&cs->parent, (size_t)c, sizeof(int)) &&
+         grow((void **)&cs->member, (size_t)c, sizeof(int)) &&
+         grow((void **)&cs->start, (size_t)c + 1, sizeof(int)) &&
+         grow((void **)&cs->local, (size_t)c, sizeof(int)) &&
+         grow((void **)&cs->pos, (size_t)c, sizeof(int)) &&
+         grow((void **)&cs->Lb, c3, sizeof(double)) && grow((void **)&cs->xi, c3, sizeof(double)) &&
+         grow((void **)&cs->phi, c3, sizeof(double)) &&
+         grow((void **)&cs->D, 3 * c3, sizeof(double)) &&
+         grow((void **)&cs->dL, c3, sizeof(double)) && grow((void **)&cs->Lt, c3, sizeof(double)) &&
+         grow((void **)&cs->xit, c3, sizeof(double)) &&
+         grow((void **)&cs->phit, c3, sizeof(double)) &&
+         grow((void **)&cs->gd, c3, sizeof(double)) &&
+         grow((void **)&cs->best, c3, sizeof(double)) &&
+         grow((void **)&cs->r, (size_t)c, sizeof(double));
+    if (ok) {
+      cs->cap = c;
+    }
+  }
+  if (ok && nblock > cs->bcap) {
+    int c = nblock > 2 * cs->bcap ? nblock : 2 * cs->bcap;
+    ok = grow((void **)&cs->tpos, (size_t)c, sizeof(int));
+    if (ok) {
+      cs->bcap = c;
+    }
+  }
+  return ok ? MBS_OK
+            : mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                            "out of memory for the contact problem (%d contacts)", n);
+}
+
+static int uf_find(int *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+/* the prox map of one contact at y (in place) onto C = {y_N >= 0, |y_T| <= mu y_N} and its
+ * derivative D (3 x 3, row-major) when D is not NULL */
+static void prox_deriv(double mu, double y[3], double *D) {
+  if (D) {
+    memset(D, 0, 9 * sizeof(double));
+  }
+  if (!(y[0] > 0.0)) {
+    y[0] = y[1] = y[2] = 0.0;
+    return;
+  }
+  double t = sqrt(y[1] * y[1] + y[2] * y[2]), lim = mu * y[0];
+  if (t <= lim) {
+    if (D) {
+      D[0] = D[4] = D[8] = 1.0;
+    }
+    return;
+  }
+  double e1 = y[1] / t, e2 = y[2] / t, f = lim / t;
+  if (D) {
+    D[0] = 1.0;
+    D[3] = mu * e1;
+    D[6] = mu * e2;
+    D[4] = f * (1.0 - e1 * e1);
+    D[5] = D[7] = -f * e1 * e2;
+    D[8] = f * (1.0 - e2 * e2);
+  }
+  y[1] = lim * e1;
+  y[2] = lim * e2;
+}
+
+/* Phi = L - prox(L - r xi) of one contact and its derivative's D; returns max |Phi_a| / r and
+ * adds (Phi_a / r)^2 to *merit */
+static double phi_one(double mu, double r, const double L[3], const double xi[3], double phi[3],
+                      double *D, double *merit) {
+  double y[3];
+  for (int a = 0; a < 3; a++) {
+    y[a] = L[a] - r * xi[a];
+  }
+  prox_deriv(mu, y, D);
+  double res = 0.0;
+  for (int a = 0; a < 3; a++) {
+    phi[a] = L[a] - y[a];
+    res = fmax(res, fabs(phi[a]) / r);
+    *merit += (phi[a] / r) * (phi[a] / r);
+  }
+  return res;
+}
+
+/* x = A^-1 b for a 3 x 3 row-major A (Cramer); 0 when singular */
+static int solve3(const double A[9], const double b[3], double x[3]) {
+  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
+         c2 = A[3] * A[7] - A[4] * A[6];
+  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
+  double scale = fabs(A[0]) + fabs(A[4]) + fabs(A[8]);
+  if (!(fabs(det) > 1e-300) || !(fabs(det) > 1e-14 * scale * scale * scale)) {
+    return 0;
+  }
+  double inv[9] = {c0,
+                   A[2] * A[7] - A[1] * A[8],
+                   A[1] * A[5] - A[2] * A[4],
+                   c1,
+                   A[0] * A[8] - A[2] * A[6],
+                   A[2] * A[3] - A[0] * A[5],
+                   c2,
+                   A[1] * A[6] - A[0] * A[7],
+                   A[0] * A[4] - A[1] * A[3]};
+  for (int i = 0; i < 3; i++) {
+    x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
+  }
+  return 1;
+}
+
+/* One contact's problem with the others fixed: xi = x0 + G L (G its 3 x 3 block), exactly.
+ * Open when x0_N >= 0; else stuck when the impulse that stops it lies in the cone;
+ * frictionless, the normal alone; else sliding, by Newton on Phi with the
+ * Levenberg-Marquardt term and a line search, from prox(L). L in/out. */
+static void local_solve(double mu, double r, const double G[9], const double x0[3], double L[3],
+                        double tol) {
+  if (x0[0] >= 0.0) {
+    L[0] = L[1] = L[2] = 0.0;
+    return;
+  }
+  double b[3] = {-x0[0], -x0[1], -x0[2]}, x[3];
+  if (mu > 0.0 && solve3(G, b, x) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0]) {
+    memcpy(L, x, sizeof(x));
+    return;
+  }
+  if (mu == 0.0) {
+    L[0] = G[0] > 0.0 ? -x0[0] / G[0] : 0.0;
+    L[1] = L[2] = 0.0;
+    return;
+  }
+  prox_deriv(mu, L, NULL);
+  double gmax = fmax(G[0], fmax(G[4], G[8]));
+  for (int it = 0; it < LOCAL_ITER; it++) {
+    double xi[3], phi[3], D[9], merit = 0.0;
+    for (int a = 0; a < 3; a++) {
+      xi[a] = x0[a] + G[3 * a] * L[0] + G[3 * a + 1] * L[1] + G[3 * a + 2] * L[2];
+    }
+    double res = phi_one(mu, r, L, xi, phi, D, &merit);
+    if (res <= GOAL * tol) {
+      return;
+    }
+    double eps = gmax * fmin(LM_MAX, fmax(LM_MIN, res / (fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]))));
+    double H[9], dL[3], mphi[3] = {-phi[0], -phi[1], -phi[2]};
+    for (int a = 0; a < 3; a++) {
+      for (int c = 0; c < 3; c++) {
+        double s = 0.0;
+        for (int e = 0; e < 3; e++) {
+          s += D[3 * a + e] * G[3 * e + c];
+        }
+        H[3 * a + c] = r * s + (a == c ? 1.0 : 0.0) - D[3 * a + c] * (1.0 - r * eps);
+      }
+    }
+    if (!solve3(H, mphi, dL)) {
+      break;
+    }
+    double alpha = 1.0, Lt[3], mt = INFINITY;
+    for (int ls = 0; ls < 30; ls++) {
+      double xt[3], pt[3];
+      mt = 0.0;
+      for (int a = 0; a < 3; a++) {
+        Lt[a] = L[a] + alpha * dL[a];
+      }
+      for (int a = 0; a < 3; a++) {
+        xt[a] = x0[a] + G[3 * a] * Lt[0] + G[3 * a + 1] * Lt[1] + G[3 * a + 2] * Lt[2];
+      }
+      phi_one(mu, r, Lt, xt, pt, NULL, &mt);
+      if (mt <= (1.0 - 1e-4 * alpha) * merit) {
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!(mt < merit)) {
+      break;
+    }
+    memcpy(L, Lt, sizeof(Lt));
+  }
+  /* the fixed point of the prox map (contracts for r G <= 1) as the last resort */
+  for (int it = 0; it < 200; it++) {
+    double xi[3], y[3];
+    for (int a = 0; a < 3; a++) {
+      xi[a] = x0[a] + G[3 * a] * L[0] + G[3 * a + 1] * L[1] + G[3 * a + 2] * L[2];
+      y[a] = L[a] - r * xi[a];
+    }
+    prox_deriv(mu, y, NULL);
+    double ch = fabs(y[0] - L[0]) + fabs(y[1] - L[1]) + fabs(y[2] - L[2]);
+    memcpy(L, y, sizeof(y));
+    if (ch <= 1e-3 * GOAL * tol * r) {
+      break;
+    }
+  }
+}
+
+/* xi_k = xi0_k + sum_l G_kl (L_l - Lb_l) of contact k */
+static void xi_row(const mbsContactProblem *p, const mbsContactSolver *cs, int k,
+                   const double *L, double out[3]) {
+  memcpy(out, p->xi0 + 3 * k, 3 * sizeof(double));
+  for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
+    int l = p->gcol[q];
+    const double *g = p->gval + 9 * (size_t)q;
+    double d0 = L[3 * l] - cs->Lb[3 * l], d1 = L[3 * l + 1] - cs->Lb[3 * l + 1],
+           d2 = L[3 * l + 2] - cs->Lb[3 * l + 2];
+    if (d0 == 0.0 && d1 == 0.0 && d2 == 0.0) {
+      continue;
+    }
+    for (int a = 0; a < 3; a++) {
+      out[a] += g[3 * a] * d0 + g[3 * a + 1] * d1 + g[3 * a + 2] * d2;
+    }
+  }
+}
+
+/* the residual of the island's contacts mem[0..n) at L (max |Phi| / r), their xi and Phi
+ * into cs->xi, cs->phi (global indices) */
+static double island_residual(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem,
+                              int n, const double *L) {
+  double res = 0.0, merit = 0.0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    xi_row(p, cs, k, L, cs->xi + 3 * k);
+    res = fmax(res, phi_one(p->mu[k], cs->r[k], L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k, NULL,
+                            &merit));
+  }
+  return res;
+}
+
+/* Gauss-Seidel sweeps over the island, at most max; returns the sweeps done, the residual
+ * into *res (INFINITY when none was computed) */
+static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
+                  int max, double *res) {
+  int s;
+  *res = INFINITY;
+  for (s = 1; s <= max; s++) {
+    double chg = 0.0;
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      double xi[3], x0[3], L0[3];
+      double *L = p->L + 3 * k;
+      const double *Gkk = NULL;
+      for (int q = p->gptr[k]; q < p->gptr[k + 1] && !Gkk; q++) {
+        Gkk = p->gcol[q] == k ? p->gval + 9 * (size_t)q : NULL;
+      }
+      xi_row(p, cs, k, p->L, xi);
+      memcpy(L0, L, sizeof(L0));
+      for (int a = 0; a < 3; a++) {
+        x0[a] = xi[a] - (Gkk[3 * a] * L0[0] + Gkk[3 * a + 1] * L0[1] + Gkk[3 * a + 2] * L0[2]);
+      }
+      local_solve(p->mu[k], cs->r[k], Gkk, x0, L, p->tol);
+      for (int a = 0; a < 3; a++) {
+        chg = fmax(chg, fabs(L[a] - L0[a]) / cs->r[k]);
+      }
+    }
+    if (chg <= p->tol || s % CHECK_EVERY == 0 || s == max) {
+      *res = island_residual(p, cs, mem, n, p->L);
+      if (*res <= p->tol) {
+        break;
+      }
+    }
+  }
+  return s <= max ? s : max;
+}
+
+/* the island's Newton matrix pattern (CSC over its 3n unknowns, local indices);
+ * MBS_ERR_NOMEM */
+static mbsStatus island_pattern(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem,
+                                int n, mbsError *err) {
+  int nb = 0;
+  for (int i = 0; i < n; i++) {
+    nb += p->gptr[mem[i] + 1] - p->gptr[mem[i]];
+  }
+  int N = 3 * n;
+  if (9 * nb > cs->hcap) {
+    int hc = 9 * nb > 2 * cs->hcap ? 9 * nb : 2 * cs->hcap;
+    if (!grow((void **)&cs->hi, (size_t)hc, sizeof(int)) ||
+        !grow((void **)&cs->hx, (size_t)hc, sizeof(double))) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory for the contact problem's Newton matrix");
+    }
+    cs->hcap = hc;
+  }
+  if (N + 1 > cs->hpcap) {
+    if (!grow((void **)&cs->hp, (size_t)N + 1, sizeof(int))) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory for the contact problem's Newton matrix");
+    }
+    cs->hpcap = N + 1;
+  }
+  /* column 3 l + b holds rows 3 k + a for the blocks (k, l): the pattern is symmetric, so
+   * the k are row l's block columns */
+  int nz = 0;
+  for (int i = 0; i < n; i++) {
+    int l = mem[i];
+    for (int b = 0; b < 3; b++) {
+      cs->hp[3 * i + b] = nz;
+      for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
+        int kl = cs->local[p->gcol[q]];
+        for (int a = 0; a < 3; a++) {
+          cs->hi[nz++] = 3 * kl + a;
+        }
+      }
+    }
+  }
+  cs->hp[N] = nz;
+  return MBS_OK;
+}
+
+/* for each block q = (l, k) of the island's rows, the position of block (k, l) in row k */
+static void island_transpose(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem,
+                             int n) {
+  for (int i = 0; i < n; i++) {
+    int l = mem[i];
+    for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
+      int k = p->gcol[q], lo = p->gptr[k], hi = p->gptr[k + 1] - 1;
+      while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (p->gcol[mid] < l) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      cs->tpos[q] = lo;
+    }
+  }
+}
+
+/* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
+ * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
+static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
+                         double *res, mbsError *err) {
+  int N = 3 * n, dense = N <= DENSE_MAX, one = 1;
+  if (!dense && island_pattern(p, cs, mem, n, err) != MBS_OK) {
+    return -1;
+  }
+  island_transpose(p, cs, mem, n);
+  if (dense && N > cs->Hcap) {
+    if (!grow((void **)&cs->H, (size_t)N * N, sizeof(double)) ||
+        !grow((void **)&cs->piv, (size_t)N, sizeof(int))) {
+      mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+      return -1;
+    }
+    cs->Hcap = N;
+  }
+  if (!dense) {
+    if (!cs->ls) {
+      cs->ls = mbs_linsolve_create(MBS_LINEAR_KLU, N, cs->hp, cs->hi, err);
+      if (!cs->ls) {
+        return -1;
+      }
+    } else {
+      mbs_linsolve_reanalyse(cs->ls, N, cs->hp, cs->hi);
+    }
+  }
+  double gmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    gmax = fmax(gmax, 1.0 / cs->r[mem[i]]);
+  }
+  /* xi, Phi, D and the merit at p->L */
+  double merit = 0.0, r0 = 0.0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    xi_row(p, cs, k, p->L, cs->xi + 3 * k);
+    r0 = fmax(r0, phi_one(p->mu[k], cs->r[k], p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
+                          cs->D + 9 * k, &merit));
+  }
+  *res = r0;
+  double lm = 1.0; /* raises the Levenberg-Marquardt term after a failed line search */
+  double rbest = *res;
+  int it, slow = 0;
+  for (it = 0; it < p->max_iter && *res > GOAL * p->tol && slow < STALL_ITER; it++) {
+    double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
+    /* H = I - D (I - R (G + eps I)), row 3k + a: r_k D_k G_k. + (I - D_k (1 - r_k eps)) */
+    if (dense) {
+      memset(cs->H, 0, (size_t)N * N * sizeof(double));
+    }
+    int nz = 0;
+    for (int i = 0; i < n; i++) {
+      int l = mem[i];
+      for (int b = 0; b < 3; b++) {
+        for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
+          int k = p->gcol[q], kl = cs->local[k];
+          const double *g = p->gval + 9 * (size_t)cs->tpos[q]; /* block (k, l) */
+          const double *Dk = cs->D + 9 * k;
+          double rk = cs->r[k];
+          for (int a = 0; a < 3; a++) {
+            double v = rk * (Dk[3 * a] * g[b] + Dk[3 * a + 1] * g[3 + b] + Dk[3 * a + 2] * g[6 + b]);
+            if (k == l) {
+              v += (a == b ? 1.0 : 0.0) - Dk[3 * a + b] * (1.0 - rk * eps);
+            }
+            if (dense) {
+              cs->H[(size_t)(3 * kl + a) + (size_t)N * (3 * i + b)] = v;
+            } else {
+              cs->hx[nz++] = v;
+            }
+          }
+        }
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      for (int a = 0; a < 3; a++) {
+        cs->dL[3 * i + a] = -cs->phi[3 * k + a];
+      }
+    }
+    int ok = 1;
+    if (dense) {
+      int info = 0;
+      dgetrf_(&N, &N, cs->H, &N, cs->piv, &info);
+      if (info == 0) {
+        dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
+      }
+      ok = info == 0;
+    } else {
+      mbsError lerr;
+      ok = mbs_linsolve_factor(cs->ls, cs->hx, 0, &lerr) == MBS_OK &&
+           mbs_linsolve_solve(cs->ls, cs->hx, cs->dL, cs->gd, &lerr) == MBS_OK;
+      if (ok) {
+        memcpy(cs->dL, cs->gd, (size_t)N * sizeof(double));
+      }
+    }
+    if (!ok) {
+      if (lm >= 1e12) {
+        break;
+      }
+      lm *= 100.0;
+      slow++;
+      continue;
+    }
+    /* gd = G dL (island rows), then the line search along dL */
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      double s[3] = {0.0, 0.0, 0.0};
+      for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
+        int li = cs->local[p->gcol[q]];
+        const double *g = p->gval + 9 * (size_t)q, *d = cs->dL + 3 * li;
+        for (int a = 0; a < 3; a++) {
+          s[a] += g[3 * a] * d[0] + g[3 * a + 1] * d[1] + g[3 * a + 2] * d[2];
+        }
+      }
+      memcpy(cs->gd + 3 * i, s, sizeof(s));
+    }
+    double alpha = 1.0, mt = INFINITY, rt = INFINITY;
+    for (int ls = 0; ls < 30; ls++) {
+      mt = 0.0;
+      rt = 0.0;
+      for (int i = 0; i < n; i++) {
+        int k = mem[i];
+        for (int a = 0; a < 3; a++) {
+          cs->Lt[3 * k + a] = p->L[3 * k + a] + alpha * cs->dL[3 * i + a];
+          cs->xit[3 * k + a] = cs->xi[3 * k + a] + alpha * cs->gd[3 * i + a];
+        }
+        rt = fmax(rt, phi_one(p->mu[k], cs->r[k], cs->Lt + 3 * k, cs->xit + 3 * k,
+                              cs->phit + 3 * k, NULL, &mt));
+      }
+      if (mt <= (1.0 - 1e-4 * alpha) * merit || rt <= GOAL * p->tol) {
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!(mt < merit) && !(rt <= GOAL * p->tol)) {
+      if (lm >= 1e12) {
+        break; /* no descent at any damping: stalled */
+      }
+      lm *= 100.0;
+      slow++;
+      continue;
+    }
+    lm = fmax(1.0, lm / 100.0);
+    merit = 0.0;
+    *res = 0.0;
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      memcpy(p->L + 3 * k, cs->Lt + 3 * k, 3 * sizeof(double));
+      memcpy(cs->xi + 3 * k, cs->xit + 3 * k, 3 * sizeof(double));
+      *res = fmax(*res, phi_one(p->mu[k], cs->r[k], p->L + 3 * k, cs->xi + 3 * k,
+                                cs->phi + 3 * k, cs->D + 9 * k, &merit));
+    }
+    /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
+     * the boundary of their cones, where the iteration creeps) */
+    if (*res <= 0.5 * rbest) {
+      rbest = *res;
+      slow = 0;
+    } else {
+      slow++;
+    }
+  }
+  return it;
+}
+
+int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsContactStats *st,
+                      mbsError *err) {
+  int n = p->n;
+  memset(st, 0, sizeof(*st));
+  if (n == 0) {
+    return 1;
+  }
+  if (reserve(cs, n, p->gptr[n], err) != MBS_OK) {
+    return -1;
+  }
+  memcpy(cs->Lb, p->L, 3 * (size_t)n * sizeof(double));
+  /* r_k from the diagonal blocks; the islands by union-find over the blocks */
+  for (int k = 0; k < n; k++) {
+    cs->parent[k] = k;
+  }
+  for (int k = 0; k < n; k++) {
+    cs->r[k] = 1.0;
+    for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
+      int l = p->gcol[q];
+      if (l == k) {
+        const double *g = p->gval + 9 * (size_t)q;
+        double dmax = fmax(g[0], fmax(g[4], g[8]));
+        cs->r[k] = dmax > 0.0 ? 1.0 / dmax : 1.0;
+      } else {
+        int a = uf_find(cs->parent, k), b = uf_find(cs->parent, l);
+        if (a != b) {
+          cs->parent[a < b ? b : a] = a < b ? a : b;
+        }
+      }
+    }
+  }
+  /* the island of each contact: its root's number (roots first: member holds them) */
+  int nisl = 0;
+  for (int k = 0; k < n; k++) {
+    cs->member[k] = uf_find(cs->parent, k);
+  }
+  for (int k = 0; k < n; k++) {
+    cs->local[k] = cs->member[k] == k ? nisl++ : -1;
+  }
+  for (int k = 0; k < n; k++) {
+    cs->parent[k] = cs->local[cs->member[k]];
+  }
+  memset(cs->start, 0, (size_t)(nisl + 1) * sizeof(int));
+  for (int k = 0; k < n; k++) {
+    cs->start[cs->parent[k] + 1]++;
+  }
+  for (int i = 0; i < nisl; i++) {
+    cs->start[i + 1] += cs->start[i];
+  }
+  /* members grouped by island in ascending order, and each one's index in its island */
+  for (int i = 0; i < nisl; i++) {
+    cs->pos[i] = cs->start[i];
+  }
+  for (int k = 0; k < n; k++) {
+    int i = cs->parent[k];
+    cs->local[k] = cs->pos[i] - cs->start[i];
+    cs->member[cs->pos[i]++] = k;
+  }
+  st->islands = nisl;
+  int converged = 1;
+  for (int i = 0; i < nisl; i++) {
+    const int *mem = cs->member + cs->start[i];
+    int ni = cs->start[i + 1] - cs->start[i];
+    st->largest = ni > st->largest ? ni : st->largest;
+    double res;
+    int pre = p->max_iter < PRE_SWEEPS ? p->max_iter : PRE_SWEEPS;
+    st->sweeps += sweeps(p, cs, mem, ni, ni == 1 ? 1 : pre, &res);
+    if (!(res <= p->tol) && ni > 1) {
+      memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double)); /* before Newton */
+      double rb = res;
+      int it = island_newton(p, cs, mem, ni, &res, err);
+      if (it < 0) {
+        return -1;
+      }
+      st->newton += it;
+      if (!(res <= p->tol)) {
+        if (rb < res) { /* Newton made it worse: back to the sweeps' impulses */
+          for (int m = 0; m < ni; m++) {
+            memcpy(p->L + 3 * mem[m], cs->best + 3 * mem[m], 3 * sizeof(double));
+          }
+          res = rb;
+        }
+        if (!(res <= p->accept)) {
+          st->sweeps += sweeps(p, cs, mem, ni, p->max_iter, &res);
+        }
+      }
+    }
+    if (!(res <= p->tol)) {
+      res = island_residual(p, cs, mem, ni, p->L);
+      st->stalled += res <= p->accept;
+    }
+    st->residual = fmax(st->residual, res);
+    converged &= res <= p->accept;
+  }
+  return converged;
+}
