@@ -11,8 +11,9 @@ alone and checked against mechanics, not against the program's own numbers:
   + m g T;
 - a box sliding and a ball rolling down an incline with friction: the force on the box is
   m g cos(alpha) (n - mu d), on the ball m (5/7 g sin(alpha) d) + m g e_z (Coulomb sliding and
-  rolling without slip, to the scheme's accuracy); with every step recorded the impulse summed is the step's,
-  impulse_n n + impulse_t1 t1 + impulse_t2 (n x t1) with t1 from /contacts/tangent1;
+  rolling without slip, to the scheme's accuracy); with every step recorded the impulse
+  summed is the step's, impulse_n n + impulse_t1 t1 + impulse_t2 (n x t1) with t1 from
+  /contacts/tangent1;
 - the layout: [rows, 3] beside the table, attributes units, columns, aligned_with;
 - a restart in flight continues the datasets bit for bit (records after the restart equal
   the uninterrupted run's)."""
