@@ -220,7 +220,12 @@ def _check_dataset(name, obj, budget):
             raise ReadError("dataset /%s needs the HDF5 filter %d, which is not HDF5's "
                             "own: refused" % (name, code))
     kind = obj.dtype.kind
-    if kind not in "fiub" and h5py.check_string_dtype(obj.dtype) is None:
+    # numbers, strings, and compounds of them (a sweep's summary.h5); no references, no
+    # opaque bytes
+    compound = obj.dtype.names is not None and all(
+        obj.dtype.fields[k][0].kind in "fiub" or
+        h5py.check_string_dtype(obj.dtype.fields[k][0]) is not None for k in obj.dtype.names)
+    if kind not in "fiub" and h5py.check_string_dtype(obj.dtype) is None and not compound:
         raise ReadError("dataset /%s has an HDF5 type the tools do not read (%s)" %
                         (name, obj.dtype))
     nbytes = float(np.prod([float(n) for n in obj.shape])) * obj.dtype.itemsize
