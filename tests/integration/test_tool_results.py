@@ -319,6 +319,34 @@ code, so, se = tool("mbsim-compare", pa, pb, "--atol", "1e-9", "--rtol", "0", "-
                     "--exclude", "*")
 check(code == 0 and so.startswith("equal:"), "everything excluded: equal (%s)" % so.strip())
 
+# the contact tables, row by row at the same records: the corners' impulses since the
+# previous record, and records that hold different numbers of rows
+code, so, se = tool("mbsim-compare", pa, pb, "--atol", "1e-9")
+line = [ln for ln in so.splitlines() if ln.startswith("/contacts/impulse_since_record[x]:")]
+with h5py.File(pa, "r") as fa, h5py.File(pb, "r") as fb:
+    sa, sb = fa["contacts/impulse_since_record"][:, 0], fb["contacts/impulse_since_record"][:, 0]
+    rec = fa["contacts/table"][:, 0].astype(int)
+    same_rows = np.array_equal(fa["contacts/count"][()], fb["contacts/count"][()])
+ds = np.abs(sa - sb)
+i = int(np.argmax(ds))
+first = tt[rec[int(np.argmax(ds > 1e-9))]]
+want = ("/contacts/impulse_since_record[x]: max |a - b| = %.6g N s at t = %.6g s (a = %.6g, "
+        "b = %.6g); beyond tolerance from t = %.6g s" % (ds[i], tt[rec[i]], sa[i], sb[i], first))
+check(code == 1 and same_rows and line == [want],
+      "compare: /contacts/impulse_since_record row by row, its largest difference, time, "
+      "values and first time beyond the tolerance as h5py reads them (%s)" %
+      (line or so[-300:]))
+_, _, _, e9 = run(ball, "--t-end", "1.5", "--set", "output.xdmf=false", "--set",
+                  "parameters.e=0.9")
+code, so, se = tool("mbsim-compare", b1, e9)
+with h5py.File(b1, "r") as f1, h5py.File(e9, "r") as f9:
+    c1, c9, tb = f1["contacts/count"][()], f9["contacts/count"][()], f1["time"][()]
+k = int(np.argmax(c1 != c9))
+want = ("/contacts/count: the records hold different numbers of rows from t = %.6g s (%d and "
+        "%d)" % (tb[k], c1[k], c9[k]))
+check(code == 1 and want in so.splitlines(), "compare: restitution 0.5 against 0.9, the first "
+      "record whose contacts differ in number (%s)" % want)
+
 # the same run on other record grids: every 2nd and every 3rd step
 _, _, _, p2 = run(push, "--set", "output.every=2")
 _, _, _, p3 = run(push, "--set", "output.every=3")
@@ -380,6 +408,10 @@ check(p.returncode == 0 and len(summary) == 2 and ok,
 table = p.stdout.splitlines()
 head = [ln for ln in table if ln.startswith("case ") and ln.rstrip().endswith("status")]
 body = [ln for ln in table if re.match(r"\d+ ", ln)]
+code, so, se = tool("mbsim-compare", os.path.join(sweep_dir, "summary.h5"),
+                    os.path.join(sweep_dir, "summary.h5"), "--exact")
+check(code == 0 and so.strip() == "equal: 1 datasets, 0 attributes (rtol 0, atol 0)",
+      "compare --exact reads a sweep's summary.h5 (a compound dataset): %s" % (so + se).strip())
 check(head and "max(contact_force:ball[z])" in head[0] and len(body) == 2 and all(
     ("%.6g" % float(summary[i]["max(contact_force:ball[z])"])) in body[i] and
     ("%.6g" % float(summary[i]["mean(contact_force:ball[z])"])) in body[i] for i in range(2)),
