@@ -307,6 +307,11 @@ check(code == 1 and mm is not None and dmax == float("%.6g" % d[i]) and
       vb == float("%.6g" % xb[i]),
       "compare mu = 0.3 / 0.31: /bodies/position[box] prints max |a - b|, its time and both "
       "values as h5py reads them (%s)" % (line[0] if line else so[-300:] + se))
+check(so.splitlines()[:3] == ["A: %s: 501 records, t = 0 ... 0.5 s, completed" % pa,
+                              "B: %s: 501 records, t = 0 ... 0.5 s, completed" % pb,
+                              "times: the same 501 records"],
+      "compare names the runs with their records, time span and status (%s)" %
+      so.splitlines()[:3])
 check(t_a <= first <= t_a + 2 * DT and
       so.splitlines()[-1].endswith("first at t = %s s in /bodies/position[box]" % mm.group(5)
                                    if mm else "?"),
