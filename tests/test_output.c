@@ -1337,6 +1337,11 @@ static double ragged_val(long k, long row, int col) {
   return 1000.0 * (double)k + 10.0 * (double)row + col;
 }
 
+/* the aligned dataset /contacts/sum (2 columns) beside the ragged test table */
+static double aligned_val(long k, long row, int col) {
+  return -(1000.0 * (double)k + 10.0 * (double)row + col) - 0.5;
+}
+
 /* a run of nrec records with a body grid, a polyline grid (a 4-node "beam") and a ragged
  * point grid (contacts, 4 columns: point and a pressure) at path; flush at every append
  * when every_flush */
@@ -1364,6 +1369,14 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
   static const char *const cols[4] = {"x", "y", "z", "pressure"};
   int hc = mbs_output_add_ragged(w, "/contacts", 4, "m, m, m, Pa", cols, &err);
   ck_assert_msg(hc >= 0, "ragged: %s", err.msg);
+  static const char *const acols[2] = {"u", "v"};
+  int ha = mbs_output_add_aligned(w, hc, "/contacts/sum", 2, "N s", acols, &err);
+  ck_assert_msg(ha > 0, "aligned: %s", err.msg);
+  /* no such ragged table; no column; a path taken */
+  ck_assert_int_lt(mbs_output_add_aligned(w, hc + 1, "/contacts/x", 2, "1", NULL, &err), 0);
+  ck_assert_int_eq(err.status, MBS_ERR_ARGS);
+  ck_assert_int_lt(mbs_output_add_aligned(w, hc, "/contacts/x", 0, "1", NULL, &err), 0);
+  ck_assert_int_lt(mbs_output_add_aligned(w, hc, "/contacts/sum", 2, "1", NULL, &err), 0);
 
   /* the same path twice, a bad shape: refused */
   ck_assert_int_lt(mbs_output_add_series(w, &pos, &err), 0);
@@ -1386,7 +1399,9 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
 
   double p[12], tg[12];
   double *rows = malloc(600 * 4 * sizeof(double));
+  double *arows = malloc(600 * 2 * sizeof(double));
   ck_assert_ptr_nonnull(rows);
+  ck_assert_ptr_nonnull(arows);
   for (long k = 0; k < nrec; k++) {
     for (int i = 0; i < 12; i++) {
       p[i] = (double)k + 0.1 * i;
@@ -1397,10 +1412,13 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
       for (int c = 0; c < 4; c++) {
         rows[r * 4 + c] = ragged_val(k, r, c);
       }
+      arows[r * 2] = aligned_val(k, r, 0);
+      arows[r * 2 + 1] = aligned_val(k, r, 1);
     }
     mbs_output_put(w, hp, p);
     mbs_output_put(w, ht, tg);
     mbs_output_put_rows(w, hc, n > 0 ? rows : NULL, n);
+    mbs_output_put_aligned(w, ha, n > 0 ? arows : NULL);
     ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
                   err.msg);
     if (k == 0) {
@@ -1410,18 +1428,34 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
     }
   }
 
-  /* a required row missing, a non-finite table value: refused, nothing written */
+  /* a required row missing, aligned rows missing, a non-finite table or aligned value:
+   * refused, nothing written */
   mbs_output_put(w, hp, p);
   ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_ARGS);
   ck_assert_ptr_nonnull(strstr(err.msg, "/beams/rod/tangent"));
+  mbs_output_put(w, hp, p);
+  mbs_output_put(w, ht, tg);
+  mbs_output_put_rows(w, hc, rows, 1);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/contacts/sum"));
+  arows[1] = INFINITY;
+  mbs_output_put(w, hp, p);
+  mbs_output_put(w, ht, tg);
+  mbs_output_put_rows(w, hc, rows, 1);
+  mbs_output_put_aligned(w, ha, arows);
+  ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_SOLVER);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/contacts/sum"));
+  arows[1] = 0.0;
   rows[2] = NAN;
   mbs_output_put(w, hp, p);
   mbs_output_put(w, ht, tg);
   mbs_output_put_rows(w, hc, rows, 1);
+  mbs_output_put_aligned(w, ha, arows);
   ck_assert_int_eq(mbs_output_append(w, 9.0, &err), MBS_ERR_SOLVER);
   ck_assert_ptr_nonnull(strstr(err.msg, "/contacts/table"));
   ck_assert_int_eq(mbs_output_count(w), nrec);
   free(rows);
+  free(arows);
   ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
 }
 
@@ -1453,6 +1487,10 @@ static void check_ragged(const char *path, long nrec) {
   ck_assert_int_ge(H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, offsets), 0);
   H5Dclose(d);
   double *table = read_doubles(f, "/contacts/table", (size_t)total * 4);
+  ck_assert_int_eq(dset_dims(f, "/contacts/sum", dims), 2);
+  ck_assert_uint_eq(dims[0], (hsize_t)total);
+  ck_assert_uint_eq(dims[1], 2);
+  double *sum = read_doubles(f, "/contacts/sum", (size_t)total * 2);
   long long at = 0;
   for (long k = 0; k < nrec; k++) {
     ck_assert_int_eq(count[k], ragged_rows_of(k));
@@ -1461,9 +1499,18 @@ static void check_ragged(const char *path, long nrec) {
       for (int c = 0; c < 4; c++) {
         ck_assert(table[(offsets[k] + r) * 4 + c] == ragged_val(k, r, c));
       }
+      /* the aligned rows: the same offsets */
+      ck_assert(sum[(offsets[k] + r) * 2] == aligned_val(k, r, 0));
+      ck_assert(sum[(offsets[k] + r) * 2 + 1] == aligned_val(k, r, 1));
     }
     at += count[k];
   }
+  hid_t ds = H5Dopen2(f, "/contacts/sum", H5P_DEFAULT);
+  ck_assert_int_ge(ds, 0);
+  check_string_attr(ds, "units", "N s");
+  check_string_attr(ds, "aligned_with", "/contacts/table");
+  H5Dclose(ds);
+  free(sum);
   d = H5Dopen2(f, "/contacts/table", H5P_DEFAULT);
   check_string_attr(d, "units", "m, m, m, Pa");
   static const char *const cols[4] = {"x", "y", "z", "pressure"};

@@ -90,6 +90,19 @@ mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const
 int mbs_output_add_ragged(mbsWriter *w, const char *path, int ncols, const char *units,
                           const char *const *column_names, mbsError *err);
 
+/* A dataset aligned with the rows of ragged table h: path [R, ncols] float64 whose row k
+ * belongs with row k of h's table (a second table sharing its count and offsets, such as
+ * /contacts/impulse_since_record beside /contacts/table). Attributes: `units`, `columns`
+ * (column_names, may be NULL) and `aligned_with` (the path of h's table). At most 4 per
+ * ragged table, registered before the first record. Returns a handle for
+ * mbs_output_put_aligned or -1. */
+int mbs_output_add_aligned(mbsWriter *w, int h, const char *path, int ncols, const char *units,
+                           const char *const *column_names, mbsError *err);
+
+/* the rows of aligned dataset a for the next append: as many as mbs_output_put_rows gives
+ * its table (nrow x ncols, row-major), kept by pointer; required when that table has rows */
+void mbs_output_put_aligned(mbsWriter *w, int a, const double *rows);
+
 /* the row of series h for the next mbs_output_append: the pointer is kept (not the data)
  * until that append reads it; NULL: none (optional series only) */
 void mbs_output_put(mbsWriter *w, int h, const void *row);

@@ -86,12 +86,15 @@ typedef struct {
   int h_load_force;
   int h_contact_dissipated, h_contacts; /* models with contact pairs: the series and the
                                            ragged table /contacts (-1 otherwise) */
+  int h_contact_sum, h_contact_t1; /* /contacts/impulse_since_record and /contacts/tangent1,
+                                      aligned with the rows of /contacts/table */
   double contact_dissipated;
   int h_contact_iterations, h_contact_residual; /* the last step's contact solver */
   int contact_iterations;
   double contact_residual;
   long nrecord;         /* records given so far (the table's record column) */
-  double *contact_rows; /* (cap x CLI_CONTACT_COLS) the rows of the current record */
+  double *contact_rows; /* the rows of the current record: (cap x CLI_CONTACT_COLS) of the
+                           table, then (cap x 3) impulse sums, then (cap x 3) tangents t1 */
   int contact_cap;
   double obs[CLI_OBS_SCALARS];
   int iterations, factorizations, solves;

@@ -416,10 +416,14 @@ static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
 }
 
 /* contacts (models with contact pairs): /energy/contact_dissipated, the ragged table
- * /contacts/{count,offsets,table} of the last step's contacts, and their points with normals
- * in the sidecar */
+ * /contacts/{count,offsets,table} of the contacts since the previous record (each with the
+ * geometry and impulses of its last step), beside it row by row the impulse each contact
+ * gave over all those steps (/contacts/impulse_since_record: with a coarse output.every no
+ * impact between records is lost) and the tangent t1 of the step's impulse columns
+ * (/contacts/tangent1; t2 = normal x t1), and the points with normals in the sidecar */
 static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *err) {
   out->h_contact_dissipated = out->h_contacts = -1;
+  out->h_contact_sum = out->h_contact_t1 = -1;
   out->h_contact_iterations = out->h_contact_residual = -1;
   if (m->npair == 0) {
     return MBS_OK;
@@ -427,6 +431,7 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   static const char *const cols[CLI_CONTACT_COLS] = {
       "record",   "body_a",   "body_b", "point_x",   "point_y",   "point_z",   "normal_x",
       "normal_y", "normal_z", "gap",    "impulse_n", "impulse_t1", "impulse_t2", "status"};
+  static const char *const xyz[3] = {"x", "y", "z"};
   out->h_contact_dissipated =
       series(out, "/energy/contact_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
   out->h_contact_iterations =
@@ -448,8 +453,18 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   if (out->h_contacts < 0) {
     return err->status;
   }
+  out->h_contact_sum = mbs_output_add_aligned(
+      out->w, out->h_contacts, "/contacts/impulse_since_record", 3,
+      "N s (world components, on body b; -impulse on body a)", xyz, err);
+  out->h_contact_t1 = out->h_contact_sum < 0
+                          ? -1
+                          : mbs_output_add_aligned(out->w, out->h_contacts, "/contacts/tangent1",
+                                                   3, "1", xyz, err);
+  if (out->h_contact_t1 < 0) {
+    return err->status;
+  }
   out->contact_cap = 16;
-  out->contact_rows = malloc((size_t)out->contact_cap * CLI_CONTACT_COLS * sizeof(double));
+  out->contact_rows = malloc((size_t)out->contact_cap * (CLI_CONTACT_COLS + 6) * sizeof(double));
   if (!out->contact_rows) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
   }
@@ -464,8 +479,8 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   return mbs_output_add_grid(out->w, &grid, err);
 }
 
-/* the rows of the last step's contacts; grows its row buffer outside the step loop (a
- * record), and on failure writes the rows it has room for */
+/* the rows of the contacts since the previous record; grows its row buffer outside the step
+ * loop (a record), and on failure writes the rows it has room for */
 static void put_contacts(cliOutput *out, const mbsData *d) {
   if (out->h_contacts < 0) {
     return;
@@ -479,7 +494,8 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
   const mbsContactRecord *c = NULL;
   int n = mbs_solver_contacts(d, &c);
   if (n > out->contact_cap) {
-    double *grown = realloc(out->contact_rows, (size_t)n * CLI_CONTACT_COLS * sizeof(double));
+    double *grown =
+        realloc(out->contact_rows, (size_t)n * (CLI_CONTACT_COLS + 6) * sizeof(double));
     if (grown) {
       out->contact_rows = grown;
       out->contact_cap = n;
@@ -487,6 +503,9 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
       n = out->contact_cap;
     }
   }
+  /* the three blocks of the buffer (their sizes follow the capacity) */
+  double *sum = out->contact_rows + (size_t)out->contact_cap * CLI_CONTACT_COLS;
+  double *t1 = sum + 3 * (size_t)out->contact_cap;
   for (int k = 0; k < n; k++) {
     double *r = out->contact_rows + (size_t)k * CLI_CONTACT_COLS;
     r[0] = (double)out->nrecord;
@@ -496,11 +515,15 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
       r[3 + i] = c[k].point[i];
       r[6 + i] = c[k].normal[i];
       r[10 + i] = c[k].impulse[i];
+      sum[3 * k + i] = c[k].impulse_sum[i];
+      t1[3 * k + i] = c[k].tangent[0][i];
     }
     r[9] = c[k].gap;
     r[13] = c[k].status;
   }
   mbs_output_put_rows(out->w, out->h_contacts, out->contact_rows, n);
+  mbs_output_put_aligned(out->w, out->h_contact_sum, sum);
+  mbs_output_put_aligned(out->w, out->h_contact_t1, t1);
 }
 
 /* spacetime: the action integral of each temporal element (seed 003 sec. 4.2), a ragged

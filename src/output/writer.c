@@ -2,7 +2,8 @@
  *
  * The writer keeps a registry: the code that owns a quantity declares its series (path,
  * type, row shape, units: mbs_output_add_series) or ragged table (mbs_output_add_ragged:
- * count, offsets and rows), gives a row per record (mbs_output_put) and the writer stores
+ * count, offsets and rows; mbs_output_add_aligned: more datasets with a row for each of
+ * the table's rows), gives a row per record (mbs_output_put) and the writer stores
  * them; it names no model or integrator quantity itself, only /time.
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
@@ -74,13 +75,19 @@ typedef struct {
   hsize_t nbuf;       /* rows buffered, <= chunk_rows */
   int optional;       /* a record without a row writes NaN */
   int nonfinite_ok;   /* NaN and infinity are data here */
-  int table;          /* 1: the table of a ragged series (rows are not records) */
+  int table;          /* 1: the table of a ragged series, 2: a dataset aligned with such a
+                         table (mbs_output_add_aligned); their rows are not records */
   const void *row;    /* the row given for the next record, NULL when none */
 } series;
+
+/* datasets aligned row by row with one ragged table (mbs_output_add_aligned) */
+#define RAGGED_ALIGNED_MAX 4
 
 /* a ragged table: three series and the rows of every record (for the sidecar) */
 typedef struct {
   int count_h, offsets_h, table_h; /* series handles */
+  int aligned_h[RAGGED_ALIGNED_MAX]; /* (naligned) series handles of the aligned datasets */
+  int naligned;
   int ncols;
   const double *rows;              /* the rows given for the next record */
   long nrow;
@@ -881,6 +888,17 @@ static const char *nonfinite(const mbsWriter *w, double *bad) {
         return s->path;
       }
     }
+    for (int j = 0; j < r->naligned; j++) {
+      const series *a = &w->s[r->aligned_h[j]];
+      const double *x = a->row;
+      long nval = r->nrow * (long)(a->row_bytes / sizeof(double));
+      for (long k = 0; x && k < nval; k++) {
+        if (!isfinite(x[k])) {
+          *bad = x[k];
+          return a->path;
+        }
+      }
+    }
   }
   return NULL;
 }
@@ -1313,6 +1331,35 @@ nomem:
   return -1;
 }
 
+int mbs_output_add_aligned(mbsWriter *w, int h, const char *path, int ncols, const char *units,
+                           const char *const *column_names, mbsError *err) {
+  if (!w || h < 0 || h >= w->nr || ncols < 1 || w->r[h]->naligned == RAGGED_ALIGNED_MAX) {
+    mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                  "output file '%s': bad aligned dataset '%s' (no such ragged table, no "
+                  "column, or more than %d aligned with one table)",
+                  w ? w->path : "?", path ? path : "(null)", RAGGED_ALIGNED_MAX);
+    return -1;
+  }
+  ragged *r = w->r[h];
+  mbsSeriesSpec spec = {
+      .path = path, .type = MBS_OUT_FLOAT64, .rank = 1, .shape = {ncols}, .units = units};
+  int a = add_series(w, &spec, 2, err);
+  if (a < 0) {
+    return -1;
+  }
+  /* which table's rows these are: tools slice it by that table's count and offsets */
+  if (attr_string(w->s[a].dset, "aligned_with", w->s[r->table_h].path) < 0) {
+    h5_fail(err, w->path, "write attribute 'aligned_with' of", path);
+    return -1;
+  }
+  if (column_names &&
+      mbs_output_series_attr(w, a, "columns", column_names, ncols, err) != MBS_OK) {
+    return -1;
+  }
+  r->aligned_h[r->naligned++] = a;
+  return a;
+}
+
 void mbs_output_put(mbsWriter *w, int h, const void *row) {
   if (w && h > TIME_SERIES && h < w->ns && !w->s[h].table) {
     w->s[h].row = row;
@@ -1323,6 +1370,12 @@ void mbs_output_put_rows(mbsWriter *w, int h, const double *rows, long nrow) {
   if (w && h >= 0 && h < w->nr) {
     w->r[h]->rows = rows;
     w->r[h]->nrow = rows ? nrow : 0;
+  }
+}
+
+void mbs_output_put_aligned(mbsWriter *w, int a, const double *rows) {
+  if (w && a > TIME_SERIES && a < w->ns && w->s[a].table == 2) {
+    w->s[a].row = rows;
   }
 }
 
@@ -1419,6 +1472,20 @@ mbsStatus mbs_output_append(mbsWriter *w, double t, mbsError *err) {
       return st;
     }
   }
+  /* nor the rows of an aligned dataset when its table has rows */
+  for (int i = 0; i < w->nr; i++) {
+    const ragged *r = w->r[i];
+    for (int j = 0; j < r->naligned && r->nrow > 0; j++) {
+      const series *a = &w->s[r->aligned_h[j]];
+      if (!a->row) {
+        mbsStatus st = mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                                     "output file '%s': record %ld: no rows given for %s",
+                                     w->path, w->count, a->path);
+        forget_rows(w);
+        return st;
+      }
+    }
+  }
 
   char reason[H5_REASON_MAX];
 
@@ -1488,12 +1555,18 @@ mbsStatus mbs_output_append(mbsWriter *w, double t, mbsError *err) {
   for (int i = 0; i < w->nr; i++) {
     ragged *r = w->r[i];
     series *s = &w->s[r->table_h];
-    for (long k = 0; k < r->nrow; k++) {
-      series_push(s, r->rows + (size_t)k * (size_t)r->ncols);
-      if ((s->dims[0] + s->nbuf) % s->chunk_rows == 0 && series_write(s, reason) < 0) {
-        w->broken = 1;
-        forget_rows(w);
-        return h5_fail_reason(err, w->path, "write dataset", s->path, reason);
+    for (int j = -1; j < r->naligned; j++) {
+      /* the table, then each aligned dataset: the same number of rows */
+      series *a = j < 0 ? s : &w->s[r->aligned_h[j]];
+      const double *rows = j < 0 ? r->rows : a->row;
+      size_t width = j < 0 ? (size_t)r->ncols : a->row_bytes / sizeof(double);
+      for (long k = 0; k < r->nrow; k++) {
+        series_push(a, rows + (size_t)k * width);
+        if ((a->dims[0] + a->nbuf) % a->chunk_rows == 0 && series_write(a, reason) < 0) {
+          w->broken = 1;
+          forget_rows(w);
+          return h5_fail_reason(err, w->path, "write dataset", a->path, reason);
+        }
       }
     }
     r->total += r->nrow;

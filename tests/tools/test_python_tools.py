@@ -1,6 +1,6 @@
 """The Python tools: scripts/mbsim.py loads a run (arrays, metadata, deck), mbsim-plot writes
 its four PNG plots, mbsim-compare says equal for two runs of the same deck (bit-identical)
-and different after a --set change, with exit status 0, 1 and 2."""
+and different after a --set change, with exit status 0, 1 and 2, in time and with --exact."""
 import os
 import subprocess
 import sys
@@ -73,26 +73,39 @@ def compare(*args):
 
 
 code, out_, _ = compare(a, b)
-check(code == 0 and out_.startswith("equal:"), "same deck twice: equal, exit 0 (%s)" %
+check(code == 0 and out_.splitlines()[-1].startswith("equal:") and
+      "times: the same 201 records" in out_, "same deck twice: equal, exit 0 (%s)" %
+      out_.strip())
+code, out_, _ = compare(a, b, "--exact")
+check(code == 0 and out_.startswith("equal:"), "--exact: same deck twice: equal, exit 0 (%s)" %
       out_.strip())
 code, out_, _ = compare(a, c)
-check(code == 1 and "/state/q:" in out_ and "/bodies/position:" in out_ and
-      "different:" in out_, "after --set parameters.m2=1.5: different, exit 1")
+check(code == 1 and "/state/q[bob1.phi.x]:" in out_ and "/bodies/position[bob2]:" in out_ and
+      "different:" in out_, "after --set parameters.m2=1.5: different, exit 1, by entity")
 check("/bodies/names" not in out_ and "/time:" not in out_,
       "only the datasets that differ are listed")
+code, out_, _ = compare(a, c, "--exact")
+check(code == 1 and "/state/q:" in out_ and "/bodies/position:" in out_ and
+      "different:" in out_ and "/time:" not in out_,
+      "--exact after --set parameters.m2=1.5: different, exit 1")
 code, out_, _ = compare(a, c, "--rtol", "1", "--atol", "100")
 check(code == 0, "within generous tolerances: equal")
 code, out_, _ = compare(a, c, "--atol", "1e-3", "--exclude", "solver/*")
 check(code == 1 and "/solver/iterations" not in out_, "--exclude skips datasets")
 _, _, _, short = run(DP, "--t-end", "1")
 code, out_, _ = compare(a, short)
-check(code == 1 and "shapes differ" in out_, "different lengths: different")
+check(code == 1 and "/time: A covers [0, 2] s, B [0, 1] s" in out_,
+      "different lengths: different time spans (%s)" % out_.strip()[-200:])
+code, out_, _ = compare(a, short, "--exact")
+check(code == 1 and "shapes differ" in out_, "--exact: different lengths: different shapes")
 extra = os.path.join(TMP, "extra.h5")
 with h5py.File(a, "r") as f, h5py.File(extra, "w") as g:
     for k in ("time", "state", "energy"):
         f.copy(k, g)
 code, out_, _ = compare(a, extra)
 check(code == 1 and "only in %s" % a in out_, "a dataset in one file only: different")
+code, out_, _ = compare(a, extra, "--exact")
+check(code == 1 and "only in %s" % a in out_, "--exact: a dataset in one file only: different")
 code, _, err = compare(a)
 check(code == 2, "one file only: usage error, exit 2")
 code, _, err = compare(a, os.path.join(TMP, "missing.h5"))
