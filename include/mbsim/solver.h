@@ -59,6 +59,10 @@ typedef struct mbsData {
   double contact_residual;   /* prox residual left by the last step's contact solver,
                                 relative to its velocity scale */
   long contact_sweeps;       /* all contact solver sweeps */
+  long contact_stalled;      /* steps whose contact residual was accepted above
+                                contact_tolerance (the solver stalled, at most 1e-6 of the
+                                velocity scale) */
+  double contact_stall_max;  /* the largest such residual, relative */
   int contact_active_max;    /* most contacts in one step's contact problem */
   double contact_gap_min;    /* [m] smallest gap after a step's position projection (0 until
                                 a contact was seen) */

@@ -167,6 +167,7 @@ typedef struct {
     int pair, feature;
   } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
   int nforce;
+  int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
   double stall; /* [m/s] the residual an island of the last contact problem stalled at (0:
                    none): the step's check accepts what the problem could reach */
   /* [J] what the step dissipated: by the normal laws (and the position projection), by
@@ -1527,9 +1528,15 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
       if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
           m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
-        w->force[w->nforce].pair = key->pair;
-        w->force[w->nforce++].feature = key->feature;
-        *retry = 1;
+        /* only a point that was approaching at the step's start: one that an impulse of the
+         * step set moving (a ball struck towards a wall within the step) meets its obstacle
+         * in a later impact of its own, after the projection */
+        contact_columns(m, key, d->q, key->pa, key->pb);
+        if (wdot(key, 0, w->base.v_prev) < 0.0) {
+          w->force[w->nforce].pair = key->pair;
+          w->force[w->nforce++].feature = key->feature;
+          *retry = 1;
+        }
       }
       key->impact = 0;
       key->gend = 0.0;
@@ -1814,7 +1821,14 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
     r->gap = c->gap1;
     d->contact_gap_min = fmin(d->contact_gap_min, c->gap1);
     memcpy(r->impulse, c->L, sizeof(r->impulse));
-    r->status = c->status;
+    /* open, stuck or sliding by the impulse (the status of a warm start that needed no
+     * solve would be stale) */
+    r->status = c->L[0] > 0.0
+                    ? (hypot(c->L[1], c->L[2]) < c->mu * c->L[0] * (1.0 - 1e-9) ? 1 : 2)
+                    : 0;
+    if (k >= nc) {
+      r->status = c->status; /* a penalty point: sliding or not by its slip speed */
+    }
   }
   if (w->npen > 0) {
     qsort(w->stepr, (size_t)w->nstep, sizeof(*w->stepr), record_qsort_cmp);
@@ -1883,6 +1897,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   w->nc = nc;
   w->stall = 0.0;
+  w->step_stalled = 0;
   /* the contact frames at the step's evaluation point, predicted as q0 + theta dt u0: the
    * material points that touch there carry the impulses (em: a rolling body's contact does
    * no work) */
@@ -1974,12 +1989,15 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
     set_targets(w, b->v_prev);
     /* the velocity scale of the contact problem */
     double vscale = contact_vscale(m, w, b->v_prev, dt);
+    double res_prev = INFINITY;
+    int stalled = 0;
     for (outer = 1; st == MBS_OK && outer <= CONTACT_OUTER; outer++) {
       end_velocity(m, w, dt, w->u);
       /* the prox residual (with the r of the last Delassus blocks) first: the step's
        * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
       double goal = fmax(m->contact_tolerance * vscale, fmin(4.0 * w->stall, STALL_ACCEPT * vscale));
+      if (getenv("ODBG") && t0 > atof(getenv("ODBG"))) fprintf(stderr, "t0=%.6f dt=%.2e outer %d res0/vscale=%.3e goal/vscale=%.3e nc=%d\n", t0, dt, outer, res0/vscale, goal/vscale, nc);
       if (res0 <= goal && !newton_done) {
         /* the impulses hold at the linear model's point: the step's equations with them to
          * the Newton tolerance, and the check again */
@@ -1987,10 +2005,15 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         newton_done = 1;
         continue;
       }
-      if (res0 <= goal) {
+      /* the alternation stagnates at a floor (the nonlinear step's own accuracy, amplified by
+       * 1 / dt in the end velocities): a residual that no longer halves is accepted within
+       * STALL_ACCEPT, like a contact problem that stalls */
+      if (res0 <= goal || (outer > 2 && res0 > 0.5 * res_prev && res0 <= STALL_ACCEPT * vscale)) {
         cres = res0 / vscale;
+        stalled = res0 > m->contact_tolerance * vscale;
         break;
       }
+      res_prev = res0;
       if (outer > 1) {
         st = contact_matrices(d, w, err);
         if (st != MBS_OK) {
@@ -2020,6 +2043,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
       newton_done = 1;
     }
+    w->step_stalled = stalled;
     if (st == MBS_OK && outer > CONTACT_OUTER) {
       snprintf(why, sizeof(why),
                "the contact impulses and the step did not agree after %d alternations (prox "
@@ -2085,6 +2109,10 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   mbs_assemble_work(m, d, b, &s, b->qm, b->vm, t0 + s.tf, t0 + s.alpha * dt, b->mu, 1.0 / (dt * dt),
                     1.0, &d->external_work, &d->dissipated);
+  if (w->step_stalled) {
+    d->contact_stalled++;
+    d->contact_stall_max = fmax(d->contact_stall_max, cres);
+  }
   st = finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
   (void)nq;
   return st;
