@@ -58,6 +58,21 @@ mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err);
  * of the contacts l coupled to k (the diagonal among them), columns ascending, the pattern
  * symmetric. Solved: L_k in {L_N >= 0, |L_T| <= mu_k L_N} with xi_N >= 0, L_N xi_N = 0 and
  * Coulomb's law on xi_T (seed 002 eq. 2.35b, c). */
+/* A penalty contact's law over a step of size dt (seed 002 sec. 2.3.1): a spring of
+ * stiffness k [N/m] with the potential V(g) = k min(g, 0)^2 / 2 and a damper c [N s/m] on
+ * the gap g; over the step the gap goes from g0 to g1 = g0 + dt gbar with the mean normal
+ * velocity gbar = gbar0 + theta xi_N (xi_N the end velocity), and the normal impulse is
+ *     L_N = dt max(0, -(V(g1) - V(g0)) / (g1 - g0) - c gbar),
+ * the spring's discrete gradient (its work is exactly -(V(g1) - V(g0)) at theta = 1/2);
+ * Coulomb's friction regularized below the slip speed vreg [m/s]: L_T = -mu L_N xi_T /
+ * max(|xi_T|, vreg). */
+typedef struct {
+  double k, c, g0, gbar0, theta, dt, vreg;
+} mbsContactPenalty;
+
+/* L_N of a penalty law at the end velocity xi_N [N s], and dL_N/dxi_N into *dl (may be NULL) */
+double mbs_contact_penalty_impulse(const mbsContactPenalty *pl, double xiN, double *dl);
+
 typedef struct {
   int n;              /* contacts */
   const int *gptr;    /* (n + 1) first block of each block row */
@@ -74,6 +89,9 @@ typedef struct {
   double accept;      /* [m/s] >= tol: an island whose every method stalls short of tol is
                          accepted at a residual up to this (counted in mbsContactStats) */
   int max_iter;       /* the sweeps and Newton iterations an island may take */
+  /* (n) NULL, or each contact's penalty law (k > 0: a penalty contact, mbsContactPenalty;
+   * k = 0: unilateral) */
+  const mbsContactPenalty *pen;
 } mbsContactProblem;
 
 typedef struct {
@@ -82,6 +100,15 @@ typedef struct {
   double residual;      /* [m/s] the largest residual left */
   int stalled;          /* islands accepted above tol (at most accept) */
 } mbsContactStats;
+
+/* One contact's law at its impulse L [N s] and velocities xi [m/s]: the residual Phi (3),
+ * zero where the law holds, and (A, B not NULL) its derivative dPhi / dL = A + B dxi/dL (3 x 3
+ * row-major each; merit not NULL: adds sum (Phi_a / r)^2). Unilateral (pl NULL): Phi = L -
+ * prox(L - r xi) onto {L_N >= 0, |L_T| <= mu L_N} (r > 0 [kg]); penalty: Phi_N = L_N -
+ * mbs_contact_penalty_impulse and Phi_T = L_T + mu L_N xi_T / max(|xi_T|, vreg). Returns max
+ * |Phi_a| / r [m/s]. */
+double mbs_contact_law(double mu, double r, const mbsContactPenalty *pl, const double L[3],
+                       const double xi[3], double phi[3], double *A, double *B, double *merit);
 
 typedef struct mbsContactSolver mbsContactSolver;
 

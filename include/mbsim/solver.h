@@ -53,6 +53,8 @@ typedef struct mbsData {
                                 the mean of each step's start and end velocities) and of the
                                 position projection; a penalty contact's damping */
   double friction_dissipated;  /* [J] by Coulomb's law: the work of the tangential impulses */
+  double contact_potential;    /* [J] the penalty contacts' springs, 1/2 k g^2 over the
+                                  penetrating points at q: part of the potential energy */
   double numerical_dissipated; /* [J] by the theta method itself (theta > 1/2, and the
                                   projection of the velocities onto the constraints) */
   int contact_iterations;    /* contact solver sweeps of the last step (moreau) */

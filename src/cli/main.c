@@ -688,6 +688,7 @@ int main(int argc, char **argv) {
    * kinetic energy itself, it does not grow when the motion blows up */
   double T0, V0;
   mbs_energy(m, d->q, d->v, &T0, &V0);
+  V0 += d->contact_potential;
   double E0 = o.kinetic + o.potential;
   double B0 = T0 + V0 - d->external_work + d->dissipated;
   double Escale = fmax(fabs(E0), T0), dEmax = 0.0, vmax = o.violation;
@@ -726,6 +727,7 @@ int main(int argc, char **argv) {
     /* the energy monitor, every step */
     double T, V;
     mbs_energy(m, d->q, d->v, &T, &V);
+    V += d->contact_potential;
     double gain = T + V - d->external_work + d->dissipated - B0;
     Escale = fmax(Escale, B0 + d->external_work - d->dissipated - V);
     dEmax = fmax(dEmax, fabs(gain));

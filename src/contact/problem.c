@@ -51,7 +51,8 @@ struct mbsContactSolver {
   int *local;       /* (cap) index of a contact within its island */
   int *pos;         /* (cap) fill counters */
   double *Lb;       /* (3 cap) the start impulses */
-  double *xi, *phi, *D, *dL, *Lt, *xit, *phit, *gd, *best, *r; /* (3 cap), D (9 cap), r (cap) */
+  double *xi, *phi, *D, *B, *dL, *Lt, *xit, *phit, *gd, *best, *r; /* (3 cap), D, B: the
+                                                       Jacobian blocks A, B (9 cap), r (cap) */
   int *tpos;        /* (blocks) position of the transposed block */
   int bcap;
   /* the Newton matrix of an island: dense (N x N, column-major) or CSC */
@@ -77,7 +78,7 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs) {
     return;
   }
   void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos, cs->Lb, cs->xi, cs->phi,
-                  cs->D,      cs->dL,     cs->Lt,    cs->xit,   cs->phit, cs->gd, cs->best,
+                  cs->D,      cs->B,      cs->dL,     cs->Lt,    cs->xit,   cs->phit, cs->gd, cs->best,
                   cs->r,      cs->tpos,   cs->H,     cs->piv,   cs->hp,  cs->hi, cs->hx};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
@@ -109,6 +110,7 @@ static mbsStatus reserve(mbsContactSolver *cs, int n, int nblock, mbsError *err)
          grow((void **)&cs->Lb, c3, sizeof(double)) && grow((void **)&cs->xi, c3, sizeof(double)) &&
          grow((void **)&cs->phi, c3, sizeof(double)) &&
          grow((void **)&cs->D, 3 * c3, sizeof(double)) &&
+         grow((void **)&cs->B, 3 * c3, sizeof(double)) &&
          grow((void **)&cs->dL, c3, sizeof(double)) && grow((void **)&cs->Lt, c3, sizeof(double)) &&
          grow((void **)&cs->xit, c3, sizeof(double)) &&
          grow((void **)&cs->phit, c3, sizeof(double)) &&
@@ -169,22 +171,91 @@ static void prox_deriv(double mu, double y[3], double *D) {
   y[2] = lim * e2;
 }
 
-/* Phi = L - prox(L - r xi) of one contact and its derivative's D; returns max |Phi_a| / r and
- * adds (Phi_a / r)^2 to *merit */
-static double phi_one(double mu, double r, const double L[3], const double xi[3], double phi[3],
-                      double *D, double *merit) {
-  double y[3];
-  for (int a = 0; a < 3; a++) {
-    y[a] = L[a] - r * xi[a];
+/* mbs_contact_law (contact.h): unilateral, A = I - D, B = r D with D the prox map's
+ * derivative; penalty, the derivatives of its two laws */
+/* V(g) = k min(g, 0)^2 / 2 and V'(g) */
+static double pen_v(double k, double g) {
+  return g < 0.0 ? 0.5 * k * g * g : 0.0;
+}
+
+double mbs_contact_penalty_impulse(const mbsContactPenalty *pl, double xiN, double *dl) {
+  double gbar = pl->gbar0 + pl->theta * xiN, dg = pl->dt * gbar, g0 = pl->g0, g1 = g0 + dg;
+  double k = pl->k, dv, ddv; /* the discrete gradient of V and its derivative in g1 */
+  if (fabs(dg) > 1e-9 * (fabs(g0) + fabs(g1)) + 1e-300) {
+    dv = (pen_v(k, g1) - pen_v(k, g0)) / dg;
+    ddv = ((g1 < 0.0 ? k * g1 : 0.0) - dv) / dg;
+  } else {
+    double gm = 0.5 * (g0 + g1);
+    dv = gm < 0.0 ? k * gm : 0.0;
+    ddv = gm < 0.0 ? 0.5 * k : 0.0;
   }
-  prox_deriv(mu, y, D);
+  double f = pl->dt * (-dv - pl->c * gbar);
+  if (dl) {
+    *dl = f > 0.0 ? -pl->dt * pl->theta * (pl->dt * ddv + pl->c) : 0.0;
+  }
+  return f > 0.0 ? f : 0.0;
+}
+
+double mbs_contact_law(double mu, double r, const mbsContactPenalty *pl, const double L[3],
+                       const double xi[3], double phi[3], double *A, double *B, double *merit) {
+  if (pl) {
+    double dl, f = mbs_contact_penalty_impulse(pl, xi[0], &dl);
+    double t = hypot(xi[1], xi[2]), v = fmax(t, pl->vreg);
+    double s1 = xi[1] / v, s2 = xi[2] / v;
+    phi[0] = L[0] - f;
+    phi[1] = L[1] + mu * L[0] * s1;
+    phi[2] = L[2] + mu * L[0] * s2;
+    if (A) {
+      memset(A, 0, 9 * sizeof(double));
+      memset(B, 0, 9 * sizeof(double));
+      A[0] = A[4] = A[8] = 1.0;
+      A[3] = mu * s1;
+      A[6] = mu * s2;
+      B[0] = -dl;
+      /* ds/dx: I / v in the regularized range, (I - e e^T) / |x| beyond */
+      double c = mu * L[0] / v, e1 = t > 0.0 ? xi[1] / t : 0.0, e2 = t > 0.0 ? xi[2] / t : 0.0;
+      int slide = t > pl->vreg;
+      B[4] = c * (1.0 - (slide ? e1 * e1 : 0.0));
+      B[5] = B[7] = -c * (slide ? e1 * e2 : 0.0);
+      B[8] = c * (1.0 - (slide ? e2 * e2 : 0.0));
+    }
+  } else {
+    double y[3], D[9];
+    for (int a = 0; a < 3; a++) {
+      y[a] = L[a] - r * xi[a];
+    }
+    prox_deriv(mu, y, A ? D : NULL);
+    for (int a = 0; a < 3; a++) {
+      phi[a] = L[a] - y[a];
+    }
+    if (A) {
+      for (int i = 0; i < 9; i++) {
+        A[i] = (i % 4 == 0 ? 1.0 : 0.0) - D[i];
+        B[i] = r * D[i];
+      }
+    }
+  }
   double res = 0.0;
   for (int a = 0; a < 3; a++) {
-    phi[a] = L[a] - y[a];
     res = fmax(res, fabs(phi[a]) / r);
-    *merit += (phi[a] / r) * (phi[a] / r);
+    if (merit) {
+      *merit += (phi[a] / r) * (phi[a] / r);
+    }
   }
   return res;
+}
+
+/* mbs_contact_law for contact k of p */
+static double law_phi(const mbsContactProblem *p, const mbsContactSolver *cs, int k,
+                      const double L[3], const double xi[3], double phi[3], double *A, double *B,
+                      double *merit) {
+  const mbsContactPenalty *pl = p->pen && p->pen[k].k > 0.0 ? &p->pen[k] : NULL;
+  return mbs_contact_law(p->mu[k], cs->r[k], pl, L, xi, phi, A, B, merit);
+}
+
+/* 1 if contact k follows the penalty law */
+static int penalty(const mbsContactProblem *p, int k) {
+  return p->pen && p->pen[k].k > 0.0;
 }
 
 /* x = A^-1 b for a 3 x 3 row-major A (Cramer); 0 when singular */
@@ -212,45 +283,52 @@ static int solve3(const double A[9], const double b[3], double x[3]) {
 }
 
 /* One contact's problem with the others fixed: xi = x0 + G L (G its 3 x 3 block), exactly.
- * Open when x0_N >= 0; else stuck when the impulse that stops it lies in the cone;
- * frictionless, the normal alone; else sliding, by Newton on Phi with the
- * Levenberg-Marquardt term and a line search, from prox(L). L in/out. */
-static void local_solve(double mu, double r, const double G[9], const double x0[3], double L[3],
-                        double tol) {
-  if (x0[0] >= 0.0) {
-    L[0] = L[1] = L[2] = 0.0;
-    return;
+ * Unilateral: open when x0_N >= 0; else stuck when the impulse that stops it lies in the
+ * cone; frictionless, the normal alone; else sliding. Sliding and penalty contacts by Newton
+ * on Phi (law_phi) with the Levenberg-Marquardt term and a line search, from the start
+ * impulse. L in/out. */
+static void local_solve(const mbsContactProblem *p, const mbsContactSolver *cs, int k,
+                        const double G[9], const double x0[3], double L[3]) {
+  double mu = p->mu[k], r = cs->r[k], tol = p->tol;
+  if (!penalty(p, k)) {
+    if (x0[0] >= 0.0) {
+      L[0] = L[1] = L[2] = 0.0;
+      return;
+    }
+    double b[3] = {-x0[0], -x0[1], -x0[2]}, x[3];
+    if (mu > 0.0 && solve3(G, b, x) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0]) {
+      memcpy(L, x, sizeof(x));
+      return;
+    }
+    if (mu == 0.0) {
+      L[0] = G[0] > 0.0 ? -x0[0] / G[0] : 0.0;
+      L[1] = L[2] = 0.0;
+      return;
+    }
+    prox_deriv(mu, L, NULL);
+  } else {
+    L[0] = fmax(L[0], 0.0);
   }
-  double b[3] = {-x0[0], -x0[1], -x0[2]}, x[3];
-  if (mu > 0.0 && solve3(G, b, x) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0]) {
-    memcpy(L, x, sizeof(x));
-    return;
-  }
-  if (mu == 0.0) {
-    L[0] = G[0] > 0.0 ? -x0[0] / G[0] : 0.0;
-    L[1] = L[2] = 0.0;
-    return;
-  }
-  prox_deriv(mu, L, NULL);
   double gmax = fmax(G[0], fmax(G[4], G[8]));
+  double vsc = fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]) + 1e-300;
   for (int it = 0; it < LOCAL_ITER; it++) {
-    double xi[3], phi[3], D[9], merit = 0.0;
+    double xi[3], phi[3], A[9], B[9], merit = 0.0;
     for (int a = 0; a < 3; a++) {
       xi[a] = x0[a] + G[3 * a] * L[0] + G[3 * a + 1] * L[1] + G[3 * a + 2] * L[2];
     }
-    double res = phi_one(mu, r, L, xi, phi, D, &merit);
+    double res = law_phi(p, cs, k, L, xi, phi, A, B, &merit);
     if (res <= GOAL * tol) {
       return;
     }
-    double eps = gmax * fmin(LM_MAX, fmax(LM_MIN, res / (fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]))));
+    double eps = gmax * fmin(LM_MAX, fmax(LM_MIN, res / vsc));
     double H[9], dL[3], mphi[3] = {-phi[0], -phi[1], -phi[2]};
     for (int a = 0; a < 3; a++) {
       for (int c = 0; c < 3; c++) {
-        double s = 0.0;
+        double sum = 0.0;
         for (int e = 0; e < 3; e++) {
-          s += D[3 * a + e] * G[3 * e + c];
+          sum += B[3 * a + e] * G[3 * e + c];
         }
-        H[3 * a + c] = r * s + (a == c ? 1.0 : 0.0) - D[3 * a + c] * (1.0 - r * eps);
+        H[3 * a + c] = sum + A[3 * a + c] + eps * B[3 * a + c];
       }
     }
     if (!solve3(H, mphi, dL)) {
@@ -266,7 +344,7 @@ static void local_solve(double mu, double r, const double G[9], const double x0[
       for (int a = 0; a < 3; a++) {
         xt[a] = x0[a] + G[3 * a] * Lt[0] + G[3 * a + 1] * Lt[1] + G[3 * a + 2] * Lt[2];
       }
-      phi_one(mu, r, Lt, xt, pt, NULL, &mt);
+      law_phi(p, cs, k, Lt, xt, pt, NULL, NULL, &mt);
       if (mt <= (1.0 - 1e-4 * alpha) * merit) {
         break;
       }
@@ -276,6 +354,9 @@ static void local_solve(double mu, double r, const double G[9], const double x0[
       break;
     }
     memcpy(L, Lt, sizeof(Lt));
+  }
+  if (penalty(p, k)) {
+    return;
   }
   /* the fixed point of the prox map (contracts for r G <= 1) as the last resort */
   for (int it = 0; it < 200; it++) {
@@ -319,7 +400,7 @@ static double island_residual(const mbsContactProblem *p, mbsContactSolver *cs, 
   for (int i = 0; i < n; i++) {
     int k = mem[i];
     xi_row(p, cs, k, L, cs->xi + 3 * k);
-    res = fmax(res, phi_one(p->mu[k], cs->r[k], L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k, NULL,
+    res = fmax(res, law_phi(p, cs, k, L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k, NULL, NULL,
                             &merit));
   }
   return res;
@@ -346,7 +427,7 @@ static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *m
       for (int a = 0; a < 3; a++) {
         x0[a] = xi[a] - (Gkk[3 * a] * L0[0] + Gkk[3 * a + 1] * L0[1] + Gkk[3 * a + 2] * L0[2]);
       }
-      local_solve(p->mu[k], cs->r[k], Gkk, x0, L, p->tol);
+      local_solve(p, cs, k, Gkk, x0, L);
       for (int a = 0; a < 3; a++) {
         chg = fmax(chg, fabs(L[a] - L0[a]) / cs->r[k]);
       }
@@ -461,8 +542,8 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   for (int i = 0; i < n; i++) {
     int k = mem[i];
     xi_row(p, cs, k, p->L, cs->xi + 3 * k);
-    r0 = fmax(r0, phi_one(p->mu[k], cs->r[k], p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
-                          cs->D + 9 * k, &merit));
+    r0 = fmax(r0, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
+                          cs->D + 9 * k, cs->B + 9 * k, &merit));
   }
   *res = r0;
   double lm = 1.0; /* raises the Levenberg-Marquardt term after a failed line search */
@@ -470,7 +551,8 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   int it, slow = 0;
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol && slow < STALL_ITER; it++) {
     double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
-    /* H = I - D (I - R (G + eps I)), row 3k + a: r_k D_k G_k. + (I - D_k (1 - r_k eps)) */
+    /* H_kl = B_k G_kl + delta_kl (A_k + eps B_k) (law_phi; unilateral: I - D (I - R (G +
+     * eps I))) */
     if (dense) {
       memset(cs->H, 0, (size_t)N * N * sizeof(double));
     }
@@ -481,12 +563,11 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
           int k = p->gcol[q], kl = cs->local[k];
           const double *g = p->gval + 9 * (size_t)cs->tpos[q]; /* block (k, l) */
-          const double *Dk = cs->D + 9 * k;
-          double rk = cs->r[k];
+          const double *Ak = cs->D + 9 * k, *Bk = cs->B + 9 * k;
           for (int a = 0; a < 3; a++) {
-            double v = rk * (Dk[3 * a] * g[b] + Dk[3 * a + 1] * g[3 + b] + Dk[3 * a + 2] * g[6 + b]);
+            double v = Bk[3 * a] * g[b] + Bk[3 * a + 1] * g[3 + b] + Bk[3 * a + 2] * g[6 + b];
             if (k == l) {
-              v += (a == b ? 1.0 : 0.0) - Dk[3 * a + b] * (1.0 - rk * eps);
+              v += Ak[3 * a + b] + eps * Bk[3 * a + b];
             }
             if (dense) {
               cs->H[(size_t)(3 * kl + a) + (size_t)N * (3 * i + b)] = v;
@@ -550,8 +631,8 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
           cs->Lt[3 * k + a] = p->L[3 * k + a] + alpha * cs->dL[3 * i + a];
           cs->xit[3 * k + a] = cs->xi[3 * k + a] + alpha * cs->gd[3 * i + a];
         }
-        rt = fmax(rt, phi_one(p->mu[k], cs->r[k], cs->Lt + 3 * k, cs->xit + 3 * k,
-                              cs->phit + 3 * k, NULL, &mt));
+        rt = fmax(rt, law_phi(p, cs, k, cs->Lt + 3 * k, cs->xit + 3 * k, cs->phit + 3 * k, NULL,
+                              NULL, &mt));
       }
       if (mt <= (1.0 - 1e-4 * alpha) * merit || rt <= GOAL * p->tol) {
         break;
@@ -573,8 +654,8 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       int k = mem[i];
       memcpy(p->L + 3 * k, cs->Lt + 3 * k, 3 * sizeof(double));
       memcpy(cs->xi + 3 * k, cs->xit + 3 * k, 3 * sizeof(double));
-      *res = fmax(*res, phi_one(p->mu[k], cs->r[k], p->L + 3 * k, cs->xi + 3 * k,
-                                cs->phi + 3 * k, cs->D + 9 * k, &merit));
+      *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
+                                cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
     /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */

@@ -97,6 +97,8 @@ typedef struct {
   int widx[MAX_W];
   double w[3][MAX_W];  /* the impulses' directions, at the step's evaluation point */
   double wl[3][MAX_W]; /* the end velocities' columns, at the step's predicted end */
+  int penalty;         /* 1: the penalty law, in the step's contact problem (implicit) */
+  mbsContactPenalty pl; /* its law over the step (set_targets; pl.k = 0: unilateral) */
   int endlaw;          /* 1: the normal law constrains the end velocity (wl), 0: the
                           evaluation point's (w); the tangential laws always the end's */
   int ncomp;             /* components of the Newton matrix its coordinates belong to (a
@@ -117,6 +119,7 @@ typedef struct {
 
 typedef struct {
   mbsImplicitWork base; /* must be first */
+  const mbsModel *model;
   double theta;
   /* components */
   int ncomp;
@@ -163,11 +166,13 @@ typedef struct {
   double *gval;
   int *ccnt, *cfill, *clist, clcap, *cmark;
   double *pxi, *pL, *pmu; /* (3 cap, 3 cap, cap) */
+  mbsContactPenalty *ppen; /* (cap) */
   struct {
     int pair, feature;
   } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
   int nforce;
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
+  double vpen_end;   /* [J] the penalty springs' potential at the end of the step */
   double stall; /* [m/s] the residual an island of the last contact problem stalled at (0:
                    none): the step's check accepts what the problem could reach */
   /* [J] what the step dissipated: by the normal laws (and the position projection), by
@@ -272,7 +277,7 @@ static void work_free(void *p) {
                   w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc,
                   w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
-                  w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->force};
+                  w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
   mbs_contact_solver_destroy(w->cs);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
@@ -287,6 +292,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   *work = w;
+  w->model = m;
   /* the semi-explicit variant's velocity update is M (u1 - u0) = dt h + W L: the impulses'
    * effect on u1 is J^-1 W, as for theta = 1 */
   w->theta = m->moreau_variant == MBS_MOREAU_EXPLICIT ? 1.0 : m->moreau_theta;
@@ -336,13 +342,14 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pxi = calloc(3 * (size_t)w->cap, sizeof(double));
   w->pL = calloc(3 * (size_t)w->cap, sizeof(double));
   w->pmu = calloc((size_t)w->cap, sizeof(double));
+  w->ppen = calloc((size_t)w->cap, sizeof(mbsContactPenalty));
   w->force = calloc((size_t)w->cap, sizeof(*w->force));
   w->cs = mbs_contact_solver_create(err);
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
       !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
       !w->viol || !w->nu || !w->vc || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
-      !w->pL || !w->pmu || !w->force || !w->cs) {
+      !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -1070,7 +1077,7 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
  * alone a normal velocity alternates in sign from step to step and never decays at theta =
  * 1/2 (u1 = -u0): a box "at rest" chattered; the end-velocity law on an approach stops it
  * within two steps. */
-static void set_targets(MoreauWork *w, const double *u0) {
+static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, double dt) {
   double f = (1.0 - w->theta) / w->theta;
   /* one law for all closed points of a pair of shapes (the contacts are sorted by pair): the
    * targets of a face's four corners must be the values of one rigid velocity field, or no
@@ -1086,6 +1093,19 @@ static void set_targets(MoreauWork *w, const double *u0) {
       Contact *c = &w->c[k];
       double g0 = wdot(c, 0, u0);
       c->endlaw = 1;
+      memset(&c->pl, 0, sizeof(c->pl));
+      if (c->penalty) {
+        /* the penalty law on the gap of the step's evaluation point (implicit, seed 002 sec.
+         * 2.3.1): L_N = dt max(0, -k g_theta - c gbar), gbar = (1 - theta) gamma0 + theta xi
+         * the evaluation point's normal velocity, g_theta = g0 + theta dt gbar */
+        const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+        c->pl = (mbsContactPenalty){sp->stiffness, sp->damping,      c->gap0,
+                                    (1.0 - w->theta) * g0, w->theta, dt,
+                                    sp->friction_velocity};
+        c->tgt[0] = c->tgt[1] = c->tgt[2] = 0.0;
+        c->endlaw = 0;
+        continue;
+      }
       if (impact && k1 - k0 > 1) {
         /* several points of a pair with an impact among them: Newton's law on the start
          * velocities, -e gamma0, at all of them (a rigid field again; the moment of impact
@@ -1104,17 +1124,6 @@ static void set_targets(MoreauWork *w, const double *u0) {
 }
 
 /* ---- the contact problem ---- */
-
-/* prox of (xN, xT) onto the law: xN >= 0, |xT| <= mu xN */
-static void prox(double mu, double L[3]) {
-  L[0] = fmax(L[0], 0.0);
-  double t = sqrt(L[1] * L[1] + L[2] * L[2]), lim = mu * L[0];
-  if (t > lim) {
-    double s = t > 0.0 ? lim / t : 0.0;
-    L[1] *= s;
-    L[2] *= s;
-  }
-}
 
 /* the columns contact c's law measures direction dir with (c->endlaw) */
 static const double *law_column(const Contact *c, int dir) {
@@ -1138,14 +1147,10 @@ static double prox_residual(const MoreauWork *w, const double *u) {
   double res = 0.0;
   for (int k = 0; k < w->nc; k++) {
     const Contact *c = &w->c[k];
-    double xi[3], L[3];
+    double xi[3], phi[3];
     contact_xi(c, u, xi);
-    for (int i = 0; i < 3; i++) {
-      L[i] = c->L[i] - c->r * xi[i];
-    }
-    prox(c->mu, L);
-    double r = fmax(fabs(L[0] - c->L[0]), fmax(fabs(L[1] - c->L[1]), fabs(L[2] - c->L[2])));
-    res = fmax(res, r / c->r);
+    res = fmax(res, mbs_contact_law(c->mu, c->r, c->penalty ? &c->pl : NULL, c->L, xi, phi, NULL,
+                                    NULL, NULL));
   }
   return res;
 }
@@ -1281,15 +1286,22 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
   if (delassus(w, err) != MBS_OK) {
     return -2;
   }
+  int npen = 0;
   for (int k = 0; k < nc; k++) {
     const Contact *c = &w->c[k];
     contact_xi(c, w->u, w->pxi + 3 * k);
     memcpy(w->pL + 3 * k, c->L, sizeof(c->L));
     w->pmu[k] = c->mu;
+    w->ppen[k] = c->pl;
+    if (!c->penalty) {
+      w->ppen[k].k = 0.0;
+    }
+    npen += c->penalty;
   }
   double tol = m->contact_tolerance * vscale;
-  mbsContactProblem p = {nc,  w->gptr, w->gcol, w->gval, w->pmu, w->pxi, w->pL, tol, vscale,
-                         fmax(tol, STALL_ACCEPT * vscale), m->contact_iterations};
+  mbsContactProblem p = {nc,     w->gptr, w->gcol, w->gval, w->pmu,
+                         w->pxi, w->pL,   tol,     vscale,  fmax(tol, STALL_ACCEPT * vscale),
+                         m->contact_iterations,    npen ? w->ppen : NULL};
   mbsContactStats st;
   int ok = mbs_contact_solve(w->cs, &p, &st, err);
   if (ok < 0) {
@@ -1326,18 +1338,19 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
 }
 
 /* The step's contact points at q (detect, widened by the velocities vw when not NULL): each
- * gets its normal velocity at u0; penetrating points of penalty pairs go to w->pen with
- * their impulse, the unilateral points stay in w->c (their count is returned, -1 when the
- * storage overflowed) for the caller's activation rule */
+ * gets its normal velocity at u0; with implicit 0 (the semi-explicit variant) penetrating
+ * points of penalty pairs go to w->pen with their impulse; the others stay in w->c (their
+ * count is returned, -1 when the storage overflowed) for the caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
-                  const double *u0, double dt) {
+                  const double *u0, double dt, int implicit) {
   int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
   w->npen = 0;
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
     c->gN0 = wdot(c, 0, u0);
     const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
-    if (sp->law == MBS_CONTACT_PENALTY) {
+    c->penalty = sp->law == MBS_CONTACT_PENALTY && implicit;
+    if (sp->law == MBS_CONTACT_PENALTY && !implicit) {
       if (c->gap0 < 0.0) {
         penalty_impulse(sp, c, u0, dt);
         w->pen[w->npen++] = *c;
@@ -1497,6 +1510,18 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
   return n;
 }
 
+/* sum 1/2 k g^2 over the penetrating points (g = gap0 < 0) of penalty pairs among c[0..n) */
+static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
+  double v = 0.0;
+  for (int k = 0; k < n; k++) {
+    const mbsContactSpec *sp = &m->contact[m->pair[c[k].pair].spec];
+    if (sp->law == MBS_CONTACT_PENALTY && c[k].gap0 < 0.0) {
+      v += 0.5 * sp->stiffness * c[k].gap0 * c[k].gap0;
+    }
+  }
+  return v;
+}
+
 /* Push violated unilateral gaps out (q1 += J^-1 W_N nu, nu >= 0, by Gauss-Seidel on the
  * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
  * active contacts' end gaps follow. */
@@ -1552,6 +1577,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     }
     if (*retry) {
       return MBS_OK;
+    }
+    if (round == 0) {
+      w->vpen_end = penalty_energy(m, w->vc, nv);
     }
     /* the penetrating points (and impacts); once there is one, every closed point joins the
      * projection (g + W^T dq >= 0 for it too), so that pushing one body out does not push
@@ -1781,6 +1809,10 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
    * the smooth forces and the impulses (a slow landing at theta = 1); a negative part is
    * taken from the positive ones in proportion. A step whose parts sum to less than zero
    * created energy: none of it is booked, so that the energy monitor sees it */
+  /* the penalty springs hold the work of their normal impulses: what they do not hold,
+   * their damping, is the normal laws' dissipation */
+  w->dissip_impact -= w->vpen_end - d->contact_potential;
+  d->contact_potential = w->vpen_end;
   double part[3] = {w->dissip_impact, w->dissip_friction, w->dissip_num};
   double pos = 0.0, neg = 0.0;
   for (int k = 0; k < 3; k++) {
@@ -1868,7 +1900,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   /* contacts at q0: the points predicted to close within half a step */
   int nc = 0;
   if (m->npair > 0) {
-    nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt);
+    nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt, 1);
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -1898,6 +1930,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   w->nc = nc;
   w->stall = 0.0;
   w->step_stalled = 0;
+  w->vpen_end = 0.0;
   /* the contact frames at the step's evaluation point, predicted as q0 + theta dt u0: the
    * material points that touch there carry the impulses (em: a rolling body's contact does
    * no work) */
@@ -1962,7 +1995,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       }
       c->target = 0.0;
       c->impact = 0;
-      if (c->gN0 < 0.0) {
+      if (c->gN0 < 0.0 && !c->penalty) {
         /* the time it closes: g0 + gN0 tau + a tau^2 / 2 = 0, its first root */
         double tau = 0.0;
         if (c->gap0 > 0.0) {
@@ -1986,7 +2019,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       kept++;
     }
     nc = w->nc = kept;
-    set_targets(w, b->v_prev);
+    set_targets(m, w, b->v_prev, dt);
     /* the velocity scale of the contact problem */
     double vscale = contact_vscale(m, w, b->v_prev, dt);
     double res_prev = INFINITY;
@@ -2222,7 +2255,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   }
   /* the contacts closed at q1 (step 2-3) and the penalty points */
   if (m->npair > 0) {
-    nc = gather(m, w, d->q, NULL, b->v_prev, dt);
+    nc = gather(m, w, d->q, NULL, b->v_prev, dt, 0);
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -2340,6 +2373,25 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
   mbs_implicit_interpolate(m, d, &w->base, t, q, v);
 }
 
+/* the potential of the penalty springs at q, sum 1/2 k g^2 over the penetrating points
+ * (g < 0) of penalty pairs (0 without them) */
+static double penalty_potential(const mbsModel *m, MoreauWork *w, const double *q) {
+  int any = 0;
+  for (int k = 0; k < m->ncontact; k++) {
+    any |= m->contact[k].law == MBS_CONTACT_PENALTY;
+  }
+  if (!any || m->npair == 0) {
+    return 0.0;
+  }
+  int nv = detect(m, w, q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+  return nv > 0 ? penalty_energy(m, w->vc, nv) : 0.0;
+}
+
+/* the run's start: the penalty springs' potential */
+static void start(const mbsModel *m, mbsData *d) {
+  d->contact_potential = penalty_potential(m, d->integrator_work, d->q);
+}
+
 static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                         char *missing, size_t nmissing, mbsError *err) {
   (void)missing;
@@ -2347,13 +2399,14 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
   (void)err;
   MoreauWork *w = d->integrator_work;
   mbs_implicit_import(m, d, &w->base, in, n);
+  d->contact_potential = penalty_potential(m, w, d->q);
   return MBS_OK;
 }
 
 const mbsIntegratorTable mbs_integrator_moreau = {
     .name = "moreau",
     .init = init,
-    .start = NULL,
+    .start = start,
     .prepare = prepare,
     .step = step,
     .interpolate = interpolate,
