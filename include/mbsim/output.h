@@ -228,6 +228,9 @@ typedef struct {
   double external_work;    /* [J] /energy/external_work */
   double dissipated;       /* [J] /energy/dissipated */
   double contact_dissipated; /* [J] /energy/contact_dissipated (0 in files without it) */
+  double impact_dissipated, friction_dissipated, numerical_dissipation; /* [J]
+                           /energy/impact_dissipated, friction_dissipated,
+                           numerical_dissipation (0 in files without them) */
   int iterations;          /* /solver/iterations (>= 0) */
   double step_size;        /* [s] /solver/step_size (>= 0); 0 when the file has none */
   double *q, *v;           /* (n_coordinates) /state/q and /state/v */

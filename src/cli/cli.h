@@ -89,6 +89,8 @@ typedef struct {
   int h_contact_sum, h_contact_t1; /* /contacts/impulse_since_record and /contacts/tangent1,
                                       aligned with the rows of /contacts/table */
   double contact_dissipated;
+  int h_impact_dissipated, h_friction_dissipated, h_numerical_dissipation;
+  double dissipation_parts[3]; /* impact, friction, numerical */
   int h_contact_iterations, h_contact_residual; /* the last step's contact solver */
   int contact_iterations;
   double contact_residual;

@@ -829,10 +829,26 @@ int main(int argc, char **argv) {
                : "");
     if (m->npair > 0) {
       printf("contacts:     %d shape pairs, at most %d points in one step's contact problem, "
-             "%ld solver sweeps (%.2f per step), smallest gap %.3e m, dissipated %.6g J\n",
+             "%ld solver iterations (%.2f per step), smallest gap %.3e m, dissipated %.6g J "
+             "(impacts %.6g J, friction %.6g J)\n",
              m->npair, d->contact_active_max, d->contact_sweeps,
              d->step > 0 ? (double)d->contact_sweeps / (double)d->step : 0.0, d->contact_gap_min,
-             d->contact_dissipated);
+             d->contact_dissipated, d->impact_dissipated, d->friction_dissipated);
+      if (d->contact_stalled > 0) {
+        printf("contact solver: %ld steps stopped short of solver.moreau.contact_tolerance where "
+               "the solver stalled (largest residual %.3e of the velocity scale, accepted up to "
+               "1e-06)\n",
+               d->contact_stalled, d->contact_stall_max);
+      }
+      if (d->retried > 0) {
+        printf("contact steps: %ld tried again with contact points the first try missed\n",
+               d->retried);
+      }
+    }
+    if (m->integrator == MBS_INTEGRATOR_MOREAU && d->numerical_dissipated > 0.0) {
+      printf("numerical:    %.6g J taken out by the theta method's own damping (theta = %g; "
+             "counted in /energy/dissipated and /energy/numerical_dissipation)\n",
+             d->numerical_dissipated, m->moreau_theta);
     }
     if (m->integrator == MBS_INTEGRATOR_STATIC) {
       printf("energy:       not checked (static: no kinetic energy; V - W changed by %.6g J, "

@@ -423,6 +423,7 @@ static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
  * (/contacts/tangent1; t2 = normal x t1), and the points with normals in the sidecar */
 static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *err) {
   out->h_contact_dissipated = out->h_contacts = -1;
+  out->h_impact_dissipated = out->h_friction_dissipated = out->h_numerical_dissipation = -1;
   out->h_contact_sum = out->h_contact_t1 = -1;
   out->h_contact_iterations = out->h_contact_residual = -1;
   if (m->npair == 0) {
@@ -434,8 +435,21 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   static const char *const xyz[3] = {"x", "y", "z"};
   out->h_contact_dissipated =
       series(out, "/energy/contact_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
-  out->h_contact_iterations =
+  /* its parts, and the theta method's numerical damping (moreau's energy balance) */
+  out->h_impact_dissipated =
       out->h_contact_dissipated < 0
+          ? -1
+          : series(out, "/energy/impact_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+  out->h_friction_dissipated =
+      out->h_impact_dissipated < 0
+          ? -1
+          : series(out, "/energy/friction_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+  out->h_numerical_dissipation =
+      out->h_friction_dissipated < 0
+          ? -1
+          : series(out, "/energy/numerical_dissipation", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+  out->h_contact_iterations =
+      out->h_numerical_dissipation < 0
           ? -1
           : series(out, "/solver/contact_iterations", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
   out->h_contact_residual =
@@ -487,6 +501,12 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
   }
   out->contact_dissipated = d->contact_dissipated;
   mbs_output_put(out->w, out->h_contact_dissipated, &out->contact_dissipated);
+  out->dissipation_parts[0] = d->impact_dissipated;
+  out->dissipation_parts[1] = d->friction_dissipated;
+  out->dissipation_parts[2] = d->numerical_dissipated;
+  mbs_output_put(out->w, out->h_impact_dissipated, &out->dissipation_parts[0]);
+  mbs_output_put(out->w, out->h_friction_dissipated, &out->dissipation_parts[1]);
+  mbs_output_put(out->w, out->h_numerical_dissipation, &out->dissipation_parts[2]);
   out->contact_iterations = d->contact_iterations;
   out->contact_residual = d->contact_residual;
   mbs_output_put(out->w, out->h_contact_iterations, &out->contact_iterations);

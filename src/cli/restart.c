@@ -355,6 +355,9 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   d->external_work = last.external_work;
   d->dissipated = last.dissipated;
   d->contact_dissipated = last.contact_dissipated;
+  d->impact_dissipated = last.impact_dissipated;
+  d->friction_dissipated = last.friction_dissipated;
+  d->numerical_dissipated = last.numerical_dissipation;
   d->iterations = last.iterations;
   if (!last.multipliers && m->ncon > 0) {
     fprintf(stderr,

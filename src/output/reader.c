@@ -602,6 +602,9 @@ enum {
   D_SCHEME_VELOCITY,
   D_JOINT_COORDINATES,
   D_CONTACT_DISSIPATED,
+  D_IMPACT_DISSIPATED,
+  D_FRICTION_DISSIPATED,
+  D_NUMERICAL_DISSIPATION,
   D_COUNT
 };
 
@@ -866,6 +869,9 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_SCHEME_VELOCITY] = {"/state/scheme_velocity", KIND_FLOAT, 2, {0, (hsize_t)nq}, 1},
       [D_JOINT_COORDINATES] = {"/joints/coordinates", KIND_FLOAT, 3, {0, (hsize_t)nj, 3}, 1},
       [D_CONTACT_DISSIPATED] = {"/energy/contact_dissipated", KIND_FLOAT, 1, {0}, 1},
+      [D_IMPACT_DISSIPATED] = {"/energy/impact_dissipated", KIND_FLOAT, 1, {0}, 1},
+      [D_FRICTION_DISSIPATED] = {"/energy/friction_dissipated", KIND_FLOAT, 1, {0}, 1},
+      [D_NUMERICAL_DISSIPATION] = {"/energy/numerical_dissipation", KIND_FLOAT, 1, {0}, 1},
   };
   hsize_t nrow = 0;
   int first = 1;
@@ -933,6 +939,9 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_SCHEME_VELOCITY] = {H5T_NATIVE_DOUBLE, rec->scheme_velocity},
       [D_JOINT_COORDINATES] = {H5T_NATIVE_DOUBLE, rec->joint_coordinates},
       [D_CONTACT_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->contact_dissipated},
+      [D_IMPACT_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->impact_dissipated},
+      [D_FRICTION_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->friction_dissipated},
+      [D_NUMERICAL_DISSIPATION] = {H5T_NATIVE_DOUBLE, &rec->numerical_dissipation},
   };
   for (int i = 0; i < D_COUNT; i++) {
     if (dset[i] >= 0 && rows[i].out &&
@@ -961,6 +970,12 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     bad = "/energy/dissipated";
   } else if (!isfinite(rec->contact_dissipated)) {
     bad = "/energy/contact_dissipated";
+  } else if (!isfinite(rec->impact_dissipated)) {
+    bad = "/energy/impact_dissipated";
+  } else if (!isfinite(rec->friction_dissipated)) {
+    bad = "/energy/friction_dissipated";
+  } else if (!isfinite(rec->numerical_dissipation)) {
+    bad = "/energy/numerical_dissipation";
   } else if (!(isfinite(rec->step_size) && rec->step_size >= 0.0)) {
     bad = "/solver/step_size";
   } else if (rec->iterations < 0) {
@@ -1086,6 +1101,7 @@ typedef struct {
                      int32 has_data, the data when has_data */
   int64_t nrecord;
   double dt, t_end, time, first_time, external_work, dissipated, contact_dissipated, step_size;
+  double impact_dissipated, friction_dissipated, numerical_dissipation;
   uint64_t status_len; /* bytes of the status string */
   uint64_t names_len;  /* bytes of all names with their NULs */
   char msg[MBS_ERROR_MSG_MAX];
@@ -1131,6 +1147,9 @@ static void read_work(void *arg, int fd) {
   h.external_work = rec.external_work;
   h.dissipated = rec.dissipated;
   h.contact_dissipated = rec.contact_dissipated;
+  h.impact_dissipated = rec.impact_dissipated;
+  h.friction_dissipated = rec.friction_dissipated;
+  h.numerical_dissipation = rec.numerical_dissipation;
   h.step_size = rec.step_size;
   h.status_len = strlen(rec.status) + 1;
   for (int i = 0; i < nq; i++) {
@@ -1255,6 +1274,9 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
   rec->external_work = h.external_work;
   rec->dissipated = h.dissipated;
   rec->contact_dissipated = h.contact_dissipated;
+  rec->impact_dissipated = h.impact_dissipated;
+  rec->friction_dissipated = h.friction_dissipated;
+  rec->numerical_dissipation = h.numerical_dissipation;
   rec->step_size = h.step_size;
   rec->status = malloc((size_t)h.status_len);
   if (!rec->status) {

@@ -1820,7 +1820,6 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
     neg += fmin(part[k], 0.0);
   }
   double keep = pos + neg > 0.0 ? (pos + neg) / pos : 0.0;
-  if (getenv("EDBG") && (pos + neg < -1e-12 || neg < -1e-6)) fprintf(stderr, "t=%.5f nc=%d imp=%.3e fr=%.3e num=%.3e\n", t0, nc, part[0], part[1], part[2]);
   for (int k = 0; k < 3; k++) {
     part[k] = fmax(part[k], 0.0) * keep;
   }
@@ -2030,7 +2029,6 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
        * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
       double goal = fmax(m->contact_tolerance * vscale, fmin(4.0 * w->stall, STALL_ACCEPT * vscale));
-      if (getenv("ODBG") && t0 > atof(getenv("ODBG"))) fprintf(stderr, "t0=%.6f dt=%.2e outer %d res0/vscale=%.3e goal/vscale=%.3e nc=%d\n", t0, dt, outer, res0/vscale, goal/vscale, nc);
       if (res0 <= goal && !newton_done) {
         /* the impulses hold at the linear model's point: the step's equations with them to
          * the Newton tolerance, and the check again */

@@ -149,7 +149,7 @@ check(r["steps"] == 2000 and r["min_gap"] == -0.016 and
 r = dice.parse_summary(
     "steps:        2001 to t = 2 s (dt = 0.001 s)\n"
     "contacts:     1475 shape pairs, at most 186 points in one step's contact problem, 17970 "
-    "solver sweeps (8.98 per step), smallest gap -9.607e-11 m, dissipated 7.29 J\n")
+    "solver iterations (8.98 per step), smallest gap -9.607e-11 m, dissipated 7.29 J\n")
 check(r == {"steps": 2001, "max_contacts": 186, "min_gap": -9.607e-11}, "parse_summary")
 
 # the table: ratios mbsim/peer of CPU time, penetration in mm, failed rows
