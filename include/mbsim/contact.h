@@ -121,6 +121,12 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs);
 int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsContactStats *st,
                       mbsError *err);
 
+/* the penalty contacts whose spring dt does not resolve (dt above a tenth of 2 pi sqrt(m /
+ * k), m the lightest body the entry moves): one "file:line:col: text" line each into buf (at
+ * most n bytes, NUL-terminated); implicit 1 for the theta method, 0 for the semi-explicit
+ * variant; returns their count */
+int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *buf, size_t n);
+
 /* ---- broad phase (src/contact/broad.c) ---- */
 typedef struct mbsBroad mbsBroad;
 

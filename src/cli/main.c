@@ -16,6 +16,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
 #include "mbsim/output.h"
+#include "mbsim/contact.h"
 #include "mbsim/solver.h"
 
 #ifndef MBS_VERSION
@@ -507,6 +508,19 @@ int main(int argc, char **argv) {
   if (!m) {
     print_error(&err);
     goto done;
+  }
+  if (m->integrator == MBS_INTEGRATOR_MOREAU) {
+    /* penalty springs the step does not resolve */
+    char pw[2048];
+    if (mbs_contact_check_penalty(m, m->dt, m->moreau_variant != MBS_MOREAU_EXPLICIT, pw,
+                                  sizeof(pw)) > 0) {
+      for (const char *l = pw; *l;) {
+        const char *e = strchr(l, '\n');
+        int len = e ? (int)(e - l) : (int)strlen(l);
+        fprintf(stderr, "mbsim-run: warning: %.*s\n", len, l);
+        l += len + (e ? 1 : 0);
+      }
+    }
   }
   /* an integrator named on the command line: say so (the model only knows the deck) */
   if (deck.solver.integrator_override > 0 && deck.solver.integrator != MBS_INTEGRATOR_AUTO) {

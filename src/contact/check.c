@@ -1,5 +1,6 @@
 /* check.c: the contact checks of a compiled model at t = 0. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mbsim/contact.h"
@@ -40,4 +41,58 @@ mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err) {
   }
   free(pts);
   return st;
+}
+
+/* dt against each penalty contact's period T = 2 pi sqrt(m / k), m the lightest body its
+ * pairs move: a step longer than T / 10 does not resolve the spring (a warning per entry,
+ * "file:line:col: text\n" lines into buf) */
+int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *buf, size_t n) {
+  int nw = 0;
+  size_t used = 0;
+  if (n > 0) {
+    buf[0] = '\0';
+  }
+  for (int s = 0; s < m->ncontact; s++) {
+    const mbsContactSpec *sp = &m->contact[s];
+    if (sp->law != MBS_CONTACT_PENALTY || !(sp->stiffness > 0.0)) {
+      continue;
+    }
+    double mass = INFINITY;
+    int light = -1;
+    for (int k = 0; k < m->npair; k++) {
+      if (m->pair[k].spec != s) {
+        continue;
+      }
+      int bodies[2] = {m->shape[m->pair[k].a].body, m->shape[m->pair[k].b].body};
+      for (int i = 0; i < 2; i++) {
+        if (bodies[i] >= 0 && !m->body_fixed[bodies[i]] && m->body_mass[bodies[i]] < mass) {
+          mass = m->body_mass[bodies[i]];
+          light = bodies[i];
+        }
+      }
+    }
+    if (light < 0) {
+      continue;
+    }
+    double period = 4.0 * acos(0.0) * sqrt(mass / sp->stiffness);
+    if (dt <= 0.1 * period) {
+      continue;
+    }
+    int w = snprintf(buf + used, used < n ? n - used : 0,
+                     "%s:%d:%d: contacts entry '%s': the penalty spring (stiffness %g N/m) on "
+                     "body '%s' (%g kg) has the period 2 pi sqrt(m / k) = %.3g s, and dt = %g s "
+                     "does not resolve it (dt <= %.3g s does, a tenth of it); %s\n",
+                     m->deck_path, sp->mark.line, sp->mark.col,
+                     sp->name, sp->stiffness, m->body_name[light], mass, period, dt,
+                     0.1 * period,
+                     implicit ? "the implicit penalty law of the theta method stays stable, but "
+                                "the contact's time and penetration are not accurate"
+                              : "the semi-explicit variant integrates it explicitly and becomes "
+                                "unstable above dt = T / pi");
+    if (w > 0) {
+      used += (size_t)w;
+    }
+    nw++;
+  }
+  return nw;
 }
