@@ -345,9 +345,21 @@ output:
           "body 1 + 4 = 5): pairs %s" % (what, pair.tolist()))
     check(len(tab) > 0 and np.min(tab[:, COL_GAP]) >= -1e-9,
           "%s: /contacts/table gaps >= -1e-9 m (min %.2e)" % (what, np.min(tab[:, COL_GAP])))
+    # the box strikes the beam's node obliquely and spinning: the frictional impact sticks
+    # while the normal impulse reverses the contact point's slip, and Newton's kinematic
+    # restitution with Coulomb's law then gains energy (Kane's paradox), which the run must
+    # report, not book as negative dissipation: every dissipation record rises, the gain
+    # stays small, and the status says it when it passes the warning level
     err, scale = balance(r)
-    check(err <= 1e-8 * scale, "%s: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x %.4g J"
-          % (what, err, scale))
+    dd = min(np.min(np.diff(r["energy/impact_dissipated"])),
+             np.min(np.diff(r["energy/friction_dissipated"])))
+    status = r["attrs"]["status"]
+    status = status.decode() if isinstance(status, bytes) else status
+    warned = status.startswith("completed with warning")
+    check(dd >= -1e-12 and err <= 5e-3 * scale and warned == (err > 1e-6 * scale),
+          "%s: impact and friction dissipation never fall (smallest step %.1e J); the energy "
+          "the frictional impact gains, |E - E0 - W + D| = %.2e J (<= 5e-3 x %.4g J), is "
+          "reported: status '%s'" % (what, dd, err, scale, status[:60]))
 
 # ---- seed 002 sec. 6.1: the cantilever striking the point obstacle
 what = "beam_obstacle.yaml"

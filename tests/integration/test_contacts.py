@@ -517,9 +517,11 @@ if r is not None:
     v, w = r["bodies/velocity"][-1], r["bodies/angular_velocity"][-1]
     p = r["bodies/position"][-1]
     sp, sw = np.linalg.norm(v, axis=1), np.linalg.norm(w, axis=1)
-    check(nd == 50 and np.max(sp) < 1e-2 and np.max(sw) < 0.1,
-          "dice_bowl: all %d dice at rest at t = 2 s (speeds <= %.1e m/s, spins <= %.1e rad/s)"
-          % (nd, np.max(sp), np.max(sw)))
+    check(nd == 50 and np.max(sp) <= 1e-8 and np.max(sw) <= 1e-8,
+          "dice_bowl: all %d dice at rest at t = 2 s with default settings (speeds %.1e m/s, "
+          "spins %.1e rad/s <= 1e-8)" % (nd, np.max(sp), np.max(sw)))
+    check(r["attrs"]["status"] == b"completed" or r["attrs"]["status"] == "completed",
+          "dice_bowl: status %s" % r["attrs"]["status"])
     # inside the bowl: above the floor by at least half an edge, within the sides' footprint
     reach = 0.5 + 0.6 * np.cos(np.radians(30.0))
     check(np.min(p[:, 2]) >= 0.05 - 1e-6 and np.max(np.abs(p[:, :2])) < reach,
@@ -530,20 +532,19 @@ if r is not None:
     check(np.min(gaps) >= -1e-9 and np.max(cnt) >= 100,
           "dice_bowl: no contact gap below -1e-9 m in any record (smallest %.2e m), up to %d "
           "points at once" % (np.min(gaps), np.max(cnt)))
-    # at rest, the ground carries the dice's weight: over the last step the ground contacts'
-    # normal impulses add up to m g dt (the slopes' friction takes a little of it)
-    last = rows(r, len(cnt) - 1)
-    ground = last[(last[:, COL_BODY_A] < 0) | (last[:, COL_BODY_B] < 0)]
-    lift = abs(np.sum(ground[:, COL_POINT + 5] * ground[:, COL_PN]))
-    weight = 50 * 0.1 * G * 1e-3
-    check(abs(lift - weight) <= 0.05 * weight,
-          "dice_bowl: the ground's normal impulses carry the weight at rest (%.5f against "
-          "m g dt = %.5f N s)" % (lift, weight))
-    # theta = 0.7 damps: the balance E - E0 - W + D may fall, never rise
-    T, V = r["energy/kinetic"], r["energy/potential"]
-    B = T + V - r["energy/external_work"] + r["energy/dissipated"]
-    check(np.max(B - B[0]) <= 1e-8 * abs(B[0]),
-          "dice_bowl: no energy gained beyond the balance (max E - E0 - W + D = %.2e J, "
-          "E0 = %.4g J)" % (np.max(B - B[0]), B[0]))
+    # at rest, the ground carries the dice's weight: over the last record interval the
+    # ground contacts' impulses (normal and friction, world components) lift m g (t_k - t_k-1)
+    k = len(cnt) - 1
+    off = int(r["contacts/offsets"][k])
+    tab = r["contacts/table"][off:off + int(cnt[k])]
+    imp = r["contacts/impulse_since_record"][off:off + int(cnt[k])]
+    up = np.sum(imp[tab[:, COL_BODY_A] < 0, 2]) - np.sum(imp[tab[:, COL_BODY_B] < 0, 2])
+    weight = 50 * 0.1 * G * (r["time"][k] - r["time"][k - 1])
+    check(abs(up - weight) <= 1e-9 * weight,
+          "dice_bowl: the ground's impulses over the last record interval carry the weight "
+          "(%.12f against m g dt = %.12f N s, <= 1e-9 relative)" % (up, weight))
+    err, scale = balance(r)
+    check(err <= 1e-8 * scale, "dice_bowl: energy balance |E - E0 - W + D| = %.2e J <= 1e-8 x "
+          "%.4g J" % (err, scale))
 
 done()
