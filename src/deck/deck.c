@@ -212,7 +212,6 @@ fail:
 
 /* everything the reader allocated besides the document */
 static void reader_free(DeckReader *r) {
-  deck_expr_free(r);
   free(r->warnings);
   deck_names_free(&r->body_names);
   deck_names_free(&r->beam_names);

@@ -721,10 +721,13 @@ static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
   mp->ntab = p->kind == MBS_PROFILE_TABLE ? p->ntab : 0;
   mp->tab0 = tab0;
   mp->ev = NULL;
-  if (p->kind == MBS_PROFILE_EXPRESSION && p->expr) {
-    /* the model's own evaluators (the deck's go with the deck); the deck checked the text */
+  if (p->kind == MBS_PROFILE_EXPRESSION) {
+    /* the model's own expression (the deck's goes with the deck); the deck checked the
+     * text, so only memory can fail here */
     char why[256];
-    mp->ev = mbs_profile_expr_create(p->expr, why, sizeof(why));
+    if (!p->expr || !(mp->ev = mbs_profile_expr_create(p->expr, why, sizeof(why)))) {
+      return -2;
+    }
   }
   if (mp->ntab > 0) {
     memcpy(m->profile_table + 2 * tab0, p->table, (size_t)mp->ntab * 2 * sizeof(double));

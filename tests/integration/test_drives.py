@@ -146,7 +146,7 @@ res = load(out)
 e = np.max(np.abs(res["energy/total"] - res["energy/total"][0])) / res["energy/total"][0]
 check(res["attrs"]["status"] == "completed" and e <= 1e-12, "em at dt = 4e-3: completed, energy %.1e" % e)
 # a motion with an expression profile: the joint follows A f(t) and turns at A f'(t) (the
-# exact derivative, from libmatheval), a smooth start-up from rest
+# exact derivative), a smooth start-up from rest
 PE = """mbsim: 1
 parameters: {w: 1.5707963267948966, A: 0.8}
 bodies:
