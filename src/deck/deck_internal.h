@@ -44,6 +44,13 @@
  * solver sums such terms over the bodies and multiplies them further, so a deck whose products
  * overflow is refused where the values are, not at the first record */
 #define DECK_MAX_SCALE 1e300
+/* bounds of a beam's section constants and of its stiffnesses and masses per length (SI),
+ * of its shear factor and of its damping factor [s]: values outside make the Newton matrix
+ * singular or its terms non-finite */
+#define DECK_SECTION_MIN 1e-150
+#define DECK_SECTION_MAX 1e150
+#define DECK_MAX_SHEAR_FACTOR 1e8
+#define DECK_MAX_BEAM_DAMPING 1e6
 /* the largest rotation angle [rad]: beyond it round-off leaves no digits for the fraction of
  * a turn */
 #define DECK_MAX_ANGLE 1e6
