@@ -14,7 +14,7 @@
 #define PI 3.14159265358979323846
 
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
-#define DECK_MAX_BEAM_ELEMENTS 1000000
+#define DECK_MAX_BEAM_ELEMENTS 100000
 
 static const char *const beam_keys[] = {"name",     "from",    "to",        "nodes",
                                         "elements", "order",   "up",        "section",
@@ -477,6 +477,11 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
     if (vel && b->nelem != (n - 1) / b->order) {
       st = deck_fail(r, vel, "elements: %d nodes of order %d make %d elements, not %d", n, b->order,
                      (n - 1) / b->order, b->nelem);
+      goto fail;
+    }
+    if ((n - 1) / b->order > DECK_MAX_BEAM_ELEMENTS) {
+      st = deck_fail(r, vnodes, "nodes: %d nodes make %d elements; a beam has at most %d", n,
+                     (n - 1) / b->order, DECK_MAX_BEAM_ELEMENTS);
       goto fail;
     }
     b->nelem = (n - 1) / b->order;
