@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deck/deck_internal.h"
+#include "util/profile.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
@@ -64,6 +65,8 @@ fail:
   deck_map_free(&m);
   if (st != MBS_OK) {
     free(j->motion_profile.table);
+    free(j->motion_profile.expr);
+    mbs_profile_expr_destroy(j->motion_profile.ev);
     memset(&j->motion_profile, 0, sizeof(j->motion_profile));
   }
   return st;
