@@ -32,32 +32,76 @@ typedef struct {
   double t[3]; /* where to compare (inside the domain, away from kinks) */
 } Case;
 
-static double r_add(double t) { return 1.5 + t - 0.25; }
-static double r_mul(double t) { return 3.0 * t / 7.0; }
-static double r_pow(double t) { return pow(2.0, pow(t, 2.0)); }
-static double r_neg_pow(double t) { return -pow(t, 2.0); }
-static double r_sqrt(double t) { return sqrt(t); }
-static double r_sin(double t) { return sin(t); }
-static double r_cos(double t) { return cos(t); }
-static double r_tan(double t) { return tan(t); }
-static double r_asin(double t) { return asin(t); }
-static double r_acos(double t) { return acos(t); }
-static double r_atan(double t) { return atan(t); }
-static double r_atan2(double t) { return atan2(t, 1.0 - t); }
-static double r_exp(double t) { return exp(t); }
-static double r_log(double t) { return log(t); }
-static double r_abs(double t) { return fabs(t - 0.5); }
-static double r_min(double t) { return fmin(fmin(t, 0.6), 1.0 - t); }
-static double r_max(double t) { return fmax(t * t, 0.3); }
-static double r_clamp(double t) { return fmin(fmax(2.0 * t, 0.2), 0.9); }
-static double r_if(double t) { return t - 0.4 > 0.0 ? t * t : -t; }
+static double r_add(double t) {
+  return 1.5 + t - 0.25;
+}
+static double r_mul(double t) {
+  return 3.0 * t / 7.0;
+}
+static double r_pow(double t) {
+  return pow(2.0, pow(t, 2.0));
+}
+static double r_neg_pow(double t) {
+  return -pow(t, 2.0);
+}
+static double r_sqrt(double t) {
+  return sqrt(t);
+}
+static double r_sin(double t) {
+  return sin(t);
+}
+static double r_cos(double t) {
+  return cos(t);
+}
+static double r_tan(double t) {
+  return tan(t);
+}
+static double r_asin(double t) {
+  return asin(t);
+}
+static double r_acos(double t) {
+  return acos(t);
+}
+static double r_atan(double t) {
+  return atan(t);
+}
+static double r_atan2(double t) {
+  return atan2(t, 1.0 - t);
+}
+static double r_exp(double t) {
+  return exp(t);
+}
+static double r_log(double t) {
+  return log(t);
+}
+static double r_abs(double t) {
+  return fabs(t - 0.5);
+}
+static double r_min(double t) {
+  return fmin(fmin(t, 0.6), 1.0 - t);
+}
+static double r_max(double t) {
+  return fmax(t * t, 0.3);
+}
+static double r_clamp(double t) {
+  return fmin(fmax(2.0 * t, 0.2), 0.9);
+}
+static double r_if(double t) {
+  return t - 0.4 > 0.0 ? t * t : -t;
+}
 static double r_smooth(double t) {
   double u = fmin(fmax((t - 0.2) / 0.6, 0.0), 1.0);
   return u * u * (3.0 - 2.0 * u);
 }
-static double r_pi(double t) { return 3.14159265358979323846 * t; }
-static double r_powneg(double t) { return pow(t, -1.5); }
-static double r_tt(double t) { return pow(t, t); }
+static double r_pi(double t) {
+  return 3.14159265358979323846 * t;
+}
+static double r_powneg(double t) {
+  return pow(t, -1.5);
+}
+static double r_tt(double t) {
+  return pow(t, t);
+}
 
 static const Case CASES[] = {
     {"1.5 + t - 0.25", r_add, {0.1, 0.45, 0.8}},
@@ -132,29 +176,21 @@ START_TEST(test_kinks) {
     const char *text;
     double t, f, d1, d2;
   } K[] = {
-      {"abs(t - 1)", 1.0, 0.0, 1.0, 0.0},
-      {"abs(1 - t)", 1.0, 0.0, 1.0, 0.0},
-      {"abs((t - 1)^2)", 1.0, 0.0, 0.0, 2.0},
-      {"abs(sin(t))", 0.0, 0.0, 1.0, 0.0},
-      {"min(t, 1)", 1.0, 1.0, 0.0, 0.0},
-      {"min(t, 2 - t)", 1.0, 1.0, -1.0, 0.0},
-      {"max(t, 1)", 1.0, 1.0, 1.0, 0.0},
-      {"max(t, 2 - t)", 1.0, 1.0, 1.0, 0.0},
-      {"clamp(t, 0, 1)", 0.0, 0.0, 1.0, 0.0},
-      {"clamp(t, 0, 1)", 1.0, 1.0, 0.0, 0.0},
-      {"if(t - 1, 2 * t, 0)", 1.0, 2.0, 2.0, 0.0},
-      {"if(1 - t, 0, 2 * t)", 1.0, 2.0, 2.0, 0.0},
-      {"smoothstep(0, 2, t)", 0.0, 0.0, 0.0, 1.5},
-      {"smoothstep(0, 2, t)", 2.0, 1.0, 0.0, 0.0},
-      {"smoothstep(1, 1, t)", 1.0, 1.0, 0.0, 0.0},
-      {"t * abs(t)", 0.0, 0.0, 0.0, 2.0},
+      {"abs(t - 1)", 1.0, 0.0, 1.0, 0.0},          {"abs(1 - t)", 1.0, 0.0, 1.0, 0.0},
+      {"abs((t - 1)^2)", 1.0, 0.0, 0.0, 2.0},      {"abs(sin(t))", 0.0, 0.0, 1.0, 0.0},
+      {"min(t, 1)", 1.0, 1.0, 0.0, 0.0},           {"min(t, 2 - t)", 1.0, 1.0, -1.0, 0.0},
+      {"max(t, 1)", 1.0, 1.0, 1.0, 0.0},           {"max(t, 2 - t)", 1.0, 1.0, 1.0, 0.0},
+      {"clamp(t, 0, 1)", 0.0, 0.0, 1.0, 0.0},      {"clamp(t, 0, 1)", 1.0, 1.0, 0.0, 0.0},
+      {"if(t - 1, 2 * t, 0)", 1.0, 2.0, 2.0, 0.0}, {"if(1 - t, 0, 2 * t)", 1.0, 2.0, 2.0, 0.0},
+      {"smoothstep(0, 2, t)", 0.0, 0.0, 0.0, 1.5}, {"smoothstep(0, 2, t)", 2.0, 1.0, 0.0, 0.0},
+      {"smoothstep(1, 1, t)", 1.0, 1.0, 0.0, 0.0}, {"t * abs(t)", 0.0, 0.0, 0.0, 2.0},
   };
   for (size_t k = 0; k < sizeof(K) / sizeof(K[0]); k++) {
     double der[2];
     double v = f_of(K[k].text, K[k].t, der);
     ck_assert_msg(v == K[k].f && der[0] == K[k].d1 && der[1] == K[k].d2,
-                  "%s at t = %g: (%g, %g, %g), expected (%g, %g, %g)", K[k].text, K[k].t, v,
-                  der[0], der[1], K[k].f, K[k].d1, K[k].d2);
+                  "%s at t = %g: (%g, %g, %g), expected (%g, %g, %g)", K[k].text, K[k].t, v, der[0],
+                  der[1], K[k].f, K[k].d1, K[k].d2);
   }
   /* the branches tell a kink in (a, b] */
   mbsProfileExpr *p = NULL;

@@ -68,8 +68,7 @@ static const struct {
     {"if", OP_IF, 3, 3},       {"smoothstep", OP_SMOOTHSTEP, 3, 3},
 };
 #define NFUNCS ((int)(sizeof(FUNCS) / sizeof(FUNCS[0])))
-#define FUNC_LIST                                                                                \
-  "sqrt sin cos tan asin acos atan atan2 exp log abs min max clamp if smoothstep"
+#define FUNC_LIST "sqrt sin cos tan asin acos atan atan2 exp log abs min max clamp if smoothstep"
 
 typedef struct {
   unsigned char op;
@@ -254,8 +253,7 @@ static int parse_call(Parser *ps, int f, const char *name_at) {
   if (*ps->p == ')') {
     return fail(ps, MBS_EXPR_SYNTAX, name_at, (int)(ps->p + 1 - name_at),
                 "%s takes %s%d argument%s, got none", FUNCS[f].name,
-                FUNCS[f].nmax < 0 ? "at least " : "", FUNCS[f].nmin,
-                FUNCS[f].nmin == 1 ? "" : "s");
+                FUNCS[f].nmax < 0 ? "at least " : "", FUNCS[f].nmin, FUNCS[f].nmin == 1 ? "" : "s");
   }
   for (;;) {
     if (parse_sum(ps)) {
@@ -285,8 +283,8 @@ static int parse_call(Parser *ps, int f, const char *name_at) {
   if (nargs < FUNCS[f].nmin || (FUNCS[f].nmax >= 0 && nargs > FUNCS[f].nmax)) {
     return fail(ps, MBS_EXPR_SYNTAX, name_at, (int)(ps->p - name_at),
                 "%s takes %s%d argument%s, got %d", FUNCS[f].name,
-                FUNCS[f].nmax < 0 ? "at least " : "", FUNCS[f].nmin,
-                FUNCS[f].nmin == 1 ? "" : "s", nargs);
+                FUNCS[f].nmax < 0 ? "at least " : "", FUNCS[f].nmin, FUNCS[f].nmin == 1 ? "" : "s",
+                nargs);
   }
   if (FUNCS[f].nmax >= 0) {
     return emit(ps, FUNCS[f].op, 0.0);
@@ -311,8 +309,7 @@ static int parse_primary(Parser *ps) {
       char what[48];
       describe(what, sizeof(what), ps->p);
       return fail(ps, MBS_EXPR_SYNTAX, *ps->p ? ps->p : a, *ps->p ? token_len(ps->p) : 1,
-                  "missing ')' for the '(' at character %d (got %s)", (int)(a - ps->s) + 1,
-                  what);
+                  "missing ')' for the '(' at character %d (got %s)", (int)(a - ps->s) + 1, what);
     }
     ps->p++;
     return 0;
@@ -354,16 +351,17 @@ static int parse_primary(Parser *ps) {
       if ((int)strlen(FUNCS[f].name) == len && !strncmp(a, FUNCS[f].name, (size_t)len)) {
         skip_space(ps);
         if (*ps->p != '(') {
-          return fail(ps, MBS_EXPR_SYNTAX, a, len, "%s is a function: write %s(...)",
-                      FUNCS[f].name, FUNCS[f].name);
+          return fail(ps, MBS_EXPR_SYNTAX, a, len, "%s is a function: write %s(...)", FUNCS[f].name,
+                      FUNCS[f].name);
         }
         return parse_call(ps, f, a);
       }
     }
     skip_space(ps);
     if (*ps->p == '(') {
-      return fail(ps, MBS_EXPR_SYNTAX, a, len, "unknown function '%.*s' (the functions are " FUNC_LIST ")",
-                  len > 64 ? 64 : len, a);
+      return fail(ps, MBS_EXPR_SYNTAX, a, len,
+                  "unknown function '%.*s' (the functions are " FUNC_LIST ")", len > 64 ? 64 : len,
+                  a);
     }
     return fail(ps, MBS_EXPR_SYNTAX, a, len,
                 "unknown name '%.*s' (a parameter is written $name; the names are pi%s)",
@@ -374,8 +372,8 @@ static int parse_primary(Parser *ps) {
   if (*a && !strchr("+-*/^(),", *a)) {
     return fail(ps, MBS_EXPR_SYNTAX, a, 1, "'%c' is not part of an expression", *a);
   }
-  return fail(ps, MBS_EXPR_SYNTAX, a, token_len(a),
-              "expected a number, a name or '(', got %s", what);
+  return fail(ps, MBS_EXPR_SYNTAX, a, token_len(a), "expected a number, a name or '(', got %s",
+              what);
 }
 
 /* primary [^ unary]: right-associative, and the exponent may carry a sign (2^-1) */
@@ -612,7 +610,6 @@ static int jsign(Jet a) {
   return a.dd > 0.0 ? 1 : (a.dd < 0.0 ? -1 : 0);
 }
 
-
 static int jnan(Jet a) {
   return isnan(a.v) || isnan(a.d) || isnan(a.dd);
 }
@@ -752,7 +749,7 @@ double mbs_expr_eval(const mbsExpr *ex, double t, double der[2], uint64_t *branc
           break;
         }
         Jet u = jdiv(x0, w);
-        int below = jsign(u) < 0, above = jsign(jsub(u, jet(1.0, 0.0, 0.0))) > 0;
+        int below = jsign(u)<0, above = jsign(jsub(u, jet(1.0, 0.0, 0.0)))> 0;
         branch(&h, below ? 1 : (above ? 3 : 2));
         if (below || above) {
           r = jet(below ? 0.0 : 1.0, 0.0, 0.0);
