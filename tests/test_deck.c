@@ -572,15 +572,18 @@ START_TEST(test_parameters) {
            "position: [0, 0, 0]}]\n",
            NULL, 0, MBS_ERR_DECK, 3, 44, "mass: unknown parameter '$Lx'; did you mean '$L'?");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"(2 + 3\", position: [0, 0, 0]}]\n",
-           NULL, 0, MBS_ERR_DECK, 2, 47, "mass: Missing parenthesis in the expression '(2 + 3'");
+           NULL, 0, MBS_ERR_DECK, 2, 40,
+           "mass: missing ')' for the '(' at character 1 (got the end), in the expression "
+           "'(2 + 3'");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"1 = 2\", position: [0, 0, 0]}]\n",
            NULL, 0, MBS_ERR_DECK, 2, 42, "mass: '=' is not part of an expression");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"1/0\", position: [0, 0, 0]}]\n",
            NULL, 0, MBS_ERR_DECK, 2, 39, "mass: the expression '1/0' is not a finite number");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"max(1 2)\", position: [0, 0, "
            "0]}]\n",
-           NULL, 0, MBS_ERR_DECK, 2, 46, "mass: Unexpected value \"2\" in the expression");
-  /* profile expressions: of t only, differentiable by libmatheval; t nowhere else */
+           NULL, 0, MBS_ERR_DECK, 2, 46,
+           "mass: expected ',' or ')' in the arguments of max, got '2', in the expression");
+  /* profile expressions: of t only; t nowhere else */
   load_ok("mbsim: 1\nparameters: {w: 2}\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, "
           "0]}]\nloads: [{name: f, type: force, body: b, value: [1, 0, 0], profile: {expression: "
           "\"sin($w * t)\"}}]\n",
@@ -590,11 +593,11 @@ START_TEST(test_parameters) {
   mbs_deck_free(&d);
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: 1, position: [0, 0, 0]}]\nloads: "
            "[{name: f, type: force, body: b, value: [1, 0, 0], profile: {expression: "
-           "\"atan2(t, 1)\"}}]\n",
-           NULL, 0, MBS_ERR_DECK, 3, 81, "profile.expression: 'atan2(t, 1)': it is not an "
-           "expression of t that can be differentiated exactly");
+           "\"atan2(t, x)\"}}]\n",
+           NULL, 0, MBS_ERR_DECK, 3, 91, "profile.expression: unknown name 'x' (a parameter is "
+           "written $name; the names are pi and t), in the expression 'atan2(t, x)'");
   load_bad("mbsim: 1\nbodies: [{name: b, type: point, mass: \"2 * t\", position: [0, 0, 0]}]\n",
-           NULL, 0, MBS_ERR_DECK, 2, 39, "mass: t is the time of a profile expression");
+           NULL, 0, MBS_ERR_DECK, 2, 44, "mass: t is the time of a profile expression");
   /* relative placement: a body in the frame of one above it, a joint in a body's frame */
   load_ok("mbsim: 1\nbodies:\n"
           "  - {name: a, mass: 1, inertia: [1, 1, 1], position: [1, 2, 3],\n"

@@ -475,7 +475,21 @@ START_TEST(test_errors) {
          1, "{sphere: 0.01}", 0, "overlap");
   bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1,\n"
               "     section: {E: 1e200, nu: 0.3, density: 1, rectangle: [1e150, 1]}}\n",
-         0, "{E: 1e200", 0, "exceeds 1e+300");
+         0, "[1e150, 1]", 0, "the second moment I3 [m^4] is inf, outside [1e-150, 1e+150]");
+  /* section values the solver cannot resolve, at the value (before: exit 2 at t = 0) */
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1,\n"
+              "     section: {E: 2e11, nu: 0.3, density: 1, rectangle: [1e-200, 1e-200]}}\n",
+         0, "[1e-200, 1e-200]", 0, "the area A [m^2] is 0, outside");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1,\n"
+              "     section: {E: 2e11, nu: 0.3, density: 1, rectangle: [0.1, 0.1], "
+              "shear_factor: 1e9}}\n",
+         0, "1e9}", 0, "section.shear_factor: 1e+09 is above 1e+08");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1, 0, 0], elements: 1, damping: 2e6,\n"
+              "     section: {E: 2e11, nu: 0.3, density: 1, rectangle: [0.1, 0.1]}}\n",
+         0, "2e6,", 0, "damping: 2e+06 s is above 1e+06 s");
+  bad_at(HEAD "beams:\n  - {name: c, from: [0, 0, 0], to: [1e300, 0, 0], elements: 1,\n"
+              "     section: {E: 2e11, nu: 0.3, density: 1, rectangle: [0.1, 0.1]}}\n",
+         0, "[1e300, 0, 0]", 0, "to: [1e+300, 0, 0] is too far from the origin");
   /* a deck of beams only is fine; one without bodies and beams is not */
   bad_at(HEAD "bodies: []\n", 0, "[]", 0, "a deck needs at least one body or beam");
 #undef B1

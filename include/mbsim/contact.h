@@ -127,6 +127,16 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
  * variant; returns their count */
 int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *buf, size_t n);
 
+/* [m] the overlap a state to restart from may hold: the small penetrations that
+ * velocity-level contact leaves in a run's records (1e-10 m in the shipped decks) pass, a
+ * deck whose shapes cut into the state does not */
+#define MBS_OVERLAP_STATE_TOL 1e-6
+
+/* the model's shapes at the positions q (time t) must not overlap by more than
+ * MBS_OVERLAP_STATE_TOL: the check of mbs_contact_check_initial for a state that a restart
+ * takes over (a deck whose shapes moved since the earlier run) */
+mbsStatus mbs_contact_check_state(const mbsModel *m, const double *q, double t, mbsError *err);
+
 /* ---- broad phase (src/contact/broad.c) ---- */
 typedef struct mbsBroad mbsBroad;
 

@@ -182,6 +182,10 @@ typedef struct {
                                 converges fast (default 1) */
   double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
   int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
+  double memory_limit;       /* [GB] solver.memory_limit: the memory a model may need (its
+                                estimate, mbs_model_memory_estimate); 0 (default): what the
+                                machine allows (physical memory, cgroup and address-space
+                                limits) */
   mbsLinearSolver linear_solver; /* default umfpack */
   double energy_warning;  /* relative energy-balance error above which a run completes with a
                              warning; < 0: the integrator's default */

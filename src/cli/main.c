@@ -65,8 +65,8 @@ static const char *signal_name(int sig) {
 
 static const char *usage_text =
     "usage: mbsim-run DECK.yaml [-o OUT.h5] [--set KEY=VALUE ...] [--dt S] [--t-end S]\n"
-    "                 [--integrator NAME] [--restart RUN.h5] [--overwrite] [--quiet]\n"
-    "                 [--progress] [--check] [--version] [--help]\n";
+    "                 [--integrator NAME] [--restart RUN.h5] [--memory-limit GB]\n"
+    "                 [--overwrite] [--quiet] [--progress] [--check] [--version] [--help]\n";
 
 static void print_help(void) {
   printf("%s", usage_text);
@@ -94,6 +94,9 @@ static void print_help(void) {
       "                        solver.spacetime.elements_per_block at a time)\n"
       "  --restart RUN.h5      continue from the last record of the earlier run RUN.h5 of the\n"
       "                        same model (to t_end, e.g. with --t-end), into a new output file\n"
+      "  --memory-limit GB     same as --set solver.memory_limit=GB: the memory the model's\n"
+      "                        estimate may reach (default: what the machine allows, the\n"
+      "                        smallest of its memory, cgroup and ulimit -v)\n"
       "  --overwrite           replace any regular file at the output path; without it only an\n"
       "                        earlier mbsim-run result is replaced (once the new run has\n"
       "                        written its first record) and anything else is refused\n"
@@ -192,8 +195,8 @@ static int parse_args(Args *a, int argc, char **argv) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     return 1;
   }
-  static const char *const valued[] = {"--output", "--set",        "--dt",
-                                       "--t-end",  "--integrator", "--restart"};
+  static const char *const valued[] = {"--output",     "--set",     "--dt",          "--t-end",
+                                       "--integrator", "--restart", "--memory-limit"};
   char opt[32];
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
@@ -236,7 +239,7 @@ static int parse_args(Args *a, int argc, char **argv) {
       a->overwrite = 1;
     } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--set") ||
                !strcmp(s, "--dt") || !strcmp(s, "--t-end") || !strcmp(s, "--integrator") ||
-               !strcmp(s, "--restart")) {
+               !strcmp(s, "--restart") || !strcmp(s, "--memory-limit")) {
       if (!next) {
         fprintf(stderr, "mbsim-run: error: %s needs a value\n%s", s, usage_text);
         return 1;
@@ -254,6 +257,8 @@ static int parse_args(Args *a, int argc, char **argv) {
         rc = add_override(a, "solver.t_end", next, NULL);
       } else if (!strcmp(s, "--restart")) {
         a->restart = next;
+      } else if (!strcmp(s, "--memory-limit")) {
+        rc = add_override(a, "solver.memory_limit", next, NULL);
       } else {
         rc = add_override(a, "solver.integrator", next, NULL);
       }

@@ -16,12 +16,14 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "mbsim/contact.h"
 #include "mbsim/elements.h"
 #include "mbsim/output.h"
 
@@ -39,6 +41,99 @@
  * the record) by at most REL_ENERGY times the energy scale. Not with prescribed motions,
  * whose drives do work that W_ext does not count. */
 #define REL_ENERGY 4.0
+/* The other side: a record with less energy than E0 + W_ext - D (not for static, whose
+ * work along a path of equilibria balances V only from an equilibrium on). The integrators that do not
+ * conserve energy (euler, genalpha with rho_inf < 1, moreau with theta != 0.5) lose some
+ * without booking it as D, up to what they were given: the record may fall short by
+ * REL_ENERGY energy scales plus REL_WORK of the work and dissipation booked (an euler run
+ * that damped away more than half the work of its loads is refused; restart it with em).
+ * A work of 1e300 J booked on a state of a few joules is not. */
+#define REL_WORK 0.5
+/* The balance B = E - W_ext + D must stay resolvable: W_ext and D are sums whose round-off
+ * (eps (|W| + |D|)) must stay far below the energy scale, or the monitor's unstable check
+ * (a gain of one energy scale) can never fire. RESOLVE bounds eps (|W| + |D|) / scale. */
+#define RESOLVE 1e-6
+
+/* The accumulated scalars of a record, one line each (a new energy part is one more line):
+ * ACC_WORK may have either sign (the work of loads and drives), ACC_DISSIPATION is the
+ * total energy removed (>= 0), ACC_DISSIPATION_PART a part of it (>= 0, at most the total). */
+typedef enum { ACC_WORK, ACC_DISSIPATION, ACC_DISSIPATION_PART } accKind;
+static const struct {
+  const char *dataset;
+  size_t offset; /* of the double in mbsLastRecord */
+  accKind kind;
+} ACCUMULATED[] = {
+    {"/energy/external_work", offsetof(mbsLastRecord, external_work), ACC_WORK},
+    {"/energy/dissipated", offsetof(mbsLastRecord, dissipated), ACC_DISSIPATION},
+    {"/energy/contact_dissipated", offsetof(mbsLastRecord, contact_dissipated),
+     ACC_DISSIPATION_PART},
+    {"/energy/impact_dissipated", offsetof(mbsLastRecord, impact_dissipated),
+     ACC_DISSIPATION_PART},
+    {"/energy/friction_dissipated", offsetof(mbsLastRecord, friction_dissipated),
+     ACC_DISSIPATION_PART},
+    {"/energy/numerical_dissipation", offsetof(mbsLastRecord, numerical_dissipation),
+     ACC_DISSIPATION_PART},
+};
+#define NACCUMULATED ((int)(sizeof(ACCUMULATED) / sizeof(ACCUMULATED[0])))
+
+static double acc_value(const mbsLastRecord *l, int k) {
+  double v;
+  memcpy(&v, (const char *)l + ACCUMULATED[k].offset, sizeof(v));
+  return v;
+}
+
+/* The accumulated scalars against each other and against the record's energies (scale: the
+ * energy scale of the deck at t = 0 and of the record): finite, dissipation not negative,
+ * parts at most their total, resolvable. 0, or 1 with the message in msg. */
+static int check_accumulated(const mbsLastRecord *l, double scale, char *msg, size_t n) {
+  double total_d = 0.0, sum_abs = 0.0, work = 0.0;
+  for (int k = 0; k < NACCUMULATED; k++) {
+    double v = acc_value(l, k);
+    if (!isfinite(v)) {
+      snprintf(msg, n, "bad restart file: its last record holds %s = %g, not a finite number",
+               ACCUMULATED[k].dataset, v);
+      return 1;
+    }
+    if (ACCUMULATED[k].kind == ACC_DISSIPATION) {
+      total_d = v;
+    }
+    if (ACCUMULATED[k].kind == ACC_WORK) {
+      work += fabs(v);
+    }
+    if (ACCUMULATED[k].kind != ACC_DISSIPATION_PART) {
+      sum_abs += fabs(v);
+    }
+  }
+  /* round-off of the sums that made them: a few eps of what passed through them */
+  double tol = 1e-9 * (scale + work) + 1e-12;
+  for (int k = 0; k < NACCUMULATED; k++) {
+    double v = acc_value(l, k);
+    if (ACCUMULATED[k].kind != ACC_WORK && v < -tol) {
+      snprintf(msg, n,
+               "bad restart file: its last record holds %s = %.6g J, a negative dissipation "
+               "(energy removed only accumulates; at most round-off %.3g J below 0)",
+               ACCUMULATED[k].dataset, v, tol);
+      return 1;
+    }
+    if (ACCUMULATED[k].kind == ACC_DISSIPATION_PART && v > total_d + tol) {
+      snprintf(msg, n,
+               "bad restart file: its last record holds %s = %.6g J, more than the whole "
+               "dissipation /energy/dissipated = %.6g J it is a part of",
+               ACCUMULATED[k].dataset, v, total_d);
+      return 1;
+    }
+  }
+  if (scale > 0.0 && DBL_EPSILON * sum_abs > RESOLVE * scale) {
+    snprintf(msg, n,
+             "bad restart file: its last record holds a work and dissipation of %.3g J "
+             "(/energy/external_work %.6g J, /energy/dissipated %.6g J) on a state whose energy "
+             "scale is %.3g J: their round-off alone would hide any blow-up from the energy "
+             "balance",
+             sum_abs, l->external_work, l->dissipated, scale);
+    return 1;
+  }
+  return 0;
+}
 
 /* print "--restart 'PATH': WHAT" with all of it escaped (WHAT quotes the file) */
 static void restart_error(const char *path, const char *what) {
@@ -293,11 +388,27 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
              t, e2, fabs(pos.value), pos.tol);
     bad = 1;
   }
+  /* no shapes of the deck overlapping in the state, as at t = 0 (the deck may have moved
+   * an obstacle into it) */
+  if (!bad && m->npair > 0) {
+    mbsError cerr;
+    mbs_error_clear(&cerr);
+    if (mbs_contact_check_state(m, last.q, t, &cerr) != MBS_OK) {
+      char buf[1600];
+      mbs_error_format(&cerr, buf, sizeof(buf));
+      snprintf(msg, sizeof(msg), "bad restart file: its last record (t = %.9g) is not a state "
+               "of this deck: %s", t, buf);
+      bad = 1;
+    }
+  }
   int driven = 0;
   for (int k = 0; k < m->nelem; k++) {
     driven |= m->elem[k].kind == MBS_ELEM_DRIVE;
   }
-  if (!bad && !driven) {
+  /* the energies of the deck at t = 0 and of the record: the scale that the accumulated
+   * work and dissipation are measured against */
+  double e0 = 0.0, e_rec = 0.0, escale = 0.0, escale0 = 0.0;
+  if (!bad) {
     mbsObservables o0, o1;
     d->t = 0.0;
     mbs_observe(m, d, &o0);
@@ -305,11 +416,26 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     memcpy(d->v, last.v, (size_t)m->nq * sizeof(double));
     d->t = t;
     mbs_observe(m, d, &o1);
-    double e0 = o0.kinetic + o0.potential, e_rec = o1.kinetic + o1.potential;
+    e0 = o0.kinetic + o0.potential;
+    e_rec = o1.kinetic + o1.potential;
+    /* escale0 without the record's kinetic energy (what the energy check bounds), escale
+     * with it */
+    escale0 = fmax(fmax(fabs(e0), o0.kinetic), fabs(o1.potential - o0.potential));
+    escale = fmax(escale0, o1.kinetic);
+    if (!isfinite(e_rec)) {
+      snprintf(msg, sizeof(msg),
+               "bad restart file: the energy of its last record (t = %.9g) is not finite", t);
+      bad = 1;
+    }
+  }
+  if (!bad) {
+    bad = check_accumulated(&last, escale, msg, sizeof(msg));
+  }
+  if (!bad && !driven) {
     double budget = e0 + last.external_work - last.dissipated;
     double scale = fmax(fmax(fabs(e0), fabs(budget)),
-                        fmax(fmax(o0.kinetic, fabs(o1.potential - o0.potential)),
-                             fmax(fabs(last.external_work), fabs(last.dissipated))));
+                        fmax(escale0, fmax(fabs(last.external_work), fabs(last.dissipated))));
+    double booked = fabs(last.external_work) + fabs(last.dissipated);
     if (!(e_rec - budget <= REL_ENERGY * scale + 1e-12 * (1.0 + fabs(e_rec)))) {
       snprintf(msg, sizeof(msg),
                "bad restart file: its last record (t = %.9g) is not a state this run can "
@@ -317,6 +443,17 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
                "by %.3g J (more than %g of the energy scale %.3g J; its velocities v violate "
                "the constraints or are too large)",
                t, e_rec, budget, e_rec - budget, REL_ENERGY, scale);
+      bad = 1;
+    } else if (m->integrator != MBS_INTEGRATOR_STATIC &&
+               !(budget - e_rec <= REL_ENERGY * escale + REL_WORK * booked +
+                                       1e-12 * (1.0 + fabs(e_rec)))) {
+      snprintf(msg, sizeof(msg),
+               "bad restart file: its last record (t = %.9g) does not balance its energy: "
+               "E0 + W_ext - D = %.6g J (/energy/external_work %.6g J, /energy/dissipated "
+               "%.6g J) exceeds its energy T + V = %.6g J by %.3g J, more than %g of its "
+               "energy scale %.3g J and %g of the work and dissipation booked",
+               t, budget, last.external_work, last.dissipated, e_rec, budget - e_rec,
+               REL_ENERGY, escale, REL_WORK);
       bad = 1;
     }
   }

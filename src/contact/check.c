@@ -1,4 +1,5 @@
-/* check.c: the contact checks of a compiled model at t = 0. */
+/* check.c: the contact checks of a compiled model: no overlap of shapes at t = 0, nor in the
+ * state a restart starts from. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,9 @@
 /* [m] overlap at t = 0 that is round-off of a body placed exactly on another, not an error */
 #define OVERLAP_TOL 1e-9
 
-mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err) {
+/* the first pair whose shapes overlap at q by more than tol: an error at its body shape */
+static mbsStatus check_overlap(const mbsModel *m, const double *q, double t, double tol,
+                               mbsError *err) {
   int cap = 1;
   for (int k = 0; k < m->npair; k++) {
     int mx = mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
@@ -23,24 +26,34 @@ mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err) {
     const mbsShapePair *p = &m->pair[k];
     const mbsShape *a = &m->shape[p->a], *b = &m->shape[p->b];
     mbsPose pa, pb;
-    mbs_shape_pose(m, a, m->q0, &pa);
-    mbs_shape_pose(m, b, m->q0, &pb);
+    mbs_shape_pose(m, a, q, &pa);
+    mbs_shape_pose(m, b, q, &pb);
     int n = mbs_collide(a, &pa, b, &pb, m->contact_pts, 0.0, pts, cap);
     double depth = 0.0;
     for (int i = 0; i < n; i++) {
       depth = fmax(depth, -pts[i].gap);
     }
-    if (depth > OVERLAP_TOL) {
+    if (depth > tol) {
       const mbsShape *at = a->mark.line > 0 ? a : b;
       st = mbs_error_set(err, MBS_ERR_DECK, m->deck_path, at->mark.line, at->mark.col,
-                         "'%s' (%s) and '%s' (%s) overlap by %.6g m at t = 0 (contacts entry "
-                         "'%s'): place them apart, or touching",
+                         "'%s' (%s) and '%s' (%s) overlap by %.6g m at t = %.9g (contacts entry "
+                         "'%s'): %s",
                          a->name, mbs_shape_word(a->kind), b->name, mbs_shape_word(b->kind), depth,
-                         m->contact[p->spec].name);
+                         t, m->contact[p->spec].name,
+                         t == 0.0 && q == m->q0 ? "place them apart, or touching"
+                                                : "the state cuts into the deck's shapes");
     }
   }
   free(pts);
   return st;
+}
+
+mbsStatus mbs_contact_check_initial(const mbsModel *m, mbsError *err) {
+  return check_overlap(m, m->q0, 0.0, OVERLAP_TOL, err);
+}
+
+mbsStatus mbs_contact_check_state(const mbsModel *m, const double *q, double t, mbsError *err) {
+  return check_overlap(m, q, t, MBS_OVERLAP_STATE_TOL, err);
 }
 
 /* dt against each penalty contact's period T = 2 pi sqrt(m / k), m the lightest body its

@@ -14,7 +14,7 @@
 #define PI 3.14159265358979323846
 
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
-#define DECK_MAX_BEAM_ELEMENTS 1000000
+#define DECK_MAX_BEAM_ELEMENTS 100000
 
 static const char *const beam_keys[] = {"name",     "from",    "to",        "nodes",
                                         "elements", "order",   "up",        "section",
@@ -99,6 +99,7 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
   DeckMap m = {0};
   mbsStatus st;
   yaml_node_t *v, *vg, *vnu, *vrect, *vcirc;
+  const yaml_node_t *vexp = NULL;
   char where[256];
   if (node->type != YAML_MAPPING_NODE) {
     return deck_fail(r, node,
@@ -147,7 +148,7 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
   static const char *const explicit_keys[] = {"A", "I2", "I3", "J"};
   vrect = deck_map_get(&m, "rectangle");
   vcirc = deck_map_get(&m, "circle");
-  const yaml_node_t *vexp = NULL;
+  vexp = NULL;
   for (int k = 0; k < 4 && !vexp; k++) {
     const DeckKeyValue *kv = deck_map_find(&m, explicit_keys[k]);
     vexp = kv ? kv->key : NULL;
@@ -222,10 +223,71 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
       goto fail;
     }
   }
+  /* the section constants and the stiffnesses and masses per length made of them must be
+   * numbers the solver can resolve against each other: a rectangle of 1e-200 m has A = 0
+   * (underflow, a singular Newton matrix), a shear factor of 1e300 an infinite energy. Each
+   * is checked at the value that makes it so. */
+  {
+    const yaml_node_t *vgeo = vrect ? vrect : (vcirc ? vcirc : vexp);
+    const yaml_node_t *vE = deck_map_get(&m, "E"), *vrho = deck_map_get(&m, "density");
+    const yaml_node_t *vG = vg ? vg : vnu, *vk = deck_map_get(&m, "shear_factor");
+    const yaml_node_t *vrot = deck_map_get(&m, "rotary_inertia");
+    const struct {
+      const char *what;
+      double value;
+      const yaml_node_t *at;
+    } q[] = {
+        {"the area A [m^2]", b->A, vgeo},
+        {"the second moment I2 [m^4]", b->I2, vgeo},
+        {"the second moment I3 [m^4]", b->I3, vgeo},
+        {"the torsion constant J [m^4]", b->J, vgeo},
+        {"the axial stiffness E A [N]", b->E * b->A, vE},
+        {"the bending stiffness E I2 [N m^2]", b->E * b->I2, vE},
+        {"the bending stiffness E I3 [N m^2]", b->E * b->I3, vE},
+        {"the torsional stiffness G J [N m^2]", b->G * b->J, vG},
+        {"the shear stiffness kappa G A [N]", b->shear_factor * b->G * b->A, vk ? vk : vG},
+        {"the mass per length density A [kg/m]", b->density * b->A, vrho},
+        {"the rotary inertia per length [kg m]", fmin(b->rotary[0], b->rotary[1]),
+         vrot ? vrot : vrho},
+        {"the rotary inertia per length [kg m]", fmax(b->rotary[0], b->rotary[1]),
+         vrot ? vrot : vrho},
+    };
+    for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+      if (!(q[k].value >= DECK_SECTION_MIN && q[k].value <= DECK_SECTION_MAX)) {
+        st = deck_fail(r, q[k].at ? q[k].at : m.node,
+                       "section: %s is %g, outside [%g, %g]: the solver cannot resolve it "
+                       "against the beam's other terms",
+                       q[k].what, q[k].value, DECK_SECTION_MIN, DECK_SECTION_MAX);
+        goto fail;
+      }
+    }
+    if (vk && !(b->shear_factor <= DECK_MAX_SHEAR_FACTOR)) {
+      st = deck_fail(r, vk,
+                     "section.shear_factor: %g is above %g: a shear stiffness that far above "
+                     "the beam's other stiffnesses makes its Newton matrix singular in double "
+                     "precision (a shear-rigid beam needs no more)",
+                     b->shear_factor, DECK_MAX_SHEAR_FACTOR);
+      goto fail;
+    }
+  }
   st = MBS_OK;
 fail:
   deck_map_free(&m);
   return st;
+}
+
+/* a point of the beam's centreline: its squared distance from the origin below
+ * DECK_MAX_SCALE (as the points of springs and distance joints), or the tangents and
+ * lengths overflow */
+static mbsStatus node_in_range(DeckReader *r, const yaml_node_t *n, const char *field,
+                               const double x[3]) {
+  if (!(dot3(x, x) <= DECK_MAX_SCALE)) {
+    return deck_fail(r, n,
+                     "%s: [%g, %g, %g] is too far from the origin (its squared distance "
+                     "exceeds %g; the beam's length and tangents would overflow)",
+                     field, x[0], x[1], x[2], DECK_MAX_SCALE);
+  }
+  return MBS_OK;
 }
 
 /* the director frame of every node: d1 the tangent of the node polygon's interpolation
@@ -417,6 +479,11 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
                      (n - 1) / b->order, b->nelem);
       goto fail;
     }
+    if ((n - 1) / b->order > DECK_MAX_BEAM_ELEMENTS) {
+      st = deck_fail(r, vnodes, "nodes: %d nodes make %d elements; a beam has at most %d", n,
+                     (n - 1) / b->order, DECK_MAX_BEAM_ELEMENTS);
+      goto fail;
+    }
     b->nelem = (n - 1) / b->order;
     b->nnode = n;
   } else {
@@ -443,7 +510,8 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
     for (int k = 0; k < b->nnode; k++) {
       char f[48];
       snprintf(f, sizeof(f), "nodes[%d]", k);
-      if ((st = deck_vec3(r, deck_item(r, vnodes, k), f, b->pos + 3 * k)) != MBS_OK) {
+      if ((st = deck_vec3(r, deck_item(r, vnodes, k), f, b->pos + 3 * k)) != MBS_OK ||
+          (st = node_in_range(r, deck_item(r, vnodes, k), f, b->pos + 3 * k)) != MBS_OK) {
         goto fail;
       }
       if (k > 0) {
@@ -460,7 +528,9 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
   } else {
     double x0[3], x1[3];
     if ((st = deck_vec3(r, vfrom, "from", x0)) != MBS_OK ||
-        (st = deck_vec3(r, vto, "to", x1)) != MBS_OK) {
+        (st = deck_vec3(r, vto, "to", x1)) != MBS_OK ||
+        (st = node_in_range(r, vfrom, "from", x0)) != MBS_OK ||
+        (st = node_in_range(r, vto, "to", x1)) != MBS_OK) {
       goto fail;
     }
     double d[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]};
@@ -530,6 +600,14 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
     }
     if (!(b->damping >= 0.0)) {
       st = deck_fail(r, v, "damping must be >= 0 (got %g)", b->damping);
+      goto fail;
+    }
+    if (!(b->damping <= DECK_MAX_BEAM_DAMPING)) {
+      st = deck_fail(r, v,
+                     "damping: %g s is above %g s: the damping factor is a time (the "
+                     "stiffness-proportional damping of a mode of period T is about pi "
+                     "damping / T), and one this large makes the Newton matrix singular",
+                     b->damping, DECK_MAX_BEAM_DAMPING);
       goto fail;
     }
   }

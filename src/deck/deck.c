@@ -165,10 +165,12 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
   for (int i = 0; i < n; i++) {
+    /* counted before it is read: what a failed entry already holds (its profile) is
+     * released with the deck (the entries are zeroed) */
+    deck->njoint = i + 1;
     if ((st = deck_read_joint(r, deck, &jnames, i, deck_item(r, v, i))) != MBS_OK) {
       goto fail;
     }
-    deck->njoint = i + 1;
   }
   r->ctx[0] = '\0';
   v = deck_map_get(&m, "loads");
@@ -181,10 +183,10 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
   for (int i = 0; i < n; i++) {
+    deck->nload = i + 1; /* as the joints: a failed entry's profile is released */
     if ((st = deck_read_load(r, deck, &names, &jnames, i, deck_item(r, v, i))) != MBS_OK) {
       goto fail;
     }
-    deck->nload = i + 1;
   }
 
   /* contact geometry of the ground, then the contacts entries (they name both) */
@@ -212,7 +214,6 @@ fail:
 
 /* everything the reader allocated besides the document */
 static void reader_free(DeckReader *r) {
-  deck_expr_free(r);
   free(r->warnings);
   deck_names_free(&r->body_names);
   deck_names_free(&r->beam_names);

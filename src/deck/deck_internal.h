@@ -13,7 +13,7 @@
  * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
  *             solver.moreau;
  * solver.c    reads the sections initial, solver and output;
- * expr.c      evaluates expressions with muParser;
+ * expr.c      reads expressions (util/expr.h);
  * names.c     hashes entry names for duplicate checks and lookups.
  * Only this directory includes <yaml.h>. */
 #ifndef MBSIM_DECK_INTERNAL_H
@@ -44,6 +44,13 @@
  * solver sums such terms over the bodies and multiplies them further, so a deck whose products
  * overflow is refused where the values are, not at the first record */
 #define DECK_MAX_SCALE 1e300
+/* bounds of a beam's section constants and of its stiffnesses and masses per length (SI),
+ * of its shear factor and of its damping factor [s]: values outside make the Newton matrix
+ * singular or its terms non-finite */
+#define DECK_SECTION_MIN 1e-150
+#define DECK_SECTION_MAX 1e150
+#define DECK_MAX_SHEAR_FACTOR 1e8
+#define DECK_MAX_BEAM_DAMPING 1e6
 /* the largest rotation angle [rad]: beyond it round-off leaves no digits for the fraction of
  * a turn */
 #define DECK_MAX_ANGLE 1e6
@@ -124,10 +131,6 @@ typedef struct {
   char *warnings; /* "file:line:col: text\n" lines (deck_warn), handed to the deck */
   size_t warn_len;
   int nwarn;
-  void *expr;    /* the expression parser (expr.c), created on first use, or NULL */
-  int expr_nvar; /* parameters defined in it so far */
-  double expr_t;  /* the variable t of profile expressions (0 when they are checked) */
-  int expr_allow_t; /* 1 while a profile expression is checked */
   int contact_pairs; /* 1 + the first contacts entry that gives a pair of shapes, 0: none
                         (so that solver.integrator can require moreau) */
   char ctx[192];
@@ -181,12 +184,12 @@ mbsStatus deck_unknown_param(DeckReader *r, const yaml_node_t *n, const char *fi
                              const char *name, int offset);
 /* expr.c: 1 if the scalar text s has anything but digits and points (worth trying as an
  * expression); the value of the expression s into out; *plain_error = 1 (no message set)
- * when s is a single word that is neither a number nor a known name; release the parser */
+ * when s is a single word that is neither a number nor a known name */
 int deck_expr_looks(const char *s);
 mbsStatus deck_expression(DeckReader *r, const yaml_node_t *n, const char *field, const char *s,
                           double *out, int *plain_error);
-void deck_expr_free(DeckReader *r);
-/* a profile expression of t: checked as deck_expression with t = 0 defined; f(0) into f0 */
+/* a profile expression of t: checked as deck_expression with t defined, and with f, f', f''
+ * finite at t = 0; f(0) into f0 */
 mbsStatus deck_time_expression(DeckReader *r, const yaml_node_t *n, const char *field,
                                const char *s, double *f0);
 mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)

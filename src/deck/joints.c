@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deck/deck_internal.h"
+#include "util/profile.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
@@ -64,6 +65,8 @@ fail:
   deck_map_free(&m);
   if (st != MBS_OK) {
     free(j->motion_profile.table);
+    free(j->motion_profile.expr);
+    mbs_profile_expr_destroy(j->motion_profile.ev);
     memset(&j->motion_profile, 0, sizeof(j->motion_profile));
   }
   return st;
@@ -281,6 +284,16 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                      "%s: the points of a distance joint are too far apart or from the origin "
                      "(their squares exceed %g; the constraint would overflow)",
                      kv ? "points" : "the bodies' positions", DECK_MAX_SCALE);
+      goto fail;
+    }
+    /* a given length must be resolvable against the coordinates: its square, the
+     * constraint's value, above the round-off of the points' squares (1e-300 underflows to
+     * 0 and leaves the joint without a direction) */
+    if (j->has_length && !(j->length >= 1e-8 * (1.0 + sqrt(s2)))) {
+      st = deck_fail(r, lk->value,
+                     "length: %g m is too short to be resolved against the joint's points (at "
+                     "least %.3g m here: 1e-8 of 1 + their distance from the origin)",
+                     j->length, 1e-8 * (1.0 + sqrt(s2)));
       goto fail;
     }
     if (!j->has_length && sqrt(d2) <= 1e-12 * (1.0 + sqrt(s2))) {

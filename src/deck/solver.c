@@ -14,7 +14,7 @@ static const char *const initial_keys[] = {"assemble", "project_velocities", NUL
 static const char *const solver_keys[] = {"integrator",    "dt",           "t_end",
                                           "newton",        "genalpha",     "moreau",
                                           "max_halvings",  "linear_solver", "energy_balance",
-                                          "spacetime",     NULL};
+                                          "spacetime",     "memory_limit", NULL};
 static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
@@ -285,6 +285,18 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
     if ((v = deck_map_get(&nm, "unstable")) &&
         (st = deck_positive(r, v, "energy_balance.unstable", &s->energy_unstable)) != MBS_OK) {
+      goto fail;
+    }
+  }
+
+  /* memory_limit [GB]: what the model's memory estimate may reach (0: the machine's) */
+  if ((v = deck_map_get(&m, "memory_limit"))) {
+    if ((st = deck_number(r, v, "memory_limit", &s->memory_limit)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(s->memory_limit > 0.0 && s->memory_limit <= 1e9)) {
+      st = deck_fail(r, v, "memory_limit must be a number of GB in (0, 1e9] (got %g)",
+                     s->memory_limit);
       goto fail;
     }
   }

@@ -87,5 +87,6 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b) {
     return 0;
   }
   const mbsProfile *p = &m->profile[ip];
-  return mbs_profile_kink_in(p->kind, p->p, m->profile_table + 2 * p->tab0, p->ntab, a, b);
+  return mbs_profile_kink_in(p->kind, p->p, m->profile_table + 2 * p->tab0, p->ntab, p->ev, a,
+                             b);
 }

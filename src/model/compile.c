@@ -17,6 +17,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
 #include "mbsim/model.h"
+#include "util/memory.h"
 #include "util/profile.h"
 #include "util/vec3.h"
 
@@ -700,6 +701,67 @@ static mbsStatus body_qidx(mbsModel *m, int b, mbsElem *el) {
   return MBS_OK;
 }
 
+/* the elements of a space-time block: as the deck says, but never more than the run has
+ * steps (a block of 100,000 elements on a 5-step run held 9.7 GB) */
+static int spacetime_block(const mbsDeck *deck) {
+  double nsteps = ceil(deck->solver.t_end / deck->solver.dt - 1e-9);
+  int e = deck->solver.spacetime_elements;
+  return nsteps >= 1.0 && nsteps < (double)e ? (int)nsteps : e;
+}
+
+/* The model-size budget: what a run of the deck needs, estimated before anything of its
+ * size is allocated, against what the machine (or solver.memory_limit) allows. Every
+ * unknown of the Newton system (a coordinate, a constraint row; a space-time block has
+ * degree x elements stages of 2 nq + ncon) costs the model arrays, the system's pattern and
+ * values, the sparse factorization and the workspaces: measured 1.4 to 1.7 kB on beams of
+ * 1e4 and 1e5 elements (300 MB and 2.5 GB) and 0.65 kB in space-time blocks, so the
+ * estimate takes 2 kB, an upper bound, plus what the program itself holds. */
+#define MEM_PER_UNKNOWN 2048.0
+#define MEM_BASE 64e6
+
+static mbsStatus memory_budget(const mbsModel *m, const mbsDeck *deck, mbsError *err) {
+  /* constraint rows: six per rigid frame (bodies and beam nodes), at most six per joint and
+   * one per motion or augmented torque */
+  double ncon = 0.0;
+  for (int b = 0; b < deck->nbody; b++) {
+    ncon += !deck->bodies[b].fixed && deck->bodies[b].type == MBS_BODY_RIGID ? 6.0 : 0.0;
+  }
+  ncon += 6.0 * deck->nbeam_node + 7.0 * deck->njoint + m->nscalar;
+  double unknowns = (double)m->nq + ncon, stages = 0.0;
+  int elements = 0;
+  if (deck->solver.integrator == MBS_INTEGRATOR_SPACETIME) {
+    elements = spacetime_block(deck);
+    stages = (double)elements * deck->solver.spacetime_degree;
+    unknowns += stages * (2.0 * m->nq + ncon);
+  }
+  double need = MEM_BASE + MEM_PER_UNKNOWN * unknowns;
+  char what[160];
+  double limit;
+  if (deck->solver.memory_limit > 0.0) {
+    limit = deck->solver.memory_limit * 1e9;
+    snprintf(what, sizeof(what), "solver.memory_limit = %g GB", deck->solver.memory_limit);
+  } else {
+    limit = mbs_memory_machine(what, sizeof(what));
+  }
+  if (limit > 0.0 && need > limit) {
+    char block[200] = "";
+    if (elements > 0) {
+      snprintf(block, sizeof(block),
+               "; a space-time block of %d elements of degree %d holds %.0f stages of them",
+               elements, deck->solver.spacetime_degree, stages);
+    }
+    return mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
+                         "the model needs about %.3g GB of memory (%d coordinates and about "
+                         "%.0f constraint rows, about %.0f kB each for the model, the Newton "
+                         "system and its factorization%s), more than the %.3g GB allowed by "
+                         "%s; make the model smaller, or raise the limit with "
+                         "solver.memory_limit (GB; --memory-limit GB)",
+                         need / 1e9, m->nq, ncon, MEM_PER_UNKNOWN / 1e3, block, limit / 1e9,
+                         what);
+  }
+  return MBS_OK;
+}
+
 /* a deck profile into the model's profile list (grown as needed): its index, -1 for the
  * constant profile, -2 when out of memory */
 static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
@@ -721,10 +783,13 @@ static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
   mp->ntab = p->kind == MBS_PROFILE_TABLE ? p->ntab : 0;
   mp->tab0 = tab0;
   mp->ev = NULL;
-  if (p->kind == MBS_PROFILE_EXPRESSION && p->expr) {
-    /* the model's own evaluators (the deck's go with the deck); the deck checked the text */
+  if (p->kind == MBS_PROFILE_EXPRESSION) {
+    /* the model's own expression (the deck's goes with the deck); the deck checked the
+     * text, so only memory can fail here */
     char why[256];
-    mp->ev = mbs_profile_expr_create(p->expr, why, sizeof(why));
+    if (!p->expr || !(mp->ev = mbs_profile_expr_create(p->expr, why, sizeof(why)))) {
+      return -2;
+    }
   }
   if (mp->ntab > 0) {
     memcpy(m->profile_table + 2 * tab0, p->table, (size_t)mp->ntab * 2 * sizeof(double));
@@ -1564,7 +1629,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   m->moreau_theta = deck->solver.moreau_theta;
   m->moreau_variant = deck->solver.moreau_variant;
   m->spacetime_degree = deck->solver.spacetime_degree;
-  m->spacetime_elements = deck->solver.spacetime_elements;
+  m->spacetime_elements = spacetime_block(deck);
   m->contact_tolerance = deck->solver.contact_tolerance;
   m->contact_iterations = deck->solver.contact_iterations;
 
@@ -1871,6 +1936,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->max_halvings = deck->solver.max_halvings;
   m->output_every = deck->output.every;
   m->output_xdmf = deck->output.xdmf;
+  if (memory_budget(m, deck, err) != MBS_OK) {
+    goto fail;
+  }
   if (alloc_model(m) != MBS_OK) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto fail;

@@ -501,6 +501,69 @@ done:
  * (each the least-squares correction of the linearized constraints, as the velocity
  * projection above for G v + g_t = 0), halved while the largest violation does not fall;
  * stops at round-off or when a step gains nothing */
+/* the joint a global constraint row belongs to (a quadratic row's, or its element's), -1 for
+ * a body's rigidity */
+static int row_joint(const mbsModel *m, int row) {
+  if (row < 0) {
+    return -1;
+  }
+  if (row < m->nrow) {
+    return m->con[row].joint;
+  }
+  int k = mbs_row_element(m, row, NULL);
+  return k >= 0 ? m->elem[k].joint : -1;
+}
+
+/* the Gauss-Newton matrix of the assembly is singular at q: the joint row whose gradient
+ * vanishes there (a distance joint whose points coincide has no direction), else the
+ * factorization's message, at the joint's deck position */
+static mbsStatus assemble_singular(const mbsModel *m, mbsData *d, const double *q, int it,
+                                   double qmax, mbsError *err) {
+  char what[256], why[600];
+  snprintf(why, sizeof(why), "%.500s", err->msg);
+  mbsRowIter ri;
+  for (mbs_rows_begin(&ri, m, q, 0.0, 1, d->ework); mbs_rows_next(&ri);) {
+    double gn = 0.0;
+    for (int i = 0; i < ri.nz; i++) {
+      gn = fmax(gn, fabs(ri.val[i]));
+    }
+    int j = row_joint(m, ri.row);
+    if (j >= 0 && !(gn > 1e-12 * (1.0 + qmax))) {
+      mbs_constraint_describe(m, ri.row, what, (int)sizeof(what));
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
+                           m->joint_mark[j].col,
+                           "initial.assemble: %s has no gradient at the configuration reached "
+                           "after %d Gauss-Newton steps (%s), so the assembly cannot move the "
+                           "bodies onto it; place the bodies so that its points are apart",
+                           what, it,
+                           m->joint_type[j] == MBS_JOINT_DISTANCE
+                               ? "its two points coincide: the direction of a distance joint "
+                                 "is undefined there"
+                               : "the row is stationary there");
+    }
+  }
+  return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, 0, 0,
+                       "initial.assemble: the joints' equations are singular at the "
+                       "configuration reached after %d Gauss-Newton steps (%s); check the joint "
+                       "points and axes",
+                       it, why);
+}
+
+/* the joint row left furthest off at q (rigidity rows aside): its violation into *g, -1 when
+ * no joint row is off */
+static int worst_joint_row(const mbsModel *m, mbsData *d, const double *q, double *g) {
+  int worst = -1;
+  *g = 0.0;
+  mbsRowIter ri;
+  for (mbs_rows_begin(&ri, m, q, 0.0, 0, d->ework); mbs_rows_next(&ri);) {
+    if (row_joint(m, ri.row) >= 0 && fabs(ri.g) > *g) {
+      *g = fabs(ri.g);
+      worst = ri.row;
+    }
+  }
+  return worst;
+}
+
 mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, mbsError *err) {
   int nq = m->nq, ns = d->sys->n;
   double *q = d->q, *rhs = d->res, *x = d->dx, *trial = d->vtmp, work[MBS_ELEM_MAXCON];
@@ -519,6 +582,9 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
   mbsStatus st = MBS_OK;
   for (int it = 0; it < 100 && r > goal && m->ncon > 0; it++) {
     if ((st = kkt_factor_weighted(m, d, q, 0.0, BEAM_WEIGHT, err)) != MBS_OK) {
+      if (st != MBS_ERR_NOMEM) {
+        st = assemble_singular(m, d, q, it, qmax, err);
+      }
       goto done;
     }
     memset(rhs, 0, (size_t)ns * sizeof(double));
@@ -563,11 +629,18 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
     int j = -1;
     if (wdrop >= 0) {
       j = m->drop[wdrop].joint;
-    } else if (worst >= 0 && worst < m->nrow) {
-      j = m->con[worst].joint;
-    } else if (worst >= 0) {
-      int k = mbs_row_element(m, worst, NULL);
-      j = k >= 0 ? m->elem[k].joint : -1;
+    } else {
+      j = row_joint(m, worst);
+    }
+    /* a loop that cannot close leaves the least-squares correction spread over the rows, a
+     * body's rigidity among them: name the joint left furthest off, which the deck can
+     * change */
+    double gj = 0.0;
+    int wj = j < 0 ? worst_joint_row(m, d, q, &gj) : -1;
+    if (wj >= 0 && gj > 1e-10 * (1.0 + qmax)) {
+      worst = wj;
+      j = row_joint(m, wj);
+      rmax = gj;
     }
     if (wdrop >= 0 && j >= 0) {
       snprintf(what, sizeof(what), "joint '%s' (row %d, one of its redundant rows)",

@@ -6,69 +6,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <matheval.h>
+#include "util/expr.h"
 
-/* f, f', f'' of an expression profile, as libmatheval evaluators of the variable t */
+/* an expression profile: the parsed expression of t, which evaluates f with f' and f''
+ * (util/expr.h) */
 struct mbsProfileExpr {
-  void *f[3];
+  mbsExpr *e;
 };
 
 mbsProfileExpr *mbs_profile_expr_create(const char *text, char *why, size_t nwhy) {
+  mbsExprError err;
   mbsProfileExpr *ex = calloc(1, sizeof(*ex));
-  char *copy = text ? strdup(text) : NULL;
-  if (!ex || !copy) {
+  if (!ex) {
     snprintf(why, nwhy, "out of memory");
-    goto fail;
+    return NULL;
   }
-  ex->f[0] = evaluator_create(copy);
-  if (!ex->f[0]) {
-    snprintf(why, nwhy,
-             "it is not an expression of t that can be differentiated exactly (a profile takes "
-             "+ - * / ^, numbers, pi, t and sqrt sin cos tan asin acos atan exp log abs)");
-    goto fail;
+  ex->e = text ? mbs_expr_parse(text, NULL, NULL, 1, &err) : NULL;
+  if (!ex->e) {
+    snprintf(why, nwhy, "%s", text ? err.msg : "no expression");
+    free(ex);
+    return NULL;
   }
-  char **names = NULL;
-  int n = 0;
-  evaluator_get_variables(ex->f[0], &names, &n);
-  for (int i = 0; i < n; i++) {
-    if (strcmp(names[i], "t") != 0) {
-      snprintf(why, nwhy, "'%.64s' is not defined in a profile (its variable is t)", names[i]);
-      goto fail;
-    }
-  }
-  /* its derivatives: symbolic, so a drive's rate and acceleration are exact */
-  ex->f[1] = evaluator_derivative(ex->f[0], "t");
-  ex->f[2] = ex->f[1] ? evaluator_derivative(ex->f[1], "t") : NULL;
-  if (!ex->f[2]) {
-    snprintf(why, nwhy, "its derivative could not be formed");
-    goto fail;
-  }
-  free(copy);
   return ex;
-fail:
-  free(copy);
-  mbs_profile_expr_destroy(ex);
-  return NULL;
 }
 
 void mbs_profile_expr_destroy(mbsProfileExpr *ex) {
   if (!ex) {
     return;
   }
-  for (int k = 0; k < 3; k++) {
-    if (ex->f[k]) {
-      evaluator_destroy(ex->f[k]);
-    }
-  }
+  mbs_expr_destroy(ex->e);
   free(ex);
 }
 
 /* the k-th derivative of an expression profile at t */
 static double expr_eval(const mbsProfileExpr *ex, int k, double t) {
-  char name[] = "t";
-  char *names[1] = {name};
-  double values[1] = {t};
-  return ex && ex->f[k] ? evaluator_evaluate(ex->f[k], 1, names, values) : 0.0;
+  if (!ex || !ex->e) {
+    return 0.0;
+  }
+  double der[2];
+  double f = mbs_expr_eval(ex->e, t, der, NULL);
+  return k == 0 ? f : der[k - 1];
 }
 
 /* piecewise linear through (t_k, f_k), constant outside; right derivative */
@@ -128,8 +105,13 @@ double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *ta
       f = table_eval(table, ntab, t, &r);
       break;
     case MBS_PROFILE_EXPRESSION:
-      f = expr_eval(ex, 0, t);
-      r = expr_eval(ex, 1, t);
+      if (ex && ex->e) {
+        double der[2];
+        f = mbs_expr_eval(ex->e, t, der, NULL);
+        r = der[0];
+      } else {
+        f = 0.0;
+      }
       break;
   }
   if (rate) {
@@ -151,8 +133,19 @@ double mbs_profile_accel(mbsProfileKind kind, const double p[3], const mbsProfil
 }
 
 int mbs_profile_kink_in(mbsProfileKind kind, const double p[3], const double *table, int ntab,
-                        double a, double b) {
+                        const mbsProfileExpr *ex, double a, double b) {
   switch (kind) {
+    case MBS_PROFILE_EXPRESSION: {
+      /* the piecewise functions on another branch at b than just after a (their branches
+       * are right-continuous, so a kink at b counts and one at a does not) */
+      if (!ex || !ex->e) {
+        return 0;
+      }
+      uint64_t ha, hb;
+      mbs_expr_eval(ex->e, a, NULL, &ha);
+      mbs_expr_eval(ex->e, b, NULL, &hb);
+      return ha != hb;
+    }
     case MBS_PROFILE_WINDOW:
     case MBS_PROFILE_RAMP:
       return (p[0] > a && p[0] <= b) || (p[1] > a && p[1] <= b);

@@ -17,9 +17,9 @@
 double mbs_profile_eval(mbsProfileKind kind, const double p[3], const double *table, int ntab,
                         const mbsProfileExpr *ex, double t, double *rate);
 
-/* an expression profile f(t) with its exact derivatives (libmatheval differentiates it
- * symbolically): NULL and a reason in why when text is not an expression of t that it can
- * parse and differentiate */
+/* an expression profile f(t) with its exact derivatives (util/expr.h: f' and f'' are
+ * computed with f, right limits at the kinks of piecewise functions): NULL and a reason in
+ * why when text is not an expression of t (parameters already replaced by their values) */
 mbsProfileExpr *mbs_profile_expr_create(const char *text, char *why, size_t nwhy);
 void mbs_profile_expr_destroy(mbsProfileExpr *ex);
 
@@ -29,8 +29,9 @@ double mbs_profile_accel(mbsProfileKind kind, const double p[3], const mbsProfil
                          double t);
 
 /* 1 if the profile has a kink or a jump (a point where its rate is discontinuous) in the
- * interval (a, b]: the ends of a window or ramp, every interior point of a table */
+ * interval (a, b]: the ends of a window or ramp, every interior point of a table, a change
+ * of branch of a piecewise function of an expression (abs, min, max, clamp, if, smoothstep) */
 int mbs_profile_kink_in(mbsProfileKind kind, const double p[3], const double *table, int ntab,
-                        double a, double b);
+                        const mbsProfileExpr *ex, double a, double b);
 
 #endif

@@ -171,6 +171,27 @@ fb = open(deck("four_bar_assembled.yaml")).read()
 short = fb.replace("  b: 1.2      # coupler", "  b: 0.05     # coupler")
 refused("open_loop.yaml", short, "initial.assemble: the joints cannot all hold",
         short.splitlines().index("  - name: rocker_pin") + 1)
+# a coupler too short to close the loop by more: the joint left furthest off is named at its
+# line, never a body's rigidity (before: "leaves rigidity of body 'coupler' off by 0.486")
+shorter = fb.replace("  b: 1.2      # coupler", "  b: 0.1      # coupler")
+refused("short_coupler.yaml", shorter,
+        "leaves joint 'rocker_pin' (revolute, row 1) off by 0.486",
+        shorter.splitlines().index("  - name: rocker_pin") + 1)
+# a distance joint whose points coincide where the assembly starts has no direction: named
+# at its line (before: an unlocated "the Newton matrix is singular")
+COINCIDE = """mbsim: 1
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: a, type: point, mass: 1.0, position: [0, 0, 0]}
+  - {name: b, type: point, mass: 1.0, position: [0, 0, 0]}
+joints:
+  - {name: anchor, type: spherical, bodies: [ground, a], point: [0, 0, 0]}
+  - {name: rod, type: distance, bodies: [a, b], length: 1.0}
+initial: {assemble: true}
+solver: {dt: 1.0e-3, t_end: 0.01}
+"""
+refused("coinciding.yaml", COINCIDE,
+        "initial.assemble: joint 'rod' (distance, row 1) has no gradient", 8)
 refused("both.yaml", ROD.replace("body_points: [[0, 0, 0], [-0.3, 0, 0]]",
                                  "point: [0, 0, 0], body_points: [[0, 0, 0], [-0.3, 0, 0]]")
         % ("", "initial: {assemble: true}"), "give either 'point' or 'body_points'", 7)

@@ -93,6 +93,23 @@ for integ in INTEGRATORS:
               "%s: kinetic energy gained = work (%.1e%s)"
               % (integ, eT, ", O(dt) after a jump" if integ == "genalpha" else ""))
 
+# genalpha and the window (decks/README.md "Profiles"): the load acts on the same steps, its
+# total impulse equals em's to round-off; at the window's end the velocity lacks half a step's
+# impulse (F dt / 2m, whatever rho_inf), which arrives over the following steps
+_, _, _, out_em = run(wpath, "--integrator", "em")
+v_em = load(out_em)["state/v"][:, 0]
+for rho in ("0.8", "0.3"):
+    _, _, _, out = run(wpath, "--integrator", "genalpha", "--set", "solver.genalpha.rho_inf=" + rho)
+    res = load(out)
+    t, v = res["time"], res["state/v"][:, 0]
+    i15 = np.argmin(np.abs(t - 1.5))
+    check(abs(v[-1] - v_em[-1]) <= 1e-12,
+          "genalpha (rho_inf %s): the window's total impulse equals em's (v(2) %.15f vs %.15f)"
+          % (rho, v[-1], v_em[-1]))
+    check(abs(v[i15] - (1.0 - 0.5e-2)) <= 1e-12,
+          "genalpha (rho_inf %s): at the window's end v = 1 - F dt / 2m = 0.995 (%.15f)"
+          % (rho, v[i15]))
+
 # genalpha's work and dissipation are second order: energy balance of a driven, damped
 # oscillator at dt and dt/2
 OSC = """mbsim: 1
@@ -146,7 +163,7 @@ res = load(out)
 e = np.max(np.abs(res["energy/total"] - res["energy/total"][0])) / res["energy/total"][0]
 check(res["attrs"]["status"] == "completed" and e <= 1e-12, "em at dt = 4e-3: completed, energy %.1e" % e)
 # a motion with an expression profile: the joint follows A f(t) and turns at A f'(t) (the
-# exact derivative, from libmatheval), a smooth start-up from rest
+# exact derivative), a smooth start-up from rest
 PE = """mbsim: 1
 parameters: {w: 1.5707963267948966, A: 0.8}
 bodies:

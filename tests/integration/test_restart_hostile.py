@@ -241,6 +241,83 @@ refused(craft("vbad", lambda f: f["state/v"].__setitem__(
 refused(craft("vscaled", lambda f: f["state/v"].__setitem__(N_LAST, 1e3 * f["state/v"][N_LAST])),
         [BAD, "energy"], "v scaled by 1000 (tangent to the rods, energy 1e6 times)")
 
+
+# the accumulated work and dissipation (every /energy scalar that accumulates): finite, no
+# negative dissipation, a part at most its whole, balanced against the record's energy
+refused(craft("dneg", set_last("energy/dissipated", 0, -1e300)),
+        [BAD, "/energy/dissipated = -1e+300", "negative dissipation"],
+        "dissipation -1e300 (was: accepted, the instability check disarmed)")
+refused(craft("dneg_fast", lambda f: (set_last("energy/dissipated", 0, -1e300)(f),
+                                      f["state/v"].__setitem__(N_LAST, 1e6 * f["state/v"][N_LAST]))),
+        [BAD, "/energy/dissipated = -1e+300"],
+        "dissipation -1e300 and the bobs at 1e6 times their speed (was: completed)")
+refused(craft("wbig", set_last("energy/external_work", 0, 1e300)),
+        [BAD, "work and dissipation of 1e+300 J", "round-off"],
+        "external work 1e300 (was: accepted)")
+refused(craft("wdbig", lambda f: (set_last("energy/external_work", 0, 1e300)(f),
+                                  set_last("energy/dissipated", 0, 1e300)(f))),
+        [BAD, "work and dissipation of 2e+300 J"],
+        "work and dissipation 1e300 each, balancing each other")
+refused(craft("wunbal", set_last("energy/external_work", 0, 1000.0)),
+        [BAD, "does not balance its energy", "/energy/external_work 1000"],
+        "an external work of 1000 J that no energy of the record shows")
+rc, err, _, _ = restart(craft("dround", set_last("energy/dissipated", 0, -1e-14)))
+check(rc == 0, "a dissipation of -1e-14 J (round-off) restarts (exit %d %s)" % (rc, err.strip()))
+
+# the contact part of the dissipation, on the bouncing ball after its first impact
+BALL = deck(os.path.join("contacts", "bouncing_ball.yaml"))
+_, _, _, ball_hit = run(BALL, "--t-end", "0.6", out=os.path.join(TMP, "ball_hit.h5"))
+
+
+def refused_ball(path, want, what):
+    if os.path.exists(OUT):
+        os.remove(OUT)
+    p = subprocess.run([MBSIM, BALL, "--restart", path, "-o", OUT, "--t-end", "1", "--quiet"],
+                       capture_output=True, timeout=120)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and all(w in err for w in want) and not os.path.exists(OUT),
+          "%s: exit 1, %s, nothing written (got %d: %s)" % (what, " + ".join(want),
+                                                            p.returncode, err.strip()))
+
+
+def set_final(path, value):
+    def edit(f):
+        f[path][f[path].shape[0] - 1] = value
+    return edit
+
+
+refused_ball(craft("cdneg", set_final("energy/contact_dissipated", -2.0), src=ball_hit),
+             [BAD, "/energy/contact_dissipated = -2", "negative dissipation"],
+             "a negative part of the dissipation")
+refused_ball(craft("cdpart", set_final("energy/contact_dissipated", 50.0), src=ball_hit),
+             [BAD, "/energy/contact_dissipated = 50", "more than the whole dissipation"],
+             "a part of the dissipation larger than the whole")
+p = subprocess.run([MBSIM, BALL, "--restart", ball_hit, "-o", OUT, "--t-end", "1", "--quiet"],
+                   capture_output=True, timeout=120)
+check(p.returncode == 0, "the ball after its impact restarts (exit %d %s)"
+      % (p.returncode, p.stderr.decode("utf-8", "replace").strip()))
+
+# a restart into a deck whose shapes cut into the state is refused as at t = 0: the
+# bouncing ball falling at t = 0.3 (lowest point 0.559 m up), the floor raised to 0.6 m
+_, _, _, ball = run(BALL, "--t-end", "0.3", out=os.path.join(TMP, "ball.h5"))
+RAISED = "--set=ground.collision.floor.plane.point=[0, 0, 0.6]"
+if os.path.exists(OUT):
+    os.remove(OUT)
+p = subprocess.run([MBSIM, BALL, RAISED, "--restart", ball, "-o", OUT, "--t-end", "1",
+                    "--quiet"], capture_output=True, timeout=120)
+err = p.stderr.decode("utf-8", "replace")
+check(p.returncode == 1 and "'ball' (sphere) and 'floor' (plane) overlap by 0.0414" in err
+      and "at t = 0.3" in err and "ball_floor" in err and "bouncing_ball.yaml:" in err
+      and not os.path.exists(OUT),
+      "a restart whose floor cuts the ball: exit 1 naming the pair and the depth, nothing "
+      "written (was: completed, the overlap booked as negative dissipation) (%d: %s)"
+      % (p.returncode, err.strip()))
+p = subprocess.run([MBSIM, BALL, "--set=ground.collision.floor.plane.point=[0, 0, 0.5]",
+                    "--restart", ball, "-o", OUT, "--t-end", "0.5", "--quiet"],
+                   capture_output=True, timeout=120)
+check(p.returncode == 0, "the same restart with the floor below the ball runs (exit %d %s)"
+      % (p.returncode, p.stderr.decode("utf-8", "replace").strip()))
+
 # a FIFO (nobody writes to it) and a directory as restart file: refused without opening
 refused(fifo, [BAD, "not a regular file (a FIFO)"], "a FIFO as restart file (was: a hang)")
 refused(TMP, [BAD, "not a regular file (a directory)"], "a directory as restart file")
