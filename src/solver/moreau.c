@@ -794,7 +794,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
      * that a point that sticks is at rest at the end; with the evaluation point's arm it
      * slid at (1 - theta) dt omega x phi' (a rod pivoting on a pin crept, its friction doing
      * work step after step) */
-    if (!getenv("NOEND")) end_columns(m, c, w->gq, w->qe);
+    end_columns(m, c, w->gq, w->qe);
     if (c->nw != old.nw) {
       change = INFINITY;
       continue;
@@ -1113,17 +1113,9 @@ static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, doub
          * from corner to corner) */
         c->tgt[0] = -c->e * g0;
       } else if (c->impact || approach) {
-        /* an approach stops at the end velocity, once the gap (here, one the step closes
-         * before its end) is used up: a point still above the surface may go on to touch
-         * it at the step's end */
-        double open = fmax(0.0, c->gap0) + dt * (1.0 - w->theta) * fmin(g0, 0.0);
-        c->tgt[0] = c->impact ? c->target : -fmax(0.0, open) / (w->theta * dt);
+        c->tgt[0] = c->impact ? c->target : 0.0;
       } else {
-        /* the evaluation point's law on the gap: g1 = g0 + dt gbar >= 0 (a point that stays
-         * above the surface takes no impulse; one that reaches it ends the step touching it,
-         * not held up above it: a box that landed on a diagonal rested 8e-7 m up on two
-         * open contacts) */
-        c->tgt[0] = -f * g0 - fmax(0.0, c->gap0) / (w->theta * dt);
+        c->tgt[0] = -f * g0;
         c->endlaw = 0;
       }
       c->tgt[1] = c->tgt[2] = 0.0;
