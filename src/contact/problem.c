@@ -42,6 +42,7 @@
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
 #define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
+#define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
 
 struct mbsContactSolver {
   int cap;          /* contacts the arrays below hold */
@@ -62,6 +63,8 @@ struct mbsContactSolver {
   int *hp, *hi;
   double *hx;
   int hpcap, hcap;  /* entries of hp; of hi and hx */
+  int *lasthp, *lasthi, lastN, lastcap, lastzcap; /* the pattern the sparse LU analysed */
+  int lu_held;      /* the sparse LU holds a factorization of the last island (that pattern) */
   mbsLinsolve *ls;
 };
 
@@ -79,7 +82,7 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs) {
   }
   void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos, cs->Lb, cs->xi, cs->phi,
                   cs->D,      cs->B,      cs->dL,     cs->Lt,    cs->xit,   cs->phit, cs->gd, cs->best,
-                  cs->r,      cs->tpos,   cs->H,     cs->piv,   cs->hp,  cs->hi, cs->hx};
+                  cs->r,      cs->tpos,   cs->H,     cs->piv,   cs->hp,  cs->hi, cs->hx, cs->lasthp, cs->lasthi};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -506,6 +509,32 @@ static void island_transpose(const mbsContactProblem *p, mbsContactSolver *cs, c
   }
 }
 
+/* 1 if the island pattern in hp, hi (N unknowns) is the one the sparse LU analysed last (the
+ * same island again, in the step's next alternation: its symbolic analysis and pivot order
+ * stay) */
+static int same_pattern(const mbsContactSolver *cs, int N) {
+  return N == cs->lastN && memcmp(cs->lasthp, cs->hp, (size_t)(N + 1) * sizeof(int)) == 0 &&
+         memcmp(cs->lasthi, cs->hi, (size_t)cs->hp[N] * sizeof(int)) == 0;
+}
+
+/* remember the analysed pattern (the LU references hp and hi themselves) */
+static mbsStatus keep_pattern(mbsContactSolver *cs, int N) {
+  if (N + 1 > cs->lastcap || cs->hp[N] > cs->lastzcap) {
+    int c = N + 1 > 2 * cs->lastcap ? N + 1 : 2 * cs->lastcap;
+    int z = cs->hp[N] > 2 * cs->lastzcap ? cs->hp[N] : 2 * cs->lastzcap;
+    if (!grow((void **)&cs->lasthp, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->lasthi, (size_t)z, sizeof(int))) {
+      return MBS_ERR_NOMEM;
+    }
+    cs->lastcap = c;
+    cs->lastzcap = z;
+  }
+  memcpy(cs->lasthp, cs->hp, (size_t)(N + 1) * sizeof(int));
+  memcpy(cs->lasthi, cs->hi, (size_t)cs->hp[N] * sizeof(int));
+  cs->lastN = N;
+  return MBS_OK;
+}
+
 /* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
  * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
@@ -529,8 +558,15 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       if (!cs->ls) {
         return -1;
       }
-    } else {
+      /* rows I - D (...) + r D G: of order one by construction (r = 1 / max diag G) */
+      mbs_linsolve_set_scaling(cs->ls, 0);
+    } else if (!same_pattern(cs, N)) {
       mbs_linsolve_reanalyse(cs->ls, N, cs->hp, cs->hi);
+      cs->lu_held = 0;
+    }
+    if (keep_pattern(cs, N) != MBS_OK) {
+      mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+      return -1;
     }
   }
   double gmax = 0.0;
@@ -549,8 +585,17 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   double lm = 1.0; /* raises the Levenberg-Marquardt term after a failed line search */
   double rbest = *res;
   int it, slow = 0;
+  /* the LU is kept while the steps it gives contract the residual by CHORD_CONTRACT (a
+   * factorization costs what many solves cost); the same sparse island again (the step's next
+   * alternation) starts from the LU it left */
+  int lu_ok = !dense && cs->lu_held, refactor = !lu_ok, chord = 0;
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol && slow < STALL_ITER; it++) {
     double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
+    double res_before = *res;
+    chord = !refactor && lu_ok;
+    if (chord) {
+      goto solve;
+    }
     /* H_kl = B_k G_kl + delta_kl (A_k + eps B_k) (law_phi; unilateral: I - D (I - R (G +
      * eps I))) */
     if (dense) {
@@ -578,35 +623,42 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         }
       }
     }
-    for (int i = 0; i < n; i++) {
-      int k = mem[i];
-      for (int a = 0; a < 3; a++) {
-        cs->dL[3 * i + a] = -cs->phi[3 * k + a];
-      }
-    }
-    int ok = 1;
     if (dense) {
       int info = 0;
       dgetrf_(&N, &N, cs->H, &N, cs->piv, &info);
-      if (info == 0) {
-        dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
-      }
-      ok = info == 0;
+      lu_ok = info == 0;
     } else {
       mbsError lerr;
-      ok = mbs_linsolve_factor(cs->ls, cs->hx, 0, &lerr) == MBS_OK &&
-           mbs_linsolve_solve(cs->ls, cs->hx, cs->dL, cs->gd, &lerr) == MBS_OK;
-      if (ok) {
-        memcpy(cs->dL, cs->gd, (size_t)N * sizeof(double));
-      }
+      lu_ok = mbs_linsolve_factor(cs->ls, cs->hx, 0, &lerr) == MBS_OK;
     }
-    if (!ok) {
+    refactor = 0;
+    if (!lu_ok) {
       if (lm >= 1e12) {
         break;
       }
       lm *= 100.0;
       slow++;
       continue;
+    }
+  solve:
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      for (int a = 0; a < 3; a++) {
+        cs->dL[3 * i + a] = -cs->phi[3 * k + a];
+      }
+    }
+    if (dense) {
+      int info = 0;
+      dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
+    } else {
+      mbsError lerr;
+      if (mbs_linsolve_solve(cs->ls, cs->hx, cs->dL, cs->gd, &lerr) != MBS_OK) {
+        lu_ok = 0;
+        refactor = 1;
+        slow++;
+        continue;
+      }
+      memcpy(cs->dL, cs->gd, (size_t)N * sizeof(double));
     }
     /* gd = G dL (island rows), then the line search along dL */
     for (int i = 0; i < n; i++) {
@@ -640,6 +692,10 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       alpha *= 0.5;
     }
     if (!(mt < merit) && !(rt <= GOAL * p->tol)) {
+      refactor = 1;
+      if (chord) {
+        continue; /* the kept LU gave no descent: a fresh one */
+      }
       if (lm >= 1e12) {
         break; /* no descent at any damping: stalled */
       }
@@ -657,6 +713,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                                 cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
+    refactor = !(*res <= CHORD_CONTRACT * res_before);
     /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */
     if (*res <= 0.5 * rbest) {
@@ -666,6 +723,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       slow++;
     }
   }
+  cs->lu_held = !dense && lu_ok;
   return it;
 }
 

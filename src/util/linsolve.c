@@ -216,6 +216,10 @@ void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int
   ls->rcond_fresh = 0.0;
 }
 
+void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale) {
+  ls->common.scale = scale;
+}
+
 long mbs_linsolve_analyses(const mbsLinsolve *ls) {
   return ls->analyses;
 }

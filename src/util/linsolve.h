@@ -22,6 +22,10 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
 /* the pattern changed (the dynamic tail of system.h): n and the arrays (referenced, as in
  * create) describe it; the factorization is dropped and the next factor() analyses afresh */
 void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind);
+/* KLU's row scaling of the matrix before factoring: 2 (the default: by the largest entry of
+ * each row), 1 (by the row sums) or 0 (none, for matrices scaled by construction); UMFPACK
+ * keeps its own */
+void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale);
 /* symbolic analyses done so far */
 long mbs_linsolve_analyses(const mbsLinsolve *ls);
 /* the numeric factorizations with fresh pivoting so far (UMFPACK: every one; KLU: those of
