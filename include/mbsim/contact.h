@@ -89,6 +89,9 @@ typedef struct {
   double accept;      /* [m/s] >= tol: an island whose every method stalls short of tol is
                          accepted at a residual up to this (counted in mbsContactStats) */
   int max_iter;       /* the sweeps and Newton iterations an island may take */
+  double reg;         /* >= 0: the compliance of the last resort, relative to max diag G */
+  double accept_reg;  /* [m/s]: the residual in the rigid problem up to which an island solved
+                         with that compliance is accepted (counted in mbsContactStats) */
   /* (n) NULL, or each contact's penalty law (k > 0: a penalty contact, mbsContactPenalty;
    * k = 0: unilateral) */
   const mbsContactPenalty *pen;
@@ -99,6 +102,7 @@ typedef struct {
   int islands, largest; /* islands, and the contacts of the largest */
   double residual;      /* [m/s] the largest residual left */
   int stalled;          /* islands accepted above tol (at most accept) */
+  int regularized;      /* islands solved with the compliance reg (at most accept_reg) */
 } mbsContactStats;
 
 /* One contact's law at its impulse L [N s] and velocities xi [m/s]: the residual Phi (3),

@@ -65,6 +65,8 @@ typedef struct mbsData {
                                 contact_tolerance (the solver stalled, at most 1e-6 of the
                                 velocity scale) */
   double contact_stall_max;  /* the largest such residual, relative */
+  long contact_regularized;  /* steps with an island solved with the last resort's compliance
+                                (1e-6 of its Delassus matrix; residual at most 1e-4) */
   int contact_active_max;    /* most contacts in one step's contact problem */
   double contact_gap_min;    /* [m] smallest gap after a step's position projection (0 until
                                 a contact was seen) */

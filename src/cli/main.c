@@ -859,6 +859,13 @@ int main(int argc, char **argv) {
                "1e-06)\n",
                d->contact_stalled, d->contact_stall_max);
       }
+      if (d->contact_regularized > 0) {
+        printf("contact solver: %ld steps solved a pile's contact problem with a compliance "
+               "of 1e-6 of its Delassus matrix (a jam of redundant frictional contacts the "
+               "rigid problem's iterations did not resolve; residual in the rigid problem at "
+               "most 1e-4 of the velocity scale)\n",
+               d->contact_regularized);
+      }
       if (d->retried > 0) {
         printf("contact steps: %ld tried again with contact points the first try missed\n",
                d->retried);

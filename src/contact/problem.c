@@ -538,7 +538,7 @@ static mbsStatus keep_pattern(mbsContactSolver *cs, int N) {
 /* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
  * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
-                         double *res, mbsError *err) {
+                         double reg, double *res, mbsError *err) {
   int N = 3 * n, dense = N <= DENSE_MAX, one = 1;
   if (!dense && island_pattern(p, cs, mem, n, err) != MBS_OK) {
     return -1;
@@ -578,6 +578,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   for (int i = 0; i < n; i++) {
     int k = mem[i];
     xi_row(p, cs, k, p->L, cs->xi + 3 * k);
+    for (int a = 0; a < 3; a++) {
+      cs->xi[3 * k + a] += reg * (p->L[3 * k + a] - cs->Lb[3 * k + a]);
+    }
     r0 = fmax(r0, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                           cs->D + 9 * k, cs->B + 9 * k, &merit));
   }
@@ -612,7 +615,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
           for (int a = 0; a < 3; a++) {
             double v = Bk[3 * a] * g[b] + Bk[3 * a + 1] * g[3 + b] + Bk[3 * a + 2] * g[6 + b];
             if (k == l) {
-              v += Ak[3 * a + b] + eps * Bk[3 * a + b];
+              v += Ak[3 * a + b] + (eps + reg) * Bk[3 * a + b];
             }
             if (dense) {
               cs->H[(size_t)(3 * kl + a) + (size_t)N * (3 * i + b)] = v;
@@ -670,6 +673,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         for (int a = 0; a < 3; a++) {
           s[a] += g[3 * a] * d[0] + g[3 * a + 1] * d[1] + g[3 * a + 2] * d[2];
         }
+      }
+      for (int a = 0; a < 3; a++) {
+        s[a] += reg * cs->dL[3 * i + a];
       }
       memcpy(cs->gd + 3 * i, s, sizeof(s));
     }
@@ -797,7 +803,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
     if (!(res <= p->tol) && ni > 1) {
       memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double)); /* before Newton */
       double rb = res;
-      int it = island_newton(p, cs, mem, ni, &res, err);
+      int it = island_newton(p, cs, mem, ni, 0.0, &res, err);
       if (it < 0) {
         return -1;
       }
@@ -818,8 +824,33 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
       res = island_residual(p, cs, mem, ni, p->L);
       st->stalled += res <= p->accept;
     }
+    if (!(res <= p->accept) && ni > 1 && p->reg > 0.0) {
+      /* the last resort: the problem with a compliance reg of every contact (G + reg I is
+       * positive definite: a pile jammed by friction, whose rigid problem has no solution
+       * the iterations find, has one then), kept when its residual in the rigid problem is
+       * within accept_reg */
+      double gmax = 0.0, rr;
+      for (int m = 0; m < ni; m++) {
+        gmax = fmax(gmax, 1.0 / cs->r[mem[m]]);
+        memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
+      }
+      int it = island_newton(p, cs, mem, ni, p->reg * gmax, &rr, err);
+      if (it < 0) {
+        return -1;
+      }
+      st->newton += it;
+      double rreg = island_residual(p, cs, mem, ni, p->L);
+      if (rreg <= p->accept_reg && rreg < res) {
+        res = rreg;
+        st->regularized++;
+      } else {
+        for (int m = 0; m < ni; m++) {
+          memcpy(p->L + 3 * mem[m], cs->best + 3 * mem[m], 3 * sizeof(double));
+        }
+      }
+    }
     st->residual = fmax(st->residual, res);
-    converged &= res <= p->accept;
+    converged &= res <= p->accept || (st->regularized > 0 && res <= p->accept_reg);
   }
   return converged;
 }

@@ -63,6 +63,9 @@
 #define MISS_TRIES 2        /* tries of a step again with the points it missed */
 #define STALL_ACCEPT 1e-6   /* the contact problem's residual accepted where its solver stalls
                                short of contact_tolerance, relative to the velocity scale */
+#define REG_COMPLIANCE 1e-6 /* the compliance of the contact problem's last resort, relative
+                               to the largest diagonal of its Delassus matrix */
+#define REG_ACCEPT 1e-4     /* the residual accepted from it, relative to the velocity scale */
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
@@ -172,6 +175,7 @@ typedef struct {
   } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
   int nforce;
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
+  int regularized;  /* islands of the step solved with the last resort's compliance */
   double vpen_end;   /* [J] the penalty springs' potential at the end of the step */
   double stall; /* [m/s] the residual an island of the last contact problem stalled at (0:
                    none): the step's check accepts what the problem could reach */
@@ -1299,9 +1303,20 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
     npen += c->penalty;
   }
   double tol = m->contact_tolerance * vscale;
-  mbsContactProblem p = {nc,     w->gptr, w->gcol, w->gval, w->pmu,
-                         w->pxi, w->pL,   tol,     vscale,  fmax(tol, STALL_ACCEPT * vscale),
-                         m->contact_iterations,    npen ? w->ppen : NULL};
+  mbsContactProblem p = {.n = nc,
+                         .gptr = w->gptr,
+                         .gcol = w->gcol,
+                         .gval = w->gval,
+                         .mu = w->pmu,
+                         .xi0 = w->pxi,
+                         .L = w->pL,
+                         .tol = tol,
+                         .vscale = vscale,
+                         .accept = fmax(tol, STALL_ACCEPT * vscale),
+                         .max_iter = m->contact_iterations,
+                         .reg = REG_COMPLIANCE,
+                         .accept_reg = fmax(tol, REG_ACCEPT * vscale),
+                         .pen = npen ? w->ppen : NULL};
   mbsContactStats st;
   int ok = mbs_contact_solve(w->cs, &p, &st, err);
   if (ok < 0) {
@@ -1317,7 +1332,8 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
                               : 0;
   }
   *res_out = st.residual / vscale;
-  w->stall = st.stalled > 0 ? st.residual : 0.0;
+  w->stall = st.stalled > 0 || st.regularized > 0 ? st.residual : 0.0;
+  w->regularized += st.regularized;
   return ok ? st.sweeps + st.newton : -1;
 }
 
@@ -1936,6 +1952,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   w->nc = nc;
   w->stall = 0.0;
   w->step_stalled = 0;
+  w->regularized = 0;
   w->vpen_end = 0.0;
   /* the contact frames at the step's evaluation point, predicted as q0 + theta dt u0: the
    * material points that touch there carry the impulses (em: a rolling body's contact does
@@ -2035,7 +2052,8 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       /* the prox residual (with the r of the last Delassus blocks) first: the step's
        * Newton matrix is factored afresh for J^-1 W only when the impulses must change */
       double res0 = prox_residual(w, w->u);
-      double goal = fmax(m->contact_tolerance * vscale, fmin(4.0 * w->stall, STALL_ACCEPT * vscale));
+      double goal = fmax(m->contact_tolerance * vscale,
+                         fmin(4.0 * w->stall, (w->regularized ? REG_ACCEPT : STALL_ACCEPT) * vscale));
       if (res0 <= goal && !newton_done) {
         /* the impulses hold at the linear model's point: the step's equations with them to
          * the Newton tolerance, and the check again */
@@ -2046,7 +2064,8 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       /* the alternation stagnates at a floor (the nonlinear step's own accuracy, amplified by
        * 1 / dt in the end velocities): a residual that no longer halves is accepted within
        * STALL_ACCEPT, like a contact problem that stalls */
-      if (res0 <= goal || (outer > 2 && res0 > 0.5 * res_prev && res0 <= STALL_ACCEPT * vscale)) {
+      if (res0 <= goal || (outer > 2 && res0 > 0.5 * res_prev &&
+                           res0 <= (w->regularized ? REG_ACCEPT : STALL_ACCEPT) * vscale)) {
         cres = res0 / vscale;
         stalled = res0 > m->contact_tolerance * vscale;
         break;
@@ -2151,6 +2170,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
     d->contact_stalled++;
     d->contact_stall_max = fmax(d->contact_stall_max, cres);
   }
+  d->contact_regularized += w->regularized > 0;
   st = finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
   (void)nq;
   return st;
