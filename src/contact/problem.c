@@ -27,12 +27,14 @@
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mbsim/contact.h"
 #include "util/lapack.h"
 #include "util/linsolve.h"
+#include "util/vec3.h"
 
 #define DENSE_MAX 96       /* unknowns of an island solved with a dense LU */
 #define PRE_SWEEPS 10      /* Gauss-Seidel sweeps before Newton */
@@ -261,29 +263,6 @@ static int penalty(const mbsContactProblem *p, int k) {
   return p->pen && p->pen[k].k > 0.0;
 }
 
-/* x = A^-1 b for a 3 x 3 row-major A (Cramer); 0 when singular */
-static int solve3(const double A[9], const double b[3], double x[3]) {
-  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
-         c2 = A[3] * A[7] - A[4] * A[6];
-  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
-  double scale = fabs(A[0]) + fabs(A[4]) + fabs(A[8]);
-  if (!(fabs(det) > 1e-300) || !(fabs(det) > 1e-14 * scale * scale * scale)) {
-    return 0;
-  }
-  double inv[9] = {c0,
-                   A[2] * A[7] - A[1] * A[8],
-                   A[1] * A[5] - A[2] * A[4],
-                   c1,
-                   A[0] * A[8] - A[2] * A[6],
-                   A[2] * A[3] - A[0] * A[5],
-                   c2,
-                   A[1] * A[6] - A[0] * A[7],
-                   A[0] * A[4] - A[1] * A[3]};
-  for (int i = 0; i < 3; i++) {
-    x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
-  }
-  return 1;
-}
 
 /* One contact's problem with the others fixed: xi = x0 + G L (G its 3 x 3 block), exactly.
  * Unilateral: open when x0_N >= 0; else stuck when the impulse that stops it lies in the
@@ -299,7 +278,7 @@ static void local_solve(const mbsContactProblem *p, const mbsContactSolver *cs, 
       return;
     }
     double b[3] = {-x0[0], -x0[1], -x0[2]}, x[3];
-    if (mu > 0.0 && solve3(G, b, x) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0]) {
+    if (mu > 0.0 && msolve3(G, b, x) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0]) {
       memcpy(L, x, sizeof(x));
       return;
     }
@@ -334,7 +313,7 @@ static void local_solve(const mbsContactProblem *p, const mbsContactSolver *cs, 
         H[3 * a + c] = sum + A[3 * a + c] + eps * B[3 * a + c];
       }
     }
-    if (!solve3(H, mphi, dL)) {
+    if (!msolve3(H, mphi, dL)) {
       break;
     }
     double alpha = 1.0, Lt[3], mt = INFINITY;
@@ -719,6 +698,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                                 cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
+    if (getenv("NDBG") && !dense) fprintf(stderr, "  it %d n=%d res %.2e -> %.2e (rel %.2e) chord=%d alpha=%.3g eps/g=%.1e\n", it, n, res_before, *res, *res/p->vscale, chord, alpha, eps/gmax);
     refactor = !(*res <= CHORD_CONTRACT * res_before);
     /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */

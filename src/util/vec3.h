@@ -53,4 +53,23 @@ static inline void vskew(double S[9], const double a[3]) {
   S[8] = 0;
 }
 
+/* x = A^-1 b for the row-major 3 x 3 A by Cramer's rule; 0 (x untouched) when A is singular
+ * to round-off (|det| below 1e-14 of the cube of its diagonal's size) */
+static inline int msolve3(const double A[9], const double b[3], double x[3]) {
+  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
+         c2 = A[3] * A[7] - A[4] * A[6];
+  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
+  double s = fabs(A[0]) + fabs(A[4]) + fabs(A[8]);
+  if (!(fabs(det) > 1e-300) || !(fabs(det) > 1e-14 * s * s * s)) {
+    return 0;
+  }
+  double inv[9] = {c0, A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
+                   c1, A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
+                   c2, A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3]};
+  for (int i = 0; i < 3; i++) {
+    x[i] = (inv[3 * i] * b[0] + inv[3 * i + 1] * b[1] + inv[3 * i + 2] * b[2]) / det;
+  }
+  return 1;
+}
+
 #endif
