@@ -61,6 +61,8 @@
 #define DENSE_MAX 96        /* unknowns of a component factored densely */
 #define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
 #define MISS_TRIES 2        /* tries of a step again with the points it missed */
+#define END_REACH 1e-12     /* [m] a contact whose shapes move less within a step takes its
+                               evaluation point's columns for the end velocities */
 #define STALL_ACCEPT 1e-6   /* the contact problem's residual accepted where its solver stalls
                                short of contact_tolerance, relative to the velocity scale */
 #define REG_COMPLIANCE 1e-6 /* the compliance of the contact problem's last resort, relative
@@ -83,6 +85,7 @@ typedef struct {
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
   double pae[3], pbe[3]; /* the closest points at the step's predicted end (end_found) */
   int end_found;
+  int moving;      /* its shapes move by more than END_REACH within the step */
   double n[3], t1[3], t2[3];
   double gap0, gap1; /* at q0, at the end of the step */
   double e, mu;
@@ -535,19 +538,23 @@ static void add_point(const mbsModel *m, Contact *c, double (*cols)[MAX_W], int 
     int n0 = m->attach_node[f];
     const double *phi = q + 3 * n0;
     double r[3], e[9];
+    int ent[12]; /* the entries of phi and d_1, d_2, d_3, looked up once */
     vsub(r, p, phi);
     orthonormal(q + 3 * (n0 + 1), e);
+    for (int j = 0; j < 12; j++) {
+      ent[j] = w_entry(c, 3 * n0 + j);
+    }
     for (int dd = d0; dd < d1; dd++) {
       double rn[3];
       vcross(rn, r, dirs[dd]);
       for (int j = 0; j < 3; j++) {
-        cols[dd][w_entry(c, 3 * n0 + j)] += sign * dirs[dd][j];
+        cols[dd][ent[j]] += sign * dirs[dd][j];
       }
       for (int i = 0; i < 3; i++) {
         double a[3];
         vcross(a, rn, e + 3 * i);
         for (int j = 0; j < 3; j++) {
-          cols[dd][w_entry(c, 3 * (n0 + 1 + i) + j)] += sign * 0.5 * a[j];
+          cols[dd][ent[3 + 3 * i + j]] += sign * 0.5 * a[j];
         }
       }
     }
@@ -766,12 +773,28 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
     w->gq[i] = b->q_prev[i] + w->theta * dt * b->v_prev[i];
     w->qe[i] = b->q_prev[i] + dt * b->v_prev[i];
   }
-  /* where the points touch at the predicted end (the end velocities' lever arms) */
-  int ne = detect(m, w, w->qe, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
+  /* where the points touch at the predicted end (the end velocities' lever arms), for the
+   * contacts whose shapes move within the step (the others: the evaluation point's) */
+  int nmove = 0;
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
-    const Contact *hit =
-        ne > 0 ? bsearch(c, w->vc, (size_t)ne, sizeof(Contact), contact_cmp) : NULL;
+    const mbsShapePair *pr = &m->pair[c->pair];
+    double reach = shape_reach(m, &m->shape[pr->a], b->v_prev, dt) +
+                   shape_reach(m, &m->shape[pr->b], b->v_prev, dt);
+    c->end_found = 0;
+    c->moving = reach > END_REACH;
+    if (c->moving) {
+      w->vc[nmove++] = *c;
+    }
+  }
+  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, w->vc + nmove, w->cap - nmove, w->vc,
+                              nmove, 0)
+                     : 0;
+  for (int k = 0; k < w->nc; k++) {
+    Contact *c = &w->c[k];
+    const Contact *hit = ne > 0 && c->moving
+                             ? bsearch(c, w->vc + nmove, (size_t)ne, sizeof(Contact), contact_cmp)
+                             : NULL;
     c->end_found = hit != NULL;
     if (hit) {
       memcpy(c->pae, hit->pa, sizeof(c->pae));
@@ -799,7 +822,9 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
      * that a point that sticks is at rest at the end; with the evaluation point's arm it
      * slid at (1 - theta) dt omega x phi' (a rod pivoting on a pin crept, its friction doing
      * work step after step) */
-    end_columns(m, c, w->gq, w->qe);
+    if (c->moving) {
+      end_columns(m, c, w->gq, w->qe);
+    }
     if (c->nw != old.nw) {
       change = INFINITY;
       continue;
