@@ -558,6 +558,190 @@ static void put_action(cliOutput *out) {
   out->action_sent = 1;
 }
 
+/* shapes (README "Output"): every shape the model holds, evaluated, for viewers that must not
+ * read the deck: /shapes/table [rows, SHAPE_COLS], /shapes/names [rows], /shapes/points
+ * [points, 3]. A row is a body's drawn `shape` (role 0), a contact shape of a body, beam node
+ * or the ground (role 1), or a beam's section swept along its nodes (role 2), placed in its
+ * owner's frame: a body's centre of mass and directors (/bodies/position, orientation), a beam
+ * node's phi and directors (/beams/<name>/position, directors), the world for the ground. */
+#define SHAPE_COLS 21
+#define SHAPE_CYLINDER MBS_SHAPE_COUNT /* the kind code after the contact shapes' */
+
+/* one row: owner, role, kind, sizes, offset and axes (column i = shape axis i, owner axes) */
+static void shape_row(double *r, int owner, int role, int kind, const double size[3],
+                      const double offset[3], const double axes[9]) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  static const double zero[3] = {0, 0, 0};
+  r[0] = owner;
+  r[1] = role;
+  r[2] = kind;
+  for (int i = 0; i < 3; i++) {
+    r[3 + i] = size ? size[i] : 0.0;
+    r[6 + i] = offset ? offset[i] : zero[i];
+  }
+  for (int i = 0; i < 9; i++) {
+    r[9 + i] = axes ? axes[i] : I3[i];
+  }
+  r[18] = r[19] = r[20] = 0.0;
+}
+
+/* contact shape s as a row: its frame coordinates (model.h: centre c about the frame's point,
+ * axes C on its directors; a static frame's in the world) moved to the owner's frame */
+static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
+  double size[3] = {0, 0, 0}, off[3], axes[9];
+  memcpy(off, s->c, sizeof(off));
+  memcpy(axes, s->C, sizeof(axes));
+  switch (s->kind) {
+    case MBS_SHAPE_SPHERE:
+      size[0] = s->size[0];
+      break;
+    case MBS_SHAPE_BOX:
+      for (int i = 0; i < 3; i++) {
+        size[i] = 2.0 * s->size[i];
+      }
+      break;
+    case MBS_SHAPE_CAPSULE:
+      size[0] = s->size[0];
+      size[1] = 2.0 * s->size[1];
+      break;
+    default:
+      break;
+  }
+  int b = s->body;
+  if (b >= 0 && b < m->nbody && m->body_fixed[b]) {
+    /* a fixed body's shape is stored in the world: offset R0^T (c - x0), axes R0^T C */
+    const double *x0 = m->body_pos0 + 3 * b, *R0 = m->body_R0 + 9 * b;
+    for (int i = 0; i < 3; i++) {
+      off[i] = 0.0;
+      for (int k = 0; k < 3; k++) {
+        off[i] += R0[3 * k + i] * (s->c[k] - x0[k]);
+      }
+      for (int j = 0; j < 3; j++) {
+        axes[3 * i + j] = 0.0;
+        for (int k = 0; k < 3; k++) {
+          axes[3 * i + j] += R0[3 * k + i] * s->C[3 * k + j];
+        }
+      }
+    }
+  } else if (b >= 0 && b < m->nbody && m->body_type[b] == MBS_BODY_RIGID) {
+    /* c is about phi: the centre of mass is phi - body_ref */
+    for (int i = 0; i < 3; i++) {
+      off[i] = s->c[i] + m->body_ref[3 * b + i];
+    }
+  }
+  if (s->segment) {
+    /* a beam segment follows its two nodes: no offset, axes or fixed length to give */
+    static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    memset(off, 0, sizeof(off));
+    memcpy(axes, I3, sizeof(axes));
+  }
+  shape_row(r, b, 1, (int)s->kind, size, off, axes);
+  if (s->kind == MBS_SHAPE_POINTS) {
+    r[18] = s->pt0;
+    r[19] = s->npts;
+  }
+  r[20] = s->segment;
+}
+
+static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *err) {
+  static const char *const cols[SHAPE_COLS] = {
+      "owner",   "role",    "kind",    "size_1",  "size_2",       "size_3",       "offset_x",
+      "offset_y", "offset_z", "axes_11", "axes_12", "axes_13",     "axes_21",      "axes_22",
+      "axes_23", "axes_31", "axes_32", "axes_33", "points_first", "points_count", "segment"};
+  static const char *const roles[3] = {"shape", "collision", "beam section"};
+  const char *kinds[MBS_SHAPE_COUNT + 1];
+  for (int i = 0; i < MBS_SHAPE_COUNT; i++) {
+    kinds[i] = mbs_shape_words[i];
+  }
+  kinds[SHAPE_CYLINDER] = "cylinder";
+
+  int nrow = m->nshape + m->nbeam;
+  for (int b = 0; b < m->nbody; b++) {
+    nrow += m->body_visual[b] != MBS_VISUAL_NONE;
+  }
+  double *rows = malloc((size_t)(nrow > 0 ? nrow : 1) * SHAPE_COLS * sizeof(double));
+  const char **label = malloc((size_t)(nrow > 0 ? nrow : 1) * sizeof(*label));
+  mbsStatus st = MBS_OK;
+  if (!rows || !label) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+    goto done;
+  }
+
+  /* the bodies' drawn shapes, centred on their centres of mass in body axes */
+  int k = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    const double *sz = m->body_visual_size + 3 * b;
+    double size[3] = {sz[0], 0.0, 0.0};
+    int kind = MBS_SHAPE_SPHERE;
+    switch (m->body_visual[b]) {
+      case MBS_VISUAL_BOX:
+        kind = MBS_SHAPE_BOX;
+        memcpy(size, sz, sizeof(size));
+        break;
+      case MBS_VISUAL_CYLINDER:
+        kind = SHAPE_CYLINDER;
+        size[1] = sz[1];
+        break;
+      case MBS_VISUAL_SPHERE:
+        break;
+      default:
+        continue;
+    }
+    shape_row(rows + (size_t)k * SHAPE_COLS, b, 0, kind, size, NULL, NULL);
+    label[k++] = m->body_name[b];
+  }
+  /* the contact shapes of bodies, beam nodes and the ground */
+  for (int i = 0; i < m->nshape; i++) {
+    contact_shape_row(m, &m->shape[i], rows + (size_t)k * SHAPE_COLS);
+    label[k++] = m->shape[i].name;
+  }
+  /* the beams' sections along d1 from their first node: a box [length, h, w], a cylinder
+   * [radius, length] */
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *bm = &m->beam[i];
+    double box[3] = {bm->length, bm->section[0], bm->section[1]};
+    double cyl[3] = {0.5 * bm->section[0], bm->length, 0.0};
+    shape_row(rows + (size_t)k * SHAPE_COLS, bm->attach0 - 1, 2,
+              bm->section_circle ? SHAPE_CYLINDER : MBS_SHAPE_BOX,
+              bm->section_circle ? cyl : box, NULL, NULL);
+    label[k++] = bm->name;
+  }
+
+  mbsTableSpec table = {.path = "/shapes/table",
+                        .type = MBS_OUT_FLOAT64,
+                        .nrow = nrow,
+                        .ncol = SHAPE_COLS,
+                        .data = rows,
+                        .units = "index, index (attribute roles), index (attribute kinds), m (3: "
+                                 "sizes), m (3: offset), 1 (9: axes), index, 1, 1",
+                        .column_names = cols};
+  mbsTableSpec points = {.path = "/shapes/points",
+                         .type = MBS_OUT_FLOAT64,
+                         .nrow = m->ncontact_pts,
+                         .ncol = 3,
+                         .data = m->contact_pts,
+                         .units = "m"};
+  st = mbs_output_add_table(out->w, &table, err);
+  if (st == MBS_OK) {
+    st = mbs_output_dataset_attr(out->w, "/shapes/table", "kinds", kinds, MBS_SHAPE_COUNT + 1,
+                                 err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_dataset_attr(out->w, "/shapes/table", "roles", roles, 3, err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_add_names(out->w, "/shapes/names", label, nrow, err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_add_table(out->w, &points, err);
+  }
+
+done:
+  free(rows);
+  free(label);
+  return st;
+}
+
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
@@ -643,6 +827,9 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   }
   if (st == MBS_OK) {
     st = describe_action(out, m, d, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_shapes(out, m, err);
   }
   return st;
 }
