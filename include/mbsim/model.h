@@ -256,6 +256,8 @@ typedef struct mbsModel {
                                /joints/coordinates (mbs_joint_coordinates) */
   double *joint_point;      /* (njoint x 3) the joint point c on its second side's frame
                                (mbs_attach_point; the world point if static) */
+  double *joint_point_first; /* (njoint x 3) the same on its first side's frame (viewers: a
+                                distance joint's other end) */
 
   /* elements (gravity, loads, springs, drives of joints with a motion) */
   mbsElem *elem; /* (nelem) */

@@ -585,12 +585,45 @@ static void shape_row(double *r, int owner, int role, int kind, const double siz
   r[18] = r[19] = r[20] = 0.0;
 }
 
-/* contact shape s as a row: its frame coordinates (model.h: centre c about the frame's point,
- * axes C on its directors; a static frame's in the world) moved to the owner's frame */
+/* a point c and axes C (may be NULL) fixed to attachment frame f, in frame coordinates
+ * (model.h: about the frame's point phi on its directors; a static frame's in the world), as
+ * the offset and axes in the frame's owner's: a body's centre of mass and directors, a beam
+ * node's phi and directors, the world for the ground. The owner is f - 1 (-1 the ground,
+ * nbody + k beam node k: frames 1 + b and 1 + nbody + k). */
+static void owner_coords(const mbsModel *m, int f, const double c[3], const double C[9],
+                         double off[3], double axes[9]) {
+  int b = m->attach_body[f];
+  memcpy(off, c, 3 * sizeof(double));
+  if (C) {
+    memcpy(axes, C, 9 * sizeof(double));
+  }
+  if (m->attach_kind[f] == MBS_ATTACH_STATIC) {
+    /* a fixed body's: offset R0^T (c - x0), axes R0^T C */
+    const double *x0 = m->body_pos0 + 3 * b, *R0 = m->body_R0 + 9 * b;
+    for (int i = 0; i < 3; i++) {
+      off[i] = 0.0;
+      for (int k = 0; k < 3; k++) {
+        off[i] += R0[3 * k + i] * (c[k] - x0[k]);
+      }
+      for (int j = 0; C && j < 3; j++) {
+        axes[3 * i + j] = 0.0;
+        for (int k = 0; k < 3; k++) {
+          axes[3 * i + j] += R0[3 * k + i] * C[3 * k + j];
+        }
+      }
+    }
+  } else if (m->attach_kind[f] == MBS_ATTACH_DIRECTORS) {
+    /* a rigid body's c is about phi, and its centre of mass is phi - body_ref */
+    for (int i = 0; i < 3; i++) {
+      off[i] = c[i] + m->body_ref[3 * b + i];
+    }
+  }
+}
+
+/* contact shape s as a row, placed in its owner's frame */
 static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
-  double size[3] = {0, 0, 0}, off[3], axes[9];
-  memcpy(off, s->c, sizeof(off));
-  memcpy(axes, s->C, sizeof(axes));
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double size[3] = {0, 0, 0}, off[3] = {0, 0, 0}, axes[9];
   switch (s->kind) {
     case MBS_SHAPE_SPHERE:
       size[0] = s->size[0];
@@ -607,40 +640,66 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
     default:
       break;
   }
-  int b = s->body;
-  if (b >= 0 && b < m->nbody && m->body_fixed[b]) {
-    /* a fixed body's shape is stored in the world: offset R0^T (c - x0), axes R0^T C */
-    const double *x0 = m->body_pos0 + 3 * b, *R0 = m->body_R0 + 9 * b;
-    for (int i = 0; i < 3; i++) {
-      off[i] = 0.0;
-      for (int k = 0; k < 3; k++) {
-        off[i] += R0[3 * k + i] * (s->c[k] - x0[k]);
-      }
-      for (int j = 0; j < 3; j++) {
-        axes[3 * i + j] = 0.0;
-        for (int k = 0; k < 3; k++) {
-          axes[3 * i + j] += R0[3 * k + i] * s->C[3 * k + j];
-        }
-      }
-    }
-  } else if (b >= 0 && b < m->nbody && m->body_type[b] == MBS_BODY_RIGID) {
-    /* c is about phi: the centre of mass is phi - body_ref */
-    for (int i = 0; i < 3; i++) {
-      off[i] = s->c[i] + m->body_ref[3 * b + i];
-    }
-  }
+  /* a beam segment follows its two nodes: no offset or axes to give */
   if (s->segment) {
-    /* a beam segment follows its two nodes: no offset, axes or fixed length to give */
-    static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    memset(off, 0, sizeof(off));
     memcpy(axes, I3, sizeof(axes));
+  } else {
+    owner_coords(m, s->attach, s->c, s->C, off, axes);
   }
-  shape_row(r, b, 1, (int)s->kind, size, off, axes);
+  shape_row(r, s->attach - 1, 1, (int)s->kind, size, off, axes);
   if (s->kind == MBS_SHAPE_POINTS) {
     r[18] = s->pt0;
     r[19] = s->npts;
   }
   r[20] = s->segment;
+}
+
+/* joints: /joints/bodies [nj, 2] (int32, the owners of its two sides) and /joints/points
+ * [nj, 6] (its point on each side in that owner's frame), so that a viewer draws the links
+ * from body to joint to body without the deck */
+static mbsStatus describe_joint_points(cliOutput *out, const mbsModel *m, mbsError *err) {
+  static const char *const pcols[6] = {"point_1_x", "point_1_y", "point_1_z",
+                                       "point_2_x", "point_2_y", "point_2_z"};
+  static const char *const bcols[2] = {"body_1", "body_2"};
+  int nj = m->njoint;
+  int *bodies = malloc((size_t)(nj > 0 ? 2 * nj : 1) * sizeof(int));
+  double *points = malloc((size_t)(nj > 0 ? 6 * nj : 1) * sizeof(double));
+  mbsStatus st = MBS_OK;
+  if (!bodies || !points) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+    goto done;
+  }
+  for (int j = 0; j < nj; j++) {
+    const double *c[2] = {m->joint_point_first + 3 * j, m->joint_point + 3 * j};
+    for (int k = 0; k < 2; k++) {
+      int f = m->joint_attach[2 * j + k];
+      bodies[2 * j + k] = f - 1;
+      owner_coords(m, f, c[k], NULL, points + 6 * j + 3 * k, NULL);
+    }
+  }
+  mbsTableSpec tb = {.path = "/joints/bodies",
+                     .type = MBS_OUT_INT32,
+                     .nrow = nj,
+                     .ncol = 2,
+                     .data = bodies,
+                     .units = "index",
+                     .column_names = bcols};
+  mbsTableSpec tp = {.path = "/joints/points",
+                     .type = MBS_OUT_FLOAT64,
+                     .nrow = nj,
+                     .ncol = 6,
+                     .data = points,
+                     .units = "m",
+                     .column_names = pcols};
+  st = mbs_output_add_table(out->w, &tb, err);
+  if (st == MBS_OK) {
+    st = mbs_output_add_table(out->w, &tp, err);
+  }
+
+done:
+  free(bodies);
+  free(points);
+  return st;
 }
 
 static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *err) {
@@ -742,6 +801,12 @@ done:
   return st;
 }
 
+/* what viewers need of the model's geometry, written once: shapes and joint points */
+static mbsStatus describe_geometry(cliOutput *out, const mbsModel *m, mbsError *err) {
+  mbsStatus st = describe_shapes(out, m, err);
+  return st == MBS_OK ? describe_joint_points(out, m, err) : st;
+}
+
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
@@ -829,7 +894,7 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
     st = describe_action(out, m, d, err);
   }
   if (st == MBS_OK) {
-    st = describe_shapes(out, m, err);
+    st = describe_geometry(out, m, err);
   }
   return st;
 }

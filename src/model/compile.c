@@ -244,6 +244,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
   m->joint_attach = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
+  m->joint_point_first = calloc((size_t)nj * 3, sizeof(double));
   m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
   m->joint_initial_rate = calloc((size_t)nj, sizeof(double));
   m->profile_table =
@@ -255,7 +256,8 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->body_visual_size || !m->attach_kind ||
       !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
       !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
-      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_frame ||
+      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_point_first ||
+      !m->joint_frame ||
       !m->joint_initial_rate || !m->load_name || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
@@ -516,12 +518,14 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
                              dj->name, side_name(deck, s->body), x[0], x[1], x[2]);
       }
     }
-    /* the joint point as a body-fixed point of the second body (for reactions) */
+    /* the joint point as a body-fixed point of the second body (for reactions), and of the
+     * first (for viewers: the other end of a distance joint) */
     {
-      const double *P = dj->type == MBS_JOINT_DISTANCE && !dj->has_points
-                            ? ref_pos(deck, dj->body[1])
-                            : dj->points[1];
+      int dflt = dj->type == MBS_JOINT_DISTANCE && !dj->has_points;
+      const double *P = dflt ? ref_pos(deck, dj->body[1]) : dj->points[1];
+      const double *P1 = dflt ? ref_pos(deck, dj->body[0]) : dj->points[0];
       mbs_attach_coords(m, s2.attach, P, m->joint_point + 3 * j);
+      mbs_attach_coords(m, s1.attach, P1, m->joint_point_first + 3 * j);
     }
     double Z[9], z[3][3];
     joint_frame(dj, Z);
@@ -2083,6 +2087,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
+      m->joint_point_first,
       m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->body_visual, m->body_visual_size,

@@ -13,7 +13,11 @@ numbers worked out here by hand (not by the program):
 - beam sections (role 2): a rectangle [h, w] and a circle's diameter, with the beam's length;
 - the world placement a viewer computes from a row and the owner's frame in the record (a
   body's centre and directors) puts a shape where the deck put it at t = 0, and a run without
-  shapes still has the (empty) datasets."""
+  shapes still has the (empty) datasets;
+- /joints/bodies and /joints/points: each joint's two sides (owners as in /shapes) and its
+  point on each in that side's frame: a ground point in the world, a distance joint's two ends
+  (their distance stays the rod's length through the run), a default distance joint's centres
+  of mass, a beam node."""
 import h5py
 import numpy as np
 
@@ -33,6 +37,7 @@ bodies:
     position: [0, 0, 1]
     reference_point: [0.05, 0, 0]
     orientation: {axis: [0, 0, 1], angle_deg: 30}
+    angular_velocity: [0, 0, 2]
     collision:
       - {box: ["0.8 * $a", "$a / 2", $a]}
       - {capsule: {radius: 0.02, length: "$a"}, offset: [0.1, 0.2, 0.3],
@@ -45,6 +50,7 @@ bodies:
     shape: {cylinder: {radius: 0.1, length: 0.4}}
     density: 100
     position: [4, 0, 1]
+    velocity: [0, 1, 0.5]
   - name: bead
     type: point
     mass: 1
@@ -70,14 +76,20 @@ beams:
     elements: 3
     section: {E: 1.0e9, nu: 0.3, density: 1000, circle: 0.004}
     collision: {sphere: 0.006}
+joints:
+  - {name: hang, type: spherical, bodies: [ground, ball], point: [2, 0, 1.5]}
+  - {name: rod, type: distance, bodies: [crate, drum], points: [[0.1, 0, 1], [4, 0, 1.2]]}
+  - {name: tether, type: distance, bodies: [shelf, bead]}
+  - {name: tie, type: spherical, bodies: [ground, "rope[0]"], point: [0, 3, 1]}
 ground:
   collision:
     - {name: floor, plane: {point: [0, 0, -1], normal: [0, 1, 1]}}
     - {name: step, box: [1, 2, 0.5], offset: [3, 8, 0.25],
        orientation: {axis: [0, 0, 1], angle_deg: 45}}
     - {name: pins, points: [[0, 0, 0], [0.1, 0.2, 0.3]], offset: [5, 8, 0]}
-solver: {dt: 0.001, t_end: 0.003}
-output: {every: 1}
+initial: {project_velocities: true}
+solver: {dt: 0.001, t_end: 0.05}
+output: {every: 10}
 """ % A
 
 
@@ -202,6 +214,25 @@ got = x[-1, sb] + R[-1, sb] @ row("shelf", 1)[6:9]
 check(np.allclose(got, [8, 0, 1 - 0.05], atol=1e-12),
       "shelf's box stays at [8, 0, 0.95] (turned 90 deg about y): %s" % got)
 
+# joints: the two sides' owners and points in their frames
+jb, jp = r["joints/bodies"], r["joints/points"]
+check(jb.dtype.kind == "i" and jb.tolist() == [[-1, B["ball"]], [B["crate"], B["drum"]],
+                                               [B["shelf"], B["bead"]], [-1, nbody]],
+      "/joints/bodies: ground -1, bodies, beam node nbody + 0: %s" % jb.tolist())
+want = [[2, 0, 1.5, 0, 0, 0.5], list(Rc.T @ [0.1, 0, 0]) + [0, 0, 0.2],
+        [0, 0, 0, 0, 0, 0], [0, 3, 1, 0, 0, 0]]
+check(np.allclose(jp, want, atol=1e-12), "/joints/points in the sides' frames (ground: world; "
+      "crate: turned 30 deg): %s" % np.round(jp, 6).tolist())
+# both ends of the crate-drum rod in the world at every record: |p2 - p1| = the rod's length
+ends = [x[:, B["crate"]] + np.einsum("kij,j->ki", R[:, B["crate"]], jp[1, :3]),
+        x[:, B["drum"]] + np.einsum("kij,j->ki", R[:, B["drum"]], jp[1, 3:])]
+L = np.linalg.norm(ends[1] - ends[0], axis=1)
+moved = np.linalg.norm(ends[1][-1] - ends[1][0])
+check(moved > 0.01 and np.allclose(L, np.linalg.norm([3.9, 0, 0.2]), atol=1e-9) and
+      np.allclose(ends[1], r["joints/position"][:, 1], atol=1e-12),
+      "the rod's ends from /joints/points: length %.9f throughout (its end moved %.3f m), the "
+      "second end is /joints/position" % (L[-1], moved))
+
 # a run without shapes: the datasets exist, empty
 _, _, _, plain = run(write_deck("plain.yaml", """
 mbsim: 1
@@ -211,5 +242,8 @@ solver: {dt: 0.01, t_end: 0.02}
 """))
 p = load(plain)
 check(p["shapes/table"].shape == (0, 21) and p["shapes/points"].shape == (0, 3) and
-      len(p["shapes/names"]) == 0, "no shapes: /shapes/table [0, 21], points [0, 3], names [0]")
+      len(p["shapes/names"]) == 0 and p["joints/bodies"].shape == (0, 2) and
+      p["joints/points"].shape == (0, 6),
+      "no shapes, no joints: /shapes/table [0, 21], points [0, 3], names [0], /joints/bodies "
+      "[0, 2], /joints/points [0, 6]")
 done()
