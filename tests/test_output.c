@@ -1565,8 +1565,7 @@ START_TEST(test_ragged_and_grids) {
               "        <Time Value=\"0\"/>\n"
               "      </Grid>\n");
   ck_assert_int_eq(count_substr(s, "NumberOfElements=\"0\""), 0);
-  ck_assert_int_eq(count_substr(s, "CollectionType=\"Spatial\""),
-                   NREG + empty);
+  ck_assert_int_eq(count_substr(s, "CollectionType=\"Spatial\""), NREG + empty);
   python_parses(xmf, NREG);
   free(s);
   free(s2);
@@ -1600,10 +1599,10 @@ START_TEST(test_fixed_tables) {
                     .data = rows,
                     .units = "index, index, m, m",
                     .column_names = cols};
-  mbsTableSpec ti = {.path = "/model/pairs", .type = MBS_OUT_INT32, .nrow = 2, .ncol = 2,
-                     .data = ints};
-  mbsTableSpec empty = {.path = "/shapes/points", .type = MBS_OUT_FLOAT64, .nrow = 0, .ncol = 3,
-                        .units = "m"};
+  mbsTableSpec ti = {
+      .path = "/model/pairs", .type = MBS_OUT_INT32, .nrow = 2, .ncol = 2, .data = ints};
+  mbsTableSpec empty = {
+      .path = "/shapes/points", .type = MBS_OUT_FLOAT64, .nrow = 0, .ncol = 3, .units = "m"};
   ck_assert_msg(mbs_output_add_table(w, &t, &err) == MBS_OK, "table: %s", err.msg);
   ck_assert_msg(mbs_output_add_table(w, &ti, &err) == MBS_OK, "ints: %s", err.msg);
   ck_assert_msg(mbs_output_add_table(w, &empty, &err) == MBS_OK, "empty: %s", err.msg);

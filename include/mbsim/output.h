@@ -85,12 +85,12 @@ mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const
 /* a fixed table: nrow rows of ncol numbers that describe the model, not a record (the
  * shapes of bodies and ground); strings and data copied (written at once) */
 typedef struct {
-  const char *path;                 /* "/shapes/table"; missing parent groups are created */
-  mbsOutType type;                  /* float64, int32 (data: int) or int64 (long long) */
-  int nrow, ncol;                   /* nrow >= 0 (an empty table is written [0, ncol]), ncol > 0 */
-  const void *data;                 /* (nrow x ncol) row-major; may be NULL when nrow = 0 */
-  const char *units;                /* attribute `units` (NULL: none) */
-  const char *const *column_names;  /* (ncol) attribute `columns` (NULL: none) */
+  const char *path;                /* "/shapes/table"; missing parent groups are created */
+  mbsOutType type;                 /* float64, int32 (data: int) or int64 (long long) */
+  int nrow, ncol;                  /* nrow >= 0 (an empty table is written [0, ncol]), ncol > 0 */
+  const void *data;                /* (nrow x ncol) row-major; may be NULL when nrow = 0 */
+  const char *units;               /* attribute `units` (NULL: none) */
+  const char *const *column_names; /* (ncol) attribute `columns` (NULL: none) */
 } mbsTableSpec;
 
 /* write a fixed table [nrow, ncol] now (before the first record, like every registration).

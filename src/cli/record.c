@@ -704,9 +704,9 @@ done:
 
 static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *err) {
   static const char *const cols[SHAPE_COLS] = {
-      "owner",   "role",    "kind",    "size_1",  "size_2",       "size_3",       "offset_x",
-      "offset_y", "offset_z", "axes_11", "axes_12", "axes_13",     "axes_21",      "axes_22",
-      "axes_23", "axes_31", "axes_32", "axes_33", "points_first", "points_count", "segment"};
+      "owner",    "role",     "kind",    "size_1",  "size_2",       "size_3",       "offset_x",
+      "offset_y", "offset_z", "axes_11", "axes_12", "axes_13",      "axes_21",      "axes_22",
+      "axes_23",  "axes_31",  "axes_32", "axes_33", "points_first", "points_count", "segment"};
   static const char *const roles[3] = {"shape", "collision", "beam section"};
   const char *kinds[MBS_SHAPE_COUNT + 1];
   for (int i = 0; i < MBS_SHAPE_COUNT; i++) {
@@ -761,8 +761,8 @@ static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *er
     double box[3] = {bm->length, bm->section[0], bm->section[1]};
     double cyl[3] = {0.5 * bm->section[0], bm->length, 0.0};
     shape_row(rows + (size_t)k * SHAPE_COLS, bm->attach0 - 1, 2,
-              bm->section_circle ? SHAPE_CYLINDER : MBS_SHAPE_BOX,
-              bm->section_circle ? cyl : box, NULL, NULL);
+              bm->section_circle ? SHAPE_CYLINDER : MBS_SHAPE_BOX, bm->section_circle ? cyl : box,
+              NULL, NULL);
     label[k++] = bm->name;
   }
 
@@ -782,8 +782,7 @@ static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *er
                          .units = "m"};
   st = mbs_output_add_table(out->w, &table, err);
   if (st == MBS_OK) {
-    st = mbs_output_dataset_attr(out->w, "/shapes/table", "kinds", kinds, MBS_SHAPE_COUNT + 1,
-                                 err);
+    st = mbs_output_dataset_attr(out->w, "/shapes/table", "kinds", kinds, MBS_SHAPE_COUNT + 1, err);
   }
   if (st == MBS_OK) {
     st = mbs_output_dataset_attr(out->w, "/shapes/table", "roles", roles, 3, err);

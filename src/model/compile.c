@@ -253,12 +253,11 @@ static mbsStatus alloc_model(mbsModel *m) {
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->body_visual ||
-      !m->body_visual_size || !m->attach_kind ||
-      !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
-      !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
-      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_point_first ||
-      !m->joint_frame ||
-      !m->joint_initial_rate || !m->load_name || !m->profile_table || !m->beam) {
+      !m->body_visual_size || !m->attach_kind || !m->attach_node || !m->attach_body ||
+      !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
+      !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
+      !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
+      !m->load_name || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -2087,13 +2086,12 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
-      m->joint_point_first,
       m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
-      m->joint_attach, m->body_attach, m->body_visual, m->body_visual_size,
-      m->attach_kind,  m->attach_node, m->attach_body,
+      m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
-      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam};
+      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam,
+      m->body_visual,  m->body_visual_size,            m->joint_point_first};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

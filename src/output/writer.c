@@ -360,8 +360,8 @@ static herr_t table_write(hid_t file, const char *path, mbsOutType type, int nro
   hid_t file_type = type == MBS_OUT_INT32   ? H5T_STD_I32LE
                     : type == MBS_OUT_INT64 ? H5T_STD_I64LE
                                             : H5T_IEEE_F64LE;
-  hid_t mem_type = type == MBS_OUT_INT32   ? H5T_NATIVE_INT32
-                   : type == MBS_OUT_INT64 ? H5T_NATIVE_INT64
+  hid_t mem_type = type == MBS_OUT_INT32   ? H5T_NATIVE_INT
+                   : type == MBS_OUT_INT64 ? H5T_NATIVE_LLONG
                                            : H5T_NATIVE_DOUBLE;
 
   space = H5Screate_simple(2, dims, NULL);
