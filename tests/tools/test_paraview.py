@@ -239,30 +239,56 @@ _, _, _, bh5 = run(deck("contacts/bouncing_ball.yaml"), "--t-end", "0.6", "--set
 with h5py.File(bh5, "r") as f:
     table, bt = f["contacts/table"][()], f["time"][()]
     kb = int(f["contacts/count"][()].argmax())
-    step = f["solver/step_size"][kb]
+    rows = slice(int(f["contacts/offsets"][kb]), int(f["contacts/offsets"][kb] +
+                                                      f["contacts/count"][kb]))
+    written = f["contacts/impulse_since_record"][()] \
+        if "contacts/impulse_since_record" in f else None
+span = bt[kb] - bt[kb - 1]
 rep = os.path.join(TMP, "ball.json")
-p = pvpython(VIEW, bh5, "-o", os.path.join(TMP, "ball.png"), "--time", repr(float(bt[kb])),
-             "--report", rep, "--size", "400", "300")
-r1 = json.load(open(rep)) if os.path.isfile(rep) else {}
-want = abs(table[0, 10]) / step
-check(p.returncode == 0 and r1.get("force_source") == "table" and
-      np.isclose(r1.get("contact_force_max", -1), want, rtol=1e-9, atol=1e-12),
-      "without impulse_since_record: the last step's normal impulse / dt = %.6g N (got %s, %s)"
-      % (want, r1.get("force_source"), r1.get("contact_force_max")))
+
+
+def ball_report():
+    p = pvpython(VIEW, bh5, "-o", os.path.join(TMP, "ball.png"), "--time", repr(float(bt[kb])),
+                 "--report", rep, "--size", "400", "300")
+    r = json.load(open(rep)) if p.returncode == 0 and os.path.isfile(rep) else {}
+    return r.get("force_source"), r.get("contact_force_max", -1.0), \
+        r.get("layers", {}).get("contacts", {}).get("drawn", {})
+
+
+if written is not None:
+    src, fmax, _ = ball_report()
+    want = np.max(np.linalg.norm(written[rows], axis=1)) / span
+    check(src == "impulse_since_record" and np.isclose(fmax, want, rtol=1e-9),
+          "the run's impulse_since_record over the %.3g s since the previous record: the impact's "
+          "mean force %.6g N (got %s, %s)" % (span, want, src, fmax))
+# without it (files of earlier versions): the box and ball resting on the incline, whose
+# contacts push in every step
+_, _, _, ih5 = run(deck("contacts/incline.yaml"), "--t-end", "0.1", "--set", "output.every=50")
+with h5py.File(ih5, "a") as f:
+    if "contacts/impulse_since_record" in f:
+        del f["contacts/impulse_since_record"]
+    itable, it = f["contacts/table"][()], f["time"][()]
+    irows = slice(int(f["contacts/offsets"][-1]), int(f["contacts/offsets"][-1] +
+                                                       f["contacts/count"][-1]))
+    want = np.max(np.abs(itable[irows, 10])) / f["solver/step_size"][-1]
+p = pvpython(VIEW, ih5, "-o", os.path.join(TMP, "incline.png"), "--report", rep, "--size", "400",
+             "300")
+r = json.load(open(rep)) if p.returncode == 0 and os.path.isfile(rep) else {}
+check(r.get("force_source") == "table" and want > 1.0 and
+      np.isclose(r.get("contact_force_max", -1.0), want, rtol=1e-9),
+      "without impulse_since_record: the last step's normal impulse / dt = %.6g N on the incline "
+      "(got %s, %s)" % (want, r.get("force_source"), r.get("contact_force_max")))
 with h5py.File(bh5, "a") as f:
+    if "contacts/impulse_since_record" in f:
+        del f["contacts/impulse_since_record"]
     isr = np.zeros((len(table), 3))
     isr[:, 2] = -4.0   # on the ground: 4 N s downwards, so the ball gets 4 N s upwards
     f.create_dataset("contacts/impulse_since_record", data=isr)
-p = pvpython(VIEW, bh5, "-o", os.path.join(TMP, "ball.png"), "--time", repr(float(bt[kb])),
-             "--report", rep, "--size", "400", "300")
-r2 = json.load(open(rep)) if os.path.isfile(rep) else {}
-want = 4.0 / (bt[kb] - bt[kb - 1])
-check(p.returncode == 0 and r2.get("force_source") == "impulse_since_record" and
-      np.isclose(r2.get("contact_force_max", -1), want, rtol=1e-9) and
-      r2.get("layers", {}).get("contacts", {}).get("drawn", {}).get("arrows") == 1,
-      "with impulse_since_record: 4 N s over the %.3g s since the previous record = %.6g N, "
-      "one arrow (got %s, %s)" % (bt[kb] - bt[kb - 1], want, r2.get("force_source"),
-                                   r2.get("contact_force_max")))
+src, fmax, drawn = ball_report()
+check(src == "impulse_since_record" and np.isclose(fmax, 4.0 / span, rtol=1e-9) and
+      drawn.get("arrows") == 1,
+      "with impulse_since_record: 4 N s over the %.3g s since the previous record = %.6g N, one "
+      "arrow (got %s, %s, %s)" % (span, 4.0 / span, src, fmax, drawn))
 
 # view.py starts its own virtual display when there is none
 env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
