@@ -29,7 +29,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
 
-.PHONY: all deps run test test-unit test-integration test-tools test-asan test-valgrind fuzz \
+.PHONY: all deps tools run test test-unit test-integration test-tools test-asan test-valgrind fuzz \
         fuzz-restart bench bench-dice \
         install clean check-layering format-check
 
@@ -37,6 +37,10 @@ all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
 
 deps:
 	@bash scripts/install-deps
+
+# ParaView (pvpython) and Xvfb for scripts/paraview/view.py, without the cluster tools
+tools:
+	@bash scripts/install-deps --viewer
 
 $(BUILD)/%.o: %.c $(wildcard include/mbsim/*.h) $(wildcard src/*/*.h)
 	@mkdir -p $(dir $@)

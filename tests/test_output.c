@@ -1583,13 +1583,14 @@ START_TEST(test_ragged_and_grids) {
   /* the entities, one collection per grid, one grid per record in each */
   has_text(s, "<!ENTITY N \"150 ");
   char ent[64];
-  long total = 0;
+  long total = 0, empty = 0;
   for (long k = 0; k < NREG; k++) {
     total += ragged_rows_of(k);
+    empty += ragged_rows_of(k) == 0;
   }
   snprintf(ent, sizeof(ent), "<!ENTITY R1 \"%ld ", total);
   ck_assert_msg(strstr(s, ent), "no %s in\n%.400s", ent, s);
-  ck_assert_int_eq(count_substr(s, "GridType=\"Collection\""), 3);
+  ck_assert_int_eq(count_substr(s, "CollectionType=\"Temporal\""), 3);
   ck_assert_int_eq(count_substr(s, "<Grid Name=\"rod "), NREG);
   ck_assert_int_eq(count_substr(s, "<Grid Name=\"contacts "), NREG);
   ck_assert_int_eq(count_substr(s, "<Grid Name=\"nothing "), NREG);
@@ -1605,12 +1606,13 @@ START_TEST(test_ragged_and_grids) {
                                   "NumberOfElements=\"600\"");
   has_text(s, ">11 1 1 1 600 3</DataItem>");
   has_text(s, "Dimensions=\"&R1; 4\"");
-  /* an empty record: a grid with its time only */
-  has_text(s, "<Grid Name=\"contacts 0\" GridType=\"Uniform\">\n"
-                                  "        <Time Value=\"0\"/>\n"
-                                  "        <Topology TopologyType=\"Polyvertex\" "
-                                  "NumberOfElements=\"0\" NodesPerElement=\"1\"/>\n"
-                                  "      </Grid>\n");
+  /* an empty record: an empty spatial collection with its time only (ParaView 5.11 crashes
+   * on a Uniform grid without Geometry); so are the records of the grid of no points */
+  has_text(s, "<Grid Name=\"contacts 0\" GridType=\"Collection\" CollectionType=\"Spatial\">\n"
+              "        <Time Value=\"0\"/>\n"
+              "      </Grid>\n");
+  ck_assert_int_eq(count_substr(s, "NumberOfElements=\"0\""), 0);
+  ck_assert_int_eq(count_substr(s, "CollectionType=\"Spatial\""), NREG + empty);
   python_parses(xmf, NREG);
   free(s);
   free(s2);
@@ -1619,6 +1621,99 @@ START_TEST(test_ragged_and_grids) {
   ck_assert_int_eq(remove(xmf2), 0);
   path_in(path2, sizeof(path2), "once");
   ck_assert_int_eq(rmdir(path2), 0);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
+/* fixed tables (mbs_output_add_table): values, types, an empty one, string attributes of a
+ * dataset, and the refusals (a bad spec, a path taken, an attribute of nothing, a table after
+ * the first record) */
+START_TEST(test_fixed_tables) {
+  char path[256];
+  path_in(path, sizeof(path), "tables.h5");
+  testInfo info = make_info(NQ, NB, NJ, 0);
+  mbsError err;
+  mbsWriter *w = tl_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  static const double rows[3][4] = {{1, 2, 3, 4}, {-1, 0.5, 1e300, 0}, {7, 8, 9, -10}};
+  static const int ints[2][2] = {{-1, 0}, {3, 2}};
+  static const char *const cols[4] = {"owner", "kind", "size", "x"};
+  static const char *const kinds[3] = {"sphere", "box", "cylinder"};
+  mbsTableSpec t = {.path = "/shapes/table",
+                    .type = MBS_OUT_FLOAT64,
+                    .nrow = 3,
+                    .ncol = 4,
+                    .data = rows,
+                    .units = "index, index, m, m",
+                    .column_names = cols};
+  mbsTableSpec ti = {
+      .path = "/model/pairs", .type = MBS_OUT_INT32, .nrow = 2, .ncol = 2, .data = ints};
+  mbsTableSpec empty = {
+      .path = "/shapes/points", .type = MBS_OUT_FLOAT64, .nrow = 0, .ncol = 3, .units = "m"};
+  ck_assert_msg(mbs_output_add_table(w, &t, &err) == MBS_OK, "table: %s", err.msg);
+  ck_assert_msg(mbs_output_add_table(w, &ti, &err) == MBS_OK, "ints: %s", err.msg);
+  ck_assert_msg(mbs_output_add_table(w, &empty, &err) == MBS_OK, "empty: %s", err.msg);
+  ck_assert_msg(mbs_output_dataset_attr(w, "/shapes/table", "kinds", kinds, 3, &err) == MBS_OK,
+                "attr: %s", err.msg);
+
+  /* refused: the same path, no columns, rows without data, an attribute of nothing */
+  ck_assert_int_eq(mbs_output_add_table(w, &t, &err), MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "twice"));
+  mbsTableSpec bad = t;
+  bad.path = "/shapes/bad";
+  bad.ncol = 0;
+  ck_assert_int_eq(mbs_output_add_table(w, &bad, &err), MBS_ERR_ARGS);
+  bad.ncol = 4;
+  bad.data = NULL;
+  ck_assert_int_eq(mbs_output_add_table(w, &bad, &err), MBS_ERR_ARGS);
+  ck_assert_int_eq(mbs_output_dataset_attr(w, "/shapes/none", "kinds", kinds, 3, &err),
+                   MBS_ERR_ARGS);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/shapes/none"));
+
+  recordBuf rb;
+  ck_assert_int_eq(tl_append(w, make_record(&rb, 0), &err), MBS_OK);
+  mbsTableSpec late = t;
+  late.path = "/shapes/late";
+  ck_assert_int_eq(mbs_output_add_table(w, &late, &err), MBS_ERR_ARGS);
+  ck_assert_int_eq(tl_close(w, &err), MBS_OK);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  hsize_t dims[4];
+  ck_assert_int_eq(dset_dims(f, "/shapes/table", dims), 2);
+  ck_assert_uint_eq(dims[0], 3);
+  ck_assert_uint_eq(dims[1], 4);
+  double *v = read_doubles(f, "/shapes/table", 12);
+  for (int i = 0; i < 12; i++) {
+    ck_assert_double_eq(v[i], rows[i / 4][i % 4]);
+  }
+  free(v);
+  ck_assert_int_eq(dset_dims(f, "/shapes/points", dims), 2);
+  ck_assert_uint_eq(dims[0], 0);
+  ck_assert_uint_eq(dims[1], 3);
+  ck_assert_int_eq(H5Lexists(f, "/shapes/late", H5P_DEFAULT), 0);
+  ck_assert_int_eq(H5Lexists(f, "/shapes/bad", H5P_DEFAULT), 0);
+  hid_t d = H5Dopen2(f, "/model/pairs", H5P_DEFAULT);
+  ck_assert_int_ge(d, 0);
+  hid_t ft = H5Dget_type(d);
+  ck_assert_int_eq(H5Tget_class(ft), H5T_INTEGER);
+  ck_assert_uint_eq(H5Tget_size(ft), 4);
+  int back[4] = {0};
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
+  ck_assert_int_eq(back[0], -1);
+  ck_assert_int_eq(back[3], 2);
+  H5Tclose(ft);
+  H5Dclose(d);
+  d = H5Dopen2(f, "/shapes/table", H5P_DEFAULT);
+  check_string_attr(d, "units", "index, index, m, m");
+  hid_t a = H5Aopen(d, "columns", H5P_DEFAULT);
+  check_strings(a, 1, cols, 4);
+  H5Aclose(a);
+  a = H5Aopen(d, "kinds", H5P_DEFAULT);
+  check_strings(a, 1, kinds, 3);
+  H5Aclose(a);
+  H5Dclose(d);
+  H5Fclose(f);
   ck_assert_int_eq(open_ids(), 0);
 }
 END_TEST
@@ -1642,6 +1737,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_sidecar_path_rules);
   tcase_add_test(tc, test_nonfinite_record);
   tcase_add_test(tc, test_ragged_and_grids);
+  tcase_add_test(tc, test_fixed_tables);
   suite_add_tcase(s, tc);
   return s;
 }

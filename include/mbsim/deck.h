@@ -72,6 +72,8 @@ typedef struct {
   double density; /* [kg/m^3] */
   double A, I2, I3, J; /* [m^2], [m^4] area, I2 = int x3^2 dA, I3 = int x2^2 dA (x2 along d2),
                           torsion constant */
+  int section_circle;  /* 1: `section.circle` (A = pi r^2), for viewers; 0: a rectangle or the
+                          explicit constants */
   double shear_factor; /* shear correction factor kappa (shear area kappa A) */
   double rotary[2];    /* [kg m] rotary inertia per length rho I2, rho I3: section.rotary_inertia,
                           else density I2, density I3 */

@@ -169,6 +169,10 @@ typedef struct {
   double rho[3]; /* per unit length: rho A [kg/m], rho I2, rho I3 [kg m] (I2 = int x3^2 dA,
                     I3 = int x2^2 dA; d2 carries rho I3, d3 rho I2) */
   double damping; /* [s] stiffness-proportional (Kelvin-Voigt) factor */
+  double section[2]; /* [m] the section's extent, for viewers: a rectangle's h (along d2) and w
+                        (along d3); a circle's diameter twice; explicit constants A, I2, I3: the
+                        rectangle of the same radii of gyration, sqrt(12 I3 / A), sqrt(12 I2 / A) */
+  int section_circle; /* 1: the section is a circle (section[0] = section[1] = its diameter) */
   mbsMark mark;   /* deck position of its entry */
 } mbsBeam;
 
@@ -203,6 +207,10 @@ typedef struct mbsModel {
   double *body_pos0;      /* (nbody x 3) [m] centre of mass at t = 0 */
   double *body_R0;        /* (nbody x 9) directors at t = 0, column i = d_i */
   int *body_attach;       /* (nbody) the body's attachment frame */
+  mbsVisualKind *body_visual; /* (nbody) the deck's `shape` (viewers only; MBS_VISUAL_NONE: none),
+                                 centred on the centre of mass, body axes */
+  double *body_visual_size;   /* (nbody x 3) [m] box: edges a, b, c; sphere: r; cylinder: radius,
+                                 length (its axis along body axis 3) */
 
   /* attachment frames (MBS_ATTACH_KIND_LIST) */
   mbsAttachKind *attach_kind;        /* (nattach) */
@@ -248,6 +256,8 @@ typedef struct mbsModel {
                                /joints/coordinates (mbs_joint_coordinates) */
   double *joint_point;      /* (njoint x 3) the joint point c on its second side's frame
                                (mbs_attach_point; the world point if static) */
+  double *joint_point_first; /* (njoint x 3) the same on its first side's frame (viewers: a
+                                distance joint's other end) */
 
   /* elements (gravity, loads, springs, drives of joints with a motion) */
   mbsElem *elem; /* (nelem) */

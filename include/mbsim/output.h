@@ -82,6 +82,28 @@ mbsStatus mbs_output_series_attr(mbsWriter *w, int h, const char *name,
 mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const *names, int n,
                                mbsError *err);
 
+/* a fixed table: nrow rows of ncol numbers that describe the model, not a record (the
+ * shapes of bodies and ground); strings and data copied (written at once) */
+typedef struct {
+  const char *path;                /* "/shapes/table"; missing parent groups are created */
+  mbsOutType type;                 /* float64, int32 (data: int) or int64 (long long) */
+  int nrow, ncol;                  /* nrow >= 0 (an empty table is written [0, ncol]), ncol > 0 */
+  const void *data;                /* (nrow x ncol) row-major; may be NULL when nrow = 0 */
+  const char *units;               /* attribute `units` (NULL: none) */
+  const char *const *column_names; /* (ncol) attribute `columns` (NULL: none) */
+} mbsTableSpec;
+
+/* write a fixed table [nrow, ncol] now (before the first record, like every registration).
+ * MBS_ERR_ARGS: a bad spec, a second object at that path, a call after the first record;
+ * MBS_ERR_OUTPUT: HDF5 failed */
+mbsStatus mbs_output_add_table(mbsWriter *w, const mbsTableSpec *spec, mbsError *err);
+
+/* the string attribute name = values[0 .. n-1] (a vector) of the dataset at path (a table or
+ * names dataset written before); not written for n > MBS_OUTPUT_ATTR_MAX (MBS_OK), as
+ * mbs_output_series_attr */
+mbsStatus mbs_output_dataset_attr(mbsWriter *w, const char *path, const char *name,
+                                  const char *const *values, int n, mbsError *err);
+
 /* A ragged table: a varying number of rows of ncols float64 per record (contacts), stored
  * as <path>/table [R, ncols] (the rows of every record, appended), <path>/count [N] (int64:
  * rows of each record) and <path>/offsets [N] (int64: index in table of each record's first

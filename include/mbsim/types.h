@@ -112,6 +112,14 @@ typedef struct {
   X(MBS_SHAPE_POINTS, "points")                                                                    \
   X(MBS_SHAPE_PLANE, "plane")
 
+/* the drawn shape of a rigid body: its deck `shape` (which also gives its mass and inertia
+ * with `density`), kept for viewers */
+#define MBS_VISUAL_LIST(X)                                                                         \
+  X(MBS_VISUAL_NONE, "none")                                                                       \
+  X(MBS_VISUAL_BOX, "box")                                                                         \
+  X(MBS_VISUAL_SPHERE, "sphere")                                                                   \
+  X(MBS_VISUAL_CYLINDER, "cylinder")
+
 /* contact force laws: set-valued (Signorini + Newton impact + Coulomb, seed 002 eq. 2.28-2.35)
  * or a spring-damper normal law with regularized friction (seed 002 sec. 2.3.1) */
 #define MBS_CONTACT_LAW_LIST(X)                                                                    \
@@ -137,6 +145,7 @@ typedef enum { MBS_LINEAR_SOLVER_LIST(MBS_ENUM_ENTRY) MBS_LINEAR_SOLVER_COUNT } 
 typedef enum { MBS_ELEM_KIND_LIST(MBS_ENUM_ENTRY) MBS_ELEM_KIND_COUNT } mbsElemKind;
 typedef enum { MBS_ATTACH_KIND_LIST(MBS_ENUM_ENTRY) MBS_ATTACH_KIND_COUNT } mbsAttachKind;
 typedef enum { MBS_SHAPE_LIST(MBS_ENUM_ENTRY) MBS_SHAPE_COUNT } mbsShapeKind;
+typedef enum { MBS_VISUAL_LIST(MBS_ENUM_ENTRY) MBS_VISUAL_COUNT } mbsVisualKind;
 typedef enum { MBS_CONTACT_LAW_LIST(MBS_ENUM_ENTRY) MBS_CONTACT_LAW_COUNT } mbsContactLaw;
 typedef enum { MBS_MOREAU_VARIANT_LIST(MBS_ENUM_ENTRY) MBS_MOREAU_VARIANT_COUNT } mbsMoreauVariant;
 #undef MBS_ENUM_ENTRY
@@ -153,6 +162,7 @@ extern const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT];
 extern const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT];
 extern const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT];
 extern const char *const mbs_shape_words[MBS_SHAPE_COUNT];
+extern const char *const mbs_visual_words[MBS_VISUAL_COUNT];
 extern const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT];
 extern const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT];
 
@@ -165,6 +175,8 @@ const char *mbs_linear_solver_word(mbsLinearSolver t);
 const char *mbs_elem_kind_word(mbsElemKind t);
 const char *mbs_shape_word(mbsShapeKind t);
 const char *mbs_contact_law_word(mbsContactLaw t);
+/* enum value of a body shape word ("box", "sphere", "cylinder"), or MBS_VISUAL_NONE */
+mbsVisualKind mbs_visual_from_word(const char *word);
 /* enum value of an integrator word, or -1 */
 int mbs_integrator_from_word(const char *word);
 

@@ -601,6 +601,254 @@ static void put_action(cliOutput *out) {
   out->action_sent = 1;
 }
 
+/* shapes (README "Output"): every shape the model holds, evaluated, for viewers that must not
+ * read the deck: /shapes/table [rows, SHAPE_COLS], /shapes/names [rows], /shapes/points
+ * [points, 3]. A row is a body's drawn `shape` (role 0), a contact shape of a body, beam node
+ * or the ground (role 1), or a beam's section swept along its nodes (role 2), placed in its
+ * owner's frame: a body's centre of mass and directors (/bodies/position, orientation), a beam
+ * node's phi and directors (/beams/<name>/position, directors), the world for the ground. */
+#define SHAPE_COLS 21
+#define SHAPE_CYLINDER MBS_SHAPE_COUNT /* the kind code after the contact shapes' */
+
+/* one row: owner, role, kind, sizes, offset and axes (column i = shape axis i, owner axes) */
+static void shape_row(double *r, int owner, int role, int kind, const double size[3],
+                      const double offset[3], const double axes[9]) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  static const double zero[3] = {0, 0, 0};
+  r[0] = owner;
+  r[1] = role;
+  r[2] = kind;
+  for (int i = 0; i < 3; i++) {
+    r[3 + i] = size ? size[i] : 0.0;
+    r[6 + i] = offset ? offset[i] : zero[i];
+  }
+  for (int i = 0; i < 9; i++) {
+    r[9 + i] = axes ? axes[i] : I3[i];
+  }
+  r[18] = r[19] = r[20] = 0.0;
+}
+
+/* a point c and axes C (may be NULL) fixed to attachment frame f, in frame coordinates
+ * (model.h: about the frame's point phi on its directors; a static frame's in the world), as
+ * the offset and axes in the frame's owner's: a body's centre of mass and directors, a beam
+ * node's phi and directors, the world for the ground. The owner is f - 1 (-1 the ground,
+ * nbody + k beam node k: frames 1 + b and 1 + nbody + k). */
+static void owner_coords(const mbsModel *m, int f, const double c[3], const double C[9],
+                         double off[3], double axes[9]) {
+  int b = m->attach_body[f];
+  memcpy(off, c, 3 * sizeof(double));
+  if (C) {
+    memcpy(axes, C, 9 * sizeof(double));
+  }
+  if (m->attach_kind[f] == MBS_ATTACH_STATIC) {
+    /* a fixed body's: offset R0^T (c - x0), axes R0^T C */
+    const double *x0 = m->body_pos0 + 3 * b, *R0 = m->body_R0 + 9 * b;
+    for (int i = 0; i < 3; i++) {
+      off[i] = 0.0;
+      for (int k = 0; k < 3; k++) {
+        off[i] += R0[3 * k + i] * (c[k] - x0[k]);
+      }
+      for (int j = 0; C && j < 3; j++) {
+        axes[3 * i + j] = 0.0;
+        for (int k = 0; k < 3; k++) {
+          axes[3 * i + j] += R0[3 * k + i] * C[3 * k + j];
+        }
+      }
+    }
+  } else if (m->attach_kind[f] == MBS_ATTACH_DIRECTORS) {
+    /* a rigid body's c is about phi, and its centre of mass is phi - body_ref */
+    for (int i = 0; i < 3; i++) {
+      off[i] = c[i] + m->body_ref[3 * b + i];
+    }
+  }
+}
+
+/* contact shape s as a row, placed in its owner's frame */
+static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double size[3] = {0, 0, 0}, off[3] = {0, 0, 0}, axes[9];
+  switch (s->kind) {
+    case MBS_SHAPE_SPHERE:
+      size[0] = s->size[0];
+      break;
+    case MBS_SHAPE_BOX:
+      for (int i = 0; i < 3; i++) {
+        size[i] = 2.0 * s->size[i];
+      }
+      break;
+    case MBS_SHAPE_CAPSULE:
+      size[0] = s->size[0];
+      size[1] = 2.0 * s->size[1];
+      break;
+    default:
+      break;
+  }
+  /* a beam segment follows its two nodes: no offset or axes to give */
+  if (s->segment) {
+    memcpy(axes, I3, sizeof(axes));
+  } else {
+    owner_coords(m, s->attach, s->c, s->C, off, axes);
+  }
+  shape_row(r, s->attach - 1, 1, (int)s->kind, size, off, axes);
+  if (s->kind == MBS_SHAPE_POINTS) {
+    r[18] = s->pt0;
+    r[19] = s->npts;
+  }
+  r[20] = s->segment;
+}
+
+/* joints: /joints/bodies [nj, 2] (int32, the owners of its two sides) and /joints/points
+ * [nj, 6] (its point on each side in that owner's frame), so that a viewer draws the links
+ * from body to joint to body without the deck */
+static mbsStatus describe_joint_points(cliOutput *out, const mbsModel *m, mbsError *err) {
+  static const char *const pcols[6] = {"point_1_x", "point_1_y", "point_1_z",
+                                       "point_2_x", "point_2_y", "point_2_z"};
+  static const char *const bcols[2] = {"body_1", "body_2"};
+  int nj = m->njoint;
+  int *bodies = malloc((size_t)(nj > 0 ? 2 * nj : 1) * sizeof(int));
+  double *points = malloc((size_t)(nj > 0 ? 6 * nj : 1) * sizeof(double));
+  mbsStatus st = MBS_OK;
+  if (!bodies || !points) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+    goto done;
+  }
+  for (int j = 0; j < nj; j++) {
+    const double *c[2] = {m->joint_point_first + 3 * j, m->joint_point + 3 * j};
+    for (int k = 0; k < 2; k++) {
+      int f = m->joint_attach[2 * j + k];
+      bodies[2 * j + k] = f - 1;
+      owner_coords(m, f, c[k], NULL, points + 6 * j + 3 * k, NULL);
+    }
+  }
+  mbsTableSpec tb = {.path = "/joints/bodies",
+                     .type = MBS_OUT_INT32,
+                     .nrow = nj,
+                     .ncol = 2,
+                     .data = bodies,
+                     .units = "index",
+                     .column_names = bcols};
+  mbsTableSpec tp = {.path = "/joints/points",
+                     .type = MBS_OUT_FLOAT64,
+                     .nrow = nj,
+                     .ncol = 6,
+                     .data = points,
+                     .units = "m",
+                     .column_names = pcols};
+  st = mbs_output_add_table(out->w, &tb, err);
+  if (st == MBS_OK) {
+    st = mbs_output_add_table(out->w, &tp, err);
+  }
+
+done:
+  free(bodies);
+  free(points);
+  return st;
+}
+
+static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *err) {
+  static const char *const cols[SHAPE_COLS] = {
+      "owner",    "role",     "kind",    "size_1",  "size_2",       "size_3",       "offset_x",
+      "offset_y", "offset_z", "axes_11", "axes_12", "axes_13",      "axes_21",      "axes_22",
+      "axes_23",  "axes_31",  "axes_32", "axes_33", "points_first", "points_count", "segment"};
+  static const char *const roles[3] = {"shape", "collision", "beam section"};
+  const char *kinds[MBS_SHAPE_COUNT + 1];
+  for (int i = 0; i < MBS_SHAPE_COUNT; i++) {
+    kinds[i] = mbs_shape_words[i];
+  }
+  kinds[SHAPE_CYLINDER] = "cylinder";
+
+  int nrow = m->nshape + m->nbeam;
+  for (int b = 0; b < m->nbody; b++) {
+    nrow += m->body_visual[b] != MBS_VISUAL_NONE;
+  }
+  double *rows = malloc((size_t)(nrow > 0 ? nrow : 1) * SHAPE_COLS * sizeof(double));
+  const char **label = malloc((size_t)(nrow > 0 ? nrow : 1) * sizeof(*label));
+  mbsStatus st = MBS_OK;
+  if (!rows || !label) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+    goto done;
+  }
+
+  /* the bodies' drawn shapes, centred on their centres of mass in body axes */
+  int k = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    const double *sz = m->body_visual_size + 3 * b;
+    double size[3] = {sz[0], 0.0, 0.0};
+    int kind = MBS_SHAPE_SPHERE;
+    switch (m->body_visual[b]) {
+      case MBS_VISUAL_BOX:
+        kind = MBS_SHAPE_BOX;
+        memcpy(size, sz, sizeof(size));
+        break;
+      case MBS_VISUAL_CYLINDER:
+        kind = SHAPE_CYLINDER;
+        size[1] = sz[1];
+        break;
+      case MBS_VISUAL_SPHERE:
+        break;
+      default:
+        continue;
+    }
+    shape_row(rows + (size_t)k * SHAPE_COLS, b, 0, kind, size, NULL, NULL);
+    label[k++] = m->body_name[b];
+  }
+  /* the contact shapes of bodies, beam nodes and the ground */
+  for (int i = 0; i < m->nshape; i++) {
+    contact_shape_row(m, &m->shape[i], rows + (size_t)k * SHAPE_COLS);
+    label[k++] = m->shape[i].name;
+  }
+  /* the beams' sections along d1 from their first node: a box [length, h, w], a cylinder
+   * [radius, length] */
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *bm = &m->beam[i];
+    double box[3] = {bm->length, bm->section[0], bm->section[1]};
+    double cyl[3] = {0.5 * bm->section[0], bm->length, 0.0};
+    shape_row(rows + (size_t)k * SHAPE_COLS, bm->attach0 - 1, 2,
+              bm->section_circle ? SHAPE_CYLINDER : MBS_SHAPE_BOX, bm->section_circle ? cyl : box,
+              NULL, NULL);
+    label[k++] = bm->name;
+  }
+
+  mbsTableSpec table = {.path = "/shapes/table",
+                        .type = MBS_OUT_FLOAT64,
+                        .nrow = nrow,
+                        .ncol = SHAPE_COLS,
+                        .data = rows,
+                        .units = "index, index (attribute roles), index (attribute kinds), m (3: "
+                                 "sizes), m (3: offset), 1 (9: axes), index, 1, 1",
+                        .column_names = cols};
+  mbsTableSpec points = {.path = "/shapes/points",
+                         .type = MBS_OUT_FLOAT64,
+                         .nrow = m->ncontact_pts,
+                         .ncol = 3,
+                         .data = m->contact_pts,
+                         .units = "m"};
+  st = mbs_output_add_table(out->w, &table, err);
+  if (st == MBS_OK) {
+    st = mbs_output_dataset_attr(out->w, "/shapes/table", "kinds", kinds, MBS_SHAPE_COUNT + 1, err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_dataset_attr(out->w, "/shapes/table", "roles", roles, 3, err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_add_names(out->w, "/shapes/names", label, nrow, err);
+  }
+  if (st == MBS_OK) {
+    st = mbs_output_add_table(out->w, &points, err);
+  }
+
+done:
+  free(rows);
+  free(label);
+  return st;
+}
+
+/* what viewers need of the model's geometry, written once: shapes and joint points */
+static mbsStatus describe_geometry(cliOutput *out, const mbsModel *m, mbsError *err) {
+  mbsStatus st = describe_shapes(out, m, err);
+  return st == MBS_OK ? describe_joint_points(out, m, err) : st;
+}
+
 int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
@@ -686,6 +934,9 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   }
   if (st == MBS_OK) {
     st = describe_action(out, m, d, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_geometry(out, m, err);
   }
   return st;
 }

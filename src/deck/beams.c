@@ -186,6 +186,7 @@ static mbsStatus read_section(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) 
     b->I2 = b->I3 = 0.25 * PI * r2 * r2;
     b->J = 0.5 * PI * r2 * r2;
     b->shear_factor = 6.0 / 7.0;
+    b->section_circle = 1;
   } else if (vexp) {
     double *dst[4] = {&b->A, &b->I2, &b->I3, &b->J};
     static const char *const why[4] = {"area [m^2]", "int x3^2 dA [m^4]", "int x2^2 dA [m^4]",

@@ -21,6 +21,8 @@
 #include "util/profile.h"
 #include "util/vec3.h"
 
+#define PI 3.14159265358979323846
+
 #define NAME_LEN (2 * MBS_NAME_MAX)
 
 /* a linear vector expression sum_k w_k q_node[k] + c */
@@ -224,6 +226,8 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->body_pos0 = calloc((size_t)nb * 3, sizeof(double));
   m->body_R0 = calloc((size_t)nb * 9, sizeof(double));
   m->body_attach = calloc((size_t)nb, sizeof(int));
+  m->body_visual = calloc((size_t)nb, sizeof(mbsVisualKind));
+  m->body_visual_size = calloc((size_t)nb * 3, sizeof(double));
   /* frames: the ground, the bodies, the beam nodes (nattach is set as they are made) */
   size_t nf = (size_t)nb + 1 + (size_t)m->nattach;
   m->attach_kind = calloc(nf, sizeof(mbsAttachKind));
@@ -241,6 +245,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_body = calloc((size_t)nj * 2, sizeof(int));
   m->joint_attach = calloc((size_t)nj * 2, sizeof(int));
   m->joint_point = calloc((size_t)nj * 3, sizeof(double));
+  m->joint_point_first = calloc((size_t)nj * 3, sizeof(double));
   m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
   m->joint_initial_rate = calloc((size_t)nj, sizeof(double));
   m->profile_table =
@@ -248,11 +253,12 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
-      !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->attach_kind ||
-      !m->attach_node || !m->attach_body || !m->attach_name || !m->attach_pos0 || !m->attach_R0 ||
-      !m->joint_name || !m->joint_type || !m->joint_con || !m->joint_ncon || !m->joint_mark ||
-      !m->joint_body || !m->joint_attach || !m->joint_point || !m->joint_frame ||
-      !m->joint_initial_rate || !m->load_name || !m->profile_table || !m->beam) {
+      !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->body_visual ||
+      !m->body_visual_size || !m->attach_kind || !m->attach_node || !m->attach_body ||
+      !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
+      !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
+      !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
+      !m->load_name || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -334,6 +340,9 @@ static mbsStatus compile_bodies(mbsModel *m, const mbsDeck *deck) {
     m->body_mass[b] = db->mass;
     memcpy(m->body_pos0 + 3 * b, db->position, 3 * sizeof(double));
     memcpy(m->body_R0 + 9 * b, db->directors, 9 * sizeof(double));
+    /* the drawn shape (viewers): the deck's `shape` as given */
+    m->body_visual[b] = db->has_shape ? mbs_visual_from_word(db->shape_kind) : MBS_VISUAL_NONE;
+    memcpy(m->body_visual_size + 3 * b, db->shape_size, 3 * sizeof(double));
     const double *R = db->directors, *r = db->reference_point;
     double M = db->mass;
     double *e = m->body_e + 3 * b, *E = m->body_E + 9 * b;
@@ -509,12 +518,14 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
                              dj->name, side_name(deck, s->body), x[0], x[1], x[2]);
       }
     }
-    /* the joint point as a body-fixed point of the second body (for reactions) */
+    /* the joint point as a body-fixed point of the second body (for reactions), and of the
+     * first (for viewers: the other end of a distance joint) */
     {
-      const double *P = dj->type == MBS_JOINT_DISTANCE && !dj->has_points
-                            ? ref_pos(deck, dj->body[1])
-                            : dj->points[1];
+      int dflt = dj->type == MBS_JOINT_DISTANCE && !dj->has_points;
+      const double *P = dflt ? ref_pos(deck, dj->body[1]) : dj->points[1];
+      const double *P1 = dflt ? ref_pos(deck, dj->body[0]) : dj->points[0];
       mbs_attach_coords(m, s2.attach, P, m->joint_point + 3 * j);
+      mbs_attach_coords(m, s1.attach, P1, m->joint_point_first + 3 * j);
     }
     double Z[9], z[3][3];
     joint_frame(dj, Z);
@@ -1148,6 +1159,15 @@ static mbsStatus compile_beams(mbsModel *m, const mbsDeck *deck) {
     bm->rho[1] = db->rotary[0];
     bm->rho[2] = db->rotary[1];
     bm->damping = db->damping;
+    /* the section's extent for viewers: h = sqrt(12 I3 / A) and w = sqrt(12 I2 / A) give a
+     * rectangle back exactly; a circle's diameter is 2 sqrt(A / pi) */
+    bm->section_circle = db->section_circle;
+    if (db->section_circle) {
+      bm->section[0] = bm->section[1] = 2.0 * sqrt(db->A / PI);
+    } else {
+      bm->section[0] = sqrt(12.0 * db->I3 / db->A);
+      bm->section[1] = sqrt(12.0 * db->I2 / db->A);
+    }
     bm->mark = db->mark;
     /* nodes: state, names, rigidity (seed 000 eq. 22 with eq. 58), frames */
     for (int k = 0; k < db->nnode; k++) {
@@ -2138,7 +2158,8 @@ void mbs_model_destroy(mbsModel *m) {
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
-      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam};
+      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam,
+      m->body_visual,  m->body_visual_size,            m->joint_point_first};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -355,6 +355,64 @@ done:
   return rc;
 }
 
+/* a fixed [nrow, ncol] dataset of numbers (type: float64, int32 or int64), written whole
+ * and not compressed (a few rows that describe the model); returns < 0 on failure */
+static herr_t table_write(hid_t file, const char *path, mbsOutType type, int nrow, int ncol,
+                          const void *data) {
+  herr_t rc = -1;
+  hid_t space = H5I_INVALID_HID;
+  hid_t dcpl = H5I_INVALID_HID;
+  hid_t dset = H5I_INVALID_HID;
+  hsize_t dims[2] = {(hsize_t)nrow, (hsize_t)ncol};
+  hid_t file_type = type == MBS_OUT_INT32   ? H5T_STD_I32LE
+                    : type == MBS_OUT_INT64 ? H5T_STD_I64LE
+                                            : H5T_IEEE_F64LE;
+  hid_t mem_type = type == MBS_OUT_INT32   ? H5T_NATIVE_INT
+                   : type == MBS_OUT_INT64 ? H5T_NATIVE_LLONG
+                                           : H5T_NATIVE_DOUBLE;
+
+  space = H5Screate_simple(2, dims, NULL);
+  dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+    goto done;
+  }
+  dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dset < 0) {
+    goto done;
+  }
+  if (nrow > 0 && ncol > 0 && H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    goto done;
+  }
+  rc = 0;
+
+done:
+  if (dset >= 0 && H5Dclose(dset) < 0) {
+    rc = -1;
+  }
+  if (dcpl >= 0 && H5Pclose(dcpl) < 0) {
+    rc = -1;
+  }
+  if (space >= 0 && H5Sclose(space) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
+/* the string attribute name of the dataset at path: values[0 .. n-1] (a vector), or n < 0:
+ * the scalar values[0]; returns < 0 on failure */
+static herr_t dataset_attr_strings(hid_t file, const char *path, const char *name,
+                                   const char *const *values, int n) {
+  hid_t dset = H5Dopen2(file, path, H5P_DEFAULT);
+  if (dset < 0) {
+    return -1;
+  }
+  herr_t rc = n < 0 ? attr_string(dset, name, values[0]) : attr_strings(dset, name, values, n);
+  if (H5Dclose(dset) < 0) {
+    rc = -1;
+  }
+  return rc;
+}
+
 /* row shape, memory type and chunking of a series of rank-1 + 1 dimensions (dims[1..] set
  * by the caller); allocates its buffer */
 static int series_init(series *s, mbsOutType type, int rank) {
@@ -1279,6 +1337,61 @@ mbsStatus mbs_output_add_names(mbsWriter *w, const char *path, const char *const
     st = h5_fail(err, w->path, "write dataset", path);
   }
   return st;
+}
+
+mbsStatus mbs_output_add_table(mbsWriter *w, const mbsTableSpec *spec, mbsError *err) {
+  if (!spec || spec->nrow < 0 || spec->ncol < 1 || spec->type < 0 ||
+      spec->type >= MBS_OUT_TYPE_COUNT || (spec->nrow > 0 && !spec->data)) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                         "output file '%s': bad description of table '%s' (type, rows, "
+                         "columns or data)",
+                         w ? w->path : "?", spec && spec->path ? spec->path : "(null)");
+  }
+  mbsStatus st = check_new(w, spec->path, err);
+  if (st == MBS_OK && spec->column_names) {
+    st = check_names(spec->column_names, spec->ncol, "columns", w->path, err);
+  }
+  if (st != MBS_OK) {
+    return st;
+  }
+  if (table_write(w->file, spec->path, spec->type, spec->nrow, spec->ncol, spec->data) < 0) {
+    return h5_fail(err, w->path, "write dataset", spec->path);
+  }
+  if (spec->units && dataset_attr_strings(w->file, spec->path, "units", &spec->units, -1) < 0) {
+    return h5_fail(err, w->path, "write attribute 'units' of", spec->path);
+  }
+  if (spec->column_names && spec->ncol <= MBS_OUTPUT_ATTR_MAX &&
+      dataset_attr_strings(w->file, spec->path, "columns", spec->column_names, spec->ncol) < 0) {
+    return h5_fail(err, w->path, "write attribute 'columns' of", spec->path);
+  }
+  return MBS_OK;
+}
+
+mbsStatus mbs_output_dataset_attr(mbsWriter *w, const char *path, const char *name,
+                                  const char *const *values, int n, mbsError *err) {
+  if (!w || !path || !name) {
+    return mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "output: no writer, dataset or name");
+  }
+  if (w->broken) {
+    return abandoned(w, err);
+  }
+  mbsStatus st = check_names(values, n, name, w->path, err);
+  if (st != MBS_OK || n > MBS_OUTPUT_ATTR_MAX) {
+    return st;
+  }
+  htri_t exists = H5Lexists(w->file, path, H5P_DEFAULT);
+  if (exists <= 0) {
+    return exists < 0 ? h5_fail(err, w->path, "look up dataset", path)
+                      : mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0,
+                                      "output file '%s': no dataset '%s' for attribute '%s'",
+                                      w->path, path, name);
+  }
+  if (dataset_attr_strings(w->file, path, name, values, n) < 0) {
+    char what[128];
+    snprintf(what, sizeof(what), "write attribute '%s' of", name);
+    return h5_fail(err, w->path, what, path);
+  }
+  return MBS_OK;
 }
 
 int mbs_output_add_ragged(mbsWriter *w, const char *path, int ncols, const char *units,

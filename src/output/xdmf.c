@@ -12,6 +12,9 @@
  *   ragged points   a varying number of points per record: the rows offsets[k] ..
  *                   offsets[k] + count[k] - 1 of a ragged table (contacts)
  *
+ * A record without points is an empty spatial collection with its time (grid_empty), which
+ * ParaView reads as an empty block.
+ *
  * All arrays are HyperSlabs of the time-major datasets ([N,np,width], [N,np,3,3], or the
  * table [R,width]), so nothing is copied.
  *
@@ -249,6 +252,20 @@ static void format_time(char *buf, size_t n, double t) {
   snprintf(buf, n, "%.17g", t);
 }
 
+/* a record without points (a ragged grid's record without rows, a grid of no points): an
+ * empty spatial collection that carries the time only. ParaView 5.11's XDMF Reader crashes
+ * (SIGSEGV looking for the Geometry) on a Uniform grid without Geometry, and refuses one
+ * whose Geometry holds no values; an empty collection it reads as an empty block. */
+static void grid_empty(strbuf *b, const char *label, long k, double t) {
+  char time[32];
+  format_time(time, sizeof(time), t);
+  sb_printf(b,
+            "      <Grid Name=\"%s %ld\" GridType=\"Collection\" CollectionType=\"Spatial\">\n"
+            "        <Time Value=\"%s\"/>\n"
+            "      </Grid>\n",
+            label, k, time);
+}
+
 /* the opening of a Uniform grid "<label> k" at time t: npoint points (Polyvertex) or one
  * polyline of npoint nodes */
 static void grid_open(strbuf *b, const char *label, long k, double t, long long npoint,
@@ -299,12 +316,11 @@ static void grid_text(strbuf *b, const char *h5, const xgrid *g, long k, double 
     first = g->table->offset[k];
     rows = g->table->count[k];
   }
-  grid_open(b, g->label, k, t, rows, g->kind == MBS_GRID_POLYLINE);
   if (rows == 0) {
-    /* nothing to draw: the grid only carries its time */
-    sb_printf(b, "      </Grid>\n");
+    grid_empty(b, g->label, k, t);
     return;
   }
+  grid_open(b, g->label, k, t, rows, g->kind == MBS_GRID_POLYLINE);
   sb_printf(b, "        <Geometry GeometryType=\"XYZ\">\n");
   grid_vector(b, h5, g, &g->position, k, first, rows);
   sb_printf(b, "        </Geometry>\n");
@@ -368,8 +384,7 @@ double mbs_xdmf_record_bytes(const mbsXdmf *x, long nrecord) {
   for (int i = 0; x && i < x->ngrid; i++) {
     /* a ragged grid's rows are not known before the run: counted as empty */
     if (x->grid[i].kind == MBS_GRID_RAGGED_POINTS) {
-      grid_open(&b, x->grid[i].label, k, 1.0 / 3.0 + (double)k, 0, 0);
-      sb_printf(&b, "      </Grid>\n");
+      grid_empty(&b, x->grid[i].label, k, 1.0 / 3.0 + (double)k);
     } else {
       grid_text(&b, x->h5, &x->grid[i], k, 1.0 / 3.0 + (double)k);
     }

@@ -16,6 +16,7 @@ const char *const mbs_integrator_words[MBS_INTEGRATOR_COUNT] = {MBS_INTEGRATOR_L
 const char *const mbs_linear_solver_words[MBS_LINEAR_SOLVER_COUNT] = {MBS_LINEAR_SOLVER_LIST(WORD)};
 const char *const mbs_elem_kind_words[MBS_ELEM_KIND_COUNT] = {MBS_ELEM_KIND_LIST(WORD)};
 const char *const mbs_shape_words[MBS_SHAPE_COUNT] = {MBS_SHAPE_LIST(WORD)};
+const char *const mbs_visual_words[MBS_VISUAL_COUNT] = {MBS_VISUAL_LIST(WORD)};
 const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT] = {MBS_CONTACT_LAW_LIST(WORD)};
 const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT] = {
     MBS_MOREAU_VARIANT_LIST(WORD)};
@@ -51,6 +52,15 @@ const char *mbs_shape_word(mbsShapeKind t) {
 
 const char *mbs_contact_law_word(mbsContactLaw t) {
   return (unsigned)t < MBS_CONTACT_LAW_COUNT ? mbs_contact_law_words[t] : "unknown";
+}
+
+mbsVisualKind mbs_visual_from_word(const char *word) {
+  for (int i = 0; word && i < MBS_VISUAL_COUNT; i++) {
+    if (strcmp(word, mbs_visual_words[i]) == 0) {
+      return (mbsVisualKind)i;
+    }
+  }
+  return MBS_VISUAL_NONE;
 }
 
 int mbs_integrator_from_word(const char *word) {

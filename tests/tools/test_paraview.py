@@ -1,7 +1,12 @@
 """ParaView 5.11 (Debian's pvpython) opens the XDMF sidecar of a shipped deck with its "XDMF
 Reader": the time steps are the records, the bodies and joints are points whose positions
 and vector attributes equal the HDF5 datasets at the last and at a middle record, and it
-renders offscreen; scripts/paraview/view.py draws the run as PNG (one shot and frames)."""
+renders offscreen; scripts/paraview/view.py draws the run as PNG (one shot and frames), the
+scene of issue 24 (a box of expression sizes down a staircase of ground boxes, with the
+ground, contact points and force arrows: --report says what it drew) and contact forces from
+/contacts/impulse_since_record or, in files without it, from the table's last-step impulses.
+tests/tools/test_paraview_decks.py draws every shipped deck."""
+import importlib.util
 import json
 import os
 import shutil
@@ -17,19 +22,10 @@ from common import ROOT, TMP, check, deck, done, run  # noqa: E402
 
 PVPYTHON = shutil.which("pvpython")
 VIEW = os.path.join(ROOT, "scripts", "paraview", "view.py")
-
-
-def start_xvfb():
-    """Debian's ParaView renders through X: one virtual X server for the whole test, on the
-    free display Xvfb picks and reports on -displayfd."""
-    r, w = os.pipe()
-    p = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1200x24",
-                          "-nolisten", "tcp"], pass_fds=(w,), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
-    os.close(w)
-    with os.fdopen(r) as f:
-        number = f.readline().strip()
-    return p, ":" + number
+# view.py's own Xvfb starter (a display of its own, as view.py takes without a DISPLAY)
+_spec = importlib.util.spec_from_file_location("mbsim_paraview_view", VIEW)
+view_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(view_module)
 
 
 def pvpython(*args, timeout=300):
@@ -55,10 +51,10 @@ def is_picture(path, min_colours=20):
 
 
 check(PVPYTHON is not None and shutil.which("Xvfb") is not None,
-      "pvpython and Xvfb installed (scripts/install-deps --tools)")
+      "pvpython and Xvfb installed (scripts/install-deps --viewer)")
 xserver = None
 if not os.environ.get("DISPLAY"):
-    xserver, os.environ["DISPLAY"] = start_xvfb()
+    xserver = view_module.start_xvfb("1920x1200x24")
 
 # a shipped deck: the spherical double pendulum of two rigid links, 2 joints
 _, _, _, h5 = run(deck("quickstart.yaml"), "--t-end", "1.0")
@@ -150,14 +146,16 @@ check(is_picture(shot, 3), "rendered a PNG offscreen")
 
 # view.py: one screenshot with shapes, and frames
 png = os.path.join(TMP, "view.png")
-p = pvpython(VIEW, h5, "-o", png, "--time", "0.5", "--size", "800", "600", "--no-trails")
+p = pvpython(VIEW, h5, "-o", png, "--time", "0.5", "--size", "800", "600", "--no-trails",
+             "--fit", "shot")
 check(p.returncode == 0 and is_picture(png), "view.py writes a screenshot (%s)" %
       p.stderr.strip()[-300:])
 if os.path.isfile(png):
     img = mpimg.imread(png)
     check(img.shape[:2] == (600, 800), "screenshot of the requested size")
     # without trails, what is not background is the two links (boxes), the joints and the
-    # orientation axes in the corner: the boxes alone cover far more than the axes
+    # orientation axes in the corner: the boxes alone (framed at that record: --fit shot) cover
+    # far more than the axes
     rgb = (img[:, :, :3] * 255).astype(int)
     background = np.all(np.abs(rgb - rgb[5, 400]) <= 3, axis=2)
     body = np.count_nonzero(~background[:, 200:])
@@ -178,6 +176,119 @@ check(p.returncode == 0 and is_picture(png), "view.py draws a run without joints
 _, _, _, nox = run(deck("free_body.yaml"), "--t-end", "0.1", "--set", "output.xdmf=false")
 p = pvpython(VIEW, nox)
 check(p.returncode == 2 and "XDMF sidecar" in p.stderr, "view.py without a sidecar: exit 2")
+
+# the user's scenes of issue 24: a box whose sizes are expressions ("0.8 * $a") falling down a
+# staircase of ground boxes onto a floor plane (drawn as a box, not as arrows, on visible
+# ground), with its contact points and forces
+STAIRS = """
+mbsim: 1
+title: a box down a staircase
+parameters: {a: 0.2}
+gravity: [0, 0, -9.81]
+bodies:
+  - name: crate
+    shape: {box: ["0.8 * $a", "$a / 2", "$a / 2"]}
+    density: 500
+    position: [0.05, 0, 0.75]
+    velocity: [0.8, 0, 0]
+ground:
+  collision:
+    - {name: floor, plane: {point: [0, 0, 0], normal: [0, 0, 1]}}
+    - {name: step1, box: [0.6, 1, 0.6], offset: [0, 0, 0.3]}
+    - {name: step2, box: [0.6, 1, 0.4], offset: [0.6, 0, 0.2]}
+    - {name: step3, box: [0.6, 1, 0.2], offset: [1.2, 0, 0.1]}
+contacts:
+  - {name: crate_ground, between: [crate, ground], friction: 0.3}
+solver: {integrator: moreau, dt: 1.0e-3, t_end: 0.8}
+output: {every: 20}
+"""
+stairs = os.path.join(TMP, "stairs.yaml")
+with open(stairs, "w") as f:
+    f.write(STAIRS)
+_, _, _, sh5 = run(stairs)
+with h5py.File(sh5, "r") as f:
+    count = f["contacts/count"][()]
+k = int(np.argmax(count))
+png, bare, rep = (os.path.join(TMP, n) for n in ("stairs.png", "stairs-bare.png", "stairs.json"))
+t_k = float(h5py.File(sh5, "r")["time"][k])
+p = pvpython(VIEW, sh5, "-o", png, "--time", repr(t_k), "--report", rep, "--size", "800", "600")
+q = pvpython(VIEW, sh5, "-o", bare, "--time", repr(t_k), "--no-ground", "--no-contacts",
+             "--size", "800", "600")
+report = json.load(open(rep)) if os.path.isfile(rep) else {"layers": {}}
+drawn = {n: v["drawn"] for n, v in report["layers"].items()}
+check(p.returncode == 0 and q.returncode == 0 and is_picture(png) and is_picture(bare),
+      "view.py draws the staircase (%s)" % (p.stderr + q.stderr).strip()[-300:])
+check(drawn.get("bodies") == {"box": 1},
+      "the crate of sizes '0.8 * $a', '$a / 2' is a box, no arrows: %s" % drawn.get("bodies"))
+check(drawn.get("ground") == {"plane": 1, "box": 3},
+      "the ground: the floor plane and the three steps: %s" % drawn.get("ground"))
+check(count[k] > 0 and drawn.get("contacts", {}).get("points") == count[k] and
+      drawn.get("contacts", {}).get("arrows", 0) > 0,
+      "record %d's %d contact points with force arrows: %s" % (k, count[k], drawn.get("contacts")))
+if os.path.isfile(png) and os.path.isfile(bare):
+    a, b = (np.round(mpimg.imread(x)[:, :, :3] * 255).astype(int) for x in (png, bare))
+    differ = float(np.mean(np.any(np.abs(a - b) > 6, axis=2)))
+    check(differ > 0.05, "the ground and the contacts show: %.1f %% of the picture changes "
+          "without them" % (100 * differ))
+
+# contact forces: the mean since the previous record from /contacts/impulse_since_record
+# when the file has it (the impulse on the second body: the first takes minus it), else the
+# normal impulse of the record's last step over its step size
+_, _, _, bh5 = run(deck("contacts/bouncing_ball.yaml"), "--t-end", "0.6", "--set",
+                   "output.every=50")
+with h5py.File(bh5, "r") as f:
+    table, bt = f["contacts/table"][()], f["time"][()]
+    kb = int(f["contacts/count"][()].argmax())
+    rows = slice(int(f["contacts/offsets"][kb]), int(f["contacts/offsets"][kb] +
+                                                      f["contacts/count"][kb]))
+    written = f["contacts/impulse_since_record"][()] \
+        if "contacts/impulse_since_record" in f else None
+span = bt[kb] - bt[kb - 1]
+rep = os.path.join(TMP, "ball.json")
+
+
+def ball_report():
+    p = pvpython(VIEW, bh5, "-o", os.path.join(TMP, "ball.png"), "--time", repr(float(bt[kb])),
+                 "--report", rep, "--size", "400", "300")
+    r = json.load(open(rep)) if p.returncode == 0 and os.path.isfile(rep) else {}
+    return r.get("force_source"), r.get("contact_force_max", -1.0), \
+        r.get("layers", {}).get("contacts", {}).get("drawn", {})
+
+
+if written is not None:
+    src, fmax, _ = ball_report()
+    want = np.max(np.linalg.norm(written[rows], axis=1)) / span
+    check(src == "impulse_since_record" and np.isclose(fmax, want, rtol=1e-9),
+          "the run's impulse_since_record over the %.3g s since the previous record: the impact's "
+          "mean force %.6g N (got %s, %s)" % (span, want, src, fmax))
+# without it (files of earlier versions): the box and ball resting on the incline, whose
+# contacts push in every step
+_, _, _, ih5 = run(deck("contacts/incline.yaml"), "--t-end", "0.1", "--set", "output.every=50")
+with h5py.File(ih5, "a") as f:
+    if "contacts/impulse_since_record" in f:
+        del f["contacts/impulse_since_record"]
+    itable, it = f["contacts/table"][()], f["time"][()]
+    irows = slice(int(f["contacts/offsets"][-1]), int(f["contacts/offsets"][-1] +
+                                                       f["contacts/count"][-1]))
+    want = np.max(np.abs(itable[irows, 10])) / f["solver/step_size"][-1]
+p = pvpython(VIEW, ih5, "-o", os.path.join(TMP, "incline.png"), "--report", rep, "--size", "400",
+             "300")
+r = json.load(open(rep)) if p.returncode == 0 and os.path.isfile(rep) else {}
+check(r.get("force_source") == "table" and want > 1.0 and
+      np.isclose(r.get("contact_force_max", -1.0), want, rtol=1e-9),
+      "without impulse_since_record: the last step's normal impulse / dt = %.6g N on the incline "
+      "(got %s, %s)" % (want, r.get("force_source"), r.get("contact_force_max")))
+with h5py.File(bh5, "a") as f:
+    if "contacts/impulse_since_record" in f:
+        del f["contacts/impulse_since_record"]
+    isr = np.zeros((len(table), 3))
+    isr[:, 2] = -4.0   # on the ground: 4 N s downwards, so the ball gets 4 N s upwards
+    f.create_dataset("contacts/impulse_since_record", data=isr)
+src, fmax, drawn = ball_report()
+check(src == "impulse_since_record" and np.isclose(fmax, 4.0 / span, rtol=1e-9) and
+      drawn.get("arrows") == 1,
+      "with impulse_since_record: 4 N s over the %.3g s since the previous record = %.6g N, one "
+      "arrow (got %s, %s, %s)" % (span, 4.0 / span, src, fmax, drawn))
 
 # view.py starts its own virtual display when there is none
 env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
