@@ -140,6 +140,12 @@ typedef struct {
 mbsStatus mbs_newton_solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
                            char *why, size_t nwhy, mbsError *err);
 
+/* mbs_newton_solve within a step that has factored its Newton matrix already (moreau: the
+ * linear model of its contact problem at a nearby iterate): the iteration starts on that
+ * factorization, refactoring when it contracts too slowly, as modified Newton does */
+mbsStatus mbs_newton_solve_again(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
+                                 char *why, size_t nwhy, mbsError *err);
+
 /* numeric factorization of d->jac, counted in d->factorizations */
 mbsStatus mbs_newton_factor(mbsData *d, int repivot, mbsError *err);
 /* x = A^-1 b with the last factorization, counted in d->solves */

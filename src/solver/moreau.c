@@ -72,6 +72,8 @@
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
+#define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
+                               its first round's pairs alone (the margin is 1e-3 or more) */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 
@@ -163,6 +165,7 @@ typedef struct {
   int *viol;         /* (cap) violated points of the projection */
   double *nu;        /* (cap) */
   Contact *vc;       /* (cap) their geometry */
+  Contact *vp;       /* (cap) the projection's first round's points */
   double *rowwork;   /* the row walk's work */
   double *q0save, *hres; /* (nq) semi-explicit variant: the step's start, -dt^2 h(q1, u0, t1) */
   /* the contact problem (src/contact/problem.c): the Delassus blocks by rows (gptr (cap +
@@ -283,7 +286,7 @@ static void work_free(void *p) {
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc,
+                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc, w->vp,
                   w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
                   w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
   mbs_contact_solver_destroy(w->cs);
@@ -344,6 +347,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->viol = calloc((size_t)w->cap, sizeof(int));
   w->nu = calloc((size_t)w->cap, sizeof(double));
   w->vc = calloc((size_t)w->cap, sizeof(Contact));
+  w->vp = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
   w->gptr = calloc((size_t)w->cap + 1, sizeof(int));
   w->cmark = calloc((size_t)w->cap, sizeof(int));
@@ -356,7 +360,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
       !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
-      !w->viol || !w->nu || !w->vc || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
+      !w->viol || !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
       !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
     work_free(w);
     *work = NULL;
@@ -1630,14 +1634,22 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
   w->factor_stamp++; /* the Newton matrix stays: its components are factored once */
+  int nvp = 0;        /* the pairs of the first round's points (w->vp) */
+  double moved = 0.0; /* [m] the largest position change of the rounds so far */
   for (int round = 0;; round++) {
     w->xused = xmark;
     for (int k = 0; k < w->nc; k++) {
       w->c[k].seen = 0;
     }
-    int nv = detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+    /* the later rounds look again at the first round's pairs alone while the pushes stay
+     * far within the margin (no other pair can have come closer than it) */
+    int nv = round > 0 && moved < PROJECT_LOCAL
+                 ? detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, w->vp, nvp, 0)
+                 : detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
     if (nv >= 0 && round == 0) {
       nv = impact_points(m, w, nv);
+      nvp = nv;
+      memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
     }
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
@@ -1715,6 +1727,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       }
     }
     double gviol = mbs_constraint_violation(m, d->q, t1, NULL);
+    if (getenv("PRDBG")) fprintf(stderr, "PROJ round %d nv %d nviol %d gviol %.2e\n", round, nv, nviol, gviol);
     if (nviol == 0 && gviol <= 1e-12) {
       break;
     }
@@ -1775,6 +1788,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       }
       for (int i = 0; i < nq; i++) {
         d->q[i] += w->gq[i];
+        moved = fmax(moved, fabs(w->gq[i]));
       }
     }
     /* bilateral rows: J [dq; nu] = [0; -g(q)] (Newton steps with the step's matrix) */
@@ -2153,7 +2167,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       if (res0 <= goal && !newton_done) {
         /* the impulses hold at the linear model's point: the step's equations with them to
          * the Newton tolerance, and the check again */
-        st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+        st = mbs_newton_solve_again(m, d, &p, why, sizeof(why), err);
         newton_done = 1;
         continue;
       }
@@ -2195,7 +2209,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         b->dq[i] += w->theta * dt * (w->u[i] - w->du[i]);
         d->q[i] = b->q_prev[i] + b->dq[i];
       }
-      st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+      st = mbs_newton_solve_again(m, d, &p, why, sizeof(why), err);
       newton_done = 1;
     }
     w->step_stalled = stalled;

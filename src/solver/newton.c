@@ -31,13 +31,14 @@ mbsStatus mbs_newton_linear_solve(mbsData *d, const double *b, double *x, mbsErr
   return st;
 }
 
-mbsStatus mbs_newton_solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
-                           char *why, size_t nwhy, mbsError *err) {
+static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
+                       int keep, char *why, size_t nwhy, mbsError *err) {
   int n1 = p->n1, n2 = p->n2;
   double tol = m->newton_tolerance;
-  /* every step starts with a fresh factorization (see the top of the file) */
-  int reuse = 0;
   int fresh_only = !m->newton_reuse;
+  /* every step starts with a fresh factorization (see the top of the file), or with the
+   * step's own from an earlier solve (keep) */
+  int reuse = keep && !fresh_only && d->factor_valid;
   double last_dq = INFINITY, prev_dq = INFINITY;
   int it = 0, stale = 0, since_factor = 0, restarted = 0;
   double split_q = INFINITY, split_g = INFINITY; /* the last iterate's p->split norms */
@@ -148,4 +149,14 @@ mbsStatus mbs_newton_solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem
   d->iterations = it;
   d->newton_total += it;
   return st;
+}
+
+mbsStatus mbs_newton_solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
+                           char *why, size_t nwhy, mbsError *err) {
+  return solve(m, d, p, repivot, 0, why, nwhy, err);
+}
+
+mbsStatus mbs_newton_solve_again(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
+                                 char *why, size_t nwhy, mbsError *err) {
+  return solve(m, d, p, 0, 1, why, nwhy, err);
 }
