@@ -27,7 +27,6 @@
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -698,7 +697,6 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                                 cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
-    if (getenv("NDBG") && !dense) fprintf(stderr, "  it %d n=%d res %.2e -> %.2e (rel %.2e) chord=%d alpha=%.3g eps/g=%.1e\n", it, n, res_before, *res, *res/p->vscale, chord, alpha, eps/gmax);
     refactor = !(*res <= CHORD_CONTRACT * res_before);
     /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */

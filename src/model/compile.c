@@ -1888,9 +1888,10 @@ static void energy_thresholds(mbsModel *m, const mbsDeck *deck) {
   switch (m->integrator) {
     case MBS_INTEGRATOR_EM:
     case MBS_INTEGRATOR_MOREAU:
-      /* theta = 0.5 is em between impacts and counts the contacts' work exactly; other
-       * theta dissipate like euler */
-      warn = m->moreau_theta == 0.5 && m->moreau_variant == MBS_MOREAU_THETA ? 1e-6 : 0.2;
+      /* the theta method counts the contacts' work and its own damping (theta > 1/2)
+       * exactly; the semi-explicit variant is first order and conserves nothing */
+      warn = m->integrator == MBS_INTEGRATOR_EM || m->moreau_variant == MBS_MOREAU_THETA ? 1e-6
+                                                                                       : 0.2;
       break;
     case MBS_INTEGRATOR_EULER:
       warn = 0.2;

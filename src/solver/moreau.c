@@ -13,39 +13,53 @@
  * constraints (rigidity, joints) are kept on position level by the same Newton iteration as
  * in the other schemes, so they hold to the Newton tolerance after every step.
  *
- * Contacts are detected at the step's start q0 (broad and narrow phase, src/contact/):
- * points whose gap is predicted to close within half a step, g0 + dt/2 min(gamma_N0, 0) <=
- * 1e-9 m (Siconos' activation rule), enter the contact problem with their frame W at q0. The
- * contact velocities gamma = W^T u1 depend on the impulses Lambda through the Newton matrix J
- * of the step: d u1 / d Lambda = (1/theta) J^-1 [W; 0] (its coordinate rows), so
- *     gamma(Lambda) = gamma(Lambda_j) + G (Lambda - Lambda_j),  G = (1/theta) W^T J^-1 W
- * (the Delassus matrix, seed 002 eq. 5.4, with the bilateral constraints inside J). The prox
- * equations (eq. 5.5) per contact k, with Newton's law on xi_N = gamma_N + e min(gamma_N0, 0)
- * (eq. 2.32) and r_k = 1 / max diag G_kk,
- *     Lambda_N = prox_{R+}(Lambda_N - r xi_N),
- *     Lambda_T = prox_{|x| <= mu Lambda_N}(Lambda_T - r gamma_T)      (eq. 2.35b, c)
- * are solved by non-smooth Gauss-Seidel over the contacts, each contact's 3 x 3 problem
- * exactly (open, stick, else slip by its own prox iteration), with the velocities updated
- * after each contact (cost per sweep: the contacts' W and J^-1 W columns, never G itself).
- * The nonlinear step is then solved again with the new impulses (alternating: the linear
- * model and the nonlinear step agree when the impulses stop changing), at most
- * CONTACT_OUTER times; a contact problem that does not reach contact_tolerance within
- * contact_iterations sweeps fails the step, which the step control retries with dt/2.
+ * A step (step_try):
+ *  1. Contacts are detected at the step's start q0 (broad and narrow phase, src/contact/),
+ *     with a margin that grows with how far the shapes can move in the step; the candidates
+ *     whose gap can close within it are warm-started from the last step's impulses of the
+ *     same contact (its tangential impulse turned into the new tangents).
+ *  2. Their frames W are taken at the step's evaluation point q0 + theta dt u0 (the material
+ *     points that touch there carry the impulses, so a rolling body's contact does no work)
+ *     and, for contacts whose shapes move within the step, a second set of columns at the
+ *     predicted end for the end velocities the laws constrain. W's columns are rigid
+ *     projections: the velocity of a point of a rigid body is v + omega x r with omega from
+ *     the orthonormalized directors, so impulses never excite the rigidity constraints.
+ *  3. One Newton step of the smooth equations gives the linear model: the contact velocities
+ *     depend on the impulses through the step's Newton matrix J,
+ *         gamma(Lambda) = gamma(Lambda_j) + G (Lambda - Lambda_j),  G = (1/theta) W^T J^-1 W
+ *     (the Delassus matrix, seed 002 eq. 5.4, with the bilateral constraints inside J).
+ *     J^-1 W comes from the components of J a contact touches (dense LU up to DENSE_MAX
+ *     unknowns, else the sparse LU of the whole matrix).
+ *  4. The laws: Newton's impact law with the impact inside the step (eq. 2.32): a point
+ *     approaching faster than one step of its acceleration leaves with -e gamma^- and its
+ *     free acceleration for the rest of the step; a closed point keeps gamma_N >= 0. The
+ *     prox equations (eq. 2.35b, c) are solved by the contact problem (contact/problem.c:
+ *     islands, Gauss-Seidel sweeps, then a semi-smooth Newton method), whose residual is
+ *     a velocity, relative to the step's velocity scale.
+ *  5. The nonlinear step is solved again with the new impulses (Newton, on the step's
+ *     factorization), and 3-5 alternate until the laws hold at the nonlinear step's end
+ *     velocities, at most CONTACT_OUTER times. A contact problem that stalls short of
+ *     contact_tolerance is accepted up to STALL_ACCEPT and counted; a singular one gets a
+ *     compliance REG_COMPLIANCE as a last resort, accepted up to REG_ACCEPT and counted;
+ *     beyond, the step fails and the step control retries it with dt/2.
+ *  6. Penetrations left at q1 (g < GAP_PROJECT) are projected out (Siconos'
+ *     MoreauJeanDirectProjection: pushes along the normals in the metric of J, then the
+ *     bilateral constraints by Newton steps); velocities stay. A point that penetrates at q1
+ *     but was not in the contact problem makes the step try again with it (MISS_TRIES).
+ *  7. The rigid bodies' velocities are projected onto rigid motions in the mass metric.
  *
- * J^-1 W: the Newton matrix falls into components (sets of unknowns coupled by its pattern:
- * a free body's 12 coordinates and 6 rigidity rows; a mechanism's bodies and joints). A
- * component of at most DENSE_MAX unknowns is factored densely (Gaussian elimination, dense_solve) when a
- * contact touches it, and its columns of J^-1 W come from that block; larger components use
- * the sparse LU of the whole matrix.
+ * The energy of a step is booked exactly (step_try, after the alternation): each contact law
+ * is charged the work of its impulses over the mean of the start and end velocities
+ * (Kelvin's theorem: impact and friction dissipation, >= 0 for each law), the theta method's
+ * own damping (theta > 1/2), the projections' changes of potential and kinetic energy as
+ * numerical dissipation. With them E - E0 - W_ext + D closes to the Newton tolerance for
+ * every theta.
  *
- * After the step, the unilateral gaps are projected (Siconos' MoreauJeanDirectProjection):
- * points with g < -1e-10 m at q1 are pushed out along their normals in the metric of J (a
- * Gauss-Seidel iteration on the gaps, only pushing), then the bilateral constraints are
- * restored by Newton steps with J; velocities stay. The energy this changes (potential and
- * constraint energy of the moved positions) is counted as contact dissipation, like the
- * impulses' work: for theta = 1/2 the discrete energy balance of em holds exactly,
- *     E1 - E0 = W_ext - D_dampers + Lambda . W^T (q1 - q0) / dt,
- * so E - E0 - W + D closes to the Newton tolerance with the contacts' share counted. */
+ * Penalty contacts (contact_law penalty) enter the contact problem with their own law in
+ * place of the prox: the impulse of a spring-damper over the step (a discrete gradient of its
+ * potential 1/2 k g^2, implicit), the potential counted in V. The semi-explicit variant
+ * (step_explicit) is Moreau's original scheme: positions at the midpoint, one linear solve
+ * with the penalty impulses fixed at the step's start, first order. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -1727,7 +1741,6 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       }
     }
     double gviol = mbs_constraint_violation(m, d->q, t1, NULL);
-    if (getenv("PRDBG")) fprintf(stderr, "PROJ round %d nv %d nviol %d gviol %.2e\n", round, nv, nviol, gviol);
     if (nviol == 0 && gviol <= 1e-12) {
       break;
     }
@@ -2174,8 +2187,6 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       /* the alternation stagnates at a floor (the nonlinear step's own accuracy, amplified by
        * 1 / dt in the end velocities): a residual that no longer halves is accepted within
        * STALL_ACCEPT, like a contact problem that stalls */
-      if (getenv("NDBG") && outer == 1) { double um=0, u0m=0; for (int i=0;i<nq;i++){um=fmax(um,fabs(w->u[i])); u0m=fmax(u0m,fabs(b->v_prev[i]));} int kw=0; double xw=0; for (int k=0;k<nc;k++){double xi[3]; contact_xi(&w->c[k], w->u, xi); double xm=fmax(fabs(xi[0]),fmax(fabs(xi[1]),fabs(xi[2]))); if(xm>xw){xw=xm;kw=k;}} double xi[3]; contact_xi(&w->c[kw], w->u, xi); fprintf(stderr, " |u|max %.3e |u0|max %.3e worst k=%d pair %d feat %d n %.6f %.6f %.6f t1 %.4f %.4f %.4f xi %.3e %.3e %.3e L %.3e %.3e %.3e endlaw %d tgt %.3e gap0 %.2e\n", um, u0m, kw, w->c[kw].pair, w->c[kw].feature, w->c[kw].n[0], w->c[kw].n[1], w->c[kw].n[2], w->c[kw].t1[0], w->c[kw].t1[1], w->c[kw].t1[2], xi[0], xi[1], xi[2], w->c[kw].L[0], w->c[kw].L[1], w->c[kw].L[2], w->c[kw].endlaw, w->c[kw].tgt[0], w->c[kw].gap0); }
-      if (getenv("NDBG")) fprintf(stderr, "OUTER t0=%.6f dt=%.2e outer=%d res0/vs=%.3e goal/vs=%.3e vres(u0)=%.3e\n", t0, dt, outer, res0/vscale, goal/vscale, mbs_velocity_residual(m, d, b->q_prev, b->v_prev, t0, NULL));
       if (res0 <= goal || (outer > 2 && res0 > 0.5 * res_prev &&
                            res0 <= (w->regularized ? REG_ACCEPT : STALL_ACCEPT) * vscale)) {
         cres = res0 / vscale;
@@ -2254,7 +2265,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   w->dissip_num = 0.0;
   if (w->theta != 0.5) {
-    double Tdu, Vq, pw, rw, V0, V1;
+    double Tdu, pw, rw, V0, V1;
     for (int i = 0; i < nq; i++) {
       w->du[i] = d->v[i] - b->v_prev[i];
     }
@@ -2262,7 +2273,6 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
     mbs_energy(m, b->q_prev, w->du, &Tdu, &V0);
     mbs_assemble_theta_work(m, d, b, &s, dt, &pw, &rw);
     w->dissip_num = (w->theta - 0.5) * (2.0 * Tdu - ldg) + (pw - (V1 - V0)) + rw;
-    (void)Vq;
   }
   w->dissip_impact = -work_n;
   w->dissip_friction = -work_t;
@@ -2292,9 +2302,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
     d->contact_stall_max = fmax(d->contact_stall_max, cres);
   }
   d->contact_regularized += w->regularized > 0;
-  st = finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
-  (void)nq;
-  return st;
+  return finish_step(m, d, w, t0, dt, nc, sweeps, cres, err);
 }
 
 /* A step; tried again with the points it missed: a point that was not in the step's contact
