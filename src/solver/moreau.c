@@ -178,7 +178,8 @@ typedef struct {
   double *qe;        /* (nq) the step's predicted end, q0 + dt u0 */
   int *viol;         /* (cap) violated points of the projection */
   double *nu;        /* (cap) */
-  Contact *vc;       /* (cap) their geometry */
+  Contact *vc;       /* (2 cap) their geometry (refresh_geometry: the moving contacts, then
+                        their detection at the predicted end) */
   Contact *vp;       /* (cap) the projection's first round's points */
   double *rowwork;   /* the row walk's work */
   double *q0save, *hres; /* (nq) semi-explicit variant: the step's start, -dt^2 h(q1, u0, t1) */
@@ -360,7 +361,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->qe = calloc(nq, sizeof(double));
   w->viol = calloc((size_t)w->cap, sizeof(int));
   w->nu = calloc((size_t)w->cap, sizeof(double));
-  w->vc = calloc((size_t)w->cap, sizeof(Contact));
+  w->vc = calloc(2 * (size_t)w->cap, sizeof(Contact)); /* 2 cap: refresh_geometry */
   w->vp = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
   w->gptr = calloc((size_t)w->cap + 1, sizeof(int));
@@ -805,7 +806,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
       w->vc[nmove++] = *c;
     }
   }
-  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, w->vc + nmove, w->cap - nmove, w->vc,
+  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, w->vc + nmove, w->cap, w->vc,
                               nmove, 0)
                      : 0;
   for (int k = 0; k < w->nc; k++) {
@@ -1642,6 +1643,23 @@ static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
 /* Push violated unilateral gaps out (q1 += J^-1 W_N nu, nu >= 0, by Gauss-Seidel on the
  * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
  * active contacts' end gaps follow. */
+/* whether an impulse of the step acted on the bodies of point c (its W columns set): a
+ * contact of the step with an impulse shares a component of the Newton matrix with it */
+static int struck(const MoreauWork *w, Contact *c) {
+  contact_components(w, c);
+  for (int k = 0; k < w->nc; k++) {
+    const Contact *o = &w->c[k];
+    if (o->L[0] == 0.0 && o->L[1] == 0.0 && o->L[2] == 0.0) {
+      continue;
+    }
+    for (int s = 0; s < o->ncomp; s++) {
+      if (comp_slot(c, o->comp[s]) >= 0) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
 static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w, double t1,
                                    int may_retry, int *retry, mbsError *err) {
   int nq = m->nq;
@@ -1678,11 +1696,13 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
       if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
           m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
-        /* only a point that was approaching at the step's start: one that an impulse of the
-         * step set moving (a ball struck towards a wall within the step) meets its obstacle
-         * in a later impact of its own, after the projection */
+        /* a point that was approaching at the step's start, or that the smooth forces
+         * alone set approaching within the step (no impulse of the step acted on its bodies:
+         * a beam's node swinging back into a box it left); one that an impulse of the step
+         * set moving (a ball struck towards a wall within the step) meets its obstacle in a
+         * later impact of its own, after the projection, with its restitution */
         contact_columns(m, key, d->q, key->pa, key->pb);
-        if (wdot(key, 0, w->base.v_prev) < 0.0) {
+        if (wdot(key, 0, w->base.v_prev) < 0.0 || !struck(w, key)) {
           w->force[w->nforce].pair = key->pair;
           w->force[w->nforce++].feature = key->feature;
           *retry = 1;
