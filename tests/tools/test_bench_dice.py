@@ -184,4 +184,49 @@ for name, c, e, axis, ang in dice.bowl_sides():
 check(ok, "bowl: four sides rising at %g deg from the edges of the %g m square"
       % (dice.BOWL_SLOPE_DEG, dice.BOWL_EDGE))
 
+# --bodies N: N / 25 staggered layers, the first 50 dice those of the default scene, no two
+# dice overlapping (separating axes between neighbours, centres closer than 0.25 m), all inside
+# the box; the MJCF's contact room grows with N; the growth exponent of a known power law
+big = dice.scene(1e-3, 2.0, 400)["dice"]
+heights = sorted({d["position"][2] for d in big})
+check(len(big) == 400 and big[:50] == D and len(heights) == 16 and
+      np.allclose(heights, [0.2 * (k + 1) for k in range(16)], atol=1e-12),
+      "--bodies 400: 16 layers 0.2 m apart, the first 50 dice the default scene's")
+Rb = [Rotation.from_quat(d["quaternion"][1:] + d["quaternion"][:1]).as_matrix() for d in big]
+Xb = [np.asarray(d["position"]) for d in big]
+wb = [Xb[i] + corners @ Rb[i].T for i in range(400)]
+
+
+def separated_b(i, j):
+    axes = [Rb[i][:, k] for k in range(3)] + [Rb[j][:, k] for k in range(3)]
+    axes += [np.cross(Rb[i][:, k], Rb[j][:, m]) for k in range(3) for m in range(3)]
+    for n in axes:
+        if np.linalg.norm(n) < 1e-12:
+            continue
+        pi, pj = wb[i] @ n, wb[j] @ n
+        if pi.max() < pj.min() or pj.max() < pi.min():
+            return True
+    return False
+
+
+close = [(i, j) for i in range(400) for j in range(i + 1, 400)
+         if np.linalg.norm(Xb[i] - Xb[j]) < 0.25]
+check(all(separated_b(i, j) for i, j in close) and
+      all(np.all(np.abs(c[:, :2]) < 0.5 - 0.005) and np.all(c[:, 2] > 0.05) for c in wb),
+      "--bodies 400: no two dice overlap (%d neighbouring pairs checked), every "
+      "corner inside the walls" % len(close))
+check(len(close) > 1000, "--bodies 400: neighbours within 0.25 m checked: %d pairs" % len(close))
+for bad in (0, 30, -25):
+    try:
+        dice.scene(1e-3, 2.0, bad)
+        check(False, "--bodies %d refused" % bad)
+    except ValueError as e:
+        check("multiple of 25" in str(e), "--bodies %d refused: %s" % (bad, e))
+size = ET.fromstring(dice.mjcf(dice.scene(1e-3, 2.0, 200))).find("size")
+check(int(size.get("nconmax")) == 4000, "--bodies 200: MJCF nconmax %s (20 per die)"
+      % size.get("nconmax"))
+g = dice.growth_text([(50, 200, 2.0), (100, 400, 2.0 * 2 ** 1.5), (200, 800, 16.0)])
+check("p = 1.50" in g, "growth: the exponent of CPU = c contacts^1.5 is 1.50 (%s)"
+      % g.splitlines()[-1])
+
 done()
