@@ -23,7 +23,8 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
  * create) describe it; the factorization is dropped and the next factor() analyses afresh */
 void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind);
 /* KLU's row scaling of the matrix before factoring: 2 (the default: by the largest entry of
- * each row), 1 (by the row sums) or 0 (none, for matrices scaled by construction); UMFPACK
+ * each row), 1 (by the row sums), 0 (none, for matrices scaled by construction) or -1 (none,
+ * and the pattern not checked: for patterns built sorted and without duplicates); UMFPACK
  * keeps its own */
 void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale);
 /* symbolic analyses done so far */
