@@ -43,6 +43,7 @@
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
 #define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
+#define STALL_ITER_OK 3    /* the same once the residual is within the accepted one */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
 
 struct mbsContactSolver {
@@ -573,7 +574,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
    * factorization costs what many solves cost); the same sparse island again (the step's next
    * alternation) starts from the LU it left */
   int lu_ok = !dense && cs->lu_held, refactor = !lu_ok, chord = 0;
-  for (it = 0; it < p->max_iter && *res > GOAL * p->tol && slow < STALL_ITER; it++) {
+  for (it = 0; it < p->max_iter && *res > GOAL * p->tol &&
+              slow < (*res <= p->accept ? STALL_ITER_OK : STALL_ITER);
+       it++) {
     double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
     double res_before = *res;
     chord = !refactor && lu_ok;
