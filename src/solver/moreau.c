@@ -61,6 +61,7 @@
  * (step_explicit) is Moreau's original scheme: positions at the midpoint, one linear solve
  * with the penalty impulses fixed at the step's start, first order. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,7 +155,10 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
-  /* contacts */
+  /* contacts: every array sized from cap (c, prev, pen, stepr, viol, nu, vp, cmark, pmu, ppen;
+   * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
+   * detection finds more points; only between the uses of pointers into them (detect,
+   * impact_points) */
   int cap, nc, nprev, npen, nrec;
   int nstep, reccap;         /* the last step's records (stepr), the capacity of rec and old */
   mbsContactRecord *stepr;   /* (cap) the last step's contacts, sorted by identity */
@@ -176,8 +180,7 @@ typedef struct {
   double *du;        /* (nq) */
   double *gq;        /* (nq) projection increments */
   double *qe;        /* (nq) the step's predicted end, q0 + dt u0 */
-  int *viol;         /* (cap) violated points of the projection */
-  double *nu;        /* (cap) */
+  double *nu;        /* (cap) the projection's multipliers */
   Contact *vc;       /* (2 cap) their geometry (refresh_geometry: the moving contacts, then
                         their detection at the predicted end) */
   Contact *vp;       /* (cap) the projection's first round's points */
@@ -194,8 +197,9 @@ typedef struct {
   mbsContactPenalty *ppen; /* (cap) */
   struct {
     int pair, feature;
-  } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
+  } *force;   /* (2 cap) the points a failed try of the step missed, nforce of them */
   int nforce;
+  long cap_failed; /* the capacity grow_contacts could not allocate (storage_error) */
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
   int regularized;  /* islands of the step solved with the last resort's compliance */
   double vpen_end;   /* [J] the penalty springs' potential at the end of the step */
@@ -301,7 +305,7 @@ static void work_free(void *p) {
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc, w->vp,
+                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->nu,   w->vc, w->vp,
                   w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
                   w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
   mbs_contact_solver_destroy(w->cs);
@@ -322,10 +326,11 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   /* the semi-explicit variant's velocity update is M (u1 - u0) = dt h + W L: the impulses'
    * effect on u1 is J^-1 W, as for theta = 1 */
   w->theta = m->moreau_variant == MBS_MOREAU_EXPLICIT ? 1.0 : m->moreau_theta;
-  /* the contact storage: every possible point, up to a bound a few times the shapes */
+  /* the contact storage: a first estimate from the model (every possible point, up to a few
+   * per shape), grown by grow_contacts when a step finds more */
   long cap = m->contact_max;
-  long bound = 64 + 32L * m->nshape;
-  w->cap = (int)(cap < bound ? cap : bound);
+  long estimate = 64 + 32L * m->nshape;
+  w->cap = (int)(cap < estimate ? cap : estimate);
   if (w->cap < 1) {
     w->cap = 1;
   }
@@ -359,8 +364,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->du = calloc(nq, sizeof(double));
   w->gq = calloc(nq, sizeof(double));
   w->qe = calloc(nq, sizeof(double));
-  w->viol = calloc((size_t)w->cap, sizeof(int));
-  w->nu = calloc((size_t)w->cap, sizeof(double));
+  w->nu = calloc((size_t)w->cap, sizeof(double)); /* the projection's multipliers */
   w->vc = calloc(2 * (size_t)w->cap, sizeof(Contact)); /* 2 cap: refresh_geometry */
   w->vp = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
@@ -370,12 +374,12 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pL = calloc(3 * (size_t)w->cap, sizeof(double));
   w->pmu = calloc((size_t)w->cap, sizeof(double));
   w->ppen = calloc((size_t)w->cap, sizeof(mbsContactPenalty));
-  w->force = calloc((size_t)w->cap, sizeof(*w->force));
+  w->force = calloc(2 * (size_t)w->cap, sizeof(*w->force));
   w->cs = mbs_contact_solver_create(err);
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
       !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
-      !w->viol || !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
+      !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
       !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
     work_free(w);
     *work = NULL;
@@ -390,6 +394,64 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     }
   }
   return MBS_OK;
+}
+
+/* realloc *p to n elements of size sz; 0 when out of memory (*p then unchanged) */
+static int grow_array(void *p, size_t n, size_t sz) {
+  void **pp = p;
+  void *g = realloc(*pp, (n > 0 ? n : 1) * sz);
+  if (!g) {
+    return 0;
+  }
+  *pp = g;
+  return 1;
+}
+
+/* [MB] the contact storage of cap points: the per-contact arrays (the J^-1 W pool apart) */
+static double storage_mb(long cap) {
+  return (double)cap * (6.0 * sizeof(Contact) + 2.0 * sizeof(mbsContactRecord) + 8.0 * 8.0) / 1e6;
+}
+
+/* Room for at least need contact points in every array sized from cap (doubling, contents
+ * kept): pointers into them are stale afterwards, so callers grow only where they hold none.
+ * On failure w->cap stays (the arrays that grew are merely larger) and 0 is returned; the
+ * caller reports storage_error. */
+static int grow_contacts(MoreauWork *w, long need) {
+  long cap = 2L * w->cap > need ? 2L * w->cap : need;
+  if (cap > INT_MAX / 4) {
+    cap = INT_MAX / 4;
+  }
+  if (cap < need) {
+    w->cap_failed = need;
+    return 0;
+  }
+  size_t n = (size_t)cap;
+  int ok = grow_array(&w->c, n, sizeof(Contact)) && grow_array(&w->prev, n, sizeof(Contact)) &&
+           grow_array(&w->pen, n, sizeof(Contact)) &&
+           grow_array(&w->stepr, n, sizeof(mbsContactRecord)) &&
+           grow_array(&w->nu, n, sizeof(double)) && grow_array(&w->vc, 2 * n, sizeof(Contact)) &&
+           grow_array(&w->vp, n, sizeof(Contact)) && grow_array(&w->gptr, n + 1, sizeof(int)) &&
+           grow_array(&w->cmark, n, sizeof(int)) && grow_array(&w->pxi, 3 * n, sizeof(double)) &&
+           grow_array(&w->pL, 3 * n, sizeof(double)) && grow_array(&w->pmu, n, sizeof(double)) &&
+           grow_array(&w->ppen, n, sizeof(mbsContactPenalty)) &&
+           grow_array(&w->force, 2 * n, sizeof(*w->force));
+  if (!ok) {
+    w->cap_failed = cap;
+    return 0;
+  }
+  w->cap = (int)cap;
+  return 1;
+}
+
+/* the error of a contact storage that could not grow: its size and what helps */
+static mbsStatus storage_error(const MoreauWork *w, mbsError *err) {
+  return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                       "out of memory for the contact storage: %ld contact points at once "
+                       "(about %.0f MB; the storage grows with the points the shapes touch at, "
+                       "with no fixed limit) could not be allocated. Fewer points help (a "
+                       "coarser `points` shape, fewer shapes in contact) or more memory; a "
+                       "smaller step does not",
+                       w->cap_failed, storage_mb(w->cap_failed));
 }
 
 /* the components and J^-1 W storage need the system (built after init): on the first step */
@@ -716,12 +778,14 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
 }
 
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
- * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
- * (at most cap); returns the count, -1 when cap overflowed. The candidates are the broad
- * phase's, or with only (nonly contacts sorted by pair) just the pairs of those contacts.
- * columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
+ * far the two shapes can move within dt at the velocities v (v NULL: not widened), into
+ * (*buf)[off ...] (w->c or w->vc, at most w->cap points: the storage grows when they are more,
+ * so *buf and every pointer into the contact arrays may move); returns the count, -1 when the
+ * storage could not grow (storage_error). The candidates are the broad phase's, or with only
+ * (nonly contacts sorted by pair, read before anything is written) just the pairs of those
+ * contacts. columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
-                  Contact *out, int cap, const Contact *only, int nonly, int columns) {
+                  Contact **buf, int off, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
     w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
@@ -749,12 +813,12 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
     double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
     int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
                          w->ptcap);
+    if (n + np > w->cap && !grow_contacts(w, (long)n + np)) {
+      return -1;
+    }
     for (int j = 0; j < np; j++) {
-      if (n >= cap) {
-        return -1;
-      }
       const mbsContactPoint *p = &w->pts[j];
-      Contact *c = &out[n++];
+      Contact *c = &(*buf)[off + n++];
       memset(c, 0, sizeof(*c));
       c->pair = k;
       c->feature = p->feature;
@@ -779,13 +843,13 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       }
     }
   }
-  qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
+  qsort(*buf + off, (size_t)n, sizeof(Contact), contact_cmp);
   return n;
 }
 
 /* the step's contacts at the predicted evaluation point q0 + theta dt u0: the same points
  * (pair and feature) found there get their normal, tangents and material points from there;
- * returns the largest change of a W entry */
+ * returns the largest change of a W entry, -1 when the contact storage could not grow */
 static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   const mbsImplicitWork *b = &w->base;
   for (int i = 0; i < m->nq; i++) {
@@ -806,9 +870,11 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
       w->vc[nmove++] = *c;
     }
   }
-  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, w->vc + nmove, w->cap, w->vc,
-                              nmove, 0)
-                     : 0;
+  /* vc holds 2 cap: the moving contacts (nmove <= nc <= cap), then their points at the end */
+  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, &w->vc, nmove, w->vc, nmove, 0) : 0;
+  if (ne < 0) {
+    return -1.0;
+  }
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
     const Contact *hit = ne > 0 && c->moving
@@ -820,7 +886,10 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
       memcpy(c->pbe, hit->pb, sizeof(c->pbe));
     }
   }
-  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
+  int nv = detect(m, w, w->gq, b->v_prev, dt, &w->vc, 0, w->c, w->nc, 0);
+  if (nv < 0) {
+    return -1.0;
+  }
   double change = 0.0;
   for (int k = 0; k < w->nc && nv > 0; k++) {
     Contact *c = &w->c[k];
@@ -991,12 +1060,22 @@ static void contact_components(const MoreauWork *w, Contact *c) {
 }
 
 /* the columns J^-1 [W_dir; 0] (coordinates of c's components) for ndir directions, into the
- * pool; MBS_ERR_SOLVER when the pool is full */
+ * pool w->x (grown by doubling when full: the contacts keep offsets into it, xoff, never
+ * pointers, so the columns stay valid); MBS_ERR_NOMEM when it cannot grow */
 static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
   for (int side = 0; side < c->ncomp; side++) {
     const Component *cp = &w->comp[c->comp[side]];
-    if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
-      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
+    long need = w->xused + (long)ndir * cp->ncoord;
+    if (need > w->xcap) {
+      long xcap = need > 2 * w->xcap ? need : 2 * w->xcap;
+      if (!grow_array(&w->x, (size_t)xcap, sizeof(double))) {
+        return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                             "out of memory for the contact solver's impulse responses J^-1 W "
+                             "(%ld doubles, %.0f MB, for %d contact points); fewer points in "
+                             "contact or more memory help, a smaller step does not",
+                             xcap, xcap * 8e-6, w->nc);
+      }
+      w->xcap = xcap;
     }
     c->xoff[side] = w->xused;
     w->xused += (long)ndir * cp->ncoord;
@@ -1461,7 +1540,7 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
  * count is returned, -1 when the storage overflowed) for the caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt, int implicit) {
-  int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
+  int nc = detect(m, w, q, vw, dt, &w->c, 0, NULL, 0, 1), keep = 0;
   w->npen = 0;
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
@@ -1586,8 +1665,8 @@ static double potential(const mbsModel *m, const double *q, const double *v) {
  * an impact's end gap is that of its rebound, however far the scheme's midpoint left it
  * (two spheres closing at 60 m/s stay 20 mm apart at the end of the step they meet in), so
  * each is looked up in its pair's narrow phase with a margin beyond that gap and appended
- * to w->vc (nv points there, sorted; the poses are detect's at q1). Returns the new count,
- * -1 when the storage overflowed. */
+ * to w->vc (nv points there, sorted; the poses are detect's at q1; the storage grows as
+ * needed). Returns the new count, -1 when the storage could not grow. */
 static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
   int n = nv;
   for (int k = 0; k < w->nc; k++) {
@@ -1605,7 +1684,11 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
         continue;
       }
       if (n >= w->cap) {
-        return -1;
+        /* the arrays move: c is taken again */
+        if (!grow_contacts(w, (long)n + 1)) {
+          return -1;
+        }
+        c = &w->c[k];
       }
       Contact *v = &w->vc[n++];
       *v = *c;
@@ -1676,17 +1759,15 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     /* the later rounds look again at the first round's pairs alone while the pushes stay
      * far within the margin (no other pair can have come closer than it) */
     int nv = round > 0 && moved < PROJECT_LOCAL
-                 ? detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, w->vp, nvp, 0)
-                 : detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+                 ? detect(m, w, d->q, NULL, 0.0, &w->vc, 0, w->vp, nvp, 0)
+                 : detect(m, w, d->q, NULL, 0.0, &w->vc, 0, NULL, 0, 0);
     if (nv >= 0 && round == 0) {
       nv = impact_points(m, w, nv);
       nvp = nv;
       memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
     }
     if (nv < 0) {
-      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
-                           "more than %d contact points at once (the contact storage's bound)",
-                           w->cap);
+      return storage_error(w, err);
     }
     /* the step's contacts get their end gaps; in the first round, an impact within the
      * step gets the end gap of its motion (vc[].impact: either sign of push), and a point
@@ -1694,7 +1775,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     for (int k = 0; k < nv; k++) {
       Contact *key = &w->vc[k];
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
-      if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
+      if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < 2 * w->cap &&
           m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
         /* a point that was approaching at the step's start, or that the smooth forces
          * alone set approaching within the step (no impulse of the step acted on its bodies:
@@ -2054,9 +2135,8 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   if (m->npair > 0) {
     nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt, 1);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
-               w->cap);
-      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
     for (int k = 0; k < nc; k++) {
@@ -2093,7 +2173,10 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
    * material points that touch there carry the impulses (em: a rolling body's contact does
    * no work) */
   if (nc > 0) {
-    refresh_geometry(m, w, dt);
+    if (refresh_geometry(m, w, dt) < 0.0) {
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
+    }
     /* the warm starts' tangential impulses in the step's tangents (those of a normal along
      * an axis are picked by a tie that round-off flips from step to step: the impulses of a
      * pile at rest, carried over unturned, pointed elsewhere every other step) */
@@ -2431,9 +2514,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   if (m->npair > 0) {
     nc = gather(m, w, d->q, NULL, b->v_prev, dt, 0);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
-               w->cap);
-      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
     double gdt = vnorm(m->gravity) * dt;
@@ -2557,7 +2639,7 @@ static double penalty_potential(const mbsModel *m, MoreauWork *w, const double *
   if (!any || m->npair == 0) {
     return 0.0;
   }
-  int nv = detect(m, w, q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+  int nv = detect(m, w, q, NULL, 0.0, &w->vc, 0, NULL, 0, 0);
   return nv > 0 ? penalty_energy(m, w->vc, nv) : 0.0;
 }
 
