@@ -91,6 +91,7 @@
                                its first round's pairs alone (the margin is 1e-3 or more) */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
+#define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
 /* one contact of a step */
 typedef struct {
@@ -199,6 +200,8 @@ typedef struct {
     int pair, feature;
   } *force;   /* (2 cap) the points a failed try of the step missed, nforce of them */
   int nforce;
+  double *exp;     /* (reccap x STATE_COLS) the rows of /state/contacts (state_export) */
+  int *pair_by_shapes; /* (npair) pair indices sorted by (shape a, shape b): state_import */
   long cap_failed; /* the capacity grow_contacts could not allocate (storage_error) */
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
   int regularized;  /* islands of the step solved with the last resort's compliance */
@@ -301,6 +304,8 @@ static void work_free(void *p) {
   mbs_implicit_work_free(&w->base);
   mbs_broad_destroy(w->broad);
   free(w->pen);
+  free(w->exp);
+  free(w->pair_by_shapes);
   free(w->q0save);
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
@@ -375,12 +380,13 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pmu = calloc((size_t)w->cap, sizeof(double));
   w->ppen = calloc((size_t)w->cap, sizeof(mbsContactPenalty));
   w->force = calloc(2 * (size_t)w->cap, sizeof(*w->force));
+  w->exp = calloc((size_t)w->reccap * STATE_COLS, sizeof(double));
   w->cs = mbs_contact_solver_create(err);
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
       !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
       !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
-      !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
+      !w->pL || !w->pmu || !w->ppen || !w->force || !w->exp || !w->cs) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -1968,27 +1974,28 @@ static int record_qsort_cmp(const void *a, const void *b) {
 
 /* the records: the step's contacts (w->stepr, nstep, sorted) merged into those since the
  * last clear (w->rec), their impulses summed; MBS_ERR_NOMEM when the storage could not grow */
+/* room for need records in rec, old, now and exp (doubling); MBS_ERR_NOMEM when they cannot
+ * grow */
+static mbsStatus grow_records(MoreauWork *w, int need, mbsError *err) {
+  if (need <= w->reccap) {
+    return MBS_OK;
+  }
+  int cap = need > 2 * w->reccap ? need : 2 * w->reccap;
+  if (!grow_array(&w->rec, (size_t)cap, sizeof(*w->rec)) ||
+      !grow_array(&w->old, (size_t)cap, sizeof(*w->old)) ||
+      !grow_array(&w->now, (size_t)cap, sizeof(*w->now)) ||
+      !grow_array(&w->exp, (size_t)cap * STATE_COLS, sizeof(double))) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory for the contact records (%d)", cap);
+  }
+  w->reccap = cap;
+  return MBS_OK;
+}
+
 static mbsStatus merge_records(MoreauWork *w, mbsError *err) {
   int need = w->nrec + w->nstep;
-  if (need > w->reccap) {
-    int cap = need > 2 * w->reccap ? need : 2 * w->reccap;
-    mbsContactRecord *r = realloc(w->rec, (size_t)cap * sizeof(*r));
-    if (r) {
-      w->rec = r;
-    }
-    mbsContactRecord *o = realloc(w->old, (size_t)cap * sizeof(*o));
-    if (o) {
-      w->old = o;
-    }
-    int *nw = realloc(w->now, (size_t)cap * sizeof(*nw));
-    if (nw) {
-      w->now = nw;
-    }
-    if (!r || !o || !nw) {
-      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
-                           "out of memory for the contact records (%d)", cap);
-    }
-    w->reccap = cap;
+  if (grow_records(w, need, err) != MBS_OK) {
+    return err->status;
   }
   memcpy(w->old, w->rec, (size_t)w->nrec * sizeof(*w->rec));
   int i = 0, j = 0, n = 0, nold = w->nrec;
@@ -2648,12 +2655,234 @@ static void start(const mbsModel *m, mbsData *d) {
   d->contact_potential = penalty_potential(m, d->integrator_work, d->q);
 }
 
+/* ---- the state a record carries for a restart ----
+ * What the stepper carries from one step to the next beyond q, v and the multipliers: the
+ * contacts a record lists (w->rec: those of the last step, w->stepr, and those gone since the
+ * previous record, with their impulses summed since then), and among the last step's the warm
+ * starts of the next step's contact problem (w->prev: all of them but the semi-explicit
+ * variant's penalty points). A record writes them before it clears the sums, as the ragged
+ * table /state/contacts, one row per contact identified by its shapes and feature (not by the
+ * pair table's index), and the run goes on from what it wrote (the record's import, then the
+ * clear), exactly as a restart from that record does: its first record then lists the same
+ * rows. Everything else of a step (stall state, forced points, the J^-1 W pool, the dense
+ * factors) starts afresh each step. */
+
+static const char *const state_columns[STATE_COLS] = {
+    "shape_a",       "shape_b",       "feature",       "current",       "warm_start",
+    "status",        "impulse_n",     "impulse_t1",    "impulse_t2",    "impulse_sum_x",
+    "impulse_sum_y", "impulse_sum_z", "point_x",       "point_y",       "point_z",
+    "normal_x",      "normal_y",      "normal_z",      "tangent1_x",    "tangent1_y",
+    "tangent1_z",    "tangent2_x",    "tangent2_y",    "tangent2_z",    "gap"};
+
+static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
+  MoreauWork *w = d->integrator_work;
+  int n = mbs_implicit_export(m, d, out, max);
+  if (m->npair == 0 || n >= max) {
+    return n;
+  }
+  /* rec and prev are both sorted by identity, prev a subset of rec's current contacts */
+  int j = 0;
+  for (int k = 0; k < w->nrec; k++) {
+    const mbsContactRecord *r = &w->rec[k];
+    double *row = w->exp + (size_t)k * STATE_COLS;
+    while (j < w->nprev && (w->prev[j].pair < r->pair ||
+                            (w->prev[j].pair == r->pair && w->prev[j].feature < r->feature))) {
+      j++;
+    }
+    int warm = w->now[k] && j < w->nprev && w->prev[j].pair == r->pair &&
+               w->prev[j].feature == r->feature;
+    const mbsShapePair *pr = &m->pair[r->pair];
+    row[0] = pr->a;
+    row[1] = pr->b;
+    row[2] = r->feature;
+    row[3] = w->now[k];
+    row[4] = warm;
+    row[5] = r->status;
+    for (int i = 0; i < 3; i++) {
+      /* a warm start's impulse and tangents are its step's (finish_step: the same contact) */
+      row[6 + i] = r->impulse[i];
+      row[9 + i] = r->impulse_sum[i];
+      row[12 + i] = r->point[i];
+      row[15 + i] = r->normal[i];
+      row[18 + i] = r->tangent[0][i];
+      row[21 + i] = r->tangent[1][i];
+    }
+    row[24] = r->gap;
+  }
+  out[n++] = (mbsStateArray){.name = "contacts",
+                             .length = w->nrec * STATE_COLS,
+                             .data = w->exp,
+                             .columns = STATE_COLS,
+                             .column_names = state_columns,
+                             .units = "index (3), 1 (3), N s (6), m (3), 1 (9), m"};
+  return n;
+}
+
+/* the triples (shape a, shape b, pair index) by shapes */
+static int pair_shapes_cmp(const void *x, const void *y) {
+  const int *a = x, *b = y;
+  if (a[0] != b[0]) {
+    return a[0] < b[0] ? -1 : 1;
+  }
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* the pair of shapes a and b (in this order), -1 if the model has none */
+static int pair_of_shapes(const mbsModel *m, const MoreauWork *w, int a, int b) {
+  int lo = 0, hi = m->npair - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    const int *p = w->pair_by_shapes + 3 * (size_t)mid;
+    if (p[0] == a && p[1] == b) {
+      return p[2];
+    }
+    if (p[0] < a || (p[0] == a && p[1] < b)) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+/* v is an integer in [lo, hi] */
+static int is_index(double v, double lo, double hi) {
+  return v >= lo && v <= hi && v == floor(v);
+}
+
+/* a unit vector to 1e-3 (the narrow phase's normals of some box edges are off by 1e-5) */
+static int is_unit(const double *v) {
+  return fabs(vnorm(v) - 1.0) <= 1e-3;
+}
+
+/* the contacts of /state/contacts (an untrusted file's, or the record's own just written)
+ * into rec (the contacts the next record lists so far), stepr (the last step's) and prev
+ * (the warm starts) */
+static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStateArray *a,
+                                 mbsError *err) {
+  if (a->length % STATE_COLS != 0) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "/state/contacts holds %d values in its last record, not rows of %d",
+                         a->length, STATE_COLS);
+  }
+  int rows = a->length / STATE_COLS, ncur = 0;
+  if (!w->pair_by_shapes) {
+    w->pair_by_shapes = malloc(3 * (size_t)(m->npair > 0 ? m->npair : 1) * sizeof(int));
+    if (!w->pair_by_shapes) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (int k = 0; k < m->npair; k++) {
+      w->pair_by_shapes[3 * k] = m->pair[k].a;
+      w->pair_by_shapes[3 * k + 1] = m->pair[k].b;
+      w->pair_by_shapes[3 * k + 2] = k;
+    }
+    qsort(w->pair_by_shapes, (size_t)m->npair, 3 * sizeof(int), pair_shapes_cmp);
+  }
+  for (int k = 0; k < rows; k++) {
+    ncur += a->data[(size_t)k * STATE_COLS + 3] == 1.0;
+  }
+  /* a record's own rows (a->data = w->exp) fit the storage: it grows only for a restart's
+   * (whose growth would otherwise move them) */
+  if (ncur > w->cap && !grow_contacts(w, ncur)) {
+    return storage_error(w, err);
+  }
+  if (grow_records(w, rows, err) != MBS_OK) {
+    return err->status;
+  }
+  /* every row checked into the merge's work (old) before anything is taken over: a bad row
+   * leaves the state as it was */
+  for (int k = 0; k < rows; k++) {
+    const double *row = a->data + (size_t)k * STATE_COLS;
+    const char *bad = NULL;
+    for (int i = 0; i < STATE_COLS && !bad; i++) {
+      bad = isfinite(row[i]) ? NULL : "a value that is not finite";
+    }
+    int pair = -1;
+    if (!bad && !(is_index(row[0], 0, m->nshape - 1) && is_index(row[1], 0, m->nshape - 1))) {
+      bad = "shape indices outside the model's shapes";
+    } else if (!bad && (pair = pair_of_shapes(m, w, (int)row[0], (int)row[1])) < 0) {
+      bad = "shapes that no contacts entry pairs";
+    } else if (!bad && !is_index(row[2], 0, INT_MAX)) {
+      bad = "a feature that is not an index";
+    } else if (!bad && !(is_index(row[3], 0, 1) && is_index(row[4], 0, row[3]))) {
+      bad = "current and warm_start flags other than 0 or 1 (warm_start only when current)";
+    } else if (!bad && !is_index(row[5], 0, 2)) {
+      bad = "a status other than 0, 1 or 2";
+    } else if (!bad && !(row[6] >= 0.0)) {
+      bad = "a negative normal impulse";
+    } else if (!bad && !(is_unit(row + 15) && is_unit(row + 18) && is_unit(row + 21))) {
+      bad = "a normal or tangent that is not a unit vector";
+    }
+    if (bad) {
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "/state/contacts row %d of the last record holds %s", k + 1, bad);
+    }
+    mbsContactRecord *r = &w->old[k];
+    memset(r, 0, sizeof(*r));
+    r->pair = pair;
+    r->feature = (int)row[2];
+    r->body[0] = m->shape[(int)row[0]].body;
+    r->body[1] = m->shape[(int)row[1]].body;
+    /* the flags travel with the row through the sort in the status's upper bits */
+    r->status = (int)row[5] | (int)row[3] << 2 | (int)row[4] << 3;
+    for (int i = 0; i < 3; i++) {
+      r->impulse[i] = row[6 + i];
+      r->impulse_sum[i] = row[9 + i];
+      r->point[i] = row[12 + i];
+      r->normal[i] = row[15 + i];
+      r->tangent[0][i] = row[18 + i];
+      r->tangent[1][i] = row[21 + i];
+    }
+    r->gap = row[24];
+  }
+  /* by identity, as the step keeps them; one row per contact */
+  qsort(w->old, (size_t)rows, sizeof(*w->old), record_qsort_cmp);
+  for (int k = 1; k < rows; k++) {
+    if (record_cmp(&w->old[k - 1], &w->old[k]) == 0) {
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "/state/contacts lists the contact of shapes %d and %d, feature %d "
+                           "twice in its last record",
+                           m->pair[w->old[k].pair].a, m->pair[w->old[k].pair].b,
+                           w->old[k].feature);
+    }
+  }
+  w->nprev = w->nstep = 0;
+  for (int k = 0; k < rows; k++) {
+    mbsContactRecord *r = &w->old[k];
+    int current = r->status >> 2 & 1, warm = r->status >> 3 & 1;
+    r->status &= 3;
+    w->rec[k] = *r;
+    w->now[k] = current;
+    if (current) {
+      w->stepr[w->nstep++] = *r;
+    }
+    if (warm) {
+      Contact *c = &w->prev[w->nprev++];
+      memset(c, 0, sizeof(*c));
+      c->pair = r->pair;
+      c->feature = r->feature;
+      memcpy(c->L, r->impulse, sizeof(c->L));
+      memcpy(c->t1, r->tangent[0], sizeof(c->t1));
+      memcpy(c->t2, r->tangent[1], sizeof(c->t2));
+    }
+  }
+  w->nrec = rows;
+  return MBS_OK;
+}
+
 static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                         char *missing, size_t nmissing, mbsError *err) {
-  (void)missing;
-  (void)nmissing;
-  (void)err;
   MoreauWork *w = d->integrator_work;
+  const mbsStateArray *cs = m->npair > 0 ? mbs_state_find(in, n, "contacts") : NULL;
+  if (cs) {
+    mbsStatus st = import_contacts(m, w, cs, err);
+    if (st != MBS_OK) {
+      return st;
+    }
+  } else if (m->npair > 0 && missing && nmissing > 0) {
+    snprintf(missing, nmissing,
+             "contacts: the first step's contact problem starts from zero impulses");
+  }
   mbs_implicit_import(m, d, &w->base, in, n);
   d->contact_potential = penalty_potential(m, w, d->q);
   return MBS_OK;
@@ -2666,7 +2895,7 @@ const mbsIntegratorTable mbs_integrator_moreau = {
     .prepare = prepare,
     .step = step,
     .interpolate = interpolate,
-    .state_export = mbs_implicit_export,
+    .state_export = state_export,
     .state_import = import,
     .free = work_free,
     .contacts = contacts,
