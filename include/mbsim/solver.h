@@ -15,11 +15,17 @@ struct mbsArena;
 
 /* one named array of an integrator's state, as records carry it for a restart: name is the
  * dataset under /state/ ("scheme_velocity", "multipliers", "acceleration", ...); data NULL:
- * the integrator has no valid value now (written as NaN) */
+ * the integrator has no valid value now (written as NaN). columns > 0: a table whose number
+ * of rows varies from record to record (length = rows x columns values, row-major), written
+ * as the ragged table /state/<name>/{count,offsets,table} with column_names (columns
+ * strings) and units; 0 (the default): a series /state/<name> [N, length] */
 typedef struct {
   const char *name;
   int length;
   double *data;
+  int columns;
+  const char *const *column_names;
+  const char *units;
 } mbsStateArray;
 
 #define MBS_STATE_MAX 8 /* at most this many arrays per integrator */

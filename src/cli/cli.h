@@ -81,6 +81,7 @@ typedef struct {
   int h_iterations, h_factorizations, h_solves, h_step_size;
   int h_q, h_v;
   int nstate, h_state[MBS_STATE_MAX]; /* /state/<name> of the integrator's arrays */
+  int state_columns[MBS_STATE_MAX];   /* > 0: h_state is a ragged table of these columns */
   int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
   int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
   int h_load_force;

@@ -429,6 +429,9 @@ static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
   if (st != MBS_OK) {
     return st;
   }
+  /* the state written holds the record's contacts before their sums were cleared (moreau): a
+   * restart's first record lists them again; the run goes on from the cleared ones */
+  mbs_solver_contacts_clear(d);
   return mbs_output_append(out->w, d->t, err);
 }
 

@@ -182,6 +182,17 @@ static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *
     }
     char path[128];
     snprintf(path, sizeof(path), "/state/%s", a[i].name);
+    out->state_columns[out->nstate] = a[i].columns;
+    if (a[i].columns > 0) {
+      /* a table of varying rows (moreau's contacts) */
+      int h = mbs_output_add_ragged(out->w, path, a[i].columns, a[i].units ? a[i].units : units,
+                                    a[i].column_names, err);
+      if (h < 0) {
+        return err->status;
+      }
+      out->h_state[out->nstate++] = h;
+      continue;
+    }
     int h = series(out, path, MBS_OUT_FLOAT64, 1, a[i].length, 0, units, 1, err);
     if (h < 0 || (suffix && a[i].length == out->nq && column_units(out, h, suffix, err))) {
       return err->status;
@@ -193,7 +204,14 @@ static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *
 
 static void put_integrator_state(cliOutput *out, const mbsStateArray *a, int n) {
   for (int i = 0; i < n && i < out->nstate; i++) {
-    mbs_output_put(out->w, out->h_state[i], a[i].data);
+    if (out->state_columns[i] > 0) {
+      long rows = a[i].data && a[i].columns == out->state_columns[i]
+                      ? a[i].length / out->state_columns[i]
+                      : 0;
+      mbs_output_put_rows(out->w, out->h_state[i], a[i].data, rows);
+    } else {
+      mbs_output_put(out->w, out->h_state[i], a[i].data);
+    }
   }
 }
 
@@ -854,15 +872,29 @@ int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) 
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
    * with the uninterrupted run to the integrator's accuracy only) */
   const mbsStateArray all[] = {
-      {"scheme_velocity", last->n_coordinates,
-       last->scheme_velocity ? last->scheme_velocity : last->v},
-      {"multipliers", last->n_constraints, last->multipliers},
-      {"acceleration", last->n_coordinates, last->acceleration},
-      {"algorithmic_acceleration", last->n_coordinates, last->algorithmic_acceleration},
+      {.name = "scheme_velocity",
+       .length = last->n_coordinates,
+       .data = last->scheme_velocity ? last->scheme_velocity : last->v},
+      {.name = "multipliers", .length = last->n_constraints, .data = last->multipliers},
+      {.name = "acceleration", .length = last->n_coordinates, .data = last->acceleration},
+      {.name = "algorithmic_acceleration",
+       .length = last->n_coordinates,
+       .data = last->algorithmic_acceleration},
   };
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++) {
     if (all[i].data) {
       out[n++] = all[i];
+    }
+  }
+  /* the integrator's other arrays by name (moreau's contacts), for its import to check */
+  for (int i = 0; i < last->nstate && n < max; i++) {
+    int known = 0;
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+      known |= strcmp(last->state[i].name, all[k].name) == 0;
+    }
+    if (!known && last->state[i].data) {
+      const mbsLastArray *a = &last->state[i];
+      out[n++] = (mbsStateArray){.name = a->name, .length = a->length, .data = a->data};
     }
   }
   return n;

@@ -475,7 +475,10 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   char missing[256] = "";
   mbsError ierr;
   if (mbs_solver_state_import(m, d, state, nstate, missing, sizeof(missing), &ierr) != MBS_OK) {
-    restart_error(path, ierr.msg);
+    /* the integrator's own arrays are untrusted input too (moreau's contacts) */
+    char msg2[MBS_ERROR_MSG_MAX + 32];
+    snprintf(msg2, sizeof(msg2), "bad restart file: %s", ierr.msg);
+    restart_error(path, msg2);
     mbs_output_last_free(&last);
     return 1;
   }

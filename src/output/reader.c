@@ -635,9 +635,110 @@ static herr_t collect_state(hid_t g, const char *name, const H5L_info_t *info, v
   return 0;
 }
 
+#define RAGGED_COLS_MAX 64 /* columns of a ragged /state table (moreau's contacts: 21) */
+
+/* record `last` of the ragged table <path>/{count,offsets,table} (an integrator's table of
+ * varying rows, such as /state/contacts) into a: its rows, row-major (length = rows x
+ * columns; data never NULL, so that an empty table is present); every value finite. 0, -1
+ * (why) or -2 (no memory) */
+static int read_ragged_last(hid_t file, const char *path, hsize_t last, mbsLastArray *a,
+                            char *why) {
+  char sub[NAME_BYTES_MAX + 32];
+  hsize_t dims[4] = {0}, shape[4] = {0};
+  long long at[2] = {0, 0}; /* count, offset of the record */
+  int absent = 0;
+  static const char *const parts[2] = {"count", "offsets"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(sub, sizeof(sub), "%s/%s", path, parts[k]);
+    hid_t d = dset_open_checked(file, sub, KIND_INT, 1, shape, dims, &absent, why);
+    if (d < 0) {
+      return absent ? say(why, "dataset %s is missing", sub) : -1;
+    }
+    int bad = dims[0] <= last ? say(why, "dataset %s has fewer records than the others", sub)
+                              : read_row(d, sub, 1, dims, last, H5T_NATIVE_LLONG, &at[k], why);
+    H5Dclose(d);
+    if (bad < 0) {
+      return -1;
+    }
+  }
+  /* the table's row length first (as for the series), then the checks */
+  snprintf(sub, sizeof(sub), "%s/table", path);
+  int e = hard_link_exists(file, sub, why);
+  if (e <= 0) {
+    return e < 0 ? -1 : say(why, "dataset %s is missing", sub);
+  }
+  hid_t d = H5Dopen2(file, sub, H5P_DEFAULT);
+  hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+  int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  if (rank == 2) {
+    H5Sget_simple_extent_dims(space, dims, NULL);
+  }
+  if (space >= 0) {
+    H5Sclose(space);
+  }
+  if (d >= 0) {
+    H5Dclose(d);
+  }
+  if (rank != 2 || dims[1] < 1 || dims[1] > RAGGED_COLS_MAX) {
+    return say(why, "%s is not a table [rows, n] of 1 to %d columns", sub, RAGGED_COLS_MAX);
+  }
+  hsize_t ncol = dims[1], nrows;
+  shape[1] = ncol;
+  d = dset_open_checked(file, sub, KIND_FLOAT, 2, shape, dims, &absent, why);
+  if (d < 0) {
+    return absent ? say(why, "dataset %s is missing", sub) : -1;
+  }
+  nrows = dims[0];
+  long long count = at[0], off = at[1];
+  if (count < 0 || off < 0 || (unsigned long long)off > nrows ||
+      (unsigned long long)count > nrows - (hsize_t)off ||
+      (unsigned long long)count * ncol > SIZE_MAX_ANY) {
+    H5Dclose(d);
+    return say(why,
+               "the last record of %s claims rows %lld to %lld of a table of %llu rows (at "
+               "most %d values)",
+               path, off, off + count, (unsigned long long)nrows, SIZE_MAX_ANY);
+  }
+  a->length = (int)(count * (long long)ncol);
+  a->data = malloc((size_t)(a->length > 0 ? a->length : 1) * sizeof(double));
+  if (!a->data) {
+    H5Dclose(d);
+    return -2;
+  }
+  int rc = 0;
+  if (count > 0) {
+    hsize_t start[2] = {(hsize_t)off, 0}, cnt[2] = {(hsize_t)count, ncol};
+    hsize_t nelem = (hsize_t)count * ncol;
+    hid_t fspace = H5Dget_space(d);
+    hid_t mspace = H5Screate_simple(1, &nelem, NULL);
+    if (fspace < 0 || mspace < 0 ||
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+        H5Dread(d, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, a->data) < 0) {
+      char reason[H5_REASON_MAX];
+      h5_reason(reason);
+      rc = say(why, "dataset %s cannot be read (%s)", sub, reason);
+    }
+    if (mspace >= 0) {
+      H5Sclose(mspace);
+    }
+    if (fspace >= 0) {
+      H5Sclose(fspace);
+    }
+  }
+  H5Dclose(d);
+  long bad = rc == 0 ? first_nonfinite(a->data, a->length) : -1;
+  if (bad >= 0) {
+    rc = say(why, "the last record holds a value that an mbsim-run result never holds in %s "
+                  "(row %ld, column %ld of the record)",
+             sub, bad / (long)ncol + 1, bad % (long)ncol + 1);
+  }
+  return rc;
+}
+
 /* the generic list rec->state: row `last` of every float64 series /state/<name> [N, length]
- * (N > last) besides q and v; NaN throughout gives data NULL, other non-finite values are
- * refused. 0, -1 (why) or -2 (no memory) */
+ * (N > last) besides q and v, and the last record's rows of every ragged table
+ * /state/<name>/{count,offsets,table}; NaN throughout gives data NULL, other non-finite values
+ * are refused. 0, -1 (why) or -2 (no memory) */
 static int read_state_arrays(hid_t file, hsize_t last, mbsLastRecord *rec, char *why) {
   stateNames *sn = calloc(1, sizeof(*sn));
   if (!sn) {
@@ -660,6 +761,27 @@ static int read_state_arrays(hid_t file, hsize_t last, mbsLastRecord *rec, char 
   for (int i = 0; i < sn->n; i++) {
     char path[NAME_BYTES_MAX + 16];
     snprintf(path, sizeof(path), "/state/%s", sn->names[i]);
+    int link = hard_link_exists(file, path, why);
+    if (link < 0) {
+      goto done;
+    }
+    hid_t grp = link > 0 ? H5Gopen2(file, path, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (grp >= 0) {
+      /* a group: a ragged table */
+      H5Gclose(grp);
+      mbsLastArray *a = &rec->state[rec->nstate++];
+      a->name = copy_string(sn->names[i]);
+      if (!a->name) {
+        rc = -2;
+        goto done;
+      }
+      int r = read_ragged_last(file, path, last, a, why);
+      if (r != 0) {
+        rc = r;
+        goto done;
+      }
+      continue;
+    }
     /* the row length first, then every check of a dataset the reader opens */
     hsize_t dims[4] = {0}, shape[4] = {0};
     int absent = 0;

@@ -144,8 +144,11 @@ static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int m
   int n = mbs_implicit_export(m, d, out, max);
   /* NULL before they exist (written as NaN) */
   if (n + 2 <= max) {
-    out[n++] = (mbsStateArray){"acceleration", m->nq, w->acc_valid ? w->acc : NULL};
-    out[n++] = (mbsStateArray){"algorithmic_acceleration", m->nq, w->acc_valid ? w->aacc : NULL};
+    out[n++] = (mbsStateArray){
+        .name = "acceleration", .length = m->nq, .data = w->acc_valid ? w->acc : NULL};
+    out[n++] = (mbsStateArray){.name = "algorithmic_acceleration",
+                               .length = m->nq,
+                               .data = w->acc_valid ? w->aacc : NULL};
   }
   return n;
 }

@@ -244,11 +244,11 @@ int mbs_implicit_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int m
   int n = 0;
   /* the integrator's own velocities, from which a restart continues */
   if (n < max) {
-    out[n++] = (mbsStateArray){"scheme_velocity", m->nq, d->v};
+    out[n++] = (mbsStateArray){.name = "scheme_velocity", .length = m->nq, .data = d->v};
   }
   /* lambda of the last step (zero before it): the predictor of the next step's mu */
   if (n < max) {
-    out[n++] = (mbsStateArray){"multipliers", m->ncon, d->lambda};
+    out[n++] = (mbsStateArray){.name = "multipliers", .length = m->ncon, .data = d->lambda};
   }
   return n;
 }

@@ -61,6 +61,7 @@
  * (step_explicit) is Moreau's original scheme: positions at the midpoint, one linear solve
  * with the penalty impulses fixed at the step's start, first order. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,7 @@
                                its first round's pairs alone (the margin is 1e-3 or more) */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
+#define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
 /* one contact of a step */
 typedef struct {
@@ -154,7 +156,10 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
-  /* contacts */
+  /* contacts: every array sized from cap (c, prev, pen, stepr, viol, nu, vp, cmark, pmu, ppen;
+   * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
+   * detection finds more points; only between the uses of pointers into them (detect,
+   * impact_points) */
   int cap, nc, nprev, npen, nrec;
   int nstep, reccap;         /* the last step's records (stepr), the capacity of rec and old */
   mbsContactRecord *stepr;   /* (cap) the last step's contacts, sorted by identity */
@@ -176,8 +181,7 @@ typedef struct {
   double *du;        /* (nq) */
   double *gq;        /* (nq) projection increments */
   double *qe;        /* (nq) the step's predicted end, q0 + dt u0 */
-  int *viol;         /* (cap) violated points of the projection */
-  double *nu;        /* (cap) */
+  double *nu;        /* (cap) the projection's multipliers */
   Contact *vc;       /* (2 cap) their geometry (refresh_geometry: the moving contacts, then
                         their detection at the predicted end) */
   Contact *vp;       /* (cap) the projection's first round's points */
@@ -194,8 +198,11 @@ typedef struct {
   mbsContactPenalty *ppen; /* (cap) */
   struct {
     int pair, feature;
-  } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
+  } *force;   /* (2 cap) the points a failed try of the step missed, nforce of them */
   int nforce;
+  double *exp;     /* (reccap x STATE_COLS) the rows of /state/contacts (state_export) */
+  int *pair_by_shapes; /* (npair) pair indices sorted by (shape a, shape b): state_import */
+  long cap_failed; /* the capacity grow_contacts could not allocate (storage_error) */
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
   int regularized;  /* islands of the step solved with the last resort's compliance */
   double vpen_end;   /* [J] the penalty springs' potential at the end of the step */
@@ -297,11 +304,13 @@ static void work_free(void *p) {
   mbs_implicit_work_free(&w->base);
   mbs_broad_destroy(w->broad);
   free(w->pen);
+  free(w->exp);
+  free(w->pair_by_shapes);
   free(w->q0save);
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
                   w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc, w->vp,
+                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->nu,   w->vc, w->vp,
                   w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
                   w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
   mbs_contact_solver_destroy(w->cs);
@@ -322,10 +331,11 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   /* the semi-explicit variant's velocity update is M (u1 - u0) = dt h + W L: the impulses'
    * effect on u1 is J^-1 W, as for theta = 1 */
   w->theta = m->moreau_variant == MBS_MOREAU_EXPLICIT ? 1.0 : m->moreau_theta;
-  /* the contact storage: every possible point, up to a bound a few times the shapes */
+  /* the contact storage: a first estimate from the model (every possible point, up to a few
+   * per shape), grown by grow_contacts when a step finds more */
   long cap = m->contact_max;
-  long bound = 64 + 32L * m->nshape;
-  w->cap = (int)(cap < bound ? cap : bound);
+  long estimate = 64 + 32L * m->nshape;
+  w->cap = (int)(cap < estimate ? cap : estimate);
   if (w->cap < 1) {
     w->cap = 1;
   }
@@ -359,8 +369,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->du = calloc(nq, sizeof(double));
   w->gq = calloc(nq, sizeof(double));
   w->qe = calloc(nq, sizeof(double));
-  w->viol = calloc((size_t)w->cap, sizeof(int));
-  w->nu = calloc((size_t)w->cap, sizeof(double));
+  w->nu = calloc((size_t)w->cap, sizeof(double)); /* the projection's multipliers */
   w->vc = calloc(2 * (size_t)w->cap, sizeof(Contact)); /* 2 cap: refresh_geometry */
   w->vp = calloc((size_t)w->cap, sizeof(Contact));
   w->rowwork = calloc(mbs_rows_work_size(m) + 1, sizeof(double));
@@ -370,13 +379,14 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pL = calloc(3 * (size_t)w->cap, sizeof(double));
   w->pmu = calloc((size_t)w->cap, sizeof(double));
   w->ppen = calloc((size_t)w->cap, sizeof(mbsContactPenalty));
-  w->force = calloc((size_t)w->cap, sizeof(*w->force));
+  w->force = calloc(2 * (size_t)w->cap, sizeof(*w->force));
+  w->exp = calloc((size_t)w->reccap * STATE_COLS, sizeof(double));
   w->cs = mbs_contact_solver_create(err);
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
       !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
-      !w->viol || !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
-      !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
+      !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
+      !w->pL || !w->pmu || !w->ppen || !w->force || !w->exp || !w->cs) {
     work_free(w);
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -390,6 +400,64 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     }
   }
   return MBS_OK;
+}
+
+/* realloc *p to n elements of size sz; 0 when out of memory (*p then unchanged) */
+static int grow_array(void *p, size_t n, size_t sz) {
+  void **pp = p;
+  void *g = realloc(*pp, (n > 0 ? n : 1) * sz);
+  if (!g) {
+    return 0;
+  }
+  *pp = g;
+  return 1;
+}
+
+/* [MB] the contact storage of cap points: the per-contact arrays (the J^-1 W pool apart) */
+static double storage_mb(long cap) {
+  return (double)cap * (6.0 * sizeof(Contact) + 2.0 * sizeof(mbsContactRecord) + 8.0 * 8.0) / 1e6;
+}
+
+/* Room for at least need contact points in every array sized from cap (doubling, contents
+ * kept): pointers into them are stale afterwards, so callers grow only where they hold none.
+ * On failure w->cap stays (the arrays that grew are merely larger) and 0 is returned; the
+ * caller reports storage_error. */
+static int grow_contacts(MoreauWork *w, long need) {
+  long cap = 2L * w->cap > need ? 2L * w->cap : need;
+  if (cap > INT_MAX / 4) {
+    cap = INT_MAX / 4;
+  }
+  if (cap < need) {
+    w->cap_failed = need;
+    return 0;
+  }
+  size_t n = (size_t)cap;
+  int ok = grow_array(&w->c, n, sizeof(Contact)) && grow_array(&w->prev, n, sizeof(Contact)) &&
+           grow_array(&w->pen, n, sizeof(Contact)) &&
+           grow_array(&w->stepr, n, sizeof(mbsContactRecord)) &&
+           grow_array(&w->nu, n, sizeof(double)) && grow_array(&w->vc, 2 * n, sizeof(Contact)) &&
+           grow_array(&w->vp, n, sizeof(Contact)) && grow_array(&w->gptr, n + 1, sizeof(int)) &&
+           grow_array(&w->cmark, n, sizeof(int)) && grow_array(&w->pxi, 3 * n, sizeof(double)) &&
+           grow_array(&w->pL, 3 * n, sizeof(double)) && grow_array(&w->pmu, n, sizeof(double)) &&
+           grow_array(&w->ppen, n, sizeof(mbsContactPenalty)) &&
+           grow_array(&w->force, 2 * n, sizeof(*w->force));
+  if (!ok) {
+    w->cap_failed = cap;
+    return 0;
+  }
+  w->cap = (int)cap;
+  return 1;
+}
+
+/* the error of a contact storage that could not grow: its size and what helps */
+static mbsStatus storage_error(const MoreauWork *w, mbsError *err) {
+  return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                       "out of memory for the contact storage: %ld contact points at once "
+                       "(about %.0f MB; the storage grows with the points the shapes touch at, "
+                       "with no fixed limit) could not be allocated. Fewer points help (a "
+                       "coarser `points` shape, fewer shapes in contact) or more memory; a "
+                       "smaller step does not",
+                       w->cap_failed, storage_mb(w->cap_failed));
 }
 
 /* the components and J^-1 W storage need the system (built after init): on the first step */
@@ -716,12 +784,14 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
 }
 
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
- * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
- * (at most cap); returns the count, -1 when cap overflowed. The candidates are the broad
- * phase's, or with only (nonly contacts sorted by pair) just the pairs of those contacts.
- * columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
+ * far the two shapes can move within dt at the velocities v (v NULL: not widened), into
+ * (*buf)[off ...] (w->c or w->vc, at most w->cap points: the storage grows when they are more,
+ * so *buf and every pointer into the contact arrays may move); returns the count, -1 when the
+ * storage could not grow (storage_error). The candidates are the broad phase's, or with only
+ * (nonly contacts sorted by pair, read before anything is written) just the pairs of those
+ * contacts. columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
-                  Contact *out, int cap, const Contact *only, int nonly, int columns) {
+                  Contact **buf, int off, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
     mbs_shape_pose(m, &m->shape[s], q, &w->pose[s]);
     w->extra[s] = v ? shape_reach(m, &m->shape[s], v, dt) : 0.0;
@@ -749,12 +819,12 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
     double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
     int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
                          w->ptcap);
+    if (n + np > w->cap && !grow_contacts(w, (long)n + np)) {
+      return -1;
+    }
     for (int j = 0; j < np; j++) {
-      if (n >= cap) {
-        return -1;
-      }
       const mbsContactPoint *p = &w->pts[j];
-      Contact *c = &out[n++];
+      Contact *c = &(*buf)[off + n++];
       memset(c, 0, sizeof(*c));
       c->pair = k;
       c->feature = p->feature;
@@ -779,13 +849,13 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       }
     }
   }
-  qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
+  qsort(*buf + off, (size_t)n, sizeof(Contact), contact_cmp);
   return n;
 }
 
 /* the step's contacts at the predicted evaluation point q0 + theta dt u0: the same points
  * (pair and feature) found there get their normal, tangents and material points from there;
- * returns the largest change of a W entry */
+ * returns the largest change of a W entry, -1 when the contact storage could not grow */
 static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   const mbsImplicitWork *b = &w->base;
   for (int i = 0; i < m->nq; i++) {
@@ -806,9 +876,11 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
       w->vc[nmove++] = *c;
     }
   }
-  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, w->vc + nmove, w->cap, w->vc,
-                              nmove, 0)
-                     : 0;
+  /* vc holds 2 cap: the moving contacts (nmove <= nc <= cap), then their points at the end */
+  int ne = nmove > 0 ? detect(m, w, w->qe, b->v_prev, dt, &w->vc, nmove, w->vc, nmove, 0) : 0;
+  if (ne < 0) {
+    return -1.0;
+  }
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
     const Contact *hit = ne > 0 && c->moving
@@ -820,7 +892,10 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
       memcpy(c->pbe, hit->pb, sizeof(c->pbe));
     }
   }
-  int nv = detect(m, w, w->gq, b->v_prev, dt, w->vc, w->cap, w->c, w->nc, 0);
+  int nv = detect(m, w, w->gq, b->v_prev, dt, &w->vc, 0, w->c, w->nc, 0);
+  if (nv < 0) {
+    return -1.0;
+  }
   double change = 0.0;
   for (int k = 0; k < w->nc && nv > 0; k++) {
     Contact *c = &w->c[k];
@@ -991,12 +1066,22 @@ static void contact_components(const MoreauWork *w, Contact *c) {
 }
 
 /* the columns J^-1 [W_dir; 0] (coordinates of c's components) for ndir directions, into the
- * pool; MBS_ERR_SOLVER when the pool is full */
+ * pool w->x (grown by doubling when full: the contacts keep offsets into it, xoff, never
+ * pointers, so the columns stay valid); MBS_ERR_NOMEM when it cannot grow */
 static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
   for (int side = 0; side < c->ncomp; side++) {
     const Component *cp = &w->comp[c->comp[side]];
-    if (w->xused + (long)ndir * cp->ncoord > w->xcap) {
-      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "contact storage exhausted");
+    long need = w->xused + (long)ndir * cp->ncoord;
+    if (need > w->xcap) {
+      long xcap = need > 2 * w->xcap ? need : 2 * w->xcap;
+      if (!grow_array(&w->x, (size_t)xcap, sizeof(double))) {
+        return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                             "out of memory for the contact solver's impulse responses J^-1 W "
+                             "(%ld doubles, %.0f MB, for %d contact points); fewer points in "
+                             "contact or more memory help, a smaller step does not",
+                             xcap, xcap * 8e-6, w->nc);
+      }
+      w->xcap = xcap;
     }
     c->xoff[side] = w->xused;
     w->xused += (long)ndir * cp->ncoord;
@@ -1461,7 +1546,7 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
  * count is returned, -1 when the storage overflowed) for the caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt, int implicit) {
-  int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
+  int nc = detect(m, w, q, vw, dt, &w->c, 0, NULL, 0, 1), keep = 0;
   w->npen = 0;
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
@@ -1586,8 +1671,8 @@ static double potential(const mbsModel *m, const double *q, const double *v) {
  * an impact's end gap is that of its rebound, however far the scheme's midpoint left it
  * (two spheres closing at 60 m/s stay 20 mm apart at the end of the step they meet in), so
  * each is looked up in its pair's narrow phase with a margin beyond that gap and appended
- * to w->vc (nv points there, sorted; the poses are detect's at q1). Returns the new count,
- * -1 when the storage overflowed. */
+ * to w->vc (nv points there, sorted; the poses are detect's at q1; the storage grows as
+ * needed). Returns the new count, -1 when the storage could not grow. */
 static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
   int n = nv;
   for (int k = 0; k < w->nc; k++) {
@@ -1605,7 +1690,11 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
         continue;
       }
       if (n >= w->cap) {
-        return -1;
+        /* the arrays move: c is taken again */
+        if (!grow_contacts(w, (long)n + 1)) {
+          return -1;
+        }
+        c = &w->c[k];
       }
       Contact *v = &w->vc[n++];
       *v = *c;
@@ -1676,17 +1765,15 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     /* the later rounds look again at the first round's pairs alone while the pushes stay
      * far within the margin (no other pair can have come closer than it) */
     int nv = round > 0 && moved < PROJECT_LOCAL
-                 ? detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, w->vp, nvp, 0)
-                 : detect(m, w, d->q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+                 ? detect(m, w, d->q, NULL, 0.0, &w->vc, 0, w->vp, nvp, 0)
+                 : detect(m, w, d->q, NULL, 0.0, &w->vc, 0, NULL, 0, 0);
     if (nv >= 0 && round == 0) {
       nv = impact_points(m, w, nv);
       nvp = nv;
       memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
     }
     if (nv < 0) {
-      return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
-                           "more than %d contact points at once (the contact storage's bound)",
-                           w->cap);
+      return storage_error(w, err);
     }
     /* the step's contacts get their end gaps; in the first round, an impact within the
      * step gets the end gap of its motion (vc[].impact: either sign of push), and a point
@@ -1694,7 +1781,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     for (int k = 0; k < nv; k++) {
       Contact *key = &w->vc[k];
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
-      if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
+      if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < 2 * w->cap &&
           m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
         /* a point that was approaching at the step's start, or that the smooth forces
          * alone set approaching within the step (no impulse of the step acted on its bodies:
@@ -1887,27 +1974,28 @@ static int record_qsort_cmp(const void *a, const void *b) {
 
 /* the records: the step's contacts (w->stepr, nstep, sorted) merged into those since the
  * last clear (w->rec), their impulses summed; MBS_ERR_NOMEM when the storage could not grow */
+/* room for need records in rec, old, now and exp (doubling); MBS_ERR_NOMEM when they cannot
+ * grow */
+static mbsStatus grow_records(MoreauWork *w, int need, mbsError *err) {
+  if (need <= w->reccap) {
+    return MBS_OK;
+  }
+  int cap = need > 2 * w->reccap ? need : 2 * w->reccap;
+  if (!grow_array(&w->rec, (size_t)cap, sizeof(*w->rec)) ||
+      !grow_array(&w->old, (size_t)cap, sizeof(*w->old)) ||
+      !grow_array(&w->now, (size_t)cap, sizeof(*w->now)) ||
+      !grow_array(&w->exp, (size_t)cap * STATE_COLS, sizeof(double))) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory for the contact records (%d)", cap);
+  }
+  w->reccap = cap;
+  return MBS_OK;
+}
+
 static mbsStatus merge_records(MoreauWork *w, mbsError *err) {
   int need = w->nrec + w->nstep;
-  if (need > w->reccap) {
-    int cap = need > 2 * w->reccap ? need : 2 * w->reccap;
-    mbsContactRecord *r = realloc(w->rec, (size_t)cap * sizeof(*r));
-    if (r) {
-      w->rec = r;
-    }
-    mbsContactRecord *o = realloc(w->old, (size_t)cap * sizeof(*o));
-    if (o) {
-      w->old = o;
-    }
-    int *nw = realloc(w->now, (size_t)cap * sizeof(*nw));
-    if (nw) {
-      w->now = nw;
-    }
-    if (!r || !o || !nw) {
-      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
-                           "out of memory for the contact records (%d)", cap);
-    }
-    w->reccap = cap;
+  if (grow_records(w, need, err) != MBS_OK) {
+    return err->status;
   }
   memcpy(w->old, w->rec, (size_t)w->nrec * sizeof(*w->rec));
   int i = 0, j = 0, n = 0, nold = w->nrec;
@@ -2054,9 +2142,8 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   if (m->npair > 0) {
     nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt, 1);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
-               w->cap);
-      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
     for (int k = 0; k < nc; k++) {
@@ -2093,7 +2180,10 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
    * material points that touch there carry the impulses (em: a rolling body's contact does
    * no work) */
   if (nc > 0) {
-    refresh_geometry(m, w, dt);
+    if (refresh_geometry(m, w, dt) < 0.0) {
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
+    }
     /* the warm starts' tangential impulses in the step's tangents (those of a normal along
      * an axis are picked by a tie that round-off flips from step to step: the impulses of a
      * pile at rest, carried over unturned, pointed elsewhere every other step) */
@@ -2431,9 +2521,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   if (m->npair > 0) {
     nc = gather(m, w, d->q, NULL, b->v_prev, dt, 0);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
-               w->cap);
-      return mbs_implicit_fail(m, d, b, MBS_ERR_SOLVER, why, t0, dt, err);
+      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
     double gdt = vnorm(m->gravity) * dt;
@@ -2557,7 +2646,7 @@ static double penalty_potential(const mbsModel *m, MoreauWork *w, const double *
   if (!any || m->npair == 0) {
     return 0.0;
   }
-  int nv = detect(m, w, q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
+  int nv = detect(m, w, q, NULL, 0.0, &w->vc, 0, NULL, 0, 0);
   return nv > 0 ? penalty_energy(m, w->vc, nv) : 0.0;
 }
 
@@ -2566,12 +2655,234 @@ static void start(const mbsModel *m, mbsData *d) {
   d->contact_potential = penalty_potential(m, d->integrator_work, d->q);
 }
 
+/* ---- the state a record carries for a restart ----
+ * What the stepper carries from one step to the next beyond q, v and the multipliers: the
+ * contacts a record lists (w->rec: those of the last step, w->stepr, and those gone since the
+ * previous record, with their impulses summed since then), and among the last step's the warm
+ * starts of the next step's contact problem (w->prev: all of them but the semi-explicit
+ * variant's penalty points). A record writes them before it clears the sums, as the ragged
+ * table /state/contacts, one row per contact identified by its shapes and feature (not by the
+ * pair table's index), and the run goes on from what it wrote (the record's import, then the
+ * clear), exactly as a restart from that record does: its first record then lists the same
+ * rows. Everything else of a step (stall state, forced points, the J^-1 W pool, the dense
+ * factors) starts afresh each step. */
+
+static const char *const state_columns[STATE_COLS] = {
+    "shape_a",       "shape_b",       "feature",       "current",       "warm_start",
+    "status",        "impulse_n",     "impulse_t1",    "impulse_t2",    "impulse_sum_x",
+    "impulse_sum_y", "impulse_sum_z", "point_x",       "point_y",       "point_z",
+    "normal_x",      "normal_y",      "normal_z",      "tangent1_x",    "tangent1_y",
+    "tangent1_z",    "tangent2_x",    "tangent2_y",    "tangent2_z",    "gap"};
+
+static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
+  MoreauWork *w = d->integrator_work;
+  int n = mbs_implicit_export(m, d, out, max);
+  if (m->npair == 0 || n >= max) {
+    return n;
+  }
+  /* rec and prev are both sorted by identity, prev a subset of rec's current contacts */
+  int j = 0;
+  for (int k = 0; k < w->nrec; k++) {
+    const mbsContactRecord *r = &w->rec[k];
+    double *row = w->exp + (size_t)k * STATE_COLS;
+    while (j < w->nprev && (w->prev[j].pair < r->pair ||
+                            (w->prev[j].pair == r->pair && w->prev[j].feature < r->feature))) {
+      j++;
+    }
+    int warm = w->now[k] && j < w->nprev && w->prev[j].pair == r->pair &&
+               w->prev[j].feature == r->feature;
+    const mbsShapePair *pr = &m->pair[r->pair];
+    row[0] = pr->a;
+    row[1] = pr->b;
+    row[2] = r->feature;
+    row[3] = w->now[k];
+    row[4] = warm;
+    row[5] = r->status;
+    for (int i = 0; i < 3; i++) {
+      /* a warm start's impulse and tangents are its step's (finish_step: the same contact) */
+      row[6 + i] = r->impulse[i];
+      row[9 + i] = r->impulse_sum[i];
+      row[12 + i] = r->point[i];
+      row[15 + i] = r->normal[i];
+      row[18 + i] = r->tangent[0][i];
+      row[21 + i] = r->tangent[1][i];
+    }
+    row[24] = r->gap;
+  }
+  out[n++] = (mbsStateArray){.name = "contacts",
+                             .length = w->nrec * STATE_COLS,
+                             .data = w->exp,
+                             .columns = STATE_COLS,
+                             .column_names = state_columns,
+                             .units = "index (3), 1 (3), N s (6), m (3), 1 (9), m"};
+  return n;
+}
+
+/* the triples (shape a, shape b, pair index) by shapes */
+static int pair_shapes_cmp(const void *x, const void *y) {
+  const int *a = x, *b = y;
+  if (a[0] != b[0]) {
+    return a[0] < b[0] ? -1 : 1;
+  }
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* the pair of shapes a and b (in this order), -1 if the model has none */
+static int pair_of_shapes(const mbsModel *m, const MoreauWork *w, int a, int b) {
+  int lo = 0, hi = m->npair - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    const int *p = w->pair_by_shapes + 3 * (size_t)mid;
+    if (p[0] == a && p[1] == b) {
+      return p[2];
+    }
+    if (p[0] < a || (p[0] == a && p[1] < b)) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+/* v is an integer in [lo, hi] */
+static int is_index(double v, double lo, double hi) {
+  return v >= lo && v <= hi && v == floor(v);
+}
+
+/* a unit vector to 1e-3 (the narrow phase's normals of some box edges are off by 1e-5) */
+static int is_unit(const double *v) {
+  return fabs(vnorm(v) - 1.0) <= 1e-3;
+}
+
+/* the contacts of /state/contacts (an untrusted file's, or the record's own just written)
+ * into rec (the contacts the next record lists so far), stepr (the last step's) and prev
+ * (the warm starts) */
+static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStateArray *a,
+                                 mbsError *err) {
+  if (a->length % STATE_COLS != 0) {
+    return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                         "/state/contacts holds %d values in its last record, not rows of %d",
+                         a->length, STATE_COLS);
+  }
+  int rows = a->length / STATE_COLS, ncur = 0;
+  if (!w->pair_by_shapes) {
+    w->pair_by_shapes = malloc(3 * (size_t)(m->npair > 0 ? m->npair : 1) * sizeof(int));
+    if (!w->pair_by_shapes) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (int k = 0; k < m->npair; k++) {
+      w->pair_by_shapes[3 * k] = m->pair[k].a;
+      w->pair_by_shapes[3 * k + 1] = m->pair[k].b;
+      w->pair_by_shapes[3 * k + 2] = k;
+    }
+    qsort(w->pair_by_shapes, (size_t)m->npair, 3 * sizeof(int), pair_shapes_cmp);
+  }
+  for (int k = 0; k < rows; k++) {
+    ncur += a->data[(size_t)k * STATE_COLS + 3] == 1.0;
+  }
+  /* a record's own rows (a->data = w->exp) fit the storage: it grows only for a restart's
+   * (whose growth would otherwise move them) */
+  if (ncur > w->cap && !grow_contacts(w, ncur)) {
+    return storage_error(w, err);
+  }
+  if (grow_records(w, rows, err) != MBS_OK) {
+    return err->status;
+  }
+  /* every row checked into the merge's work (old) before anything is taken over: a bad row
+   * leaves the state as it was */
+  for (int k = 0; k < rows; k++) {
+    const double *row = a->data + (size_t)k * STATE_COLS;
+    const char *bad = NULL;
+    for (int i = 0; i < STATE_COLS && !bad; i++) {
+      bad = isfinite(row[i]) ? NULL : "a value that is not finite";
+    }
+    int pair = -1;
+    if (!bad && !(is_index(row[0], 0, m->nshape - 1) && is_index(row[1], 0, m->nshape - 1))) {
+      bad = "shape indices outside the model's shapes";
+    } else if (!bad && (pair = pair_of_shapes(m, w, (int)row[0], (int)row[1])) < 0) {
+      bad = "shapes that no contacts entry pairs";
+    } else if (!bad && !is_index(row[2], 0, INT_MAX)) {
+      bad = "a feature that is not an index";
+    } else if (!bad && !(is_index(row[3], 0, 1) && is_index(row[4], 0, row[3]))) {
+      bad = "current and warm_start flags other than 0 or 1 (warm_start only when current)";
+    } else if (!bad && !is_index(row[5], 0, 2)) {
+      bad = "a status other than 0, 1 or 2";
+    } else if (!bad && !(row[6] >= 0.0)) {
+      bad = "a negative normal impulse";
+    } else if (!bad && !(is_unit(row + 15) && is_unit(row + 18) && is_unit(row + 21))) {
+      bad = "a normal or tangent that is not a unit vector";
+    }
+    if (bad) {
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "/state/contacts row %d of the last record holds %s", k + 1, bad);
+    }
+    mbsContactRecord *r = &w->old[k];
+    memset(r, 0, sizeof(*r));
+    r->pair = pair;
+    r->feature = (int)row[2];
+    r->body[0] = m->shape[(int)row[0]].body;
+    r->body[1] = m->shape[(int)row[1]].body;
+    /* the flags travel with the row through the sort in the status's upper bits */
+    r->status = (int)row[5] | (int)row[3] << 2 | (int)row[4] << 3;
+    for (int i = 0; i < 3; i++) {
+      r->impulse[i] = row[6 + i];
+      r->impulse_sum[i] = row[9 + i];
+      r->point[i] = row[12 + i];
+      r->normal[i] = row[15 + i];
+      r->tangent[0][i] = row[18 + i];
+      r->tangent[1][i] = row[21 + i];
+    }
+    r->gap = row[24];
+  }
+  /* by identity, as the step keeps them; one row per contact */
+  qsort(w->old, (size_t)rows, sizeof(*w->old), record_qsort_cmp);
+  for (int k = 1; k < rows; k++) {
+    if (record_cmp(&w->old[k - 1], &w->old[k]) == 0) {
+      return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
+                           "/state/contacts lists the contact of shapes %d and %d, feature %d "
+                           "twice in its last record",
+                           m->pair[w->old[k].pair].a, m->pair[w->old[k].pair].b,
+                           w->old[k].feature);
+    }
+  }
+  w->nprev = w->nstep = 0;
+  for (int k = 0; k < rows; k++) {
+    mbsContactRecord *r = &w->old[k];
+    int current = r->status >> 2 & 1, warm = r->status >> 3 & 1;
+    r->status &= 3;
+    w->rec[k] = *r;
+    w->now[k] = current;
+    if (current) {
+      w->stepr[w->nstep++] = *r;
+    }
+    if (warm) {
+      Contact *c = &w->prev[w->nprev++];
+      memset(c, 0, sizeof(*c));
+      c->pair = r->pair;
+      c->feature = r->feature;
+      memcpy(c->L, r->impulse, sizeof(c->L));
+      memcpy(c->t1, r->tangent[0], sizeof(c->t1));
+      memcpy(c->t2, r->tangent[1], sizeof(c->t2));
+    }
+  }
+  w->nrec = rows;
+  return MBS_OK;
+}
+
 static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                         char *missing, size_t nmissing, mbsError *err) {
-  (void)missing;
-  (void)nmissing;
-  (void)err;
   MoreauWork *w = d->integrator_work;
+  const mbsStateArray *cs = m->npair > 0 ? mbs_state_find(in, n, "contacts") : NULL;
+  if (cs) {
+    mbsStatus st = import_contacts(m, w, cs, err);
+    if (st != MBS_OK) {
+      return st;
+    }
+  } else if (m->npair > 0 && missing && nmissing > 0) {
+    snprintf(missing, nmissing,
+             "contacts: the first step's contact problem starts from zero impulses");
+  }
   mbs_implicit_import(m, d, &w->base, in, n);
   d->contact_potential = penalty_potential(m, w, d->q);
   return MBS_OK;
@@ -2584,7 +2895,7 @@ const mbsIntegratorTable mbs_integrator_moreau = {
     .prepare = prepare,
     .step = step,
     .interpolate = interpolate,
-    .state_export = mbs_implicit_export,
+    .state_export = state_export,
     .state_import = import,
     .free = work_free,
     .contacts = contacts,

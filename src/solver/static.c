@@ -274,7 +274,7 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
 static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   int n = 0;
   if (n < max) {
-    out[n++] = (mbsStateArray){"multipliers", m->ncon, d->lambda};
+    out[n++] = (mbsStateArray){.name = "multipliers", .length = m->ncon, .data = d->lambda};
   }
   return n;
 }
