@@ -88,12 +88,15 @@
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
+#define BROAD_NOMEM (-2)   /* detect's return when the broad phase ran out of memory */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 
 /* one contact of a step */
 typedef struct {
-  int pair, feature; /* identity (warm starts) */
+  mbsShapePair pair; /* its shapes and contacts entry: with feature its identity (warm
+                        starts), ordered by (pair.a, pair.b, feature) */
+  int feature;
   int frame[2];      /* attachment frames of shapes a and b */
   int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
   int body[2];       /* bodies (-1 ground) */
@@ -169,7 +172,6 @@ typedef struct {
   int ptcap;
   mbsPose *pose;  /* (nshape) */
   double *extra;  /* (nshape) [m] how far each shape may move within the step */
-  int *cand;      /* (npair) broad-phase output */
   mbsBroad *broad;
   double *rhs, *sol; /* (n) sparse solves */
   double *u;         /* (nq) velocities of the linear model */
@@ -193,7 +195,8 @@ typedef struct {
   double *pxi, *pL, *pmu; /* (3 cap, 3 cap, cap) */
   mbsContactPenalty *ppen; /* (cap) */
   struct {
-    int pair, feature;
+    mbsShapePair pair;
+    int feature;
   } *force;   /* (cap) the points a failed try of the step missed, nforce of them */
   int nforce;
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
@@ -300,7 +303,7 @@ static void work_free(void *p) {
   free(w->q0save);
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
-                  w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
+                  w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->rhs,
                   w->sol,  w->u,       w->du,     w->gq, w->qe,       w->viol, w->nu,   w->vc, w->vp,
                   w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
                   w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
@@ -329,10 +332,11 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   if (w->cap < 1) {
     w->cap = 1;
   }
-  w->ptcap = 1;
-  for (int k = 0; k < m->npair; k++) {
-    int mx = mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
-    w->ptcap = mx > w->ptcap ? mx : w->ptcap;
+  /* the narrow phase's buffer: the most points of any pair of kinds (box-box), or of a point
+   * set */
+  w->ptcap = 16 + 72;
+  for (int k = 0; k < m->nshape; k++) {
+    w->ptcap = m->shape[k].npts > w->ptcap ? m->shape[k].npts : w->ptcap;
   }
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1);
   size_t nsp = (size_t)(m->nq + m->ncon > 0 ? m->nq + m->ncon : 1);
@@ -349,7 +353,6 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
   w->extra = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(double));
-  w->cand = calloc((size_t)(m->npair > 0 ? m->npair : 1), sizeof(int));
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
   w->comp_unk = calloc(nsp, sizeof(int));
@@ -373,7 +376,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->force = calloc((size_t)w->cap, sizeof(*w->force));
   w->cs = mbs_contact_solver_create(err);
   if (!w->c || !w->prev || !w->pen || !w->q0save || !w->hres || !w->rec || !w->old ||
-      !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->cand || !w->comp_of ||
+      !w->now || !w->stepr || !w->pts || !w->pose || !w->extra || !w->comp_of ||
       !w->pos_in || !w->comp_unk || !w->rhs || !w->sol || !w->u || !w->du || !w->gq || !w->qe ||
       !w->viol || !w->nu || !w->vc || !w->vp || !w->rowwork || !w->gptr || !w->cmark || !w->pxi ||
       !w->pL || !w->pmu || !w->ppen || !w->force || !w->cs) {
@@ -381,7 +384,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     w->broad = mbs_broad_create(m, err);
     if (!w->broad) {
       work_free(w);
@@ -617,7 +620,7 @@ static void columns_pts(const mbsModel *m, Contact *c, double (*cols)[MAX_W], co
 static void contact_points(const mbsModel *m, const Contact *c, const double pa[3],
                            const double pb[3], double ps[2][3], double pc[2][3],
                            double rad[2]) {
-  const mbsShapePair *pr = &m->pair[c->pair];
+  const mbsShapePair *pr = &c->pair;
   rad[0] = rounded_radius(&m->shape[pr->a]);
   rad[1] = rounded_radius(&m->shape[pr->b]);
   for (int j = 0; j < 3; j++) {
@@ -685,8 +688,9 @@ static double wdot(const Contact *c, int dir, const double *u) {
 
 static int contact_cmp(const void *a, const void *b) {
   const Contact *x = a, *y = b;
-  if (x->pair != y->pair) {
-    return x->pair < y->pair ? -1 : 1;
+  int c = mbs_shape_pair_cmp(&x->pair, &y->pair);
+  if (c != 0) {
+    return c;
   }
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
@@ -715,11 +719,54 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
   return dt * (vnorm(vc) + r * sqrt(rot));
 }
 
+/* the points of the pair pr (poses and extra at q in w) with gap below its margin, widened by
+ * how far its shapes can move (w->extra), appended to out[n..cap); returns the new count, -1
+ * when cap overflowed */
+static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const mbsShapePair *pr,
+                       Contact *out, int n, int cap, int columns) {
+  const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
+  const mbsContactSpec *sp = &m->contact[pr->spec];
+  double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
+  int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
+                       w->ptcap);
+  for (int j = 0; j < np; j++) {
+    if (n >= cap) {
+      return -1;
+    }
+    const mbsContactPoint *p = &w->pts[j];
+    Contact *c = &out[n++];
+    memset(c, 0, sizeof(*c));
+    c->pair = *pr;
+    c->feature = p->feature;
+    c->frame[0] = sa->attach;
+    c->frame[1] = sb->attach;
+    c->segment[0] = sa->segment;
+    c->segment[1] = sb->segment;
+    c->body[0] = sa->body;
+    c->body[1] = sb->body;
+    for (int d3 = 0; d3 < 3; d3++) {
+      c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
+      c->n[d3] = p->n[d3];
+      c->pa[d3] = p->pa[d3];
+      c->pb[d3] = p->pb[d3];
+    }
+    tangents(c->n, c->t1, c->t2);
+    c->gap0 = c->gap1 = p->gap;
+    c->e = sp->restitution;
+    c->mu = sp->friction;
+    if (columns) {
+      contact_columns(m, c, q, p->pa, p->pb);
+    }
+  }
+  return n;
+}
+
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
  * far the two shapes can move within dt at the velocities v (v NULL: not widened), into out
- * (at most cap); returns the count, -1 when cap overflowed. The candidates are the broad
- * phase's, or with only (nonly contacts sorted by pair) just the pairs of those contacts.
- * columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
+ * (at most cap); returns the count, -1 when cap overflowed, BROAD_NOMEM when the broad phase
+ * ran out of memory. The candidates are the broad phase's (sorted by pair), or with only
+ * (nonly contacts sorted by pair) just the pairs of those contacts. columns = 0 leaves the W
+ * columns out (nw = 0: contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
                   Contact *out, int cap, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
@@ -730,54 +777,25 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       w->extra[s] += fmax(0.0, m->shape[s].size[0] + w->pose[s].half - m->shape[s].radius);
     }
   }
-  int ncand = 0;
+  int n = 0;
   if (only) {
-    for (int k = 0; k < nonly; k++) {
-      if (ncand == 0 || w->cand[ncand - 1] != only[k].pair) {
-        w->cand[ncand++] = only[k].pair;
+    for (int k = 0; k < nonly && n >= 0; k++) {
+      if (k == 0 || mbs_shape_pair_cmp(&only[k - 1].pair, &only[k].pair) != 0) {
+        n = detect_pair(m, w, q, &only[k].pair, out, n, cap, columns);
       }
     }
   } else {
-    ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
-  }
-  int n = 0;
-  for (int i = 0; i < ncand; i++) {
-    int k = w->cand[i];
-    const mbsShapePair *pr = &m->pair[k];
-    const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
-    const mbsContactSpec *sp = &m->contact[pr->spec];
-    double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
-    int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
-                         w->ptcap);
-    for (int j = 0; j < np; j++) {
-      if (n >= cap) {
-        return -1;
-      }
-      const mbsContactPoint *p = &w->pts[j];
-      Contact *c = &out[n++];
-      memset(c, 0, sizeof(*c));
-      c->pair = k;
-      c->feature = p->feature;
-      c->frame[0] = sa->attach;
-      c->frame[1] = sb->attach;
-      c->segment[0] = sa->segment;
-      c->segment[1] = sb->segment;
-      c->body[0] = sa->body;
-      c->body[1] = sb->body;
-      for (int d3 = 0; d3 < 3; d3++) {
-        c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
-        c->n[d3] = p->n[d3];
-        c->pa[d3] = p->pa[d3];
-        c->pb[d3] = p->pb[d3];
-      }
-      tangents(c->n, c->t1, c->t2);
-      c->gap0 = c->gap1 = p->gap;
-      c->e = sp->restitution;
-      c->mu = sp->friction;
-      if (columns) {
-        contact_columns(m, c, q, p->pa, p->pb);
-      }
+    const mbsShapePair *cand = NULL;
+    int ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, &cand);
+    if (ncand < 0) {
+      return BROAD_NOMEM;
     }
+    for (int i = 0; i < ncand && n >= 0; i++) {
+      n = detect_pair(m, w, q, &cand[i], out, n, cap, columns);
+    }
+  }
+  if (n < 0) {
+    return -1;
   }
   qsort(out, (size_t)n, sizeof(Contact), contact_cmp);
   return n;
@@ -797,7 +815,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   int nmove = 0;
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     double reach = shape_reach(m, &m->shape[pr->a], b->v_prev, dt) +
                    shape_reach(m, &m->shape[pr->b], b->v_prev, dt);
     c->end_found = 0;
@@ -1191,7 +1209,7 @@ static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, doub
    * contact problem of two dice at that level) */
   for (int k0 = 0, k1; k0 < w->nc; k0 = k1) {
     int approach = 0, impact = 0;
-    for (k1 = k0; k1 < w->nc && w->c[k1].pair == w->c[k0].pair; k1++) {
+    for (k1 = k0; k1 < w->nc && mbs_shape_pair_cmp(&w->c[k1].pair, &w->c[k0].pair) == 0; k1++) {
       approach |= !w->c[k1].impact && wdot(&w->c[k1], 0, u0) < 0.0;
       impact |= w->c[k1].impact;
     }
@@ -1204,7 +1222,7 @@ static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, doub
         /* the penalty law on the gap of the step's evaluation point (implicit, seed 002 sec.
          * 2.3.1): L_N = dt max(0, -k g_theta - c gbar), gbar = (1 - theta) gamma0 + theta xi
          * the evaluation point's normal velocity, g_theta = g0 + theta dt gbar */
-        const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+        const mbsContactSpec *sp = &m->contact[c->pair.spec];
         c->pl = (mbsContactPenalty){sp->stiffness, sp->damping,      c->gap0,
                                     (1.0 - w->theta) * g0, w->theta, dt,
                                     sp->friction_velocity};
@@ -1458,7 +1476,8 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
 /* The step's contact points at q (detect, widened by the velocities vw when not NULL): each
  * gets its normal velocity at u0; with implicit 0 (the semi-explicit variant) penetrating
  * points of penalty pairs go to w->pen with their impulse; the others stay in w->c (their
- * count is returned, -1 when the storage overflowed) for the caller's activation rule */
+ * count is returned, -1 when the storage overflowed, BROAD_NOMEM out of memory) for the
+ * caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt, int implicit) {
   int nc = detect(m, w, q, vw, dt, w->c, w->cap, NULL, 0, 1), keep = 0;
@@ -1466,7 +1485,7 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
     c->gN0 = wdot(c, 0, u0);
-    const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+    const mbsContactSpec *sp = &m->contact[c->pair.spec];
     c->penalty = sp->law == MBS_CONTACT_PENALTY && implicit;
     if (sp->law == MBS_CONTACT_PENALTY && !implicit) {
       if (c->gap0 < 0.0) {
@@ -1477,7 +1496,7 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
     }
     w->c[keep++] = *c;
   }
-  return nc < 0 ? -1 : keep;
+  return nc < 0 ? nc : keep;
 }
 
 /* why a step's contact problem failed */
@@ -1596,7 +1615,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
         bsearch(c, w->vc, (size_t)nv, sizeof(Contact), contact_cmp)) {
       continue;
     }
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     double reach = 2.0 * (fabs(c->gap0) + fabs(c->gend)) + m->contact[pr->spec].margin + 1.0;
     int np = mbs_collide(&m->shape[pr->a], &w->pose[pr->a], &m->shape[pr->b], &w->pose[pr->b],
                          m->contact_pts, reach, w->pts, w->ptcap);
@@ -1632,7 +1651,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
 static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   double v = 0.0;
   for (int k = 0; k < n; k++) {
-    const mbsContactSpec *sp = &m->contact[m->pair[c[k].pair].spec];
+    const mbsContactSpec *sp = &m->contact[c[k].pair.spec];
     if (sp->law == MBS_CONTACT_PENALTY && c[k].gap0 < 0.0) {
       v += 0.5 * sp->stiffness * c[k].gap0 * c[k].gap0;
     }
@@ -1683,6 +1702,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       nvp = nv;
       memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
     }
+    if (nv == BROAD_NOMEM) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory in the broad phase");
+    }
     if (nv < 0) {
       return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
                            "more than %d contact points at once (the contact storage's bound)",
@@ -1695,7 +1717,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       Contact *key = &w->vc[k];
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
       if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < w->cap &&
-          m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
+          m->contact[key->pair.spec].law != MBS_CONTACT_PENALTY) {
         /* a point that was approaching at the step's start, or that the smooth forces
          * alone set approaching within the step (no impulse of the step acted on its bodies:
          * a beam's node swinging back into a box it left); one that an impulse of the step
@@ -1741,7 +1763,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     for (int pass = 0; pass < 2; pass++) {
       for (int k = 0; k < nv; k++) {
         /* a penalty contact's penetration is its law: not projected */
-        if (m->contact[m->pair[w->vc[k].pair].spec].law == MBS_CONTACT_PENALTY) {
+        if (m->contact[w->vc[k].pair.spec].law == MBS_CONTACT_PENALTY) {
           continue;
         }
         int viol = w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact;
@@ -1856,7 +1878,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     if (c->seen) {
       continue;
     }
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     int np = mbs_collide(&m->shape[pr->a], &w->pose[pr->a], &m->shape[pr->b], &w->pose[pr->b],
                          m->contact_pts, GAP_PROBE, w->pts, w->ptcap);
     double g = INFINITY;
@@ -1875,8 +1897,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
 }
 
 static int record_cmp(const mbsContactRecord *x, const mbsContactRecord *y) {
-  if (x->pair != y->pair) {
-    return x->pair < y->pair ? -1 : 1;
+  int c = mbs_shape_pair_cmp(&x->pair, &y->pair);
+  if (c != 0) {
+    return c;
   }
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
@@ -2025,7 +2048,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
 /* 1 if contact c is one a failed try of the step missed (w->force) */
 static int forced(const MoreauWork *w, const Contact *c) {
   for (int k = 0; k < w->nforce; k++) {
-    if (w->force[k].pair == c->pair && w->force[k].feature == c->feature) {
+    if (mbs_shape_pair_cmp(&w->force[k].pair, &c->pair) == 0 &&
+        w->force[k].feature == c->feature) {
       return 1;
     }
   }
@@ -2051,8 +2075,11 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   why[0] = '\0';
   /* contacts at q0: the points predicted to close within half a step */
   int nc = 0;
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt, 1);
+    if (nc == BROAD_NOMEM) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory in the broad phase");
+    }
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -2296,7 +2323,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   w->dissip_impact = -work_n;
   w->dissip_friction = -work_t;
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     st = project_positions(m, d, w, t0 + dt, may_retry, retry, err);
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
@@ -2428,8 +2455,11 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
     return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
   }
   /* the contacts closed at q1 (step 2-3) and the penalty points */
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     nc = gather(m, w, d->q, NULL, b->v_prev, dt, 0);
+    if (nc == BROAD_NOMEM) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory in the broad phase");
+    }
     if (nc < 0) {
       snprintf(why, sizeof(why), "more than %d contact points at once (the contact storage's bound)",
                w->cap);
@@ -2525,7 +2555,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   mbsSchemeWeights s = {1.0, 0.0, 0.0, 0.0, 0};
   mbs_assemble_work(m, d, b, &s, d->q, b->v_prev, t1, t1, b->mu, 1.0 / (dt * dt), 1.0,
                     &d->external_work, &d->dissipated);
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     int retry = 0;
     st = project_positions(m, d, w, t1, 0, &retry, err);
     if (st != MBS_OK) {
@@ -2554,7 +2584,7 @@ static double penalty_potential(const mbsModel *m, MoreauWork *w, const double *
   for (int k = 0; k < m->ncontact; k++) {
     any |= m->contact[k].law == MBS_CONTACT_PENALTY;
   }
-  if (!any || m->npair == 0) {
+  if (!any || m->ncontact_paired == 0) {
     return 0.0;
   }
   int nv = detect(m, w, q, NULL, 0.0, w->vc, w->cap, NULL, 0, 0);
