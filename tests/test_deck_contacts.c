@@ -761,6 +761,72 @@ START_TEST(test_free_partial) {
 }
 END_TEST
 
+/* 10,000 spheres (r = 0.01 m) on a grid of pitch 0.025 m resting on a floor, every sphere
+ * paired with every other and with the ground: the model holds each shape's entries (2 per
+ * sphere, 1 for the floor), not the 5e7 pairs; its contact storage is linear in the shapes;
+ * the broad phase at t = 0 finds the 10,000 sphere-floor pairs and no other (no sphere is
+ * within the margin of another), each with its entry */
+#define MANY 10000
+
+START_TEST(test_many_spheres) {
+  size_t cap = 128 + (size_t)MANY * 100, len = 0;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  len += (size_t)snprintf(text + len, cap - len, "mbsim: 1\nbodies:\n");
+  for (int i = 0; i < MANY; i++) {
+    len += (size_t)snprintf(text + len, cap - len,
+                            "  - {name: s%d, shape: {sphere: 0.01}, density: 1000, position: "
+                            "[%.3f, %.3f, 0.01]}\n",
+                            i + 1, 0.025 * (i % 100), 0.025 * (i / 100));
+    ck_assert_uint_lt(len, cap - 256);
+  }
+  snprintf(text + len, cap - len,
+           "ground: {collision: [{name: floor, plane: {normal: [0, 0, 1]}}]}\n"
+           "contacts: [{name: spheres, between: [s*, s*]}, {name: floor, between: [s*, "
+           "ground]}]\n");
+  mbsDeck d;
+  mbsError e;
+  ck_assert_int_eq(load(text, NULL, 0, &d, &e), MBS_OK);
+  mbsModel *m = mbs_model_compile(&d, &e);
+  ck_assert_msg(m != NULL, "%d:%d: %s", e.line, e.col, e.msg);
+  ck_assert_int_eq(m->nshape, MANY + 1);
+  ck_assert_int_eq(m->nmember, 2 * MANY + 1);
+  ck_assert_int_eq(m->nshape_paired, MANY + 1);
+  ck_assert_int_eq(m->contact_max, MBS_CONTACT_NEIGHBOURS * MANY);
+  /* the rule: the first and the last sphere are a pair of 'spheres', each with the floor one
+   * of 'floor', the floor never with itself */
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, MANY - 1), 0);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, MANY - 1, MANY), 1);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, MANY, MANY), -1);
+  mbsPose *poses = malloc(sizeof(*poses) * (size_t)m->nshape);
+  ck_assert_ptr_nonnull(poses);
+  for (int s = 0; s < m->nshape; s++) {
+    mbs_shape_pose(m, &m->shape[s], m->q0, &poses[s]);
+  }
+  mbsBroad *bp = mbs_broad_create(m, &e);
+  ck_assert_ptr_nonnull(bp);
+  const mbsShapePair *pair = NULL;
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), MANY);
+  for (int k = 0; k < MANY; k++) {
+    ck_assert(pair[k].a == k && pair[k].b == MANY && pair[k].spec == 1);
+  }
+  /* all lifted by 2 mm, beyond the 1 mm margin: none; then one moved next to its neighbour
+   * (a gap of 0.5 mm): that pair alone */
+  for (int s = 0; s < MANY; s++) {
+    poses[s].x[2] += 0.002;
+  }
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), 0);
+  poses[1].x[0] = poses[0].x[0] + 0.0205;
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), 1);
+  ck_assert(pair[0].a == 0 && pair[0].b == 1 && pair[0].spec == 0);
+  mbs_broad_destroy(bp);
+  free(poses);
+  mbs_model_destroy(m);
+  mbs_deck_free(&d);
+  free(text);
+}
+END_TEST
+
 Suite *deck_contacts_suite(void) {
   Suite *s = suite_create("deck_contacts");
   TCase *tc = tcase_create("deck_contacts");
@@ -772,6 +838,8 @@ Suite *deck_contacts_suite(void) {
   tcase_add_test(tc, test_shape_errors);
   tcase_add_test(tc, test_contact_errors);
   tcase_add_test(tc, test_free_partial);
+  tcase_add_test(tc, test_many_spheres);
+  tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
 }
