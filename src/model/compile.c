@@ -1657,7 +1657,7 @@ typedef struct {
   int shape, contact, side;
 } Member;
 
-/* shapes, contact entries and candidate pairs (model.h "contacts") after the bodies */
+/* shapes, contact entries and the entries of each shape (model.h "contacts") after the bodies */
 static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *err) {
   /* participants: bodies 0 .. nb - 1, beam nodes nb .. nb + nbn - 1 (body references), the
    * ground (-1, its shapes at index np) */
