@@ -1052,7 +1052,7 @@ END_TEST
 #define NB 60 /* spheres, boxes and capsules: 0-9 on the ground, 10-59 on bodies */
 #define NPL 2 /* planes */
 #define NS (NB + NPL)
-#define NE 3  /* contacts entries */
+#define NE 3 /* contacts entries */
 
 typedef struct {
   mbsModel m;

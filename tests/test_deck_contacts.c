@@ -410,8 +410,7 @@ START_TEST(test_pairs) {
   ck_assert_int_eq(model_pairs(m, pair, 32), n);
   int sum = 0;
   for (int k = 0; k < n; k++) {
-    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] &&
-                      pair[k].spec == want[k][2],
+    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] && pair[k].spec == want[k][2],
                   "pair %d: got (%d, %d, %d), want (%d, %d, %d)", k, pair[k].a, pair[k].b,
                   pair[k].spec, want[k][0], want[k][1], want[k][2]);
     sum += mbs_collide_max(&m->shape[want[k][0]], &m->shape[want[k][1]]);
@@ -474,8 +473,7 @@ START_TEST(test_same_pattern) {
   mbsShapePair pair[32];
   ck_assert_int_eq(model_pairs(m, pair, 32), n);
   for (int k = 0; k < n; k++) {
-    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] &&
-                      pair[k].spec == want[k][2],
+    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] && pair[k].spec == want[k][2],
                   "pair %d: got (%d, %d, %d)", k, pair[k].a, pair[k].b, pair[k].spec);
   }
   ck_assert_int_eq(shape_index(m, "ground#2"), 5);

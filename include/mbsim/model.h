@@ -151,15 +151,15 @@ typedef struct {
 /* which side of a contacts entry a shape is on (mbsModel.member_side, a bit set) */
 #define MBS_MEMBER_FIRST 1  /* matched by the entry's first pattern */
 #define MBS_MEMBER_SECOND 2 /* matched by its second */
-#define MBS_MEMBER_PAIRED 4 /* the other side has a shape it may touch (another owner, not both
-                               fixed) */
+#define MBS_MEMBER_PAIRED 4 /* the other side has a shape it may touch (see mbsShapePair) */
 
 /* the shapes one shape touches at once in mbsModel.contact_max (the kissing number of equal
  * spheres) */
 #define MBS_CONTACT_NEIGHBOURS 12
 
 /* a pair of shapes that may touch and the contacts entry it belongs to (the broad phase's
- * candidates, a contact's identity): a < b, so the ground's shapes (the last) are b */
+ * candidates, a contact's identity): a < b, so the ground's shapes (the last) are b. Two
+ * shapes may touch when they have different owners and are not both fixed */
 typedef struct {
   int a, b; /* shape indices */
   int spec; /* its contacts: entry */

@@ -327,8 +327,8 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   }
   fprintf(f, "dof:          %d\n", m->ndof);
   if (m->nshape > 0) {
-    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape,
-            m->nshape_paired, m->ncontact);
+    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape, m->nshape_paired,
+            m->ncontact);
   }
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",

@@ -21,15 +21,15 @@
 
 struct mbsBroad {
   int nshape;
-  int *order;        /* (nsweep) the bounded shapes in some pair, by lower end on the axis */
+  int *order; /* (nsweep) the bounded shapes in some pair, by lower end on the axis */
   int nsweep;
-  int *plane;        /* (nplane) the unbounded shapes (planes) in some pair */
+  int *plane; /* (nplane) the unbounded shapes (planes) in some pair */
   int nplane;
-  double *lo, *hi;   /* (nshape) [m] interval on the sweep axis, hi widened by max_margin */
-  double *half;      /* (nshape x 3) [m] half extents of the shape's box along the world axes,
-                        widened by extra */
-  double *rad;       /* (nshape) [m] its bounding sphere's radius (a beam segment's as it is
-                        stretched now), widened by extra */
+  double *lo, *hi;     /* (nshape) [m] interval on the sweep axis, hi widened by max_margin */
+  double *half;        /* (nshape x 3) [m] half extents of the shape's box along the world axes,
+                          widened by extra */
+  double *rad;         /* (nshape) [m] its bounding sphere's radius (a beam segment's as it is
+                          stretched now), widened by extra */
   mbsShapePair *found; /* (cap) the candidates of the last call */
   int cap;
   double max_margin; /* [m] the largest margin of any entry */
@@ -97,19 +97,19 @@ fail:
  * n . (x - centre) over its points x */
 static double support(const mbsShape *s, const mbsPose *p, const double n[3]) {
   switch (s->kind) {
-  case MBS_SHAPE_SPHERE:
-    return s->size[0];
-  case MBS_SHAPE_BOX: {
-    double h = 0.0;
-    for (int i = 0; i < 3; i++) {
-      h += fabs(n[0] * p->R[i] + n[1] * p->R[3 + i] + n[2] * p->R[6 + i]) * s->size[i];
+    case MBS_SHAPE_SPHERE:
+      return s->size[0];
+    case MBS_SHAPE_BOX: {
+      double h = 0.0;
+      for (int i = 0; i < 3; i++) {
+        h += fabs(n[0] * p->R[i] + n[1] * p->R[3 + i] + n[2] * p->R[6 + i]) * s->size[i];
+      }
+      return h;
     }
-    return h;
-  }
-  case MBS_SHAPE_CAPSULE:
-    return fabs(n[0] * p->R[2] + n[1] * p->R[5] + n[2] * p->R[8]) * p->half + s->size[0];
-  default: /* a point set: its bounding sphere */
-    return s->radius;
+    case MBS_SHAPE_CAPSULE:
+      return fabs(n[0] * p->R[2] + n[1] * p->R[5] + n[2] * p->R[8]) * p->half + s->size[0];
+    default: /* a point set: its bounding sphere */
+      return s->radius;
   }
 }
 
@@ -131,8 +131,8 @@ static int push(mbsBroad *bp, int *nf, int a, int b, int spec) {
 /* the pair of bounded shapes si, sj, whose intervals on the sweep axis overlap: its boxes and
  * bounding spheres within the largest margin, then its entry and that entry's margin; 1 if
  * it is a candidate (*spec its entry), else 0 */
-static int bounded_pair(const mbsBroad *bp, const mbsModel *m, const mbsPose *poses, int si,
-                        int sj, int *spec) {
+static int bounded_pair(const mbsBroad *bp, const mbsModel *m, const mbsPose *poses, int si, int sj,
+                        int *spec) {
   const double *xi = poses[si].x, *xj = poses[sj].x;
   const double *hi = bp->half + 3 * si, *hj = bp->half + 3 * sj;
   double d[3], dist2 = 0.0;
@@ -249,8 +249,7 @@ static int planes(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, const d
       double h = 0.0, dist = 0.0, reach = 0.0;
       if (!moves) {
         /* the height of the shape's centre over the plane, against its reach below it */
-        dist = nrm[0] * (x[0] - pp->x[0]) + nrm[1] * (x[1] - pp->x[1]) +
-               nrm[2] * (x[2] - pp->x[2]);
+        dist = nrm[0] * (x[0] - pp->x[0]) + nrm[1] * (x[1] - pp->x[1]) + nrm[2] * (x[2] - pp->x[2]);
         h = support(&m->shape[s], &poses[s], minus) + (extra ? extra[s] : 0.0) + ep;
         reach = h + bp->max_margin;
         if (dist > reach + SLACK * (fabs(dist) + reach)) {

@@ -88,7 +88,7 @@
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
-#define BROAD_NOMEM (-2)   /* detect's return when the broad phase ran out of memory */
+#define BROAD_NOMEM (-2)    /* detect's return when the broad phase ran out of memory */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 
@@ -2048,8 +2048,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
 /* 1 if contact c is one a failed try of the step missed (w->force) */
 static int forced(const MoreauWork *w, const Contact *c) {
   for (int k = 0; k < w->nforce; k++) {
-    if (mbs_shape_pair_cmp(&w->force[k].pair, &c->pair) == 0 &&
-        w->force[k].feature == c->feature) {
+    if (mbs_shape_pair_cmp(&w->force[k].pair, &c->pair) == 0 && w->force[k].feature == c->feature) {
       return 1;
     }
   }
