@@ -377,6 +377,22 @@ START_TEST(test_compiled_shapes) {
 }
 END_TEST
 
+/* the pairs of a model by its rule (mbs_contact_pair_entry over every a < b), at most max,
+ * sorted by (a, b); their count */
+static int model_pairs(const mbsModel *m, mbsShapePair *out, int max) {
+  int n = 0;
+  for (int a = 0; a < m->nshape; a++) {
+    for (int b = a + 1; b < m->nshape; b++) {
+      int e = mbs_contact_pair_entry(m, a, b);
+      ck_assert_int_eq(e, mbs_contact_pair_entry(m, b, a));
+      if (e >= 0 && n < max) {
+        out[n++] = (mbsShapePair){a, b, e};
+      }
+    }
+  }
+  return n;
+}
+
 START_TEST(test_pairs) {
   mbsDeck d;
   mbsError e;
@@ -390,20 +406,30 @@ START_TEST(test_pairs) {
   static const int want[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 1}, {0, 6, 0}, {0, 7, 0}, {1, 6, 0},
                                 {1, 7, 0}, {2, 6, 0}, {2, 7, 0}, {3, 6, 0}, {3, 7, 0}, {4, 5, 2}};
   int n = (int)(sizeof(want) / sizeof(want[0]));
-  ck_assert_int_eq(m->npair, n);
+  mbsShapePair pair[32];
+  ck_assert_int_eq(model_pairs(m, pair, 32), n);
   int sum = 0;
   for (int k = 0; k < n; k++) {
-    ck_assert_msg(m->pair[k].a == want[k][0] && m->pair[k].b == want[k][1] &&
-                      m->pair[k].spec == want[k][2],
-                  "pair %d: got (%d, %d, %d), want (%d, %d, %d)", k, m->pair[k].a, m->pair[k].b,
-                  m->pair[k].spec, want[k][0], want[k][1], want[k][2]);
+    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] && pair[k].spec == want[k][2],
+                  "pair %d: got (%d, %d, %d), want (%d, %d, %d)", k, pair[k].a, pair[k].b,
+                  pair[k].spec, want[k][0], want[k][1], want[k][2]);
     sum += mbs_collide_max(&m->shape[want[k][0]], &m->shape[want[k][1]]);
   }
+  /* no table of pairs: each shape's entries (die1: dice_floor, dice, again), 18 in all (the
+   * five entries' shapes: 6, 4, 2, 3, 3) */
+  ck_assert_int_eq(m->shape_member[1] - m->shape_member[0], 3);
+  ck_assert_int_eq(m->nmember, 6 + 4 + 2 + 3 + 3);
   /* the bound of contact points: box-sphere 1 (the closest point), box-capsule 14, box-points
    * 8 (box vertices), box-plane 8, box-box 88 (16 vertices, 72 edge pairs), sphere-plane 1,
    * sphere-box 1, capsule-plane 2, capsule-box 14, points-plane 3, points-box 8, sphere-box 1 */
   ck_assert_int_eq(sum, 1 + 14 + 8 + 8 + 88 + 1 + 1 + 2 + 14 + 3 + 8 + 1);
-  ck_assert_int_eq(m->contact_max, sum);
+  /* the solver's storage: MBS_CONTACT_NEIGHBOURS times the most points of a pair of each
+   * bounded shape: die1 88 (box-box), die2's sphere 1, capsule 14, points 8 (with a box),
+   * ball 1, post 1, the wall 88 */
+  ck_assert_int_eq(m->contact_max, MBS_CONTACT_NEIGHBOURS * (88 + 1 + 14 + 8 + 1 + 1 + 88));
+  ck_assert_int_eq(m->nshape_paired, 8);
+  ck_assert_int_eq(m->ncontact_paired, 4);
+  ck_assert_int_eq(m->contact[4].paired, 0);
 
   /* a unilateral contact: auto picks moreau and says why; its energy threshold (the deck's
    * explicit variant balances energy like euler) */
@@ -444,11 +470,11 @@ START_TEST(test_same_pattern) {
   static const int want[][3] = {{0, 1, 0}, {0, 2, 0}, {0, 4, 1}, {0, 5, 1}, {1, 2, 0},
                                 {1, 4, 1}, {1, 5, 1}, {3, 4, 1}, {3, 5, 1}};
   int n = (int)(sizeof(want) / sizeof(want[0]));
-  ck_assert_int_eq(m->npair, n);
+  mbsShapePair pair[32];
+  ck_assert_int_eq(model_pairs(m, pair, 32), n);
   for (int k = 0; k < n; k++) {
-    ck_assert_msg(m->pair[k].a == want[k][0] && m->pair[k].b == want[k][1] &&
-                      m->pair[k].spec == want[k][2],
-                  "pair %d: got (%d, %d, %d)", k, m->pair[k].a, m->pair[k].b, m->pair[k].spec);
+    ck_assert_msg(pair[k].a == want[k][0] && pair[k].b == want[k][1] && pair[k].spec == want[k][2],
+                  "pair %d: got (%d, %d, %d)", k, pair[k].a, pair[k].b, pair[k].spec);
   }
   ck_assert_int_eq(shape_index(m, "ground#2"), 5);
   ck_assert_int_eq(m->integrator, MBS_INTEGRATOR_MOREAU);
@@ -496,7 +522,10 @@ START_TEST(test_same_pattern) {
   ck_assert_int_eq(load(none, NULL, 0, &d, &e), MBS_OK);
   m = mbs_model_compile(&d, &e);
   ck_assert_ptr_nonnull(m);
-  ck_assert_int_eq(m->npair, 0);
+  mbsShapePair none_pair[4];
+  ck_assert_int_eq(model_pairs(m, none_pair, 4), 0);
+  ck_assert_int_eq(m->ncontact_paired, 0);
+  ck_assert_int_eq(m->nshape_paired, 0);
   ck_assert_int_eq(m->contact_max, 0);
   ck_assert_int_eq(m->nshape, 3);
   ck_assert_int_eq(m->integrator, MBS_INTEGRATOR_EM);
@@ -730,6 +759,72 @@ START_TEST(test_free_partial) {
 }
 END_TEST
 
+/* 10,000 spheres (r = 0.01 m) on a grid of pitch 0.025 m resting on a floor, every sphere
+ * paired with every other and with the ground: the model holds each shape's entries (2 per
+ * sphere, 1 for the floor), not the 5e7 pairs; its contact storage is linear in the shapes;
+ * the broad phase at t = 0 finds the 10,000 sphere-floor pairs and no other (no sphere is
+ * within the margin of another), each with its entry */
+#define MANY 10000
+
+START_TEST(test_many_spheres) {
+  size_t cap = 128 + (size_t)MANY * 100, len = 0;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  len += (size_t)snprintf(text + len, cap - len, "mbsim: 1\nbodies:\n");
+  for (int i = 0; i < MANY; i++) {
+    len += (size_t)snprintf(text + len, cap - len,
+                            "  - {name: s%d, shape: {sphere: 0.01}, density: 1000, position: "
+                            "[%.3f, %.3f, 0.01]}\n",
+                            i + 1, 0.025 * (i % 100), 0.025 * (i / 100));
+    ck_assert_uint_lt(len, cap - 256);
+  }
+  snprintf(text + len, cap - len,
+           "ground: {collision: [{name: floor, plane: {normal: [0, 0, 1]}}]}\n"
+           "contacts: [{name: spheres, between: [s*, s*]}, {name: floor, between: [s*, "
+           "ground]}]\n");
+  mbsDeck d;
+  mbsError e;
+  ck_assert_int_eq(load(text, NULL, 0, &d, &e), MBS_OK);
+  mbsModel *m = mbs_model_compile(&d, &e);
+  ck_assert_msg(m != NULL, "%d:%d: %s", e.line, e.col, e.msg);
+  ck_assert_int_eq(m->nshape, MANY + 1);
+  ck_assert_int_eq(m->nmember, 2 * MANY + 1);
+  ck_assert_int_eq(m->nshape_paired, MANY + 1);
+  ck_assert_int_eq(m->contact_max, MBS_CONTACT_NEIGHBOURS * MANY);
+  /* the rule: the first and the last sphere are a pair of 'spheres', each with the floor one
+   * of 'floor', the floor never with itself */
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, MANY - 1), 0);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, MANY - 1, MANY), 1);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, MANY, MANY), -1);
+  mbsPose *poses = malloc(sizeof(*poses) * (size_t)m->nshape);
+  ck_assert_ptr_nonnull(poses);
+  for (int s = 0; s < m->nshape; s++) {
+    mbs_shape_pose(m, &m->shape[s], m->q0, &poses[s]);
+  }
+  mbsBroad *bp = mbs_broad_create(m, &e);
+  ck_assert_ptr_nonnull(bp);
+  const mbsShapePair *pair = NULL;
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), MANY);
+  for (int k = 0; k < MANY; k++) {
+    ck_assert(pair[k].a == k && pair[k].b == MANY && pair[k].spec == 1);
+  }
+  /* all lifted by 2 mm, beyond the 1 mm margin: none; then one moved next to its neighbour
+   * (a gap of 0.5 mm): that pair alone */
+  for (int s = 0; s < MANY; s++) {
+    poses[s].x[2] += 0.002;
+  }
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), 0);
+  poses[1].x[0] = poses[0].x[0] + 0.0205;
+  ck_assert_int_eq(mbs_broad_pairs(bp, m, poses, NULL, &pair), 1);
+  ck_assert(pair[0].a == 0 && pair[0].b == 1 && pair[0].spec == 0);
+  mbs_broad_destroy(bp);
+  free(poses);
+  mbs_model_destroy(m);
+  mbs_deck_free(&d);
+  free(text);
+}
+END_TEST
+
 Suite *deck_contacts_suite(void) {
   Suite *s = suite_create("deck_contacts");
   TCase *tc = tcase_create("deck_contacts");
@@ -741,6 +836,8 @@ Suite *deck_contacts_suite(void) {
   tcase_add_test(tc, test_shape_errors);
   tcase_add_test(tc, test_contact_errors);
   tcase_add_test(tc, test_free_partial);
+  tcase_add_test(tc, test_many_spheres);
+  tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   return s;
 }

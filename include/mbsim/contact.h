@@ -141,20 +141,34 @@ int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *
  * takes over (a deck whose shapes moved since the earlier run) */
 mbsStatus mbs_contact_check_state(const mbsModel *m, const double *q, double t, mbsError *err);
 
+/* ---- the pairs (src/contact/pairs.c) ---- */
+
+/* the contacts entry that the pair of shapes a and b (either order) belongs to: the first
+ * with one of them on each side, or -1 when none has or they never touch (the same shape,
+ * the same owner, both fixed) */
+int mbs_contact_pair_entry(const mbsModel *m, int a, int b);
+
+/* the order of pairs and contacts: by a, then b (-1, 0, 1) */
+int mbs_shape_pair_cmp(const mbsShapePair *x, const mbsShapePair *y);
+
 /* ---- broad phase (src/contact/broad.c) ---- */
 typedef struct mbsBroad mbsBroad;
 
-/* storage for the model's pairs and shapes; NULL when out of memory (err filled) */
+/* storage for the model's shapes (linear in them); NULL when out of memory (err filled) */
 mbsBroad *mbs_broad_create(const mbsModel *m, mbsError *err);
 void mbs_broad_destroy(mbsBroad *bp);
 
-/* The model's candidate pairs (indices into m->pair, ascending) whose shapes' bounding
- * spheres (poses: one per shape, m->nshape), each widened by extra[shape] (may be NULL:
- * none; how far the shape can move within a step), come closer than the pair's margin;
- * planes are always candidates. At most max into out; returns their count (a sweep and prune
- * along the axis of largest spread: cost grows with the shapes and the overlaps, not with
- * npair). */
+/* The pairs of shapes that may touch at a configuration: the pairs of shapes in some pair
+ * (mbs_contact_pair_entry) whose bounding volumes (poses: one per shape, m->nshape), each
+ * widened by extra[shape] (may be NULL: none; how far the shape can move within a step),
+ * come closer than their entry's margin. Sorted by (a, b), whatever the order of earlier
+ * calls, so that the result depends on the poses alone. *out points into the broad phase's
+ * storage (valid until the next call). Returns their count, or -1 when out of memory (the
+ * storage grows when a configuration has more candidates than any before). A sweep and
+ * prune of the bounded shapes' boxes along the axis where their centres spread most (cost
+ * grows with the shapes and the overlaps, not with the pairs the entries name); the planes
+ * against every bounded shape by distance. */
 int mbs_broad_pairs(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, const double *extra,
-                    int *out, int max);
+                    const mbsShapePair **out);
 
 #endif

@@ -124,6 +124,10 @@ typedef struct {
                      attach to that of frame attach + 1 (consecutive nodes of a beam): its centre,
                      axis 3 and half length follow the two points (mbs_shape_pose); c, C and
                      size[1] are unused. 0: a shape fixed to one frame */
+  int owner;      /* what it moves with: its body, nbody + the beam's index for a beam's node
+                     or segment, -1 the ground; shapes of one owner never make a pair */
+  int fixed;      /* 1: it never moves (the ground's, a fixed body's); two such never pair */
+  int paired;     /* 1: some contacts entry pairs it with a shape it may touch */
   char name[MBS_NAME_MAX]; /* "die3" (the body's name, with "#2" for its second shape) or the
                               ground entry's name */
   mbsMark mark;            /* deck position of its entry */
@@ -140,10 +144,22 @@ typedef struct {
   double damping;           /* penalty: [N s/m] */
   double friction_velocity; /* penalty: [m/s] regularization of Coulomb's law */
   double margin;            /* [m] gap below which a pair is a contact candidate */
+  int paired;               /* 1: it names a pair of shapes that may touch (some of them may
+                               belong to an earlier entry) */
 } mbsContactSpec;
 
-/* a pair of shapes that may touch, from the contact entries' body patterns (compile.c): shape
- * a never is the ground's when b is a body's (the ground's shape is b) */
+/* which side of a contacts entry a shape is on (mbsModel.member_side, a bit set) */
+#define MBS_MEMBER_FIRST 1  /* matched by the entry's first pattern */
+#define MBS_MEMBER_SECOND 2 /* matched by its second */
+#define MBS_MEMBER_PAIRED 4 /* the other side has a shape it may touch (see mbsShapePair) */
+
+/* the shapes one shape touches at once in mbsModel.contact_max (the kissing number of equal
+ * spheres) */
+#define MBS_CONTACT_NEIGHBOURS 12
+
+/* a pair of shapes that may touch and the contacts entry it belongs to (the broad phase's
+ * candidates, a contact's identity): a < b, so the ground's shapes (the last) are b. Two
+ * shapes may touch when they have different owners and are not both fixed */
 typedef struct {
   int a, b; /* shape indices */
   int spec; /* its contacts: entry */
@@ -275,15 +291,25 @@ typedef struct mbsModel {
   /* problem data */
   double gravity[3]; /* [m/s^2] */
 
-  /* contacts (mbsShape above): shapes of bodies and the ground, contact entries, candidate
-   * shape pairs (sorted by a, then b), and the points of point-set shapes */
-  int nshape, ncontact, npair, ncontact_pts;
+  /* contacts (mbsShape above): shapes of bodies and the ground, contact entries, the entries
+   * each shape belongs to, and the points of point-set shapes. No table of pairs: a pair of
+   * shapes (a, b) belongs to the first entry with a on one side and b on the other
+   * (mbs_contact_pair_entry); the broad phase finds the pairs that may touch at each step */
+  int nshape, ncontact, ncontact_pts;
   mbsShape *shape;           /* (nshape) */
   mbsContactSpec *contact;   /* (ncontact) */
-  mbsShapePair *pair;        /* (npair) */
+  int nmember;               /* shape-entry memberships */
+  int *shape_member;         /* (nshape + 1) the memberships of shape s: shape_member[s] ..
+                                shape_member[s + 1] - 1 */
+  int *member_contact;       /* (nmember) the entry, ascending within a shape */
+  int *member_side;          /* (nmember) MBS_MEMBER_* bits */
+  int ncontact_paired;       /* entries that name a pair (0: the model has no contacts) */
+  int nshape_paired;         /* shapes in some pair */
   double *contact_pts;       /* (ncontact_pts x 3) [m] */
-  int contact_max;           /* bound of active contact points at once (sum over pairs of
-                                mbs_collide_max): the solver's per-step storage */
+  int contact_max;           /* the solver's initial per-step storage of contact points: for
+                                each shape in a pair, MBS_CONTACT_NEIGHBOURS times the most
+                                points one of its pairs can give (mbs_collide_max), summed;
+                                a bound while no shape touches more shapes than that at once */
 
   /* beams (mbsBeam above) */
   int nbeam;

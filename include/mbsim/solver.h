@@ -133,12 +133,13 @@ typedef struct {
                             summed over the steps since mbs_solver_contacts_clear (the last
                             record), the last step's included */
   int status;        /* 0 open, 1 stick, 2 slip */
-  int pair, feature; /* identity: the model's shape pair and the touching features, the same
-                        while the contact persists */
+  mbsShapePair pair; /* its shapes and contacts entry, and with feature (the touching
+                        features) its identity, the same while the contact persists */
+  int feature;
 } mbsContactRecord;
 
 /* the contacts of the last step and those since the last clear (valid until the next
- * step), sorted by (pair, feature): their count, and the array into *rec; 0 for
+ * step), sorted by (pair.a, pair.b, feature): their count, and the array into *rec; 0 for
  * integrators without contacts */
 int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec);
 

@@ -82,13 +82,20 @@ int main(void) {
   mbsShape *sh = calloc((size_t)ns, sizeof(*sh));
   mbsPose *P = calloc((size_t)ns, sizeof(*P));
   mbsShapePair *pr = calloc((size_t)(nd * ns), sizeof(*pr));
-  int *out = calloc((size_t)(nd * ns), sizeof(int));
-  if (!sh || !P || !pr || !out) {
+  int *member0 = calloc((size_t)ns + 1, sizeof(int)), *mc = calloc((size_t)ns, sizeof(int));
+  int *mside = calloc((size_t)ns, sizeof(int)), attach_node[1] = {-1};
+  if (!sh || !P || !pr || !member0 || !mc || !mside) {
     return 1;
   }
   unsigned seed = 1u;
   for (int i = 0; i < ns; i++) {
     sh[i] = i < nd ? die : plane;
+    sh[i].owner = i < nd ? i : -1;
+    sh[i].fixed = i >= nd;
+    sh[i].paired = 1;
+    /* one entry: the dice on both sides, the planes on the second */
+    member0[i + 1] = i + 1;
+    mside[i] = i < nd ? MBS_MEMBER_FIRST | MBS_MEMBER_SECOND : MBS_MEMBER_SECOND;
     memcpy(P[i].R, I, sizeof(I));
     if (i < nd) {
       seed = seed * 1103515245u + 12345u;
@@ -109,8 +116,12 @@ int main(void) {
   memset(&m, 0, sizeof(m));
   m.nshape = ns;
   m.shape = sh;
-  m.npair = np;
-  m.pair = pr;
+  m.nmember = ns;
+  m.shape_member = member0;
+  m.member_contact = mc;
+  m.member_side = mside;
+  m.ncontact_paired = 1;
+  m.attach_node = attach_node;
   m.ncontact = 1;
   m.contact = &spec;
   mbsBroad *bp = mbs_broad_create(&m, NULL);
@@ -121,7 +132,8 @@ int main(void) {
   double t0 = now();
   for (int it = 0; it < calls; it++) {
     P[it % nd].x[0] += 1e-9;
-    n = mbs_broad_pairs(bp, &m, P, NULL, out, np);
+    const mbsShapePair *out = NULL;
+    n = mbs_broad_pairs(bp, &m, P, NULL, &out);
   }
   double t1 = now();
   printf("broad phase, 50 dice on a floor, %d pairs: %d candidates, %.2f us/call\n", np, n,
@@ -144,6 +156,8 @@ int main(void) {
   free(sh);
   free(P);
   free(pr);
-  free(out);
+  free(member0);
+  free(mc);
+  free(mside);
   return 0;
 }

@@ -312,10 +312,10 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   fprintf(f, "loads:        %d\n", m->nload);
   if (m->nshape > 0 || m->ncontact > 0) {
     fprintf(f,
-            "contacts:     %d entr%s, %d shape%s, %d candidate pair%s (at most %d contact "
-            "points)\n",
+            "contacts:     %d entr%s, %d shape%s (%d in pairs, found at each step), storage "
+            "for %d contact points\n",
             m->ncontact, m->ncontact == 1 ? "y" : "ies", m->nshape, m->nshape == 1 ? "" : "s",
-            m->npair, m->npair == 1 ? "" : "s", m->contact_max);
+            m->nshape_paired, m->contact_max);
   }
   fprintf(f, "coordinates:  %d\n", m->nq);
   fprintf(f, "constraints:  %d\n", m->ncon);
@@ -327,8 +327,8 @@ static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck)
   }
   fprintf(f, "dof:          %d\n", m->ndof);
   if (m->nshape > 0) {
-    fprintf(f, "contacts:     %d shapes, %d entries, %d candidate shape pairs\n", m->nshape,
-            m->ncontact, m->npair);
+    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape, m->nshape_paired,
+            m->ncontact);
   }
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
@@ -849,11 +849,11 @@ int main(int argc, char **argv) {
            m->integrator == MBS_INTEGRATOR_STATIC && vvmax > 0.0
                ? "; static: at rest, so this is the rate of the prescribed motions"
                : "");
-    if (m->npair > 0) {
-      printf("contacts:     %d shape pairs, at most %d points in one step's contact problem, "
+    if (m->ncontact_paired > 0) {
+      printf("contacts:     %d shapes in pairs, at most %d points in one step's contact problem, "
              "%ld solver iterations (%.2f per step), smallest gap %.3e m, dissipated %.6g J "
              "(impacts %.6g J, friction %.6g J)\n",
-             m->npair, d->contact_active_max, d->contact_sweeps,
+             m->nshape_paired, d->contact_active_max, d->contact_sweeps,
              d->step > 0 ? (double)d->contact_sweeps / (double)d->step : 0.0, d->contact_gap_min,
              d->contact_dissipated, d->impact_dissipated, d->friction_dissipated);
       if (d->contact_stalled > 0) {

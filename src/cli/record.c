@@ -444,7 +444,7 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   out->h_impact_dissipated = out->h_friction_dissipated = out->h_numerical_dissipation = -1;
   out->h_contact_sum = out->h_contact_t1 = -1;
   out->h_contact_iterations = out->h_contact_residual = -1;
-  if (m->npair == 0) {
+  if (m->ncontact_paired == 0) {
     return MBS_OK;
   }
   static const char *const cols[CLI_CONTACT_COLS] = {

@@ -390,7 +390,7 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   }
   /* no shapes of the deck overlapping in the state, as at t = 0 (the deck may have moved
    * an obstacle into it) */
-  if (!bad && m->npair > 0) {
+  if (!bad && m->ncontact_paired > 0) {
     mbsError cerr;
     mbs_error_clear(&cerr);
     if (mbs_contact_check_state(m, last.q, t, &cerr) != MBS_OK) {

@@ -9,26 +9,43 @@
 /* [m] overlap at t = 0 that is round-off of a body placed exactly on another, not an error */
 #define OVERLAP_TOL 1e-9
 
-/* the first pair whose shapes overlap at q by more than tol: an error at its body shape */
+/* the first pair (by a, then b) whose shapes overlap at q by more than tol: an error at its
+ * body shape. The broad phase finds the pairs that may overlap. */
 static mbsStatus check_overlap(const mbsModel *m, const double *q, double t, double tol,
                                mbsError *err) {
+  if (m->ncontact_paired == 0) {
+    return MBS_OK;
+  }
   int cap = 1;
-  for (int k = 0; k < m->npair; k++) {
-    int mx = mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
-    cap = mx > cap ? mx : cap;
+  for (int s = 0; s < m->nshape; s++) {
+    cap = m->shape[s].npts > cap ? m->shape[s].npts : cap;
   }
+  cap = cap > 16 + 72 ? cap : 16 + 72; /* mbs_collide_max of every pair of kinds */
   mbsContactPoint *pts = malloc((size_t)cap * sizeof(*pts));
-  if (!pts) {
-    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
-  }
+  mbsPose *poses = malloc((size_t)m->nshape * sizeof(*poses));
+  mbsBroad *bp = mbs_broad_create(m, err);
   mbsStatus st = MBS_OK;
-  for (int k = 0; k < m->npair && st == MBS_OK; k++) {
-    const mbsShapePair *p = &m->pair[k];
+  if (!bp) {
+    st = err->status;
+    goto done;
+  }
+  if (!pts || !poses) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  for (int s = 0; s < m->nshape; s++) {
+    mbs_shape_pose(m, &m->shape[s], q, &poses[s]);
+  }
+  const mbsShapePair *pair = NULL;
+  int npair = mbs_broad_pairs(bp, m, poses, NULL, &pair);
+  if (npair < 0) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  for (int k = 0; k < npair && st == MBS_OK; k++) {
+    const mbsShapePair *p = &pair[k];
     const mbsShape *a = &m->shape[p->a], *b = &m->shape[p->b];
-    mbsPose pa, pb;
-    mbs_shape_pose(m, a, q, &pa);
-    mbs_shape_pose(m, b, q, &pb);
-    int n = mbs_collide(a, &pa, b, &pb, m->contact_pts, 0.0, pts, cap);
+    int n = mbs_collide(a, &poses[p->a], b, &poses[p->b], m->contact_pts, 0.0, pts, cap);
     double depth = 0.0;
     for (int i = 0; i < n; i++) {
       depth = fmax(depth, -pts[i].gap);
@@ -44,6 +61,9 @@ static mbsStatus check_overlap(const mbsModel *m, const double *q, double t, dou
                                                 : "the state cuts into the deck's shapes");
     }
   }
+done:
+  mbs_broad_destroy(bp);
+  free(poses);
   free(pts);
   return st;
 }
@@ -56,9 +76,10 @@ mbsStatus mbs_contact_check_state(const mbsModel *m, const double *q, double t, 
   return check_overlap(m, q, t, MBS_OVERLAP_STATE_TOL, err);
 }
 
-/* dt against each penalty contact's period T = 2 pi sqrt(m / k), m the lightest body its
- * pairs move: a step longer than T / 10 does not resolve the spring (a warning per entry,
- * "file:line:col: text\n" lines into buf) */
+/* dt against each penalty contact's period T = 2 pi sqrt(m / k), m the lightest body of the
+ * shapes it pairs (some of their pairs may belong to an earlier entry): a step longer than
+ * T / 10 does not resolve the spring (a warning per entry, "file:line:col: text\n" lines into
+ * buf) */
 int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *buf, size_t n) {
   int nw = 0;
   size_t used = 0;
@@ -72,16 +93,15 @@ int mbs_contact_check_penalty(const mbsModel *m, double dt, int implicit, char *
     }
     double mass = INFINITY;
     int light = -1;
-    for (int k = 0; k < m->npair; k++) {
-      if (m->pair[k].spec != s) {
-        continue;
+    for (int k = 0; k < m->nshape; k++) {
+      int b = m->shape[k].body, paired = 0;
+      for (int i = m->shape_member[k]; i < m->shape_member[k + 1]; i++) {
+        paired |= m->member_contact[i] == s && (m->member_side[i] & MBS_MEMBER_PAIRED);
       }
-      int bodies[2] = {m->shape[m->pair[k].a].body, m->shape[m->pair[k].b].body};
-      for (int i = 0; i < 2; i++) {
-        if (bodies[i] >= 0 && !m->body_fixed[bodies[i]] && m->body_mass[bodies[i]] < mass) {
-          mass = m->body_mass[bodies[i]];
-          light = bodies[i];
-        }
+      /* a body (a beam node's shape names no body of the model) */
+      if (paired && b >= 0 && b < m->nbody && !m->body_fixed[b] && m->body_mass[b] < mass) {
+        mass = m->body_mass[b];
+        light = b;
       }
     }
     if (light < 0) {

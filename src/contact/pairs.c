@@ -1,5 +1,6 @@
 /* pairs.c: which pairs of shape kinds the narrow phase handles (geom.c has one function per
- * pair), and how many contact points each can give at once (the solver's per-step bound). */
+ * pair), how many contact points each can give at once (the solver's per-step bound), and
+ * which contacts entry a pair of shapes belongs to (the model's per-shape memberships). */
 #include "mbsim/contact.h"
 
 /* supported[a][b] for kinds a <= b (symmetric) */
@@ -71,4 +72,37 @@ int mbs_collide_max(const mbsShape *a, const mbsShape *b) {
   }
   int na = shape_points(a), nb = shape_points(b);
   return na > nb ? na : nb;
+}
+
+int mbs_contact_pair_entry(const mbsModel *m, int a, int b) {
+  const mbsShape *sa = &m->shape[a], *sb = &m->shape[b];
+  if (a == b || sa->owner == sb->owner || (sa->fixed && sb->fixed)) {
+    return -1;
+  }
+  /* the two shapes' entries (each ascending) merged: the first with them on opposite sides */
+  int i = m->shape_member[a], ie = m->shape_member[a + 1];
+  int j = m->shape_member[b], je = m->shape_member[b + 1];
+  while (i < ie && j < je) {
+    int ea = m->member_contact[i], eb = m->member_contact[j];
+    if (ea != eb) {
+      i += ea < eb;
+      j += eb < ea;
+      continue;
+    }
+    int sa_side = m->member_side[i], sb_side = m->member_side[j];
+    if (((sa_side & MBS_MEMBER_FIRST) && (sb_side & MBS_MEMBER_SECOND)) ||
+        ((sa_side & MBS_MEMBER_SECOND) && (sb_side & MBS_MEMBER_FIRST))) {
+      return ea;
+    }
+    i++;
+    j++;
+  }
+  return -1;
+}
+
+int mbs_shape_pair_cmp(const mbsShapePair *x, const mbsShapePair *y) {
+  if (x->a != y->a) {
+    return x->a < y->a ? -1 : 1;
+  }
+  return (x->b > y->b) - (x->b < y->b);
 }

@@ -1617,33 +1617,55 @@ static int pattern_picks(const mbsDeck *deck, const mbsDeckContact *dc, int side
   return k >= 0 && fnmatch(pat, deck->beams[k].name, 0) == 0;
 }
 
-/* the owner of participant b: the body, the beam (nbody + beam index) of a node, -1 ground */
-static int participant_owner(const mbsDeck *deck, int b) {
-  int node = 0, k = b >= deck->nbody ? mbs_deck_ref_beam(deck, b, &node) : -1;
-  return k >= 0 ? deck->nbody + k : b;
+/* the shapes on one side of a contacts entry of one kind (or of every kind) that a shape may
+ * touch, each the first in the order of the participants (the ground's first, then bodies and
+ * beam nodes): two of different owners suffice to find a partner of any shape */
+typedef struct {
+  int any[2];    /* the first shape, then the first of another owner; -1: none */
+  int moving[2]; /* the same among the shapes that move */
+  int npts;      /* the most points of a point set among them */
+} SideFirst;
+
+static void side_first_add(SideFirst *f, const mbsShape *shape, int s) {
+  int *c = f->any;
+  for (int pass = 0; pass < 2; pass++, c = f->moving) {
+    if (pass == 1 && shape[s].fixed) {
+      break;
+    }
+    if (c[0] < 0) {
+      c[0] = s;
+    } else if (c[1] < 0 && shape[c[0]].owner != shape[s].owner) {
+      c[1] = s;
+    }
+  }
+  f->npts = f->npts > shape[s].npts ? f->npts : shape[s].npts;
 }
 
-static int pair_cmp(const void *x, const void *y) {
-  const mbsShapePair *p = x, *q = y;
-  if (p->a != q->a) {
-    return p->a < q->a ? -1 : 1;
+/* the first shape of f that shape a may touch (another owner, not both fixed), -1 none */
+static int side_first_partner(const SideFirst *f, const mbsShape *shape, int a) {
+  const int *c = shape[a].fixed ? f->moving : f->any;
+  for (int k = 0; k < 2; k++) {
+    if (c[k] >= 0 && shape[c[k]].owner != shape[a].owner) {
+      return c[k];
+    }
   }
-  if (p->b != q->b) {
-    return p->b < q->b ? -1 : 1;
-  }
-  return (p->spec > q->spec) - (p->spec < q->spec);
+  return -1;
 }
 
-/* the most candidate pairs a model may have (each costs the broad phase and the solver) */
-#define MAX_PAIRS 50000000LL
+/* one shape-entry membership while compiling (model.h "contacts") */
+typedef struct {
+  int shape, contact, side;
+} Member;
 
-/* shapes, contact entries and candidate pairs (model.h "contacts") after the bodies */
+/* shapes, contact entries and the entries of each shape (model.h "contacts") after the bodies */
 static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *err) {
   /* participants: bodies 0 .. nb - 1, beam nodes nb .. nb + nbn - 1 (body references), the
    * ground (-1, its shapes at index np) */
   int nb = deck->nbody, ng = deck->nground_shape, nbn = deck->nbeam_node, np = nb + nbn;
   int *first = NULL; /* (np + 2) first shape of participant b, the ground's at index np */
-  int *who = NULL;   /* participants of one side: body references, -1 the ground */
+  int *side = NULL;  /* (ns) an entry's MBS_MEMBER_* bits of each shape, then slots */
+  long long *pmax = NULL; /* (ns) the most points one of a shape's pairs can give */
+  Member *mem = NULL;     /* the memberships, entry by entry */
   mbsStatus st = MBS_OK;
 
   m->moreau_theta = deck->solver.moreau_theta;
@@ -1676,8 +1698,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   if ((nshape > 0 && !(m->shape = calloc((size_t)nshape, sizeof(*m->shape)))) ||
       (npts > 0 && !(m->contact_pts = calloc((size_t)npts * 3, sizeof(double)))) ||
       (deck->ncontact > 0 && !(m->contact = calloc((size_t)deck->ncontact, sizeof(*m->contact)))) ||
-      !(first = calloc((size_t)np + 2, sizeof(int))) ||
-      !(who = calloc((size_t)np + 1, sizeof(int)))) {
+      !(first = calloc((size_t)np + 2, sizeof(int)))) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     goto done;
   }
@@ -1686,6 +1707,8 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     first[b] = ns;
     for (int k = 0; k < deck->bodies[b].ncollision; k++, ns++) {
       compile_shape(m, deck, b, k, &deck->bodies[b].collision[k], &m->shape[ns], &npt);
+      m->shape[ns].owner = b;
+      m->shape[ns].fixed = deck->bodies[b].fixed;
     }
   }
   for (int k = 0; k < deck->nbeam; k++) {
@@ -1693,13 +1716,16 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     for (int i = 0; i < db->nnode; i++) {
       first[nb + db->node0 + i] = ns;
       if (db->collision_radius > 0.0 && i < db->nnode - db->collision_segments) {
-        compile_node_shape(m, deck, k, i, &m->shape[ns++]);
+        compile_node_shape(m, deck, k, i, &m->shape[ns]);
+        m->shape[ns++].owner = nb + k;
       }
     }
   }
   first[np] = ns;
   for (int k = 0; k < ng; k++, ns++) {
     compile_shape(m, deck, -1, k, &deck->ground_shapes[k], &m->shape[ns], &npt);
+    m->shape[ns].owner = -1;
+    m->shape[ns].fixed = 1;
   }
   first[np + 1] = ns;
   m->nshape = ns;
@@ -1721,84 +1747,154 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   }
   m->ncontact = deck->ncontact;
 
-  /* pairs: every (shape of a participant of side 1, shape of a participant of side 2), the
-   * owners different (a body, a beam: its nodes never touch each other) and not both static
-   * (fixed or the ground); counted, then listed */
-  long long npair = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    npair = 0;
-    for (int e = 0; e < deck->ncontact; e++) {
-      const mbsDeckContact *dc = &deck->contacts[e];
-      int n2 = 0;
+  /* the memberships, entry by entry: the shapes of the participants each side picks. No list
+   * of pairs: a pair is every (shape of side 1, shape of side 2) of different owners (a body,
+   * a beam: its nodes never touch each other), not both fixed, and belongs to the first entry
+   * that names it (mbs_contact_pair_entry). Per entry and side the first shapes of each kind
+   * (SideFirst) tell in linear time which shapes have a partner, whether the entry names a
+   * pair of kinds the geometry does not handle, and the most points a shape's pairs give */
+  side = calloc((size_t)ns + 1, sizeof(int));
+  pmax = calloc((size_t)ns + 1, sizeof(long long));
+  if (!side || !pmax) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
+  }
+  int nmem = 0, memcap = 0, gfirst = first[np];
+  for (int e = 0; e < deck->ncontact; e++) {
+    const mbsDeckContact *dc = &deck->contacts[e];
+    for (int k = 0; k < ns; k++) {
+      side[k] = 0;
+    }
+    for (int sd = 0; sd < 2; sd++) {
       for (int b = -1; b < np; b++) {
-        if (pattern_picks(deck, dc, 1, b)) {
-          who[n2++] = b;
-        }
-      }
-      for (int i = -1; i < np; i++) {
-        if (!pattern_picks(deck, dc, 0, i)) {
+        if (!pattern_picks(deck, dc, sd, b)) {
           continue;
         }
-        int si = i < 0 || (i < nb && deck->bodies[i].fixed);
-        int oi = participant_owner(deck, i);
-        for (int t = 0; t < n2; t++) {
-          int j = who[t];
-          int sj = j < 0 || (j < nb && deck->bodies[j].fixed);
-          if (oi == participant_owner(deck, j) || (si && sj)) {
-            continue;
-          }
-          int ia = i < 0 ? np : i, jb = j < 0 ? np : j;
-          for (int a = first[ia]; a < first[ia + 1]; a++) {
-            for (int bb = first[jb]; bb < first[jb + 1]; bb++) {
-              const mbsShape *sa = &m->shape[a], *sb = &m->shape[bb];
-              if (pass == 0 && !mbs_collide_supported(sa->kind, sb->kind)) {
-                st = mbs_error_set(err, MBS_ERR_DECK, deck->path, dc->mark.line, dc->mark.col,
-                                   "contacts[%d] '%s': shapes '%s' (%s) and '%s' (%s) cannot "
-                                   "touch: no contact of %s with %s; supported pairs: %s",
-                                   e, dc->name, sa->name, mbs_shape_word(sa->kind), sb->name,
-                                   mbs_shape_word(sb->kind), mbs_shape_word(sa->kind),
-                                   mbs_shape_word(sb->kind), mbs_collide_supported_list());
-                goto done;
-              }
-              if (pass == 1) {
-                /* canonical order a < b: the ground's shapes come last, so it is b */
-                mbsShapePair *p = &m->pair[npair];
-                p->a = a < bb ? a : bb;
-                p->b = a < bb ? bb : a;
-                p->spec = e;
-              }
-              if (++npair > MAX_PAIRS) {
-                st = mbs_error_set(err, MBS_ERR_DECK, deck->path, dc->mark.line, dc->mark.col,
-                                   "contacts[%d] '%s': the contacts give more than %lld pairs of "
-                                   "shapes; narrow the patterns",
-                                   e, dc->name, MAX_PAIRS);
-                goto done;
-              }
-            }
-          }
+        int ib = b < 0 ? np : b;
+        for (int k = first[ib]; k < first[ib + 1]; k++) {
+          side[k] |= sd == 0 ? MBS_MEMBER_FIRST : MBS_MEMBER_SECOND;
         }
       }
     }
-    if (pass == 0 && npair > 0 && !(m->pair = calloc((size_t)npair, sizeof(*m->pair)))) {
-      st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
-      goto done;
+    /* per side, per kind (and all kinds: index MBS_SHAPE_COUNT), in the participants' order
+     * (rank r: the ground's shapes first) */
+    SideFirst sf[2][MBS_SHAPE_COUNT + 1];
+    for (int sd = 0; sd < 2; sd++) {
+      for (int k = 0; k <= MBS_SHAPE_COUNT; k++) {
+        sf[sd][k] = (SideFirst){{-1, -1}, {-1, -1}, 0};
+      }
     }
+    for (int r = 0; r < ns; r++) {
+      int k = r < ng ? gfirst + r : r - ng;
+      for (int sd = 0; sd < 2; sd++) {
+        if (side[k] & (sd == 0 ? MBS_MEMBER_FIRST : MBS_MEMBER_SECOND)) {
+          side_first_add(&sf[sd][m->shape[k].kind], m->shape, k);
+          side_first_add(&sf[sd][MBS_SHAPE_COUNT], m->shape, k);
+        }
+      }
+    }
+    /* a pair of kinds the geometry does not handle: the first shape of side 1 that has a
+     * partner of such a kind on side 2, with the first such partner */
+    for (int r = 0; r < ns; r++) {
+      int a = r < ng ? gfirst + r : r - ng, bb = -1;
+      if (!(side[a] & MBS_MEMBER_FIRST)) {
+        continue;
+      }
+      for (int kb = 0; kb < MBS_SHAPE_COUNT; kb++) {
+        int c = mbs_collide_supported(m->shape[a].kind, (mbsShapeKind)kb)
+                    ? -1
+                    : side_first_partner(&sf[1][kb], m->shape, a);
+        /* the earliest in the participants' order (rank) */
+        if (c >= 0 && (bb < 0 || (c >= gfirst ? c - gfirst : c + ng) <
+                                     (bb >= gfirst ? bb - gfirst : bb + ng))) {
+          bb = c;
+        }
+      }
+      if (bb >= 0) {
+        const mbsShape *sa = &m->shape[a], *sb = &m->shape[bb];
+        st = mbs_error_set(err, MBS_ERR_DECK, deck->path, dc->mark.line, dc->mark.col,
+                           "contacts[%d] '%s': shapes '%s' (%s) and '%s' (%s) cannot "
+                           "touch: no contact of %s with %s; supported pairs: %s",
+                           e, dc->name, sa->name, mbs_shape_word(sa->kind), sb->name,
+                           mbs_shape_word(sb->kind), mbs_shape_word(sa->kind),
+                           mbs_shape_word(sb->kind), mbs_collide_supported_list());
+        goto done;
+      }
+    }
+    /* the memberships of the entry, marked where the other side has a partner; the most
+     * points a pair of the shape can give */
+    for (int k = 0; k < ns; k++) {
+      if (!side[k]) {
+        continue;
+      }
+      int sd_bits = side[k];
+      for (int sd = 0; sd < 2; sd++) {
+        if (!(sd_bits & (sd == 0 ? MBS_MEMBER_FIRST : MBS_MEMBER_SECOND))) {
+          continue;
+        }
+        const SideFirst *other = sf[1 - sd];
+        if (side_first_partner(&other[MBS_SHAPE_COUNT], m->shape, k) < 0) {
+          continue;
+        }
+        side[k] |= MBS_MEMBER_PAIRED;
+        for (int kb = 0; kb < MBS_SHAPE_COUNT; kb++) {
+          if (side_first_partner(&other[kb], m->shape, k) < 0) {
+            continue;
+          }
+          mbsShape rep = {.kind = (mbsShapeKind)kb, .npts = other[kb].npts};
+          long long mx = mbs_collide_max(&m->shape[k], &rep);
+          pmax[k] = mx > pmax[k] ? mx : pmax[k];
+        }
+      }
+      if (nmem == memcap) {
+        memcap = memcap > 0 ? 2 * memcap : 64;
+        Member *grown = memcap < INT_MAX / 4 ? realloc(mem, (size_t)memcap * sizeof(*mem)) : NULL;
+        if (!grown) {
+          st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+          goto done;
+        }
+        mem = grown;
+      }
+      mem[nmem++] = (Member){k, e, side[k]};
+      if (side[k] & MBS_MEMBER_PAIRED) {
+        m->contact[e].paired = 1;
+      }
+    }
+    m->ncontact_paired += m->contact[e].paired;
   }
 
-  /* sorted by (a, b) and each pair once: the first entry that names it wins */
-  if (npair > 0) {
-    qsort(m->pair, (size_t)npair, sizeof(*m->pair), pair_cmp);
+  /* by shape, the entries ascending within each (the list is in entry order) */
+  m->nmember = nmem;
+  if (!(m->shape_member = calloc((size_t)ns + 1, sizeof(int))) ||
+      !(m->member_contact = malloc((size_t)(nmem > 0 ? nmem : 1) * sizeof(int))) ||
+      !(m->member_side = malloc((size_t)(nmem > 0 ? nmem : 1) * sizeof(int)))) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto done;
   }
-  int kept = 0;
+  for (int k = 0; k < nmem; k++) {
+    m->shape_member[mem[k].shape + 1]++;
+  }
+  for (int k = 0; k < ns; k++) {
+    m->shape_member[k + 1] += m->shape_member[k];
+    side[k] = m->shape_member[k]; /* the next free slot */
+  }
   long long cmax = 0;
-  for (long long k = 0; k < npair; k++) {
-    if (kept > 0 && m->pair[kept - 1].a == m->pair[k].a && m->pair[kept - 1].b == m->pair[k].b) {
-      continue;
+  for (int k = 0; k < nmem; k++) {
+    int slot = side[mem[k].shape]++;
+    m->member_contact[slot] = mem[k].contact;
+    m->member_side[slot] = mem[k].side;
+    if (mem[k].side & MBS_MEMBER_PAIRED) {
+      m->shape[mem[k].shape].paired = 1;
     }
-    m->pair[kept++] = m->pair[k];
-    cmax += mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
   }
-  m->npair = kept;
+  /* the solver's storage: a few neighbours' points for every bounded shape in a pair (each
+   * pair has one: two planes never touch) */
+  for (int k = 0; k < ns; k++) {
+    if (m->shape[k].paired) {
+      m->nshape_paired++;
+      cmax += isfinite(m->shape[k].radius) ? MBS_CONTACT_NEIGHBOURS * pmax[k] : 0;
+    }
+  }
   if (cmax > INT_MAX / 64) {
     st = mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
                        "the contact pairs may give %lld contact points at once; too many", cmax);
@@ -1807,7 +1903,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   m->contact_max = (int)cmax;
 
   /* only moreau integrates contacts (the reader says so where the integrator is chosen) */
-  if (m->npair > 0 && deck->solver.integrator != MBS_INTEGRATOR_AUTO &&
+  if (m->ncontact_paired > 0 && deck->solver.integrator != MBS_INTEGRATOR_AUTO &&
       deck->solver.integrator != MBS_INTEGRATOR_MOREAU) {
     st = mbs_error_set(err, MBS_ERR_DECK, deck->path, 0, 0,
                        "solver.integrator %s cannot handle contacts; contacts need moreau",
@@ -1815,7 +1911,9 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   }
 done:
   free(first);
-  free(who);
+  free(side);
+  free(pmax);
+  free(mem);
   return st;
 }
 
@@ -1827,16 +1925,13 @@ done:
  * Runs after compile_contacts. */
 static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
   m->integrator = deck->solver.integrator;
-  if (m->integrator == MBS_INTEGRATOR_AUTO && m->npair > 0) {
+  if (m->integrator == MBS_INTEGRATOR_AUTO && m->ncontact_paired > 0) {
     /* the first entry (in deck order) with a pair, unilateral ones first */
     int uni = -1, any = -1;
-    for (int k = 0; k < m->npair; k++) {
-      int e = m->pair[k].spec;
-      if (m->contact[e].law == MBS_CONTACT_UNILATERAL && (uni < 0 || e < uni)) {
-        uni = e;
-      }
-      if (any < 0 || e < any) {
+    for (int e = m->ncontact - 1; e >= 0; e--) {
+      if (m->contact[e].paired) {
         any = e;
+        uni = m->contact[e].law == MBS_CONTACT_UNILATERAL ? e : uni;
       }
     }
     m->integrator = MBS_INTEGRATOR_MOREAU;
@@ -2159,7 +2254,8 @@ void mbs_model_destroy(mbsModel *m) {
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
-      m->shape,        m->contact,     m->pair,        m->contact_pts,   m->beam,
+      m->shape,        m->contact,     m->shape_member, m->member_contact, m->member_side,
+      m->contact_pts,  m->beam,
       m->body_visual,  m->body_visual_size,            m->joint_point_first};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);

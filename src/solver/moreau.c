@@ -60,6 +60,7 @@
  * potential 1/2 k g^2, implicit), the potential counted in V. The semi-explicit variant
  * (step_explicit) is Moreau's original scheme: positions at the midpoint, one linear solve
  * with the penalty impulses fixed at the step's start, first order. */
+#include <assert.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -89,13 +90,16 @@
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
+#define BROAD_NOMEM (-2)    /* detect's return when the broad phase ran out of memory */
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
 /* one contact of a step */
 typedef struct {
-  int pair, feature; /* identity (warm starts) */
+  mbsShapePair pair; /* its shapes and contacts entry: with feature its identity (warm
+                        starts), ordered by (pair.a, pair.b, feature) */
+  int feature;
   int frame[2];      /* attachment frames of shapes a and b */
   int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
   int body[2];       /* bodies (-1 ground) */
@@ -156,7 +160,7 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
-  /* contacts: every array sized from cap (c, prev, pen, stepr, viol, nu, vp, cmark, pmu, ppen;
+  /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
    * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
    * detection finds more points; only between the uses of pointers into them (detect,
    * impact_points) */
@@ -174,7 +178,7 @@ typedef struct {
   int ptcap;
   mbsPose *pose;  /* (nshape) */
   double *extra;  /* (nshape) [m] how far each shape may move within the step */
-  int *cand;      /* (npair) broad-phase output */
+  mbsShapePair *cand; /* (cap) detect's pairs of the contacts it looks at again */
   mbsBroad *broad;
   double *rhs, *sol; /* (n) sparse solves */
   double *u;         /* (nq) velocities of the linear model */
@@ -197,11 +201,11 @@ typedef struct {
   double *pxi, *pL, *pmu; /* (3 cap, 3 cap, cap) */
   mbsContactPenalty *ppen; /* (cap) */
   struct {
-    int pair, feature;
+    mbsShapePair pair;
+    int feature;
   } *force;   /* (2 cap) the points a failed try of the step missed, nforce of them */
   int nforce;
   double *exp;     /* (reccap x STATE_COLS) the rows of /state/contacts (state_export) */
-  int *pair_by_shapes; /* (npair) pair indices sorted by (shape a, shape b): state_import */
   long cap_failed; /* the capacity grow_contacts could not allocate (storage_error) */
   int step_stalled; /* the step's contact residual was accepted above contact_tolerance */
   int regularized;  /* islands of the step solved with the last resort's compliance */
@@ -305,7 +309,6 @@ static void work_free(void *p) {
   mbs_broad_destroy(w->broad);
   free(w->pen);
   free(w->exp);
-  free(w->pair_by_shapes);
   free(w->q0save);
   free(w->hres);
   void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
@@ -339,10 +342,11 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   if (w->cap < 1) {
     w->cap = 1;
   }
-  w->ptcap = 1;
-  for (int k = 0; k < m->npair; k++) {
-    int mx = mbs_collide_max(&m->shape[m->pair[k].a], &m->shape[m->pair[k].b]);
-    w->ptcap = mx > w->ptcap ? mx : w->ptcap;
+  /* the narrow phase's buffer: the most points of any pair of kinds (box-box), or of a point
+   * set */
+  w->ptcap = 16 + 72;
+  for (int k = 0; k < m->nshape; k++) {
+    w->ptcap = m->shape[k].npts > w->ptcap ? m->shape[k].npts : w->ptcap;
   }
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1);
   size_t nsp = (size_t)(m->nq + m->ncon > 0 ? m->nq + m->ncon : 1);
@@ -359,7 +363,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->pts = calloc((size_t)w->ptcap, sizeof(mbsContactPoint));
   w->pose = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(mbsPose));
   w->extra = calloc((size_t)(m->nshape > 0 ? m->nshape : 1), sizeof(double));
-  w->cand = calloc((size_t)(m->npair > 0 ? m->npair : 1), sizeof(int));
+  w->cand = calloc((size_t)w->cap, sizeof(mbsShapePair));
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
   w->comp_unk = calloc(nsp, sizeof(int));
@@ -391,7 +395,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     *work = NULL;
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     w->broad = mbs_broad_create(m, err);
     if (!w->broad) {
       work_free(w);
@@ -415,7 +419,10 @@ static int grow_array(void *p, size_t n, size_t sz) {
 
 /* [MB] the contact storage of cap points: the per-contact arrays (the J^-1 W pool apart) */
 static double storage_mb(long cap) {
-  return (double)cap * (6.0 * sizeof(Contact) + 2.0 * sizeof(mbsContactRecord) + 8.0 * 8.0) / 1e6;
+  return (double)cap *
+         (6.0 * sizeof(Contact) + 2.0 * sizeof(mbsContactRecord) + 3.0 * sizeof(mbsShapePair) +
+          8.0 * 8.0) /
+         1e6;
 }
 
 /* Room for at least need contact points in every array sized from cap (doubling, contents
@@ -435,9 +442,10 @@ static int grow_contacts(MoreauWork *w, long need) {
   int ok = grow_array(&w->c, n, sizeof(Contact)) && grow_array(&w->prev, n, sizeof(Contact)) &&
            grow_array(&w->pen, n, sizeof(Contact)) &&
            grow_array(&w->stepr, n, sizeof(mbsContactRecord)) &&
-           grow_array(&w->nu, n, sizeof(double)) && grow_array(&w->vc, 2 * n, sizeof(Contact)) &&
-           grow_array(&w->vp, n, sizeof(Contact)) && grow_array(&w->gptr, n + 1, sizeof(int)) &&
-           grow_array(&w->cmark, n, sizeof(int)) && grow_array(&w->pxi, 3 * n, sizeof(double)) &&
+           grow_array(&w->cand, n, sizeof(mbsShapePair)) && grow_array(&w->nu, n, sizeof(double)) &&
+           grow_array(&w->vc, 2 * n, sizeof(Contact)) && grow_array(&w->vp, n, sizeof(Contact)) &&
+           grow_array(&w->gptr, n + 1, sizeof(int)) && grow_array(&w->cmark, n, sizeof(int)) &&
+           grow_array(&w->pxi, 3 * n, sizeof(double)) &&
            grow_array(&w->pL, 3 * n, sizeof(double)) && grow_array(&w->pmu, n, sizeof(double)) &&
            grow_array(&w->ppen, n, sizeof(mbsContactPenalty)) &&
            grow_array(&w->force, 2 * n, sizeof(*w->force));
@@ -685,7 +693,7 @@ static void columns_pts(const mbsModel *m, Contact *c, double (*cols)[MAX_W], co
 static void contact_points(const mbsModel *m, const Contact *c, const double pa[3],
                            const double pb[3], double ps[2][3], double pc[2][3],
                            double rad[2]) {
-  const mbsShapePair *pr = &m->pair[c->pair];
+  const mbsShapePair *pr = &c->pair;
   rad[0] = rounded_radius(&m->shape[pr->a]);
   rad[1] = rounded_radius(&m->shape[pr->b]);
   for (int j = 0; j < 3; j++) {
@@ -753,8 +761,9 @@ static double wdot(const Contact *c, int dir, const double *u) {
 
 static int contact_cmp(const void *a, const void *b) {
   const Contact *x = a, *y = b;
-  if (x->pair != y->pair) {
-    return x->pair < y->pair ? -1 : 1;
+  int c = mbs_shape_pair_cmp(&x->pair, &y->pair);
+  if (c != 0) {
+    return c;
   }
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
@@ -783,13 +792,59 @@ static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v,
   return dt * (vnorm(vc) + r * sqrt(rot));
 }
 
+/* the points of the pair pr (poses and extra at q in w) with gap below its margin, widened by
+ * how far its shapes can move (w->extra), appended to (*buf)[off + n ...] (at most w->cap
+ * points from off: the storage grows when they are more, so *buf and every pointer into the
+ * contact arrays may move; pr must not point into them); returns the new count, -1 when the
+ * storage could not grow (storage_error) */
+static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const mbsShapePair *pr,
+                       Contact **buf, int off, int n, int columns) {
+  const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
+  const mbsContactSpec *sp = &m->contact[pr->spec];
+  double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
+  int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
+                       w->ptcap);
+  if (n + np > w->cap && !grow_contacts(w, (long)n + np)) {
+    return -1;
+  }
+  for (int j = 0; j < np; j++) {
+    const mbsContactPoint *p = &w->pts[j];
+    Contact *c = &(*buf)[off + n++];
+    memset(c, 0, sizeof(*c));
+    c->pair = *pr;
+    c->feature = p->feature;
+    c->frame[0] = sa->attach;
+    c->frame[1] = sb->attach;
+    c->segment[0] = sa->segment;
+    c->segment[1] = sb->segment;
+    c->body[0] = sa->body;
+    c->body[1] = sb->body;
+    for (int d3 = 0; d3 < 3; d3++) {
+      c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
+      c->n[d3] = p->n[d3];
+      c->pa[d3] = p->pa[d3];
+      c->pb[d3] = p->pb[d3];
+    }
+    tangents(c->n, c->t1, c->t2);
+    c->gap0 = c->gap1 = p->gap;
+    c->e = sp->restitution;
+    c->mu = sp->friction;
+    if (columns) {
+      contact_columns(m, c, q, p->pa, p->pb);
+    }
+  }
+  return n;
+}
+
 /* all points of the candidate pairs at q with gap below each pair's margin, widened by how
  * far the two shapes can move within dt at the velocities v (v NULL: not widened), into
  * (*buf)[off ...] (w->c or w->vc, at most w->cap points: the storage grows when they are more,
  * so *buf and every pointer into the contact arrays may move); returns the count, -1 when the
- * storage could not grow (storage_error). The candidates are the broad phase's, or with only
- * (nonly contacts sorted by pair, read before anything is written) just the pairs of those
- * contacts. columns = 0 leaves the W columns out (nw = 0: contact_columns when needed). */
+ * storage could not grow (storage_error), BROAD_NOMEM when the broad phase ran out of memory.
+ * The candidates are the broad phase's (sorted by pair), or with only (nonly <= w->cap
+ * contacts sorted by pair, their pairs copied to w->cand before anything is written or grown)
+ * just the pairs of those contacts. columns = 0 leaves the W columns out (nw = 0:
+ * contact_columns when needed). */
 static int detect(const mbsModel *m, MoreauWork *w, const double *q, const double *v, double dt,
                   Contact **buf, int off, const Contact *only, int nonly, int columns) {
   for (int s = 0; s < m->nshape; s++) {
@@ -800,54 +855,31 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
       w->extra[s] += fmax(0.0, m->shape[s].size[0] + w->pose[s].half - m->shape[s].radius);
     }
   }
+  const mbsShapePair *cand = NULL;
   int ncand = 0;
   if (only) {
+    /* only lies in the contact arrays (c, vc, vp), which move when the storage grows */
+    assert(nonly <= w->cap);
     for (int k = 0; k < nonly; k++) {
-      if (ncand == 0 || w->cand[ncand - 1] != only[k].pair) {
+      if (ncand == 0 || mbs_shape_pair_cmp(&w->cand[ncand - 1], &only[k].pair) != 0) {
         w->cand[ncand++] = only[k].pair;
       }
     }
+    cand = w->cand;
   } else {
-    ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, w->cand, m->npair);
+    ncand = mbs_broad_pairs(w->broad, m, w->pose, w->extra, &cand);
+    if (ncand < 0) {
+      return BROAD_NOMEM;
+    }
   }
+  /* the broad phase's storage does not move with the contact arrays; w->cand is not one
+   * of the arrays detect_pair writes */
   int n = 0;
-  for (int i = 0; i < ncand; i++) {
-    int k = w->cand[i];
-    const mbsShapePair *pr = &m->pair[k];
-    const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
-    const mbsContactSpec *sp = &m->contact[pr->spec];
-    double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
-    int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
-                         w->ptcap);
-    if (n + np > w->cap && !grow_contacts(w, (long)n + np)) {
-      return -1;
-    }
-    for (int j = 0; j < np; j++) {
-      const mbsContactPoint *p = &w->pts[j];
-      Contact *c = &(*buf)[off + n++];
-      memset(c, 0, sizeof(*c));
-      c->pair = k;
-      c->feature = p->feature;
-      c->frame[0] = sa->attach;
-      c->frame[1] = sb->attach;
-      c->segment[0] = sa->segment;
-      c->segment[1] = sb->segment;
-      c->body[0] = sa->body;
-      c->body[1] = sb->body;
-      for (int d3 = 0; d3 < 3; d3++) {
-        c->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
-        c->n[d3] = p->n[d3];
-        c->pa[d3] = p->pa[d3];
-        c->pb[d3] = p->pb[d3];
-      }
-      tangents(c->n, c->t1, c->t2);
-      c->gap0 = c->gap1 = p->gap;
-      c->e = sp->restitution;
-      c->mu = sp->friction;
-      if (columns) {
-        contact_columns(m, c, q, p->pa, p->pb);
-      }
-    }
+  for (int i = 0; i < ncand && n >= 0; i++) {
+    n = detect_pair(m, w, q, &cand[i], buf, off, n, columns);
+  }
+  if (n < 0) {
+    return -1;
   }
   qsort(*buf + off, (size_t)n, sizeof(Contact), contact_cmp);
   return n;
@@ -867,7 +899,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   int nmove = 0;
   for (int k = 0; k < w->nc; k++) {
     Contact *c = &w->c[k];
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     double reach = shape_reach(m, &m->shape[pr->a], b->v_prev, dt) +
                    shape_reach(m, &m->shape[pr->b], b->v_prev, dt);
     c->end_found = 0;
@@ -1276,7 +1308,7 @@ static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, doub
    * contact problem of two dice at that level) */
   for (int k0 = 0, k1; k0 < w->nc; k0 = k1) {
     int approach = 0, impact = 0;
-    for (k1 = k0; k1 < w->nc && w->c[k1].pair == w->c[k0].pair; k1++) {
+    for (k1 = k0; k1 < w->nc && mbs_shape_pair_cmp(&w->c[k1].pair, &w->c[k0].pair) == 0; k1++) {
       approach |= !w->c[k1].impact && wdot(&w->c[k1], 0, u0) < 0.0;
       impact |= w->c[k1].impact;
     }
@@ -1289,7 +1321,7 @@ static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, doub
         /* the penalty law on the gap of the step's evaluation point (implicit, seed 002 sec.
          * 2.3.1): L_N = dt max(0, -k g_theta - c gbar), gbar = (1 - theta) gamma0 + theta xi
          * the evaluation point's normal velocity, g_theta = g0 + theta dt gbar */
-        const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+        const mbsContactSpec *sp = &m->contact[c->pair.spec];
         c->pl = (mbsContactPenalty){sp->stiffness, sp->damping,      c->gap0,
                                     (1.0 - w->theta) * g0, w->theta, dt,
                                     sp->friction_velocity};
@@ -1543,7 +1575,8 @@ static void penalty_impulse(const mbsContactSpec *sp, Contact *c, const double *
 /* The step's contact points at q (detect, widened by the velocities vw when not NULL): each
  * gets its normal velocity at u0; with implicit 0 (the semi-explicit variant) penetrating
  * points of penalty pairs go to w->pen with their impulse; the others stay in w->c (their
- * count is returned, -1 when the storage overflowed) for the caller's activation rule */
+ * count is returned, -1 when the storage overflowed, BROAD_NOMEM out of memory) for the
+ * caller's activation rule */
 static int gather(const mbsModel *m, MoreauWork *w, const double *q, const double *vw,
                   const double *u0, double dt, int implicit) {
   int nc = detect(m, w, q, vw, dt, &w->c, 0, NULL, 0, 1), keep = 0;
@@ -1551,7 +1584,7 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   for (int k = 0; k < nc; k++) {
     Contact *c = &w->c[k];
     c->gN0 = wdot(c, 0, u0);
-    const mbsContactSpec *sp = &m->contact[m->pair[c->pair].spec];
+    const mbsContactSpec *sp = &m->contact[c->pair.spec];
     c->penalty = sp->law == MBS_CONTACT_PENALTY && implicit;
     if (sp->law == MBS_CONTACT_PENALTY && !implicit) {
       if (c->gap0 < 0.0) {
@@ -1562,7 +1595,7 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
     }
     w->c[keep++] = *c;
   }
-  return nc < 0 ? -1 : keep;
+  return nc < 0 ? nc : keep;
 }
 
 /* why a step's contact problem failed */
@@ -1681,7 +1714,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
         bsearch(c, w->vc, (size_t)nv, sizeof(Contact), contact_cmp)) {
       continue;
     }
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     double reach = 2.0 * (fabs(c->gap0) + fabs(c->gend)) + m->contact[pr->spec].margin + 1.0;
     int np = mbs_collide(&m->shape[pr->a], &w->pose[pr->a], &m->shape[pr->b], &w->pose[pr->b],
                          m->contact_pts, reach, w->pts, w->ptcap);
@@ -1721,7 +1754,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
 static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   double v = 0.0;
   for (int k = 0; k < n; k++) {
-    const mbsContactSpec *sp = &m->contact[m->pair[c[k].pair].spec];
+    const mbsContactSpec *sp = &m->contact[c[k].pair.spec];
     if (sp->law == MBS_CONTACT_PENALTY && c[k].gap0 < 0.0) {
       v += 0.5 * sp->stiffness * c[k].gap0 * c[k].gap0;
     }
@@ -1772,6 +1805,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       nvp = nv;
       memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
     }
+    if (nv == BROAD_NOMEM) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory in the broad phase");
+    }
     if (nv < 0) {
       return storage_error(w, err);
     }
@@ -1782,7 +1818,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       Contact *key = &w->vc[k];
       Contact *hit = bsearch(key, w->c, (size_t)w->nc, sizeof(Contact), contact_cmp);
       if (round == 0 && may_retry && !hit && key->gap0 < -GAP_ACTIVE && w->nforce < 2 * w->cap &&
-          m->contact[m->pair[key->pair].spec].law != MBS_CONTACT_PENALTY) {
+          m->contact[key->pair.spec].law != MBS_CONTACT_PENALTY) {
         /* a point that was approaching at the step's start, or that the smooth forces
          * alone set approaching within the step (no impulse of the step acted on its bodies:
          * a beam's node swinging back into a box it left); one that an impulse of the step
@@ -1828,7 +1864,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     for (int pass = 0; pass < 2; pass++) {
       for (int k = 0; k < nv; k++) {
         /* a penalty contact's penetration is its law: not projected */
-        if (m->contact[m->pair[w->vc[k].pair].spec].law == MBS_CONTACT_PENALTY) {
+        if (m->contact[w->vc[k].pair.spec].law == MBS_CONTACT_PENALTY) {
           continue;
         }
         int viol = w->vc[k].gap0 < -GAP_PROJECT || w->vc[k].impact;
@@ -1943,7 +1979,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     if (c->seen) {
       continue;
     }
-    const mbsShapePair *pr = &m->pair[c->pair];
+    const mbsShapePair *pr = &c->pair;
     int np = mbs_collide(&m->shape[pr->a], &w->pose[pr->a], &m->shape[pr->b], &w->pose[pr->b],
                          m->contact_pts, GAP_PROBE, w->pts, w->ptcap);
     double g = INFINITY;
@@ -1962,8 +1998,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
 }
 
 static int record_cmp(const mbsContactRecord *x, const mbsContactRecord *y) {
-  if (x->pair != y->pair) {
-    return x->pair < y->pair ? -1 : 1;
+  int c = mbs_shape_pair_cmp(&x->pair, &y->pair);
+  if (c != 0) {
+    return c;
   }
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
@@ -2113,7 +2150,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
 /* 1 if contact c is one a failed try of the step missed (w->force) */
 static int forced(const MoreauWork *w, const Contact *c) {
   for (int k = 0; k < w->nforce; k++) {
-    if (w->force[k].pair == c->pair && w->force[k].feature == c->feature) {
+    if (mbs_shape_pair_cmp(&w->force[k].pair, &c->pair) == 0 && w->force[k].feature == c->feature) {
       return 1;
     }
   }
@@ -2139,10 +2176,16 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   why[0] = '\0';
   /* contacts at q0: the points predicted to close within half a step */
   int nc = 0;
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     nc = gather(m, w, b->q_prev, b->v_prev, b->v_prev, dt, 1);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      /* out of memory: the broad phase's candidates, or the contact storage's growth (the
+       * step's start restored either way) */
+      if (nc == BROAD_NOMEM) {
+        snprintf(why, sizeof(why), "out of memory in the broad phase");
+      } else {
+        snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      }
       return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
@@ -2386,7 +2429,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   w->dissip_impact = -work_n;
   w->dissip_friction = -work_t;
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     st = project_positions(m, d, w, t0 + dt, may_retry, retry, err);
     if (st != MBS_OK) {
       snprintf(why, sizeof(why), "the position projection failed: %s", err->msg);
@@ -2518,10 +2561,16 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
     return mbs_implicit_fail(m, d, b, st, why, t0, dt, err);
   }
   /* the contacts closed at q1 (step 2-3) and the penalty points */
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     nc = gather(m, w, d->q, NULL, b->v_prev, dt, 0);
     if (nc < 0) {
-      snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      /* out of memory: the broad phase's candidates, or the contact storage's growth (the
+       * step's start restored either way) */
+      if (nc == BROAD_NOMEM) {
+        snprintf(why, sizeof(why), "out of memory in the broad phase");
+      } else {
+        snprintf(why, sizeof(why), "%s", (storage_error(w, err), err->msg));
+      }
       return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
@@ -2614,7 +2663,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   mbsSchemeWeights s = {1.0, 0.0, 0.0, 0.0, 0};
   mbs_assemble_work(m, d, b, &s, d->q, b->v_prev, t1, t1, b->mu, 1.0 / (dt * dt), 1.0,
                     &d->external_work, &d->dissipated);
-  if (m->npair > 0) {
+  if (m->ncontact_paired > 0) {
     int retry = 0;
     st = project_positions(m, d, w, t1, 0, &retry, err);
     if (st != MBS_OK) {
@@ -2643,7 +2692,7 @@ static double penalty_potential(const mbsModel *m, MoreauWork *w, const double *
   for (int k = 0; k < m->ncontact; k++) {
     any |= m->contact[k].law == MBS_CONTACT_PENALTY;
   }
-  if (!any || m->npair == 0) {
+  if (!any || m->ncontact_paired == 0) {
     return 0.0;
   }
   int nv = detect(m, w, q, NULL, 0.0, &w->vc, 0, NULL, 0, 0);
@@ -2661,10 +2710,10 @@ static void start(const mbsModel *m, mbsData *d) {
  * previous record, with their impulses summed since then), and among the last step's the warm
  * starts of the next step's contact problem (w->prev: all of them but the semi-explicit
  * variant's penalty points). A record writes them before it clears the sums, as the ragged
- * table /state/contacts, one row per contact identified by its shapes and feature (not by the
- * pair table's index), and the run goes on from what it wrote (the record's import, then the
- * clear), exactly as a restart from that record does: its first record then lists the same
- * rows. Everything else of a step (stall state, forced points, the J^-1 W pool, the dense
+ * table /state/contacts, one row per contact identified by its shapes (a < b) and feature (its
+ * entry is found again from the shapes), and the run goes on from what it wrote (the record's
+ * import, then the clear), exactly as a restart from that record does: its first record then lists
+ * the same rows. Everything else of a step (stall state, forced points, the J^-1 W pool, the dense
  * factors) starts afresh each step. */
 
 static const char *const state_columns[STATE_COLS] = {
@@ -2674,10 +2723,16 @@ static const char *const state_columns[STATE_COLS] = {
     "normal_x",      "normal_y",      "normal_z",      "tangent1_x",    "tangent1_y",
     "tangent1_z",    "tangent2_x",    "tangent2_y",    "tangent2_z",    "gap"};
 
+/* the order of contact identities (pair, feature): -1, 0, 1 */
+static int identity_cmp(const mbsShapePair *pa, int fa, const mbsShapePair *pb, int fb) {
+  int c = mbs_shape_pair_cmp(pa, pb);
+  return c != 0 ? c : (fa > fb) - (fa < fb);
+}
+
 static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   MoreauWork *w = d->integrator_work;
   int n = mbs_implicit_export(m, d, out, max);
-  if (m->npair == 0 || n >= max) {
+  if (m->ncontact_paired == 0 || n >= max) {
     return n;
   }
   /* rec and prev are both sorted by identity, prev a subset of rec's current contacts */
@@ -2685,15 +2740,14 @@ static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int m
   for (int k = 0; k < w->nrec; k++) {
     const mbsContactRecord *r = &w->rec[k];
     double *row = w->exp + (size_t)k * STATE_COLS;
-    while (j < w->nprev && (w->prev[j].pair < r->pair ||
-                            (w->prev[j].pair == r->pair && w->prev[j].feature < r->feature))) {
+    int c = 1;
+    while (j < w->nprev &&
+           (c = identity_cmp(&w->prev[j].pair, w->prev[j].feature, &r->pair, r->feature)) < 0) {
       j++;
     }
-    int warm = w->now[k] && j < w->nprev && w->prev[j].pair == r->pair &&
-               w->prev[j].feature == r->feature;
-    const mbsShapePair *pr = &m->pair[r->pair];
-    row[0] = pr->a;
-    row[1] = pr->b;
+    int warm = w->now[k] && j < w->nprev && c == 0;
+    row[0] = r->pair.a;
+    row[1] = r->pair.b;
     row[2] = r->feature;
     row[3] = w->now[k];
     row[4] = warm;
@@ -2718,31 +2772,10 @@ static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int m
   return n;
 }
 
-/* the triples (shape a, shape b, pair index) by shapes */
-static int pair_shapes_cmp(const void *x, const void *y) {
-  const int *a = x, *b = y;
-  if (a[0] != b[0]) {
-    return a[0] < b[0] ? -1 : 1;
-  }
-  return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-/* the pair of shapes a and b (in this order), -1 if the model has none */
-static int pair_of_shapes(const mbsModel *m, const MoreauWork *w, int a, int b) {
-  int lo = 0, hi = m->npair - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    const int *p = w->pair_by_shapes + 3 * (size_t)mid;
-    if (p[0] == a && p[1] == b) {
-      return p[2];
-    }
-    if (p[0] < a || (p[0] == a && p[1] < b)) {
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return -1;
+/* the contacts entry of shapes a and b as a contact names them (a < b: the broad phase's
+ * order), -1 when no entry pairs them (or they never touch) */
+static int entry_of_shapes(const mbsModel *m, int a, int b) {
+  return a < b ? mbs_contact_pair_entry(m, a, b) : -1;
 }
 
 /* v is an integer in [lo, hi] */
@@ -2766,18 +2799,6 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
                          a->length, STATE_COLS);
   }
   int rows = a->length / STATE_COLS, ncur = 0;
-  if (!w->pair_by_shapes) {
-    w->pair_by_shapes = malloc(3 * (size_t)(m->npair > 0 ? m->npair : 1) * sizeof(int));
-    if (!w->pair_by_shapes) {
-      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    }
-    for (int k = 0; k < m->npair; k++) {
-      w->pair_by_shapes[3 * k] = m->pair[k].a;
-      w->pair_by_shapes[3 * k + 1] = m->pair[k].b;
-      w->pair_by_shapes[3 * k + 2] = k;
-    }
-    qsort(w->pair_by_shapes, (size_t)m->npair, 3 * sizeof(int), pair_shapes_cmp);
-  }
   for (int k = 0; k < rows; k++) {
     ncur += a->data[(size_t)k * STATE_COLS + 3] == 1.0;
   }
@@ -2797,10 +2818,10 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
     for (int i = 0; i < STATE_COLS && !bad; i++) {
       bad = isfinite(row[i]) ? NULL : "a value that is not finite";
     }
-    int pair = -1;
+    int spec = -1;
     if (!bad && !(is_index(row[0], 0, m->nshape - 1) && is_index(row[1], 0, m->nshape - 1))) {
       bad = "shape indices outside the model's shapes";
-    } else if (!bad && (pair = pair_of_shapes(m, w, (int)row[0], (int)row[1])) < 0) {
+    } else if (!bad && (spec = entry_of_shapes(m, (int)row[0], (int)row[1])) < 0) {
       bad = "shapes that no contacts entry pairs";
     } else if (!bad && !is_index(row[2], 0, INT_MAX)) {
       bad = "a feature that is not an index";
@@ -2819,7 +2840,7 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
     }
     mbsContactRecord *r = &w->old[k];
     memset(r, 0, sizeof(*r));
-    r->pair = pair;
+    r->pair = (mbsShapePair){(int)row[0], (int)row[1], spec};
     r->feature = (int)row[2];
     r->body[0] = m->shape[(int)row[0]].body;
     r->body[1] = m->shape[(int)row[1]].body;
@@ -2842,8 +2863,7 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
       return mbs_error_set(err, MBS_ERR_OUTPUT, NULL, 0, 0,
                            "/state/contacts lists the contact of shapes %d and %d, feature %d "
                            "twice in its last record",
-                           m->pair[w->old[k].pair].a, m->pair[w->old[k].pair].b,
-                           w->old[k].feature);
+                           w->old[k].pair.a, w->old[k].pair.b, w->old[k].feature);
     }
   }
   w->nprev = w->nstep = 0;
@@ -2873,13 +2893,13 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
 static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
                         char *missing, size_t nmissing, mbsError *err) {
   MoreauWork *w = d->integrator_work;
-  const mbsStateArray *cs = m->npair > 0 ? mbs_state_find(in, n, "contacts") : NULL;
+  const mbsStateArray *cs = m->ncontact_paired > 0 ? mbs_state_find(in, n, "contacts") : NULL;
   if (cs) {
     mbsStatus st = import_contacts(m, w, cs, err);
     if (st != MBS_OK) {
       return st;
     }
-  } else if (m->npair > 0 && missing && nmissing > 0) {
+  } else if (m->ncontact_paired > 0 && missing && nmissing > 0) {
     snprintf(missing, nmissing,
              "contacts: the first step's contact problem starts from zero impulses");
   }
