@@ -20,9 +20,19 @@
  *     shrinks with the residual, so the iteration converges fast to an impulse set near the
  *     start (Yamashita and Fukushima's rule for equations whose solutions are not isolated).
  *     Armijo's line search on sum (Phi_k / r_k)^2; a step that does not descend raises eps.
- *     The Jacobian has G's block pattern: islands of up to DENSE_MAX unknowns take a dense LU
- *     (LAPACK), larger ones a sparse LU (KLU, util/linsolve.c) whose cost grows with the
- *     blocks, not with their square;
+ *     The Jacobian H = B G + A + (eps + reg) B has G's block pattern: islands of up to
+ *     DENSE_MAX unknowns take a dense LU (LAPACK). Larger ones take a sparse LU (KLU,
+ *     util/linsolve.c) either of H on G's pattern, or, where the caller passes G's factors
+ *     (G = Wl^T X / theta, X = J^-1 W on the coordinates y of the components the contacts
+ *     touch) and their entries are fewer than G's blocks', of the augmented system
+ *         [ A + (eps + reg) B   B Wl^T ] [dL]   [-Phi]
+ *         [ -s X / theta        s I    ] [y ] = [ 0  ]
+ *     whose Schur complement on dL is H (the same Newton iterates in exact arithmetic;
+ *     aug_values): G of one body on n points is dense, n^2 blocks and an O(n^3) LU, the
+ *     augmented system O(n) entries and, its contacts eliminated first, O(n) fill. A pile
+ *     of dice, whose G is sparse, keeps G's pattern (its LU there is 4x smaller). Both
+ *     cost the blocks of G in the sweeps and the residuals (xi_row), which the caller
+ *     forms;
  *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps.
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
@@ -596,7 +606,8 @@ static mbsStatus sparse_prepare(SparseLU *s, int N, const int *order, mbsError *
  * the contacts' elimination makes no fill but the Schur complement on y), then y component
  * by component in an AMD order of the graph of the components the contacts join; the LU of
  * that Schur complement (dense within a component: a rigid body's 12 coordinates, a beam's
- * all) carries the rest. The scale s (a power of 2, exact) of the y rows keeps KLU's
+ * all) carries the rest. X's columns span their components' coordinates, so a contact on a
+ * beam of many elements costs all of the beam's: use_augmented keeps G's pattern there. The scale s (a power of 2, exact) of the y rows keeps KLU's
  * partial pivoting within each contact's 3 x 3 block: a sticking contact's column holds only
  * (eps + reg) r on its diagonal, and a pivot in a y row would join that contact's rows to
  * every later column (a dense U). The Newton iterates are H's in exact arithmetic
