@@ -4,7 +4,8 @@ finds more contact points (src/solver/moreau.c, grow_contacts), with the default
    on a floor plane for 0.1 s (mu = 0.5): completed; |v|, |omega| <= 1e-8 in every record;
    every gap >= -1e-9 m; in every record after the first, the normal impulses of its 1000
    points sum to the weight's impulse m g dt to 1e-9 relative (statics: the floor carries the
-   disc), with all 1000 points in the table;
+   disc), with all 1000 points in the table; and (not QUICK) the run takes at most 12 s of
+   CPU (3 s with the augmented Newton system of src/contact/problem.c; 21-24 s before);
 2. six plates (1 kg, a 10 x 10 grid of points under each) dropped from staggered heights
    onto a floor, 0.4 s: the contact count grows during the run from 0 to 600, well beyond the
    storage's first estimate (64 + 32 per shape: 288 for 7 shapes); completed, every gap >=
@@ -12,10 +13,11 @@ finds more contact points (src/solver/moreau.c, grow_contacts), with the default
    record's normal impulses sum to 6 m g dt to 1e-9 relative.
 /contacts/table columns: 0 record, 1 body a, 2 body b, 9 gap, 10 normal impulse."""
 import math
+import resource
 
 import numpy as np
 
-from common import attempt, check, done, write_deck
+from common import QUICK, attempt, check, done, write_deck
 from common import contact_rows as rows
 
 G, DT = 9.81, 1.0e-3
@@ -52,7 +54,13 @@ bodies:
   - {name: floor, between: [disc, ground], friction: 0.5}
 solver: {dt: %r, t_end: 0.1}
 """ % (G, M, I1, I1, I3, pts(disc), FLOOR, DT)
+cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 r = attempt("a disc on 1000 points at rest (default settings)", write_deck("disc1000.yaml", text))
+cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - cpu0
+if r is not None and not QUICK:
+    # the island's Newton system in the augmented form (src/contact/problem.c): 3 s of CPU
+    # where the dense 3000 x 3000 LU of the Delassus matrix's pattern took 21-24 s
+    check(cpu <= 12.0, "1000 points: %.1f s of CPU (<= 12 s: the augmented Newton system)" % cpu)
 if r is not None:
     v, w = speeds(r)
     check(max(v.max(), w.max()) <= 1e-8, "1000 points: at rest, max |v| %.2e, |omega| %.2e"
