@@ -12,9 +12,9 @@
 
 #include "mbsim/contact.h"
 
-#define NB_MAX 4   /* bodies */
-#define NC_MAX 48  /* contacts */
-#define ND_MAX 16  /* coordinates of a body */
+#define NB_MAX 4  /* bodies */
+#define NC_MAX 48 /* contacts */
+#define ND_MAX 16 /* coordinates of a body */
 #define THETA 0.5
 
 /* a random problem: body of each contact (one or two), its W entries on all the body's
@@ -22,9 +22,9 @@
 typedef struct {
   int n, nb, nd;
   int body[NC_MAX][2], nbody[NC_MAX];
-  double Z[NB_MAX][ND_MAX * ND_MAX];  /* column-major */
-  double W[NC_MAX][2][3][ND_MAX];     /* per side, direction, coordinate */
-  double X[NC_MAX][2][3][ND_MAX];     /* Z W */
+  double Z[NB_MAX][ND_MAX * ND_MAX]; /* column-major */
+  double W[NC_MAX][2][3][ND_MAX];    /* per side, direction, coordinate */
+  double X[NC_MAX][2][3][ND_MAX];    /* Z W */
   int gptr[NC_MAX + 1], gcol[NC_MAX * NC_MAX];
   double gval[9 * NC_MAX * NC_MAX];
   int sptr[NC_MAX + 1], sy0[2 * NC_MAX], slen[2 * NC_MAX];
@@ -257,8 +257,8 @@ START_TEST(test_augmented_redundant) {
         s += fabs(R->X[k][0][a][i] * Ld[3 * k + a] / THETA);
       }
     }
-    ck_assert_msg(fabs(ya - yd) <= 1e-8 * s + 10 * tol, "coordinate %d: %.3e against %.3e", i,
-                  ya, yd);
+    ck_assert_msg(fabs(ya - yd) <= 1e-8 * s + 10 * tol, "coordinate %d: %.3e against %.3e", i, ya,
+                  yd);
   }
   free(R);
 }

@@ -65,7 +65,7 @@
 typedef struct {
   int *hp, *hi;
   double *hx;
-  int hpcap, hcap;  /* entries of hp; of hi and hx */
+  int hpcap, hcap; /* entries of hp; of hi and hx */
   int *lasthp, *lasthi, lastN, lastcap, lastzcap;
   int held;
   mbsLinsolve *ls;
@@ -124,11 +124,11 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs) {
   if (!cs) {
     return;
   }
-  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos,   cs->Lb,   cs->xi,
-                  cs->phi,    cs->D,      cs->B,     cs->dL,    cs->Lt,    cs->xit,  cs->phit,
-                  cs->gd,     cs->best,   cs->r,     cs->tpos,  cs->H,     cs->piv,  cs->ymap,
-                  cs->ycomp,  cs->cy0,    cs->clen,  cs->cfirst, cs->cperm, cs->cgp, cs->ccnt,
-                  cs->cgi,    cs->awe,    cs->awk,   cs->ident, cs->arhs,  cs->asol, cs->yv};
+  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local,  cs->pos,   cs->Lb,   cs->xi,
+                  cs->phi,    cs->D,      cs->B,     cs->dL,     cs->Lt,    cs->xit,  cs->phit,
+                  cs->gd,     cs->best,   cs->r,     cs->tpos,   cs->H,     cs->piv,  cs->ymap,
+                  cs->ycomp,  cs->cy0,    cs->clen,  cs->cfirst, cs->cperm, cs->cgp,  cs->ccnt,
+                  cs->cgi,    cs->awe,    cs->awk,   cs->ident,  cs->arhs,  cs->asol, cs->yv};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -607,13 +607,13 @@ static mbsStatus sparse_prepare(SparseLU *s, int N, const int *order, mbsError *
  * by component in an AMD order of the graph of the components the contacts join; the LU of
  * that Schur complement (dense within a component: a rigid body's 12 coordinates, a beam's
  * all) carries the rest. X's columns span their components' coordinates, so a contact on a
- * beam of many elements costs all of the beam's: use_augmented keeps G's pattern there. The scale s (a power of 2, exact) of the y rows keeps KLU's
- * partial pivoting within each contact's 3 x 3 block: a sticking contact's column holds only
- * (eps + reg) r on its diagonal, and a pivot in a y row would join that contact's rows to
- * every later column (a dense U). The Newton iterates are H's in exact arithmetic
- * (Alart-Curnier's generalized Newton, the Schur complement equivalence); in floating point
- * the elimination divides by A' (of order eps r for sticking contacts), as the Levenberg-
- * Marquardt step itself does. */
+ * beam of many elements costs all of the beam's: use_augmented keeps G's pattern there. The scale s
+ * (a power of 2, exact) of the y rows keeps KLU's partial pivoting within each contact's 3 x 3
+ * block: a sticking contact's column holds only (eps + reg) r on its diagonal, and a pivot in a y
+ * row would join that contact's rows to every later column (a dense U). The Newton iterates are H's
+ * in exact arithmetic (Alart-Curnier's generalized Newton, the Schur complement equivalence); in
+ * floating point the elimination divides by A' (of order eps r for sticking contacts), as the
+ * Levenberg-Marquardt step itself does. */
 
 /* ymap back to -1 on the island's coordinates */
 static void aug_release(mbsContactSolver *cs) {
@@ -879,8 +879,8 @@ static void aug_values(const mbsContactProblem *p, mbsContactSolver *cs, const i
 
 /* gd = G dL of the island through the factors: y = X dL / theta, gd_k = Wl_k^T y (cost:
  * the X and W entries, not G's blocks) */
-static void aug_gdl(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
-                    int ny, const double *dL, double *gd) {
+static void aug_gdl(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n, int ny,
+                    const double *dL, double *gd) {
   int N = 3 * n;
   double *y = cs->yv;
   memset(y, 0, (size_t)ny * sizeof(double));

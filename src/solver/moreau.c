@@ -320,12 +320,13 @@ static void work_free(void *p) {
   free(w->pair_by_shapes);
   free(w->q0save);
   free(w->hres);
-  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
-                  w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->nu,   w->vc, w->vp,
-                  w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
-                  w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force, w->ybase,
-                  w->fsptr, w->fsy0, w->fslen, w->fsoff, w->fwptr, w->fwy, w->fwval};
+  void *ptrs[] = {w->comp,  w->comp_of, w->pos_in, w->comp_unk, w->lu,      w->c,     w->prev,
+                  w->rec,   w->stepr,   w->old,    w->now,      w->x,       w->pts,   w->pose,
+                  w->extra, w->cand,    w->rhs,    w->sol,      w->u,       w->du,    w->gq,
+                  w->qe,    w->nu,      w->vc,     w->vp,       w->rowwork, w->zinv,  w->zwork,
+                  w->gptr,  w->gcol,    w->gval,   w->ccnt,     w->cfill,   w->clist, w->cmark,
+                  w->pxi,   w->pL,      w->pmu,    w->ppen,     w->force,   w->ybase, w->fsptr,
+                  w->fsy0,  w->fslen,   w->fsoff,  w->fwptr,    w->fwy,     w->fwval};
   mbs_contact_solver_destroy(w->cs);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);

@@ -247,11 +247,10 @@ void mbs_linsolve_set_order(mbsLinsolve *ls, const int *perm) {
 
 double mbs_linsolve_lu_entries(const mbsLinsolve *ls) {
   return ls->kind == MBS_LINEAR_KLU && ls->knum ? (double)ls->knum->lnz + (double)ls->knum->unz
-                                                 : 0.0;
+                                                : 0.0;
 }
 
-mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm,
-                           mbsError *err) {
+mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err) {
   double control[AMD_CONTROL], info[AMD_INFO];
   amd_defaults(control);
   int status = amd_order(n, colptr, rowind, perm, control, info);

@@ -43,8 +43,7 @@ double mbs_linsolve_lu_entries(const mbsLinsolve *ls);
 /* An AMD fill-reducing order (Amestoy, Davis and Duff) of the symmetric pattern of the n x n
  * matrix (colptr, rowind: duplicate and unsorted entries allowed; its transpose's pattern is
  * added) into perm (n); MBS_ERR_NOMEM or MBS_ERR_LINSOLVE (err filled). */
-mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm,
-                           mbsError *err);
+mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif
