@@ -19,7 +19,7 @@ CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION
 # needs optimisation; the sanitizer builds set HARDEN= and instrument instead)
 HARDEN ?= -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
 CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lspqr -lcholmod -lsuitesparseconfig -lopenblas -lm $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lamd -lspqr -lcholmod -lsuitesparseconfig -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
                              src/contact/*.c src/solver/*.c src/output/*.c))

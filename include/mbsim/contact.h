@@ -95,6 +95,26 @@ typedef struct {
   /* (n) NULL, or each contact's penalty law (k > 0: a penalty contact, mbsContactPenalty;
    * k = 0: unilateral) */
   const mbsContactPenalty *pen;
+  /* G's factors (optional: ny = 0 leaves them unused), G = Wl^T X / theta over the
+   * coordinates y (ny of them) of the Newton matrix's components that the contacts touch:
+   * X = J^-1 W the contacts' impulse responses on those coordinates, Wl the columns their
+   * laws measure velocities with. With them, the Newton system of a large island is solved
+   * in the augmented form whose size grows with the contacts (problem.c), not through G. */
+  int ny;
+  double theta;     /* G's 1 / theta */
+  const int *sptr;  /* (n + 1) each contact's segments: one per component it touches */
+  const int *sy0;   /* (sptr[n]) the segment's first coordinate in y (a component's
+                       coordinates are consecutive, its segments of every contact alike) */
+  const int *slen;  /* (sptr[n]) its coordinates */
+  const long *soff; /* (sptr[n]) its X columns at xval + soff: direction a (normal, t1,
+                       t2) at + a slen [m/s per N s, times theta] */
+  const double *xval;
+  const int *wptr;    /* (n + 1) each contact's entries of Wl */
+  const int *wy;      /* (wptr[n]) the coordinate in y of each (distinct within a contact) */
+  const double *wval; /* (3 wptr[n]) the values, direction a at 3 e + a */
+  int augmented;      /* the augmented form for islands of more than 96 unknowns: 0 where
+                         it has fewer entries than G's pattern, 1 always, -1 never; 2
+                         every island Newton solves, the small ones too (for tests) */
 } mbsContactProblem;
 
 typedef struct {

@@ -20,12 +20,23 @@
  *     shrinks with the residual, so the iteration converges fast to an impulse set near the
  *     start (Yamashita and Fukushima's rule for equations whose solutions are not isolated).
  *     Armijo's line search on sum (Phi_k / r_k)^2; a step that does not descend raises eps.
- *     The Jacobian has G's block pattern: islands of up to DENSE_MAX unknowns take a dense LU
- *     (LAPACK), larger ones a sparse LU (KLU, util/linsolve.c) whose cost grows with the
- *     blocks, not with their square;
+ *     The Jacobian H = B G + A + (eps + reg) B has G's block pattern: islands of up to
+ *     DENSE_MAX unknowns take a dense LU (LAPACK). Larger ones take a sparse LU (KLU,
+ *     util/linsolve.c) either of H on G's pattern, or, where the caller passes G's factors
+ *     (G = Wl^T X / theta, X = J^-1 W on the coordinates y of the components the contacts
+ *     touch) and their entries are fewer than G's blocks', of the augmented system
+ *         [ A + (eps + reg) B   B Wl^T ] [dL]   [-Phi]
+ *         [ -s X / theta        s I    ] [y ] = [ 0  ]
+ *     whose Schur complement on dL is H (the same Newton iterates in exact arithmetic;
+ *     aug_values): G of one body on n points is dense, n^2 blocks and an O(n^3) LU, the
+ *     augmented system O(n) entries and, its contacts eliminated first, O(n) fill. A pile
+ *     of dice, whose G is sparse, keeps G's pattern (its LU there is 4x smaller). Both
+ *     cost the blocks of G in the sweeps and the residuals (xi_row), which the caller
+ *     forms;
  *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps.
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +56,28 @@
 #define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
 #define STALL_ITER_OK 3    /* the same once the residual is within the accepted one */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
+#define SEG_MAX 32         /* components one contact may touch in the augmented form */
+#define AUG_RATIO 1.0      /* the augmented form where its entries times this are fewer than H's */
+
+/* a sparse LU of island Newton matrices (util/linsolve.h, KLU): the pattern (hp, hi: CSC) and
+ * values (hx) of the island at hand, the pattern last analysed, and whether the LU holds a
+ * factorization of that pattern */
+typedef struct {
+  int *hp, *hi;
+  double *hx;
+  int hpcap, hcap; /* entries of hp; of hi and hx */
+  int *lasthp, *lasthi, lastN, lastcap, lastzcap;
+  int held;
+  mbsLinsolve *ls;
+} SparseLU;
+
+static void sparse_free(SparseLU *s) {
+  void *ptrs[] = {s->hp, s->hi, s->hx, s->lasthp, s->lasthi};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  mbs_linsolve_destroy(s->ls);
+}
 
 struct mbsContactSolver {
   int cap;          /* contacts the arrays below hold */
@@ -58,16 +91,25 @@ struct mbsContactSolver {
                                                        Jacobian blocks A, B (9 cap), r (cap) */
   int *tpos;        /* (blocks) position of the transposed block */
   int bcap;
-  /* the Newton matrix of an island: dense (N x N, column-major) or CSC */
+  /* the Newton matrix of an island: dense (N x N, column-major) or sparse (glu: on G's
+   * pattern; alu: the augmented form) */
   double *H;
   int *piv;
   int Hcap;         /* N of the dense H */
-  int *hp, *hi;
-  double *hx;
-  int hpcap, hcap;  /* entries of hp; of hi and hx */
-  int *lasthp, *lasthi, lastN, lastcap, lastzcap; /* the pattern the sparse LU analysed */
-  int lu_held;      /* the sparse LU holds a factorization of the last island (that pattern) */
-  mbsLinsolve *ls;
+  SparseLU glu, alu;
+  /* the augmented form's work: the local index of each coordinate of y in the island's
+   * unknowns (ymap, -1 outside) and its component's (ycomp); the island's components (their
+   * first coordinate cy0, coordinates clen, first local unknown cfirst, nci of them), their
+   * graph (cgp, cgi) and AMD order (cperm); for each entry of a y column the W entry and
+   * contact it comes from (awe, awk); the unknowns' order (ident), right-hand side and
+   * solution (arhs, asol), y's change (yv) */
+  int *ymap, *ycomp, ycap, nci;
+  int *cy0, *clen, *cfirst, *cperm, *cgp, *ccnt, ccap;
+  int *cgi, cgcap;
+  int *awe, *awk, awcap;
+  int *ident;
+  double *arhs, *asol, *yv;
+  int mcap;
 };
 
 mbsContactSolver *mbs_contact_solver_create(mbsError *err) {
@@ -82,13 +124,16 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs) {
   if (!cs) {
     return;
   }
-  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos, cs->Lb, cs->xi, cs->phi,
-                  cs->D,      cs->B,      cs->dL,     cs->Lt,    cs->xit,   cs->phit, cs->gd, cs->best,
-                  cs->r,      cs->tpos,   cs->H,     cs->piv,   cs->hp,  cs->hi, cs->hx, cs->lasthp, cs->lasthi};
+  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local,  cs->pos,   cs->Lb,   cs->xi,
+                  cs->phi,    cs->D,      cs->B,     cs->dL,     cs->Lt,    cs->xit,  cs->phit,
+                  cs->gd,     cs->best,   cs->r,     cs->tpos,   cs->H,     cs->piv,  cs->ymap,
+                  cs->ycomp,  cs->cy0,    cs->clen,  cs->cfirst, cs->cperm, cs->cgp,  cs->ccnt,
+                  cs->cgi,    cs->awe,    cs->awk,   cs->ident,  cs->arhs,  cs->asol, cs->yv};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
-  mbs_linsolve_destroy(cs->ls);
+  sparse_free(&cs->glu);
+  sparse_free(&cs->alu);
   free(cs);
 }
 
@@ -424,30 +469,38 @@ static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *m
   return s <= max ? s : max;
 }
 
-/* the island's Newton matrix pattern (CSC over its 3n unknowns, local indices);
- * MBS_ERR_NOMEM */
+/* room for N unknowns and nz entries in the sparse LU's pattern arrays; 0 when out of memory */
+static int sparse_reserve(SparseLU *s, int N, long nz) {
+  if (nz > s->hcap) {
+    long hc = nz > 2L * s->hcap ? nz : 2L * s->hcap;
+    if (hc > INT_MAX || !grow((void **)&s->hi, (size_t)hc, sizeof(int)) ||
+        !grow((void **)&s->hx, (size_t)hc, sizeof(double))) {
+      return 0;
+    }
+    s->hcap = (int)hc;
+  }
+  if (N + 1 > s->hpcap) {
+    if (!grow((void **)&s->hp, (size_t)N + 1, sizeof(int))) {
+      return 0;
+    }
+    s->hpcap = N + 1;
+  }
+  return 1;
+}
+
+/* the island's Newton matrix pattern on G's blocks (CSC over its 3n unknowns, local indices)
+ * into cs->glu; MBS_ERR_NOMEM */
 static mbsStatus island_pattern(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem,
                                 int n, mbsError *err) {
-  int nb = 0;
+  long nb = 0;
   for (int i = 0; i < n; i++) {
     nb += p->gptr[mem[i] + 1] - p->gptr[mem[i]];
   }
   int N = 3 * n;
-  if (9 * nb > cs->hcap) {
-    int hc = 9 * nb > 2 * cs->hcap ? 9 * nb : 2 * cs->hcap;
-    if (!grow((void **)&cs->hi, (size_t)hc, sizeof(int)) ||
-        !grow((void **)&cs->hx, (size_t)hc, sizeof(double))) {
-      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
-                           "out of memory for the contact problem's Newton matrix");
-    }
-    cs->hcap = hc;
-  }
-  if (N + 1 > cs->hpcap) {
-    if (!grow((void **)&cs->hp, (size_t)N + 1, sizeof(int))) {
-      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
-                           "out of memory for the contact problem's Newton matrix");
-    }
-    cs->hpcap = N + 1;
+  SparseLU *s = &cs->glu;
+  if (!sparse_reserve(s, N, 9 * nb)) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory for the contact problem's Newton matrix");
   }
   /* column 3 l + b holds rows 3 k + a for the blocks (k, l): the pattern is symmetric, so
    * the k are row l's block columns */
@@ -455,16 +508,16 @@ static mbsStatus island_pattern(const mbsContactProblem *p, mbsContactSolver *cs
   for (int i = 0; i < n; i++) {
     int l = mem[i];
     for (int b = 0; b < 3; b++) {
-      cs->hp[3 * i + b] = nz;
+      s->hp[3 * i + b] = nz;
       for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
         int kl = cs->local[p->gcol[q]];
         for (int a = 0; a < 3; a++) {
-          cs->hi[nz++] = 3 * kl + a;
+          s->hi[nz++] = 3 * kl + a;
         }
       }
     }
   }
-  cs->hp[N] = nz;
+  s->hp[N] = nz;
   return MBS_OK;
 }
 
@@ -488,41 +541,434 @@ static void island_transpose(const mbsContactProblem *p, mbsContactSolver *cs, c
   }
 }
 
-/* 1 if the island pattern in hp, hi (N unknowns) is the one the sparse LU analysed last (the
- * same island again, in the step's next alternation: its symbolic analysis and pivot order
- * stay) */
-static int same_pattern(const mbsContactSolver *cs, int N) {
-  return N == cs->lastN && memcmp(cs->lasthp, cs->hp, (size_t)(N + 1) * sizeof(int)) == 0 &&
-         memcmp(cs->lasthi, cs->hi, (size_t)cs->hp[N] * sizeof(int)) == 0;
+/* 1 if the island pattern in s->hp, hi (N unknowns) is the one the sparse LU analysed last
+ * (the same island again, in the step's next alternation: its symbolic analysis and pivot
+ * order stay) */
+static int same_pattern(const SparseLU *s, int N) {
+  return N == s->lastN && memcmp(s->lasthp, s->hp, (size_t)(N + 1) * sizeof(int)) == 0 &&
+         memcmp(s->lasthi, s->hi, (size_t)s->hp[N] * sizeof(int)) == 0;
 }
 
 /* remember the analysed pattern (the LU references hp and hi themselves) */
-static mbsStatus keep_pattern(mbsContactSolver *cs, int N) {
-  if (N + 1 > cs->lastcap || cs->hp[N] > cs->lastzcap) {
-    int c = N + 1 > 2 * cs->lastcap ? N + 1 : 2 * cs->lastcap;
-    int z = cs->hp[N] > 2 * cs->lastzcap ? cs->hp[N] : 2 * cs->lastzcap;
-    if (!grow((void **)&cs->lasthp, (size_t)c, sizeof(int)) ||
-        !grow((void **)&cs->lasthi, (size_t)z, sizeof(int))) {
+static mbsStatus keep_pattern(SparseLU *s, int N) {
+  if (N + 1 > s->lastcap || s->hp[N] > s->lastzcap) {
+    int c = N + 1 > 2 * s->lastcap ? N + 1 : 2 * s->lastcap;
+    int z = s->hp[N] > 2 * s->lastzcap ? s->hp[N] : 2 * s->lastzcap;
+    if (!grow((void **)&s->lasthp, (size_t)c, sizeof(int)) ||
+        !grow((void **)&s->lasthi, (size_t)z, sizeof(int))) {
       return MBS_ERR_NOMEM;
     }
-    cs->lastcap = c;
-    cs->lastzcap = z;
+    s->lastcap = c;
+    s->lastzcap = z;
   }
-  memcpy(cs->lasthp, cs->hp, (size_t)(N + 1) * sizeof(int));
-  memcpy(cs->lasthi, cs->hi, (size_t)cs->hp[N] * sizeof(int));
-  cs->lastN = N;
+  memcpy(s->lasthp, s->hp, (size_t)(N + 1) * sizeof(int));
+  memcpy(s->lasthi, s->hi, (size_t)s->hp[N] * sizeof(int));
+  s->lastN = N;
   return MBS_OK;
+}
+
+/* the sparse LU s ready for its pattern (N unknowns): created, or analysed afresh when the
+ * pattern is not the last one; order NULL (KLU's AMD) or the pivot order; MBS_ERR_NOMEM */
+static mbsStatus sparse_prepare(SparseLU *s, int N, const int *order, mbsError *err) {
+  if (!s->ls) {
+    s->ls = mbs_linsolve_create(MBS_LINEAR_KLU, N, s->hp, s->hi, err);
+    if (!s->ls) {
+      return err->status;
+    }
+    /* G's form: rows I - D (...) + r D G, of order one by construction (r = 1 / max diag
+     * G); the augmented form: scaled by construction (aug_values). The patterns are ours
+     * (sorted, no duplicates), so KLU neither scales nor checks them (its check, a pass
+     * over the entries per factorization, took a fifth of the time of the
+     * refactorizations of a pile's island) */
+    mbs_linsolve_set_scaling(s->ls, -1);
+    s->held = 0;
+  } else if (!same_pattern(s, N)) {
+    mbs_linsolve_reanalyse(s->ls, N, s->hp, s->hi);
+    s->held = 0;
+  }
+  mbs_linsolve_set_order(s->ls, order);
+  if (keep_pattern(s, N) != MBS_OK) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+  }
+  return MBS_OK;
+}
+
+/* ---- the augmented form of an island's Newton system ----
+ * G = Wl^T X / theta (mbsContactProblem.sptr ...) couples every two contacts on a body, so
+ * a body on 1000 points has a dense G, and H = B G + A' (A' = A + (eps + reg) B) a dense
+ * 3000 x 3000 LU. With y = X dL / theta, the change of the touched components' coordinates'
+ * velocities, the Newton system H dL = -Phi is equivalently
+ *     [ A'          B Wl^T ] [dL]   [-Phi]
+ *     [ -s X/theta  s I    ] [y ] = [ 0  ]
+ * (eliminating y gives H back: the Schur complement of the block s I), whose entries grow
+ * with the contacts and their W and X entries. The unknowns are ordered dL first (contact by
+ * contact: eliminating dL_k touches only the y of k's components, no other contact's dL, so
+ * the contacts' elimination makes no fill but the Schur complement on y), then y component
+ * by component in an AMD order of the graph of the components the contacts join; the LU of
+ * that Schur complement (dense within a component: a rigid body's 12 coordinates, a beam's
+ * all) carries the rest. X's columns span their components' coordinates, so a contact on a
+ * beam of many elements costs all of the beam's: use_augmented keeps G's pattern there. The scale s
+ * (a power of 2, exact) of the y rows keeps KLU's partial pivoting within each contact's 3 x 3
+ * block: a sticking contact's column holds only (eps + reg) r on its diagonal, and a pivot in a y
+ * row would join that contact's rows to every later column (a dense U). The Newton iterates are H's
+ * in exact arithmetic (Alart-Curnier's generalized Newton, the Schur complement equivalence); in
+ * floating point the elimination divides by A' (of order eps r for sticking contacts), as the
+ * Levenberg-Marquardt step itself does. */
+
+/* ymap back to -1 on the island's coordinates */
+static void aug_release(mbsContactSolver *cs) {
+  for (int c = 0; c < cs->nci; c++) {
+    for (int t = 0; t < cs->clen[c]; t++) {
+      cs->ymap[cs->cy0[c] + t] = -1;
+    }
+  }
+}
+
+/* the contacts' segments of an island: each component's coordinates' local unknowns (3n +
+ * cfirst[c] + j, the components in an AMD order of their graph), into ymap / ycomp; returns
+ * the coordinates (the y's), -1 out of memory */
+static int aug_components(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
+                          mbsError *err) {
+  if (p->ny > cs->ycap) {
+    if (!grow((void **)&cs->ymap, (size_t)p->ny, sizeof(int)) ||
+        !grow((void **)&cs->ycomp, (size_t)p->ny, sizeof(int))) {
+      goto nomem;
+    }
+    for (int g = cs->ycap; g < p->ny; g++) {
+      cs->ymap[g] = -1;
+    }
+    cs->ycap = p->ny;
+  }
+  int nseg = 0;
+  for (int i = 0; i < n; i++) {
+    nseg += p->sptr[mem[i] + 1] - p->sptr[mem[i]];
+  }
+  if (nseg + 1 > cs->ccap) {
+    int c = nseg + 1;
+    if (!grow((void **)&cs->cy0, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->clen, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->cfirst, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->cperm, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->ccnt, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->cgp, (size_t)c + 1, sizeof(int))) {
+      goto nomem;
+    }
+    cs->ccap = c;
+  }
+  /* the components, numbered as first met (ycomp at their first coordinate) */
+  int nci = 0;
+  long ge = 0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i], ns = p->sptr[k + 1] - p->sptr[k];
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      int y0 = p->sy0[q];
+      if (cs->ymap[y0] < 0) {
+        cs->ymap[y0] = 0; /* marked: numbered below */
+        cs->ycomp[y0] = nci;
+        cs->cy0[nci] = y0;
+        cs->clen[nci] = p->slen[q];
+        nci++;
+      }
+    }
+    ge += (long)ns * ns;
+  }
+  /* their graph: the components each contact touches form a clique (an AMD input may hold
+   * duplicates) */
+  if (ge > cs->cgcap) {
+    long c = ge > 2L * cs->cgcap ? ge : 2L * cs->cgcap;
+    if (c > INT_MAX || !grow((void **)&cs->cgi, (size_t)c, sizeof(int))) {
+      goto nomem;
+    }
+    cs->cgcap = (int)c;
+  }
+  memset(cs->ccnt, 0, (size_t)nci * sizeof(int));
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      cs->ccnt[cs->ycomp[p->sy0[q]]] += p->sptr[k + 1] - p->sptr[k];
+    }
+  }
+  cs->cgp[0] = 0;
+  for (int c = 0; c < nci; c++) {
+    cs->cgp[c + 1] = cs->cgp[c] + cs->ccnt[c];
+    cs->ccnt[c] = cs->cgp[c];
+  }
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      int c = cs->ycomp[p->sy0[q]];
+      for (int q2 = p->sptr[k]; q2 < p->sptr[k + 1]; q2++) {
+        cs->cgi[cs->ccnt[c]++] = cs->ycomp[p->sy0[q2]];
+      }
+    }
+  }
+  cs->nci = nci;
+  if (mbs_linsolve_amd(nci, cs->cgp, cs->cgi, cs->cperm, err) != MBS_OK) {
+    aug_release(cs);
+    return -1;
+  }
+  /* the coordinates' local unknowns in that order */
+  int N = 3 * n, ny = 0;
+  for (int j = 0; j < nci; j++) {
+    int c = cs->cperm[j];
+    cs->cfirst[c] = ny;
+    for (int t = 0; t < cs->clen[c]; t++) {
+      cs->ymap[cs->cy0[c] + t] = N + ny + t;
+      cs->ycomp[cs->cy0[c] + t] = c;
+    }
+    ny += cs->clen[c];
+  }
+  cs->nci = nci;
+  return ny;
+nomem:
+  mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+  return -1;
+}
+
+/* the augmented form's pattern (CSC, M = 3n + ny unknowns) into cs->alu, and for each entry
+ * of the y columns the W entry and contact it comes from (awe, awk); MBS_ERR_NOMEM */
+static mbsStatus aug_pattern(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem,
+                             int n, int ny, mbsError *err) {
+  int N = 3 * n, M = N + ny;
+  long nz = ny, nw = 0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    nz += 9;
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      nz += 3L * p->slen[q];
+    }
+    nw += p->wptr[k + 1] - p->wptr[k];
+  }
+  nz += 3 * nw;
+  SparseLU *s = &cs->alu;
+  if (!sparse_reserve(s, M, nz)) {
+    goto nomem;
+  }
+  if (M > cs->mcap) {
+    if (!grow((void **)&cs->ident, (size_t)M, sizeof(int)) ||
+        !grow((void **)&cs->arhs, (size_t)M, sizeof(double)) ||
+        !grow((void **)&cs->asol, (size_t)M, sizeof(double)) ||
+        !grow((void **)&cs->yv, (size_t)M, sizeof(double))) {
+      goto nomem;
+    }
+    for (int j = cs->mcap; j < M; j++) {
+      cs->ident[j] = j;
+    }
+    cs->mcap = M;
+  }
+  if (nw > cs->awcap) {
+    long c = nw > 2L * cs->awcap ? nw : 2L * cs->awcap;
+    if (c > INT_MAX || !grow((void **)&cs->awe, (size_t)c, sizeof(int)) ||
+        !grow((void **)&cs->awk, (size_t)c, sizeof(int))) {
+      goto nomem;
+    }
+    cs->awcap = (int)c;
+  }
+  /* dL columns: the contact's block rows, then its components' coordinates ascending */
+  int e = 0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i], q0 = p->sptr[k], ns = p->sptr[k + 1] - q0, ord[SEG_MAX];
+    for (int t = 0; t < ns; t++) { /* its segments by local unknown (insertion sort) */
+      int v = q0 + t, j = t - 1;
+      while (j >= 0 && cs->ymap[p->sy0[ord[j]]] > cs->ymap[p->sy0[v]]) {
+        ord[j + 1] = ord[j];
+        j--;
+      }
+      ord[j + 1] = v;
+    }
+    for (int b = 0; b < 3; b++) {
+      s->hp[3 * i + b] = e;
+      for (int a = 0; a < 3; a++) {
+        s->hi[e++] = 3 * i + a;
+      }
+      for (int t = 0; t < ns; t++) {
+        int y = cs->ymap[p->sy0[ord[t]]];
+        for (int j = 0; j < p->slen[ord[t]]; j++) {
+          s->hi[e++] = y + j;
+        }
+      }
+    }
+  }
+  /* y columns: the rows of the contacts whose Wl holds the coordinate, then the diagonal
+   * (counting sort by coordinate; contacts ascending) */
+  int *cnt = s->hp + N; /* column starts, counted in place */
+  memset(cnt, 0, (size_t)(ny + 1) * sizeof(int));
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    for (int q = p->wptr[k]; q < p->wptr[k + 1]; q++) {
+      cnt[cs->ymap[p->wy[q]] - N + 1]++;
+    }
+  }
+  for (int j = 0; j < ny; j++) {
+    cnt[j + 1] += cnt[j];
+  }
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    for (int q = p->wptr[k]; q < p->wptr[k + 1]; q++) {
+      int slot = cnt[cs->ymap[p->wy[q]] - N]++;
+      cs->awe[slot] = q;
+      cs->awk[slot] = k;
+    }
+  }
+  /* cnt[j] now ends column j's W entries (read before hp[N + j], the same int, becomes
+   * the column's start): the rows */
+  int w0 = 0;
+  for (int j = 0; j < ny; j++) {
+    int w1 = cnt[j];
+    s->hp[N + j] = e;
+    for (int t = w0; t < w1; t++) {
+      int kl = cs->local[cs->awk[t]];
+      for (int a = 0; a < 3; a++) {
+        s->hi[e++] = 3 * kl + a;
+      }
+    }
+    s->hi[e++] = N + j;
+    w0 = w1;
+  }
+  s->hp[M] = e;
+  return MBS_OK;
+nomem:
+  return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                       "out of memory for the contact problem's augmented Newton matrix");
+}
+
+/* the augmented form's values (the order of aug_pattern) at the island's A, B in cs->D, B,
+ * the term c = eps + reg and the y rows' scale sc */
+static void aug_values(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
+                       int ny, double c, double sc) {
+  SparseLU *s = &cs->alu;
+  int e = 0, N = 3 * n;
+  double xs = -sc / p->theta;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i], q0 = p->sptr[k], ns = p->sptr[k + 1] - q0, ord[SEG_MAX];
+    for (int t = 0; t < ns; t++) {
+      int v = q0 + t, j = t - 1;
+      while (j >= 0 && cs->ymap[p->sy0[ord[j]]] > cs->ymap[p->sy0[v]]) {
+        ord[j + 1] = ord[j];
+        j--;
+      }
+      ord[j + 1] = v;
+    }
+    const double *Ak = cs->D + 9 * k, *Bk = cs->B + 9 * k;
+    for (int b = 0; b < 3; b++) {
+      for (int a = 0; a < 3; a++) {
+        s->hx[e++] = Ak[3 * a + b] + c * Bk[3 * a + b];
+      }
+      for (int t = 0; t < ns; t++) {
+        const double *x = p->xval + p->soff[ord[t]] + (long)b * p->slen[ord[t]];
+        for (int j = 0; j < p->slen[ord[t]]; j++) {
+          s->hx[e++] = xs * x[j];
+        }
+      }
+    }
+  }
+  /* y columns: B_k Wl_k^T, then sc on the diagonal */
+  int t = 0;
+  for (int j = 0; j < ny; j++) {
+    int end = s->hp[N + j + 1] - 1;
+    for (int q = s->hp[N + j]; q < end; q += 3, t++) {
+      int k = cs->awk[t];
+      const double *Bk = cs->B + 9 * k, *w = p->wval + 3 * (long)cs->awe[t];
+      for (int a = 0; a < 3; a++) {
+        s->hx[q + a] = Bk[3 * a] * w[0] + Bk[3 * a + 1] * w[1] + Bk[3 * a + 2] * w[2];
+      }
+    }
+    s->hx[end] = sc;
+  }
+}
+
+/* gd = G dL of the island through the factors: y = X dL / theta, gd_k = Wl_k^T y (cost:
+ * the X and W entries, not G's blocks) */
+static void aug_gdl(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n, int ny,
+                    const double *dL, double *gd) {
+  int N = 3 * n;
+  double *y = cs->yv;
+  memset(y, 0, (size_t)ny * sizeof(double));
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      double *yo = y + cs->ymap[p->sy0[q]] - N;
+      int len = p->slen[q];
+      for (int b = 0; b < 3; b++) {
+        const double *x = p->xval + p->soff[q] + (long)b * len;
+        double d = dL[3 * i + b] / p->theta;
+        for (int j = 0; j < len; j++) {
+          yo[j] += x[j] * d;
+        }
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    double s3[3] = {0.0, 0.0, 0.0};
+    for (int q = p->wptr[k]; q < p->wptr[k + 1]; q++) {
+      double yq = y[cs->ymap[p->wy[q]] - N];
+      for (int a = 0; a < 3; a++) {
+        s3[a] += p->wval[3 * (long)q + a] * yq;
+      }
+    }
+    memcpy(gd + 3 * i, s3, sizeof(s3));
+  }
+}
+
+/* 1 if island mem[0..n) takes the augmented form (mbsContactProblem.augmented): where its
+ * entries (the contacts' blocks, X and W entries and the y's) are fewer than those of H on
+ * G's pattern (9 per block; the LU's fill grows alike in both) */
+static int use_augmented(const mbsContactProblem *p, const int *mem, int n) {
+  if (p->ny <= 0 || p->augmented < 0 || n < 2) {
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    if (p->sptr[mem[i] + 1] - p->sptr[mem[i]] > SEG_MAX) {
+      return 0;
+    }
+  }
+  if (p->augmented == 2) {
+    return 1;
+  }
+  if (3 * n <= DENSE_MAX) {
+    return 0;
+  }
+  if (p->augmented == 1) {
+    return 1;
+  }
+  double nb = 0.0, na = 0.0;
+  for (int i = 0; i < n; i++) {
+    int k = mem[i];
+    nb += 9.0 * (p->gptr[k + 1] - p->gptr[k]);
+    na += 9.0 + 3.0 * (p->wptr[k + 1] - p->wptr[k]);
+    for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+      na += 4.0 * p->slen[q]; /* X's 3 columns, and y itself (shared: an upper bound) */
+    }
+  }
+  return na * AUG_RATIO < nb;
 }
 
 /* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
  * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
                          double reg, double *res, mbsError *err) {
-  int N = 3 * n, dense = N <= DENSE_MAX, one = 1;
-  if (!dense && island_pattern(p, cs, mem, n, err) != MBS_OK) {
-    return -1;
+  int N = 3 * n, aug = use_augmented(p, mem, n), dense = !aug && N <= DENSE_MAX, one = 1;
+  int ny = 0, M = N;
+  SparseLU *sp = aug ? &cs->alu : &cs->glu;
+  if (aug) {
+    ny = aug_components(p, cs, mem, n, err);
+    if (ny < 0) {
+      return -1;
+    }
+    M = N + ny;
+    if (aug_pattern(p, cs, mem, n, ny, err) != MBS_OK ||
+        sparse_prepare(sp, M, cs->ident, err) != MBS_OK) {
+      aug_release(cs);
+      return -1;
+    }
+  } else {
+    if (!dense && (island_pattern(p, cs, mem, n, err) != MBS_OK ||
+                   sparse_prepare(sp, N, NULL, err) != MBS_OK)) {
+      return -1;
+    }
+    island_transpose(p, cs, mem, n);
   }
-  island_transpose(p, cs, mem, n);
   if (dense && N > cs->Hcap) {
     if (!grow((void **)&cs->H, (size_t)N * N, sizeof(double)) ||
         !grow((void **)&cs->piv, (size_t)N, sizeof(int))) {
@@ -531,29 +977,31 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     }
     cs->Hcap = N;
   }
-  if (!dense) {
-    if (!cs->ls) {
-      cs->ls = mbs_linsolve_create(MBS_LINEAR_KLU, N, cs->hp, cs->hi, err);
-      if (!cs->ls) {
-        return -1;
-      }
-      /* rows I - D (...) + r D G: of order one by construction (r = 1 / max diag G); and
-       * the pattern is ours (sorted, no duplicates), so KLU neither scales nor checks it
-       * (its check, a pass over the entries per factorization, took a fifth of the time
-       * of the refactorizations of a pile's island) */
-      mbs_linsolve_set_scaling(cs->ls, -1);
-    } else if (!same_pattern(cs, N)) {
-      mbs_linsolve_reanalyse(cs->ls, N, cs->hp, cs->hi);
-      cs->lu_held = 0;
-    }
-    if (keep_pattern(cs, N) != MBS_OK) {
-      mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
-      return -1;
-    }
-  }
-  double gmax = 0.0;
+  double gmax = 0.0, rmin = INFINITY;
   for (int i = 0; i < n; i++) {
     gmax = fmax(gmax, 1.0 / cs->r[mem[i]]);
+    rmin = fmin(rmin, cs->r[mem[i]]);
+  }
+  /* the augmented form's y rows' scale: their entries in a contact's column, s |X| / theta,
+   * stay below 1e-3 (c rmin)^2 with c >= gmax LM_MIN the smallest term, below the smallest
+   * pivot that contact's block can offer after the block's own elimination; one scale for
+   * the whole iteration (KLU's reused pivot order compares condition estimates) */
+  double sc = 1.0;
+  if (aug) {
+    double xmax = 0.0;
+    for (int i = 0; i < n; i++) {
+      int k = mem[i];
+      for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
+        const double *x = p->xval + p->soff[q];
+        for (long j = 0; j < 3L * p->slen[q]; j++) {
+          xmax = fmax(xmax, fabs(x[j]));
+        }
+      }
+    }
+    double cr = (gmax * LM_MIN + reg) * rmin, want = 1e-3 * cr * cr / (xmax / p->theta + 1e-300);
+    int ex;
+    frexp(want, &ex);
+    sc = ldexp(1.0, ex < -900 ? -900 : ex - 1);
   }
   /* xi, Phi, D and the merit at p->L */
   double merit = 0.0, r0 = 0.0;
@@ -573,7 +1021,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   /* the LU is kept while the steps it gives contract the residual by CHORD_CONTRACT (a
    * factorization costs what many solves cost); the same sparse island again (the step's next
    * alternation) starts from the LU it left */
-  int lu_ok = !dense && cs->lu_held, refactor = !lu_ok, chord = 0;
+  int lu_ok = !dense && sp->held, refactor = !lu_ok, chord = 0;
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol &&
               slow < (*res <= p->accept ? STALL_ITER_OK : STALL_ITER);
        it++) {
@@ -582,6 +1030,12 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     chord = !refactor && lu_ok;
     if (chord) {
       goto solve;
+    }
+    if (aug) {
+      aug_values(p, cs, mem, n, ny, eps + reg, sc);
+      mbsError lerr;
+      lu_ok = mbs_linsolve_factor(sp->ls, sp->hx, 0, &lerr) == MBS_OK;
+      goto factored;
     }
     /* H_kl = B_k G_kl + delta_kl (A_k + eps B_k) (law_phi; unilateral: I - D (I - R (G +
      * eps I))) */
@@ -604,7 +1058,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
             if (dense) {
               cs->H[(size_t)(3 * kl + a) + (size_t)N * (3 * i + b)] = v;
             } else {
-              cs->hx[nz++] = v;
+              sp->hx[nz++] = v;
             }
           }
         }
@@ -616,8 +1070,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       lu_ok = info == 0;
     } else {
       mbsError lerr;
-      lu_ok = mbs_linsolve_factor(cs->ls, cs->hx, 0, &lerr) == MBS_OK;
+      lu_ok = mbs_linsolve_factor(sp->ls, sp->hx, 0, &lerr) == MBS_OK;
     }
+  factored:
     refactor = 0;
     if (!lu_ok) {
       if (lm >= 1e12) {
@@ -639,29 +1094,42 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
     } else {
       mbsError lerr;
-      if (mbs_linsolve_solve(cs->ls, cs->hx, cs->dL, cs->gd, &lerr) != MBS_OK) {
+      double *b = aug ? cs->arhs : cs->dL, *x = aug ? cs->asol : cs->gd;
+      if (aug) {
+        memcpy(b, cs->dL, (size_t)N * sizeof(double));
+        memset(b + N, 0, (size_t)ny * sizeof(double));
+      }
+      if (mbs_linsolve_solve(sp->ls, sp->hx, b, x, &lerr) != MBS_OK) {
         lu_ok = 0;
         refactor = 1;
         slow++;
         continue;
       }
-      memcpy(cs->dL, cs->gd, (size_t)N * sizeof(double));
+      memcpy(cs->dL, x, (size_t)N * sizeof(double));
     }
-    /* gd = G dL (island rows), then the line search along dL */
-    for (int i = 0; i < n; i++) {
-      int k = mem[i];
-      double s[3] = {0.0, 0.0, 0.0};
-      for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
-        int li = cs->local[p->gcol[q]];
-        const double *g = p->gval + 9 * (size_t)q, *d = cs->dL + 3 * li;
-        for (int a = 0; a < 3; a++) {
-          s[a] += g[3 * a] * d[0] + g[3 * a + 1] * d[1] + g[3 * a + 2] * d[2];
+    /* gd = G dL (island rows): through the factors in the augmented form, else G's blocks;
+     * then the line search along dL */
+    if (aug) {
+      aug_gdl(p, cs, mem, n, ny, cs->dL, cs->gd);
+      for (int j = 0; j < N; j++) {
+        cs->gd[j] += reg * cs->dL[j];
+      }
+    } else {
+      for (int i = 0; i < n; i++) {
+        int k = mem[i];
+        double s[3] = {0.0, 0.0, 0.0};
+        for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
+          int li = cs->local[p->gcol[q]];
+          const double *g = p->gval + 9 * (size_t)q, *d = cs->dL + 3 * li;
+          for (int a = 0; a < 3; a++) {
+            s[a] += g[3 * a] * d[0] + g[3 * a + 1] * d[1] + g[3 * a + 2] * d[2];
+          }
         }
+        for (int a = 0; a < 3; a++) {
+          s[a] += reg * cs->dL[3 * i + a];
+        }
+        memcpy(cs->gd + 3 * i, s, sizeof(s));
       }
-      for (int a = 0; a < 3; a++) {
-        s[a] += reg * cs->dL[3 * i + a];
-      }
-      memcpy(cs->gd + 3 * i, s, sizeof(s));
     }
     double alpha = 1.0, mt = INFINITY, rt = INFINITY;
     for (int ls = 0; ls < 30; ls++) {
@@ -713,7 +1181,11 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       slow++;
     }
   }
-  cs->lu_held = !dense && lu_ok;
+  cs->glu.held = !dense && !aug && lu_ok;
+  cs->alu.held = aug && lu_ok;
+  if (aug) {
+    aug_release(cs);
+  }
   return it;
 }
 
@@ -835,6 +1307,21 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
     }
     st->residual = fmax(st->residual, res);
     converged &= res <= p->accept || (st->regularized > 0 && res <= p->accept_reg);
+    /* the impulses in their cones C_k: Newton's iterates (and the compliance's solution)
+     * may end a little outside, a normal impulse of -1e-9 N s in a pile's stalled step,
+     * which no law admits and a record would carry into the next step's warm start; the
+     * caller checks the velocities that the impulses give against its tolerance */
+    for (int m = 0; m < ni; m++) {
+      double *l = p->L + 3 * mem[m];
+      double lt = hypot(l[1], l[2]), lim = p->mu[mem[m]] * l[0];
+      if (!(l[0] >= 0.0)) {
+        l[0] = l[1] = l[2] = 0.0;
+      } else if (lt > lim) {
+        double f = lim / lt;
+        l[1] *= f;
+        l[2] *= f;
+      }
+    }
   }
   return converged;
 }

@@ -91,6 +91,11 @@
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
 #define BROAD_NOMEM (-2)    /* detect's return when the broad phase ran out of memory */
+/* mbsContactProblem.augmented: 0 the augmented form where it is the smaller (-1 never, 1
+ * every large island: builds for tests and measurements, -DMBS_CONTACT_AUGMENTED=...) */
+#ifndef MBS_CONTACT_AUGMENTED
+#define MBS_CONTACT_AUGMENTED 0
+#endif
 #define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define STATE_COLS 25       /* columns of /state/contacts (state_export) */
@@ -199,6 +204,13 @@ typedef struct {
   double *gval;
   int *ccnt, *cfill, *clist, clcap, *cmark;
   double *pxi, *pL, *pmu; /* (3 cap, 3 cap, cap) */
+  /* G's factors for the problem (mbsContactProblem.ny ...): each component's first
+   * coordinate in y (ybase, ncomp + 1); per contact its segments (fsptr, fcap + 1; fsy0,
+   * fslen, fsoff: fscap) and its law columns' entries (fwptr, fcap + 1; fwy, fwcap; fwval,
+   * 3 fwcap) */
+  int *ybase, *fsptr, *fsy0, *fslen, *fwptr, *fwy, fcap, fscap, fwcap;
+  long *fsoff;
+  double *fwval;
   mbsContactPenalty *ppen; /* (cap) */
   struct {
     mbsShapePair pair;
@@ -311,11 +323,13 @@ static void work_free(void *p) {
   free(w->exp);
   free(w->q0save);
   free(w->hres);
-  void *ptrs[] = {w->comp, w->comp_of, w->pos_in, w->comp_unk, w->lu,  w->c,
-                  w->prev, w->rec, w->stepr, w->old, w->now, w->x,      w->pts,      w->pose, w->extra, w->cand, w->rhs,
-                  w->sol,  w->u,       w->du,     w->gq, w->qe,       w->nu,   w->vc, w->vp,
-                  w->rowwork, w->zinv, w->zwork, w->gptr, w->gcol, w->gval, w->ccnt, w->cfill,
-                  w->clist, w->cmark, w->pxi, w->pL, w->pmu, w->ppen, w->force};
+  void *ptrs[] = {w->comp,  w->comp_of, w->pos_in, w->comp_unk, w->lu,      w->c,     w->prev,
+                  w->rec,   w->stepr,   w->old,    w->now,      w->x,       w->pts,   w->pose,
+                  w->extra, w->cand,    w->rhs,    w->sol,      w->u,       w->du,    w->gq,
+                  w->qe,    w->nu,      w->vc,     w->vp,       w->rowwork, w->zinv,  w->zwork,
+                  w->gptr,  w->gcol,    w->gval,   w->ccnt,     w->cfill,   w->clist, w->cmark,
+                  w->pxi,   w->pL,      w->pmu,    w->ppen,     w->force,   w->ybase, w->fsptr,
+                  w->fsy0,  w->fslen,   w->fsoff,  w->fwptr,    w->fwy,     w->fwval};
   mbs_contact_solver_destroy(w->cs);
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
@@ -1499,6 +1513,87 @@ static mbsStatus delassus(MoreauWork *w, mbsError *err) {
   return MBS_OK;
 }
 
+/* G's factors for the contact problem p (G = Wl^T X / theta, mbsContactProblem.ny ...): the
+ * coordinates y of all components, each contact's X columns on its components (the
+ * J^-1 W columns in w->x) and its law columns Wl; MBS_ERR_NOMEM */
+static mbsStatus factor_lists(MoreauWork *w, mbsContactProblem *p, mbsError *err) {
+  int nc = w->nc;
+  if (!w->ybase) {
+    w->ybase = malloc((size_t)(w->ncomp + 1) * sizeof(int));
+    if (!w->ybase) {
+      goto nomem;
+    }
+    w->ybase[0] = 0;
+    for (int i = 0; i < w->ncomp; i++) {
+      w->ybase[i + 1] = w->ybase[i] + w->comp[i].ncoord;
+    }
+  }
+  long ns = 0, nw = 0;
+  for (int k = 0; k < nc; k++) {
+    ns += w->c[k].ncomp;
+    nw += w->c[k].nw;
+  }
+  if (nc + 1 > w->fcap) {
+    int c = nc + 1 > 2 * w->fcap ? nc + 1 : 2 * w->fcap;
+    if (!grow_array(&w->fsptr, (size_t)c, sizeof(int)) ||
+        !grow_array(&w->fwptr, (size_t)c, sizeof(int))) {
+      goto nomem;
+    }
+    w->fcap = c;
+  }
+  if (ns > w->fscap) {
+    long c = ns > 2L * w->fscap ? ns : 2L * w->fscap;
+    if (c > INT_MAX || !grow_array(&w->fsy0, (size_t)c, sizeof(int)) ||
+        !grow_array(&w->fslen, (size_t)c, sizeof(int)) ||
+        !grow_array(&w->fsoff, (size_t)c, sizeof(long))) {
+      goto nomem;
+    }
+    w->fscap = (int)c;
+  }
+  if (nw > w->fwcap) {
+    long c = nw > 2L * w->fwcap ? nw : 2L * w->fwcap;
+    if (c > INT_MAX / 3 || !grow_array(&w->fwy, (size_t)c, sizeof(int)) ||
+        !grow_array(&w->fwval, 3 * (size_t)c, sizeof(double))) {
+      goto nomem;
+    }
+    w->fwcap = (int)c;
+  }
+  int q = 0, e = 0;
+  for (int k = 0; k < nc; k++) {
+    const Contact *c = &w->c[k];
+    w->fsptr[k] = q;
+    for (int side = 0; side < c->ncomp; side++, q++) {
+      w->fsy0[q] = w->ybase[c->comp[side]];
+      w->fslen[q] = w->comp[c->comp[side]].ncoord;
+      w->fsoff[q] = c->xoff[side];
+    }
+    w->fwptr[k] = e;
+    const double *col[3] = {law_column(c, 0), law_column(c, 1), law_column(c, 2)};
+    for (int j = 0; j < c->nw; j++, e++) {
+      int i = c->widx[j];
+      w->fwy[e] = w->ybase[w->comp_of[i]] + w->pos_in[i];
+      for (int a = 0; a < 3; a++) {
+        w->fwval[3 * (long)e + a] = col[a][j];
+      }
+    }
+  }
+  w->fsptr[nc] = q;
+  w->fwptr[nc] = e;
+  p->ny = w->ybase[w->ncomp];
+  p->theta = w->theta;
+  p->sptr = w->fsptr;
+  p->sy0 = w->fsy0;
+  p->slen = w->fslen;
+  p->soff = w->fsoff;
+  p->xval = w->x;
+  p->wptr = w->fwptr;
+  p->wy = w->fwy;
+  p->wval = w->fwval;
+  return MBS_OK;
+nomem:
+  return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory for the contact problem");
+}
+
 /* the contact problem on the linear model u = w->u + (1/theta) J^-1 W (L - L_j) (J^-1 W from
  * contact_matrices): the step's contacts' impulses in w->c[].L are updated and w->u follows
  * them; returns the iterations (sweeps and Newton iterations), -1 when the tolerance was
@@ -1535,7 +1630,11 @@ static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, doub
                          .max_iter = m->contact_iterations,
                          .reg = REG_COMPLIANCE,
                          .accept_reg = fmax(tol, REG_ACCEPT * vscale),
-                         .pen = npen ? w->ppen : NULL};
+                         .pen = npen ? w->ppen : NULL,
+                         .augmented = MBS_CONTACT_AUGMENTED};
+  if (factor_lists(w, &p, err) != MBS_OK) {
+    return -2;
+  }
   mbsContactStats st;
   int ok = mbs_contact_solve(w->cs, &p, &st, err);
   if (ok < 0) {

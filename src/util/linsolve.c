@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <amd.h>
 #include <klu.h>
 #include <umfpack.h>
 
@@ -31,6 +32,7 @@ struct mbsLinsolve {
   klu_common common;
   klu_symbolic *ksym;
   klu_numeric *knum;
+  const int *perm;    /* NULL, or the pivot order given (mbs_linsolve_set_order) */
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
   long analyses;      /* symbolic analyses done */
   long fresh;         /* full factorizations with fresh pivoting (these allocate) */
@@ -132,7 +134,14 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
   int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
   double *ax = (double *)values;
   if (!ls->ksym) {
-    ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
+    if (ls->perm) {
+      /* KLU's prototype takes non-const permutations that it only reads */
+      int *q = (int *)ls->perm;
+      ls->common.btf = 0;
+      ls->ksym = klu_analyze_given(ls->n, ap, ai, q, q, &ls->common);
+    } else {
+      ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
+    }
     if (!ls->ksym) {
       return klu_fail(ls, "symbolic factorization failed: ", err);
     }
@@ -230,4 +239,27 @@ void mbs_linsolve_destroy(mbsLinsolve *ls) {
   }
   drop(ls);
   free(ls);
+}
+
+void mbs_linsolve_set_order(mbsLinsolve *ls, const int *perm) {
+  ls->perm = perm;
+}
+
+double mbs_linsolve_lu_entries(const mbsLinsolve *ls) {
+  return ls->kind == MBS_LINEAR_KLU && ls->knum ? (double)ls->knum->lnz + (double)ls->knum->unz
+                                                : 0.0;
+}
+
+mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err) {
+  double control[AMD_CONTROL], info[AMD_INFO];
+  amd_defaults(control);
+  int status = amd_order(n, colptr, rowind, perm, control, info);
+  if (status == AMD_OUT_OF_MEMORY) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (AMD ordering)");
+  }
+  if (status != AMD_OK && status != AMD_OK_BUT_JUMBLED) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "AMD ordering failed (status %d)",
+                         status);
+  }
+  return MBS_OK;
 }

@@ -33,6 +33,17 @@ long mbs_linsolve_analyses(const mbsLinsolve *ls);
  * klu_factor, which allocates its numeric object, while refactorizations on the last pivot
  * order allocate nothing) */
 long mbs_linsolve_fresh_count(const mbsLinsolve *ls);
+/* KLU: pivot in the given order (perm (n), referenced like the pattern: the k-th pivot column
+ * is perm[k], and the k-th row preferred is the same unknown) with no block triangular form,
+ * instead of KLU's own AMD order; NULL gives KLU's order back. Takes effect at the next
+ * analysis (create, reanalyse). */
+void mbs_linsolve_set_order(mbsLinsolve *ls, const int *perm);
+/* entries of the last KLU factorization's L and U (the fill; 0 before one or for UMFPACK) */
+double mbs_linsolve_lu_entries(const mbsLinsolve *ls);
+/* An AMD fill-reducing order (Amestoy, Davis and Duff) of the symmetric pattern of the n x n
+ * matrix (colptr, rowind: duplicate and unsorted entries allowed; its transpose's pattern is
+ * added) into perm (n); MBS_ERR_NOMEM or MBS_ERR_LINSOLVE (err filled). */
+mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif

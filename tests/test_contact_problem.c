@@ -1,0 +1,274 @@
+/* test_contact_problem.c: the contact problem's Newton system in its two forms (problem.c):
+ * on random problems built from their factors (per body an SPD matrix J, its inverse Z, the
+ * contacts' columns W on the body's coordinates, X = Z W, G = W^T X / theta), the islands
+ * solved through G's blocks (dense LU) and through the augmented form [A' B W^T; -s X/theta
+ * s I] (forced with augmented = 2) reach the same impulses: to 1e-12 where G is regular (the
+ * Newton iterates are the same in exact arithmetic), and within the tolerance asked where
+ * many contacts on one body make G singular (the disc on points). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/contact.h"
+
+#define NB_MAX 4  /* bodies */
+#define NC_MAX 48 /* contacts */
+#define ND_MAX 16 /* coordinates of a body */
+#define THETA 0.5
+
+/* a random problem: body of each contact (one or two), its W entries on all the body's
+ * coordinates, the factors and G by blocks */
+typedef struct {
+  int n, nb, nd;
+  int body[NC_MAX][2], nbody[NC_MAX];
+  double Z[NB_MAX][ND_MAX * ND_MAX]; /* column-major */
+  double W[NC_MAX][2][3][ND_MAX];    /* per side, direction, coordinate */
+  double X[NC_MAX][2][3][ND_MAX];    /* Z W */
+  int gptr[NC_MAX + 1], gcol[NC_MAX * NC_MAX];
+  double gval[9 * NC_MAX * NC_MAX];
+  int sptr[NC_MAX + 1], sy0[2 * NC_MAX], slen[2 * NC_MAX];
+  long soff[2 * NC_MAX];
+  double xval[2 * NC_MAX * 3 * ND_MAX];
+  int wptr[NC_MAX + 1], wy[2 * NC_MAX * ND_MAX];
+  double wval[3 * 2 * NC_MAX * ND_MAX];
+  double mu[NC_MAX], xi0[3 * NC_MAX];
+} Rand;
+
+static double urand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return ((*s >> 8) & 0xffffff) / (double)0x1000000;
+}
+
+/* Z = (C C^T + nd I)^-1 by Gauss-Jordan (an SPD inverse mass) */
+static void spd_inverse(unsigned *seed, int nd, double *Z) {
+  double J[ND_MAX * ND_MAX], C[ND_MAX * ND_MAX];
+  for (int i = 0; i < nd * nd; i++) {
+    C[i] = urand(seed) - 0.5;
+  }
+  for (int i = 0; i < nd; i++) {
+    for (int j = 0; j < nd; j++) {
+      double s = i == j ? 0.5 * nd : 0.0;
+      for (int k = 0; k < nd; k++) {
+        s += C[i * nd + k] * C[j * nd + k];
+      }
+      J[i * nd + j] = s;
+      Z[i * nd + j] = i == j ? 1.0 : 0.0;
+    }
+  }
+  for (int c = 0; c < nd; c++) {
+    double piv = J[c * nd + c];
+    for (int j = 0; j < nd; j++) {
+      J[c * nd + j] /= piv;
+      Z[c * nd + j] /= piv;
+    }
+    for (int r = 0; r < nd; r++) {
+      double f = J[r * nd + c];
+      if (r != c && f != 0.0) {
+        for (int j = 0; j < nd; j++) {
+          J[r * nd + j] -= f * J[c * nd + j];
+          Z[r * nd + j] -= f * Z[c * nd + j];
+        }
+      }
+    }
+  }
+}
+
+static void make(Rand *R, unsigned seed, int n, int nb, int nd, double mu) {
+  memset(R, 0, sizeof(*R));
+  R->n = n;
+  R->nb = nb;
+  R->nd = nd;
+  for (int b = 0; b < nb; b++) {
+    spd_inverse(&seed, nd, R->Z[b]);
+  }
+  int q = 0, e = 0;
+  long xo = 0;
+  for (int k = 0; k < n; k++) {
+    R->body[k][0] = k % nb;
+    R->nbody[k] = nb > 1 && urand(&seed) < 0.5 ? 2 : 1;
+    R->body[k][1] = (k + 1) % nb;
+    R->sptr[k] = q;
+    R->wptr[k] = e;
+    for (int s = 0; s < R->nbody[k]; s++) {
+      int b = R->body[k][s];
+      for (int a = 0; a < 3; a++) {
+        for (int i = 0; i < nd; i++) {
+          R->W[k][s][a][i] = urand(&seed) - 0.5 + (a == 0 && i == 0 ? 1.0 : 0.0);
+        }
+      }
+      for (int a = 0; a < 3; a++) {
+        for (int i = 0; i < nd; i++) {
+          double x = 0.0;
+          for (int j = 0; j < nd; j++) {
+            x += R->Z[b][i * nd + j] * R->W[k][s][a][j];
+          }
+          R->X[k][s][a][i] = x;
+          R->xval[xo + a * nd + i] = x;
+        }
+      }
+      R->sy0[q] = b * nd;
+      R->slen[q] = nd;
+      R->soff[q] = xo;
+      xo += 3 * nd;
+      q++;
+      for (int i = 0; i < nd; i++, e++) {
+        R->wy[e] = b * nd + i;
+        for (int a = 0; a < 3; a++) {
+          R->wval[3 * e + a] = R->W[k][s][a][i];
+        }
+      }
+    }
+    R->mu[k] = mu;
+    R->xi0[3 * k] = -0.5 - urand(&seed);
+    R->xi0[3 * k + 1] = urand(&seed) - 0.5;
+    R->xi0[3 * k + 2] = urand(&seed) - 0.5;
+  }
+  R->sptr[n] = q;
+  R->wptr[n] = e;
+  /* G by block rows: every pair sharing a body (all blocks kept, ascending) */
+  int nbk = 0;
+  for (int k = 0; k < n; k++) {
+    R->gptr[k] = nbk;
+    for (int l = 0; l < n; l++) {
+      double g[9] = {0.0};
+      int share = 0;
+      for (int s = 0; s < R->nbody[k]; s++) {
+        for (int t = 0; t < R->nbody[l]; t++) {
+          if (R->body[k][s] != R->body[l][t]) {
+            continue;
+          }
+          share = 1;
+          for (int a = 0; a < 3; a++) {
+            for (int c = 0; c < 3; c++) {
+              for (int i = 0; i < nd; i++) {
+                g[3 * a + c] += R->W[k][s][a][i] * R->X[l][t][c][i] / THETA;
+              }
+            }
+          }
+        }
+      }
+      if (share) {
+        R->gcol[nbk] = l;
+        memcpy(R->gval + 9 * nbk, g, sizeof(g));
+        nbk++;
+      }
+    }
+  }
+  R->gptr[n] = nbk;
+}
+
+/* solve R from zero impulses with the given form, at most iter sweeps and Newton iterations
+ * (accept: huge, no sweeps after Newton); the impulses into L */
+static int solve(const Rand *R, int augmented, double tol, int iter, double accept, double *L,
+                 mbsContactStats *st) {
+  mbsError err;
+  mbsContactSolver *cs = mbs_contact_solver_create(&err);
+  ck_assert_ptr_nonnull(cs);
+  memset(L, 0, 3 * (size_t)R->n * sizeof(double));
+  mbsContactProblem p = {.n = R->n,
+                         .gptr = R->gptr,
+                         .gcol = R->gcol,
+                         .gval = R->gval,
+                         .mu = R->mu,
+                         .xi0 = R->xi0,
+                         .L = L,
+                         .tol = tol,
+                         .vscale = 1.0,
+                         .accept = accept,
+                         .max_iter = iter,
+                         .reg = 0.0,
+                         .accept_reg = tol,
+                         .pen = NULL,
+                         .ny = R->nb * R->nd,
+                         .theta = THETA,
+                         .sptr = R->sptr,
+                         .sy0 = R->sy0,
+                         .slen = R->slen,
+                         .soff = R->soff,
+                         .xval = R->xval,
+                         .wptr = R->wptr,
+                         .wy = R->wy,
+                         .wval = R->wval,
+                         .augmented = augmented};
+  int ok = mbs_contact_solve(cs, &p, st, &err);
+  mbs_contact_solver_destroy(cs);
+  return ok;
+}
+
+static double max_diff(const double *a, const double *b, int n, double *scale) {
+  double d = 0.0, s = 0.0;
+  for (int i = 0; i < n; i++) {
+    d = fmax(d, fabs(a[i] - b[i]));
+    s = fmax(s, fabs(a[i]));
+  }
+  *scale = s;
+  return d;
+}
+
+/* regular G (fewer unknowns per body than coordinates): two sweeps and two Newton
+ * iterations (the same iterates in exact arithmetic: a Jacobian off by 1e-6 shows), and the
+ * converged solutions, to 1e-12 */
+START_TEST(test_augmented_matches_dense) {
+  for (unsigned seed = 1; seed <= 20; seed++) {
+    Rand *R = malloc(sizeof(Rand));
+    ck_assert_ptr_nonnull(R);
+    make(R, seed, 8, 3, 16, seed % 3 == 0 ? 0.0 : 0.4);
+    double La[3 * NC_MAX], Ld[3 * NC_MAX], scale;
+    mbsContactStats sa, sd;
+    for (int pass = 0; pass < 2; pass++) {
+      int iter = pass == 0 ? 2 : 200;
+      double accept = pass == 0 ? 1e30 : 1e-13;
+      int okd = solve(R, -1, 1e-13, iter, accept, Ld, &sd);
+      int oka = solve(R, 2, 1e-13, iter, accept, La, &sa);
+      ck_assert_int_eq(okd, oka);
+      ck_assert_int_eq(sd.newton, sa.newton);
+      ck_assert_int_gt(sa.newton, 0); /* Newton did the work */
+      double d = max_diff(Ld, La, 3 * R->n, &scale);
+      ck_assert_msg(d <= 1e-12 * scale, "seed %u, %d iterations: |L_aug - L_dense| = %.3e of %.3e",
+                    seed, iter, d, scale);
+    }
+    free(R);
+  }
+}
+END_TEST
+
+/* 40 contacts on one body of 12 coordinates (G of rank 12 in 120 unknowns: the disc on
+ * points: KLU on G's pattern against the augmented form):
+ * both reach the tolerance, and the velocities they give agree to it */
+START_TEST(test_augmented_redundant) {
+  Rand *R = malloc(sizeof(Rand));
+  ck_assert_ptr_nonnull(R);
+  make(R, 7, 40, 1, 12, 0.5);
+  double La[3 * NC_MAX], Ld[3 * NC_MAX];
+  mbsContactStats sa, sd;
+  double tol = 1e-10;
+  ck_assert_int_eq(solve(R, -1, tol, 200, tol, Ld, &sd), 1);
+  ck_assert_int_eq(solve(R, 1, tol, 200, tol, La, &sa), 1);
+  ck_assert_int_gt(sa.newton, 0);
+  ck_assert(sa.residual <= tol);
+  /* the body's velocity change X L / theta: the same to the tolerance's order */
+  for (int i = 0; i < R->nd; i++) {
+    double ya = 0.0, yd = 0.0, s = 0.0;
+    for (int k = 0; k < R->n; k++) {
+      for (int a = 0; a < 3; a++) {
+        ya += R->X[k][0][a][i] * La[3 * k + a] / THETA;
+        yd += R->X[k][0][a][i] * Ld[3 * k + a] / THETA;
+        s += fabs(R->X[k][0][a][i] * Ld[3 * k + a] / THETA);
+      }
+    }
+    ck_assert_msg(fabs(ya - yd) <= 1e-8 * s + 10 * tol, "coordinate %d: %.3e against %.3e", i, ya,
+                  yd);
+  }
+  free(R);
+}
+END_TEST
+
+Suite *contact_problem_suite(void) {
+  Suite *s = suite_create("contact_problem");
+  TCase *tc = tcase_create("augmented");
+  tcase_add_test(tc, test_augmented_matches_dense);
+  tcase_add_test(tc, test_augmented_redundant);
+  suite_add_tcase(s, tc);
+  return s;
+}
