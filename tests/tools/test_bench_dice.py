@@ -53,7 +53,7 @@ check(all(np.all(np.abs(c[:, :2]) < sc["half_width"] - 0.005) and np.all(c[:, 2]
           for c in world), "scene: every corner inside the walls and 5 cm above the floor")
 
 
-def separated(i, j):
+def separated(i, j, R=R, world=world):
     axes = [R[i][:, k] for k in range(3)] + [R[j][:, k] for k in range(3)]
     axes += [np.cross(R[i][:, k], R[j][:, m]) for k in range(3) for m in range(3)]
     for n in axes:
@@ -196,22 +196,9 @@ Rb = [Rotation.from_quat(d["quaternion"][1:] + d["quaternion"][:1]).as_matrix() 
 Xb = [np.asarray(d["position"]) for d in big]
 wb = [Xb[i] + corners @ Rb[i].T for i in range(400)]
 
-
-def separated_b(i, j):
-    axes = [Rb[i][:, k] for k in range(3)] + [Rb[j][:, k] for k in range(3)]
-    axes += [np.cross(Rb[i][:, k], Rb[j][:, m]) for k in range(3) for m in range(3)]
-    for n in axes:
-        if np.linalg.norm(n) < 1e-12:
-            continue
-        pi, pj = wb[i] @ n, wb[j] @ n
-        if pi.max() < pj.min() or pj.max() < pi.min():
-            return True
-    return False
-
-
 close = [(i, j) for i in range(400) for j in range(i + 1, 400)
          if np.linalg.norm(Xb[i] - Xb[j]) < 0.25]
-check(all(separated_b(i, j) for i, j in close) and
+check(all(separated(i, j, Rb, wb) for i, j in close) and
       all(np.all(np.abs(c[:, :2]) < 0.5 - 0.005) and np.all(c[:, 2] > 0.05) for c in wb),
       "--bodies 400: no two dice overlap (%d neighbouring pairs checked), every "
       "corner inside the walls" % len(close))
