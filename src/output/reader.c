@@ -121,6 +121,24 @@ static int one_element(hid_t space, hssize_t *npts) {
   return c == H5S_SIMPLE && H5Sget_simple_extent_ndims(space) == 1 && *npts == 1;
 }
 
+/* the rank of the dataset at path (-1 when it cannot be opened), and its dims (2 of them)
+ * when it is 2: the row length read before the full checks of dset_open_checked */
+static int dims_of_2d(hid_t file, const char *path, hsize_t dims[2]) {
+  hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+  int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  if (rank == 2) {
+    H5Sget_simple_extent_dims(space, dims, NULL);
+  }
+  if (space >= 0) {
+    H5Sclose(space);
+  }
+  if (d >= 0) {
+    H5Dclose(d);
+  }
+  return rank;
+}
+
 /* 1 when the object at path exists as a hard link, walking the path component by component
  * (H5Lexists fails on a missing group); 0 when missing; -1 (why filled) when a component
  * is a soft or external link or cannot be looked at */
@@ -667,24 +685,13 @@ static int read_ragged_last(hid_t file, const char *path, hsize_t last, mbsLastA
   if (e <= 0) {
     return e < 0 ? -1 : say(why, "dataset %s is missing", sub);
   }
-  hid_t d = H5Dopen2(file, sub, H5P_DEFAULT);
-  hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-  int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-  if (rank == 2) {
-    H5Sget_simple_extent_dims(space, dims, NULL);
-  }
-  if (space >= 0) {
-    H5Sclose(space);
-  }
-  if (d >= 0) {
-    H5Dclose(d);
-  }
+  int rank = dims_of_2d(file, sub, dims);
   if (rank != 2 || dims[1] < 1 || dims[1] > RAGGED_COLS_MAX) {
     return say(why, "%s is not a table [rows, n] of 1 to %d columns", sub, RAGGED_COLS_MAX);
   }
   hsize_t ncol = dims[1], nrows;
   shape[1] = ncol;
-  d = dset_open_checked(file, sub, KIND_FLOAT, 2, shape, dims, &absent, why);
+  hid_t d = dset_open_checked(file, sub, KIND_FLOAT, 2, shape, dims, &absent, why);
   if (d < 0) {
     return absent ? say(why, "dataset %s is missing", sub) : -1;
   }
@@ -785,24 +792,13 @@ static int read_state_arrays(hid_t file, hsize_t last, mbsLastRecord *rec, char 
     /* the row length first, then every check of a dataset the reader opens */
     hsize_t dims[4] = {0}, shape[4] = {0};
     int absent = 0;
-    hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
-    hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-    int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-    if (rank == 2) {
-      H5Sget_simple_extent_dims(space, dims, NULL);
-    }
-    if (space >= 0) {
-      H5Sclose(space);
-    }
-    if (d >= 0) {
-      H5Dclose(d);
-    }
+    int rank = dims_of_2d(file, path, dims);
     if (rank != 2 || dims[1] > SIZE_MAX_ANY) {
       say(why, "%s is not a series of arrays [N, n] of at most %d values", path, SIZE_MAX_ANY);
       goto done;
     }
     shape[1] = dims[1];
-    d = dset_open_checked(file, path, KIND_FLOAT, 2, shape, dims, &absent, why);
+    hid_t d = dset_open_checked(file, path, KIND_FLOAT, 2, shape, dims, &absent, why);
     if (d < 0) {
       if (absent) {
         say(why, "%s is not a dataset", path);

@@ -315,26 +315,22 @@ static herr_t attr_int(hid_t loc, const char *name, int value) {
 
 /* ---------- datasets ---------- */
 
-/* a fixed [n] dataset of strings (body and joint names); returns < 0 on failure */
-static herr_t names_write(hid_t file, const char *path, const char *const *names, int n) {
+/* a dataset of rank 1 or 2 written whole, not compressed and without time stamps: data in
+ * mem_type (NULL: nothing to write, an empty dataset); returns < 0 on failure */
+static herr_t whole_write(hid_t file, const char *path, hid_t file_type, hid_t mem_type, int rank,
+                          const hsize_t *dims, const void *data) {
   herr_t rc = -1;
-  hid_t t = H5I_INVALID_HID;
-  hid_t space = H5I_INVALID_HID;
-  hid_t dcpl = H5I_INVALID_HID;
+  hid_t space = H5Screate_simple(rank, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hid_t dset = H5I_INVALID_HID;
-  hsize_t len = (hsize_t)n;
-
-  t = string_type();
-  space = H5Screate_simple(1, &len, NULL);
-  dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (t < 0 || space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+  if (space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
     goto done;
   }
-  dset = H5Dcreate2(file, path, t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (dset < 0) {
     goto done;
   }
-  if (n > 0 && H5Dwrite(dset, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) < 0) {
+  if (data && H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     goto done;
   }
   rc = 0;
@@ -349,7 +345,18 @@ done:
   if (space >= 0 && H5Sclose(space) < 0) {
     rc = -1;
   }
-  if (t >= 0 && H5Tclose(t) < 0) {
+  return rc;
+}
+
+/* a fixed [n] dataset of strings (body and joint names); returns < 0 on failure */
+static herr_t names_write(hid_t file, const char *path, const char *const *names, int n) {
+  hsize_t len = (hsize_t)n;
+  hid_t t = string_type();
+  if (t < 0) {
+    return -1;
+  }
+  herr_t rc = whole_write(file, path, t, t, 1, &len, n > 0 ? (const void *)names : NULL);
+  if (H5Tclose(t) < 0) {
     rc = -1;
   }
   return rc;
@@ -359,10 +366,6 @@ done:
  * and not compressed (a few rows that describe the model); returns < 0 on failure */
 static herr_t table_write(hid_t file, const char *path, mbsOutType type, int nrow, int ncol,
                           const void *data) {
-  herr_t rc = -1;
-  hid_t space = H5I_INVALID_HID;
-  hid_t dcpl = H5I_INVALID_HID;
-  hid_t dset = H5I_INVALID_HID;
   hsize_t dims[2] = {(hsize_t)nrow, (hsize_t)ncol};
   hid_t file_type = type == MBS_OUT_INT32   ? H5T_STD_I32LE
                     : type == MBS_OUT_INT64 ? H5T_STD_I64LE
@@ -370,32 +373,8 @@ static herr_t table_write(hid_t file, const char *path, mbsOutType type, int nro
   hid_t mem_type = type == MBS_OUT_INT32   ? H5T_NATIVE_INT
                    : type == MBS_OUT_INT64 ? H5T_NATIVE_LLONG
                                            : H5T_NATIVE_DOUBLE;
-
-  space = H5Screate_simple(2, dims, NULL);
-  dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  if (space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
-    goto done;
-  }
-  dset = H5Dcreate2(file, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  if (dset < 0) {
-    goto done;
-  }
-  if (nrow > 0 && ncol > 0 && H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-    goto done;
-  }
-  rc = 0;
-
-done:
-  if (dset >= 0 && H5Dclose(dset) < 0) {
-    rc = -1;
-  }
-  if (dcpl >= 0 && H5Pclose(dcpl) < 0) {
-    rc = -1;
-  }
-  if (space >= 0 && H5Sclose(space) < 0) {
-    rc = -1;
-  }
-  return rc;
+  return whole_write(file, path, file_type, mem_type, 2, dims,
+                     nrow > 0 && ncol > 0 ? data : NULL);
 }
 
 /* the string attribute name of the dataset at path: values[0 .. n-1] (a vector), or n < 0:

@@ -68,6 +68,16 @@ def energy_error(r):
     return np.max(np.abs(B - B[0])) / denom
 
 
+def balance(r):
+    """(max |E - E0 - W + D| with E = kinetic + potential, the energy monitor's scale:
+    max(|E0|, the kinetic energy the balance allows, B0 + W - D - V))"""
+    T, V = r["energy/kinetic"], r["energy/potential"]
+    W, D = r["energy/external_work"], r["energy/dissipated"]
+    B = T + V - W + D
+    scale = max(abs(T[0] + V[0]), np.max(B[0] + W - D - V))
+    return np.max(np.abs(B - B[0])), scale
+
+
 def check(cond, what):
     print(("ok    " if cond else "FAIL  ") + what)
     if not cond:

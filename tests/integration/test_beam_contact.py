@@ -41,7 +41,7 @@ import sys
 
 import numpy as np
 
-from common import ROOT, attempt, check, deck, done, write_deck
+from common import ROOT, attempt, balance, check, deck, done, write_deck
 from common import contact_rows as rows
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
@@ -49,16 +49,6 @@ import beam_impact  # noqa: E402  (Euler-Bernoulli modal response, independent o
 
 G = 9.81
 COL_BODY_A, COL_BODY_B, COL_GAP, COL_PN = 1, 2, 9, 10
-
-
-
-
-def balance(r):
-    T, V = r["energy/kinetic"], r["energy/potential"]
-    W, D = r["energy/external_work"], r["energy/dissipated"]
-    B = T + V - W + D
-    scale = max(abs(T[0] + V[0]), np.max(B[0] + W - D - V))
-    return np.max(np.abs(B - B[0])), scale
 
 
 # ---- the flat drop: a 1 m beam, 10 x 20 mm section (mass 0.2 kg), spheres r = 5 mm on the

@@ -53,7 +53,7 @@ import sys
 
 import numpy as np
 
-from common import ROOT, attempt, check, done, run, load, write_deck
+from common import ROOT, attempt, balance, check, done, run, load, write_deck
 from common import contact_rows as rows
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
@@ -75,17 +75,6 @@ def body(r, name):
 def status(r):
     s = r["attrs"].get("status")
     return s.decode() if isinstance(s, bytes) else s
-
-
-def balance(r):
-    """max |E - E0 - W + D| with E = kinetic + potential, and the energy monitor's scale
-    (max(|E0|, the kinetic energy the balance allows), as tests/integration/test_contacts.py)"""
-    T, V = r["energy/kinetic"], r["energy/potential"]
-    W, D = r["energy/external_work"], r["energy/dissipated"]
-    E = T + V
-    B = E - W + D
-    scale = max(abs(E[0]), np.max(B[0] + W - D - V))
-    return np.max(np.abs(B - B[0])), scale
 
 
 def speeds(r):

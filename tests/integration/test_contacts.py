@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from common import ROOT, attempt, check, deck, done, load, run, write_deck
+from common import ROOT, attempt, balance, check, deck, done, load, run, write_deck
 from common import contact_rows as rows
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
@@ -50,10 +50,8 @@ def names(r, key):
     return [n.decode() if isinstance(n, bytes) else n for n in r[key]]
 
 
-
 def body(r, name):
     return names(r, "bodies/names").index(name)
-
 
 
 def impact_records(vz, dt, jump):
@@ -66,17 +64,6 @@ def impact_records(vz, dt, jump):
         if not out or kk > out[-1] + 1:
             out.append(kk)
     return out
-
-
-def balance(r):
-    """max |E - E0 - W + D| with E = kinetic + potential, and the energy monitor's scale
-    (README "Command line": max(|E0|, the kinetic energy the balance allows))"""
-    T, V = r["energy/kinetic"], r["energy/potential"]
-    W, D = r["energy/external_work"], r["energy/dissipated"]
-    E = T + V
-    B = E - W + D
-    scale = max(abs(E[0]), np.max(B[0] + W - D - V))
-    return np.max(np.abs(B - B[0])), scale
 
 
 def dissipation_checks(what, r):
