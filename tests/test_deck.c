@@ -346,6 +346,38 @@ START_TEST(test_shapes) {
   ck_assert_str_eq(b->shape_kind, "cylinder");
   assert_vec(b->shape_size, (double[]){0.2, 1.5, 0}, 3, 0);
   mbs_deck_free(&d);
+
+  /* shape + mass: the shape's inertia scaled to the mass (uniform density m / volume), the
+   * same closed forms; shape + mass + inertia: the given inertia, the shape kept as geometry */
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: box, mass: 2, shape: {box: [0.1, 0.2, 0.3]}, position: [0, 0, 0]}\n"
+          "  - {name: ball, mass: 5, shape: {sphere: 0.5}, position: [1, 0, 0]}\n"
+          "  - {name: can, mass: 3, shape: {cylinder: {radius: 0.2, length: 1.5}},\n"
+          "     position: [2, 0, 0]}\n"
+          "  - {name: given, mass: 4, inertia: [1, 2, 2.5], shape: {box: [1, 1, 1]},\n"
+          "     position: [3, 0, 0]}\n",
+          NULL, 0, &d);
+  b = &d.bodies[0];
+  ck_assert_double_eq_tol(b->mass, 2.0, 1e-15);
+  assert_vec(b->inertia,
+             (double[]){2 * 0.13 / 12, 0, 0, 0, 2 * 0.10 / 12, 0, 0, 0, 2 * 0.05 / 12}, 9,
+             1e-15);
+  ck_assert_str_eq(b->shape_kind, "box");
+  b = &d.bodies[1];
+  ck_assert_double_eq_tol(b->mass, 5.0, 1e-15);
+  I = 0.4 * 5.0 * 0.25;
+  assert_vec(b->inertia, (double[]){I, 0, 0, 0, I, 0, 0, 0, I}, 9, 1e-14);
+  b = &d.bodies[2];
+  I1 = 3.0 * (3 * 0.04 + 2.25) / 12;
+  I3 = 3.0 * 0.04 / 2;
+  ck_assert_double_eq_tol(b->mass, 3.0, 1e-15);
+  assert_vec(b->inertia, (double[]){I1, 0, 0, 0, I1, 0, 0, 0, I3}, 9, 1e-14);
+  b = &d.bodies[3];
+  ck_assert_double_eq(b->mass, 4.0);
+  assert_vec(b->inertia, (double[]){1, 0, 0, 0, 2, 0, 0, 0, 2.5}, 9, 0);
+  ck_assert_int_eq(b->has_shape, 1);
+  ck_assert_str_eq(b->shape_kind, "box");
+  mbs_deck_free(&d);
 }
 END_TEST
 
@@ -399,7 +431,7 @@ START_TEST(test_inertia_checks) {
   load_bad(ONE_BODY("{name: a, mass: 1, inertia: [[1, 0], [0, 1]], position: [0, 0, 0]}"), NULL, 0,
            MBS_ERR_DECK, 3, 33, "inertia: expected [a, b, c] or a 3x3 list of lists");
 
-  /* exactly one of mass + inertia, mass + euler_tensor, shape + density */
+  /* exactly one of mass + inertia, mass + euler_tensor, shape + density, shape + mass */
   load_bad(ONE_BODY("{name: a, mass: 1, position: [0, 0, 0]}"), NULL, 0, MBS_ERR_DECK, 3, 5,
            "missing required key 'inertia'");
   load_bad(ONE_BODY("{name: a, inertia: [1, 1, 1], position: [0, 0, 0]}"), NULL, 0, MBS_ERR_DECK, 3,
@@ -408,7 +440,9 @@ START_TEST(test_inertia_checks) {
                     "position: [0, 0, 0]}"),
            NULL, 0, MBS_ERR_DECK, 3, 44, "give inertia or euler_tensor, not both");
   load_bad(ONE_BODY("{name: a, mass: 1, shape: {sphere: 1}, density: 1, position: [0, 0, 0]}"),
-           NULL, 0, MBS_ERR_DECK, 3, 15, "not both 'mass' and 'shape'");
+           NULL, 0, MBS_ERR_DECK, 3, 15, "not both 'mass' and 'density'");
+  load_bad(ONE_BODY("{name: a, inertia: [1, 1, 1], shape: {sphere: 1}, position: [0, 0, 0]}"),
+           NULL, 0, MBS_ERR_DECK, 3, 15, "inertia needs 'mass'");
   load_bad(ONE_BODY("{name: a, shape: {sphere: 1}, position: [0, 0, 0]}"), NULL, 0, MBS_ERR_DECK, 3,
            15, "shape needs 'density'");
   load_bad(ONE_BODY("{name: a, shape: {sphere: 1, box: [1, 1, 1]}, density: 1, "

@@ -117,14 +117,17 @@ static mbsStatus sym_matrix(DeckReader *r, yaml_node_t *n, const char *field, do
   return MBS_OK;
 }
 
-/* shape + density -> mass, inertia (about the centre, body axes; cylinder axis = d3) */
+/* shape + density, or shape + mass (the shape's inertia scaled to the mass: a uniform
+ * density mass / volume) -> mass, inertia (about the centre, body axes; cylinder axis = d3);
+ * exactly one of density and given_mass is non-NULL */
 static mbsStatus shape_mass(DeckReader *r, yaml_node_t *shape, yaml_node_t *density,
-                            mbsDeckBody *b) {
+                            yaml_node_t *given_mass, mbsDeckBody *b) {
   DeckMap m = {0};
   DeckMap cyl = {0};
-  double rho, mass = 0, I1 = 0, I2 = 0, I3 = 0;
+  double rho = 1.0, mass = 0, I1 = 0, I2 = 0, I3 = 0, want = 0.0;
   char where[256];
-  mbsStatus st = deck_positive(r, density, "density", &rho);
+  mbsStatus st = density ? deck_positive(r, density, "density", &rho)
+                         : deck_positive(r, given_mass, "mass", &want);
   static const char *const kinds[] = {"box", "sphere", "cylinder", NULL};
   static const char *const cyl_keys[] = {"radius", "length", NULL};
 
@@ -213,6 +216,13 @@ static mbsStatus shape_mass(DeckReader *r, yaml_node_t *shape, yaml_node_t *dens
     st = deck_fail(r, shape, "shape and density give the mass %g", mass);
     goto fail;
   }
+  if (given_mass) { /* mass at unit density so far: scale to the given mass */
+    double f = want / mass;
+    I1 *= f;
+    I2 *= f;
+    I3 *= f;
+    mass = want;
+  }
   b->mass = mass;
   memset(b->inertia, 0, sizeof(b->inertia));
   b->inertia[0] = I1;
@@ -226,7 +236,8 @@ fail:
   return st;
 }
 
-/* exactly one of mass + inertia, mass + euler_tensor, shape + density */
+/* exactly one of mass + inertia, mass + euler_tensor, shape + density, shape + mass; a shape
+ * beside mass and inertia (or euler_tensor) is geometry only */
 static mbsStatus rigid_mass(DeckReader *r, const DeckMap *m, mbsDeckBody *b) {
   const DeckKeyValue *mass = deck_map_find(m, "mass"), *in = deck_map_find(m, "inertia");
   const DeckKeyValue *eu = deck_map_find(m, "euler_tensor"), *sh = deck_map_find(m, "shape");
@@ -236,16 +247,22 @@ static mbsStatus rigid_mass(DeckReader *r, const DeckMap *m, mbsDeckBody *b) {
 
   if (sh) {
     const DeckKeyValue *extra = mass ? mass : in ? in : eu;
-    if (extra) {
+    if (de && extra) {
       return deck_fail(r, extra->key,
-                       "give either mass with inertia (or euler_tensor), or shape with density; "
-                       "not both '%s' and 'shape'",
+                       "shape with density gives the mass and inertia; not both '%s' and "
+                       "'density' (or give shape with mass: its inertia scaled to the mass)",
                        deck_text(extra->key));
     }
-    if (!de) {
-      return deck_fail(r, sh->key, "shape needs 'density'");
+    if (!de && !mass) {
+      return deck_fail(r, (in ? in : eu ? eu : sh)->key,
+                       in || eu ? "%s needs 'mass'" : "shape needs 'density' or 'mass'",
+                       deck_text((in ? in : eu ? eu : sh)->key));
     }
-    return shape_mass(r, sh->value, de->value, b);
+    st = shape_mass(r, sh->value, de ? de->value : NULL, de ? NULL : mass->value, b);
+    if (st != MBS_OK || (!in && !eu)) {
+      return st;
+    }
+    /* mass and inertia given beside the shape: those hold, the shape is geometry */
   }
   if (de) {
     return deck_fail(r, de->key, "density needs a 'shape'");
