@@ -1275,14 +1275,17 @@ START_TEST(test_angle_turn_warning) {
   ck_assert_ptr_nonnull(d.warnings);
   ck_assert_ptr_nonnull(strstr(d.warnings,
                                ":4:44: bodies[0] 'b': orientation.angle 30 rad is more "
-                               "than a turn (4.77 turns); did you mean angle_deg: 30?\n"));
+                               "than a turn (4.77 turns); did you mean angle_deg: 30? (if "
+                               "radians are meant, write angle_deg: 1718.873385: an angle in "
+                               "degrees is taken as written, without this warning)\n"));
   ck_assert_ptr_nonnull(strstr(d.warnings,
                                ":6:44: bodies[1] 'c': orientation.angle -6.3 rad is "
                                "more than a turn (-1.00 turns); did you mean angle_deg: "
-                               "-6.3?\n"));
+                               "-6.3? (if radians are meant, write angle_deg: -360.9634109"));
   ck_assert_ptr_nonnull(strstr(d.warnings, ":10:76: loads[0] 'k': rest_angle 90 rad is more than a "
-                                           "turn (14.32 turns); did you mean degrees, written "
-                                           "rest_angle: \"90 * pi / 180\"?\n"));
+                                           "turn (14.32 turns); did you mean rest_angle_deg: 90? "
+                                           "(if radians are meant, write rest_angle_deg: "
+                                           "5156.620156"));
   mbs_deck_free(&d);
   /* a turn or less, or degrees: no warning */
   load_ok("mbsim: 1\nbodies:\n"
@@ -1297,6 +1300,62 @@ START_TEST(test_angle_turn_warning) {
           NULL, 0, &d);
   ck_assert_ptr_null(d.warnings);
   mbs_deck_free(&d);
+
+  /* a revolute joint's motion: value x the profile's largest |f| beyond a turn warns at the
+   * value; value_deg and rest_angle_deg are degrees (converted, never warned about) */
+  const char *arm = "mbsim: 1\nbodies:\n"
+                    "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+                    "  - {name: c, mass: 1, inertia: [1, 1, 1], position: [2, 0, 0]}\n"
+                    "joints:\n"
+                    "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0],\n"
+                    "     axis: [0, 0, 1], motion: {value: 70, profile: {ramp: [0, 1]}}}\n"
+                    "  - {name: e, type: revolute, bodies: [b, c], point: [1.5, 0, 0],\n"
+                    "     axis: [0, 0, 1], motion: {value: 20, profile: {sine: {amplitude: 0.5, "
+                    "frequency: 1}}}}\n";
+  load_ok(arm, NULL, 0, &d);
+  ck_assert_ptr_nonnull(d.warnings);
+  ck_assert_ptr_nonnull(strstr(d.warnings, ":7:39: joints[0] 'h': motion.value 70 rad is more "
+                                           "than a turn (11.14 turns); did you mean value_deg: "
+                                           "70? (if radians are meant, write value_deg: "
+                                           "4010.704566"));
+  ck_assert_ptr_nonnull(strstr(d.warnings, "joints[1] 'e': motion.value x the profile's largest "
+                                           "|f| 10 rad is more than a turn (1.59 turns); did you "
+                                           "mean value_deg: 20?"));
+  ck_assert_double_eq(d.joints[0].motion_value, 70.0);
+  mbs_deck_free(&d);
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+          "joints:\n"
+          "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0],\n"
+          "     axis: [0, 0, 1], motion: {value_deg: 4010.704566, profile: {ramp: [0, 1]}}}\n"
+          "loads:\n"
+          "  - {name: k, type: rotational_spring, joint: h, stiffness: 1, rest_angle_deg: 90}\n",
+          NULL, 0, &d);
+  ck_assert_ptr_null(d.warnings);
+  ck_assert_double_eq_tol(d.joints[0].motion_value, 4010.704566 * (3.141592653589793 / 180.0),
+                          1e-12);
+  ck_assert_double_eq_tol(d.loads[0].rest_angle, 3.141592653589793 / 2, 1e-15);
+  mbs_deck_free(&d);
+  load_bad("mbsim: 1\nbodies:\n"
+           "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+           "joints:\n"
+           "  - {name: h, type: prismatic, bodies: [ground, b], point: [0, 0, 0],\n"
+           "     axis: [1, 0, 0], motion: {value_deg: 3, profile: {ramp: [0, 1]}}}\n",
+           NULL, 0, MBS_ERR_DECK, 6, 43, "value_deg is for a revolute joint's angle");
+  load_bad("mbsim: 1\nbodies:\n"
+           "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+           "joints:\n"
+           "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0],\n"
+           "     axis: [0, 0, 1], motion: {value: 1, value_deg: 3, profile: {ramp: [0, 1]}}}\n",
+           NULL, 0, MBS_ERR_DECK, 6, 53, "give value (radians) or value_deg, not both");
+  load_bad("mbsim: 1\nbodies:\n"
+           "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
+           "joints:\n"
+           "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0], axis: [0, 0, 1]}\n"
+           "loads:\n"
+           "  - {name: k, type: rotational_spring, joint: h, stiffness: 1, rest_angle: 1,\n"
+           "     rest_angle_deg: 90}\n",
+           NULL, 0, MBS_ERR_DECK, 8, 22, "give rest_angle (radians) or rest_angle_deg, not both");
 }
 END_TEST
 

@@ -447,9 +447,7 @@ mbsStatus deck_orientation(DeckReader *r, yaml_node_t *n, double R[9]) {
                        DECK_MAX_ANGLE / (2 * PI));
       } else {
         if (g) {
-          char hint[64];
-          snprintf(hint, sizeof(hint), "angle_deg: %g", angle);
-          deck_warn_turn(r, g, "orientation.angle", angle, hint);
+          deck_warn_turn(r, g, "orientation.angle", angle, "angle_deg", angle);
         }
         axis_angle(k, rad, R);
       }

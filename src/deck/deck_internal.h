@@ -169,10 +169,11 @@ void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* the warning for an angle in radians whose magnitude is more than a turn (value of key at n,
- * probably meant in degrees): hint says what to write instead */
-void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double value,
-                    const char *hint);
+/* the warning for an angle in radians whose magnitude is more than a turn (angle, of key at n,
+ * probably meant in degrees): it names deg_key, the key that takes the written value in
+ * degrees, both for degrees meant and to silence it where radians are meant */
+void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double angle,
+                    const char *deg_key, double written);
 mbsStatus deck_fail_at(DeckReader *r, const yaml_node_t *n, int offset, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))

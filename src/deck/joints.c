@@ -22,14 +22,37 @@ static const char *const joint_later[] = {NULL};
 /* ---------------------------------------------------------------------------------------- */
 /* joints */
 
-/* motion: {value, profile} on a revolute (angle) or prismatic (displacement) joint; the
- * prescribed value x profile(t) is relative to t = 0, so it must vanish there */
+/* the largest |f(t)| of a profile, t >= 0, where it is bounded by its kind (a table: its
+ * largest point); NAN for an expression */
+static double profile_bound(const mbsDeckProfile *p) {
+  switch (p->kind) {
+    case MBS_PROFILE_SINE:
+      return fabs(p->p[0]);
+    case MBS_PROFILE_TABLE: {
+      double f = 0.0;
+      for (int i = 0; i < p->ntab; i++) {
+        f = fmax(f, fabs(p->table[2 * i + 1]));
+      }
+      return f;
+    }
+    case MBS_PROFILE_EXPRESSION:
+      return NAN;
+    default:
+      return 1.0; /* constant, window, ramp */
+  }
+}
+
+/* motion: {value (or value_deg), profile} on a revolute (angle) or prismatic (displacement)
+ * joint; the prescribed value x profile(t) is relative to t = 0, so it must vanish there. An
+ * angle whose largest value x profile is more than a turn is probably meant in degrees: a
+ * warning (value_deg says degrees, and silences it where radians are meant) */
 static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
-  static const char *const motion_keys[] = {"value", "profile", NULL};
+  static const char *const motion_keys[] = {"value", "value_deg", "profile", NULL};
   DeckMap m = {0};
-  yaml_node_t *v;
+  yaml_node_t *v, *vd;
   mbsStatus st;
-  const char *what = j->type == MBS_JOINT_REVOLUTE ? "angle" : "displacement";
+  int revolute = j->type == MBS_JOINT_REVOLUTE;
+  const char *what = revolute ? "angle" : "displacement";
 
   deck_node_pos(n, &j->motion_mark.line, &j->motion_mark.col);
   if (n->type != YAML_MAPPING_NODE) {
@@ -39,13 +62,29 @@ static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
       (st = deck_check_keys(r, &m, "motion", motion_keys, NULL)) != MBS_OK) {
     goto fail;
   }
-  if (!(v = deck_map_get(&m, "value"))) {
-    st = deck_fail(r, n, "motion: missing required key 'value' (the %s [%s])", what,
-                   j->type == MBS_JOINT_REVOLUTE ? "rad" : "m");
+  v = deck_map_get(&m, "value");
+  vd = deck_map_get(&m, "value_deg");
+  if (vd && !revolute) {
+    st = deck_fail(r, vd, "motion: value_deg is for a revolute joint's angle; a prismatic "
+                          "joint's motion takes value [m]");
     goto fail;
   }
-  if ((st = deck_number(r, v, "motion.value", &j->motion_value)) != MBS_OK) {
+  if (v && vd) {
+    st = deck_fail(r, vd, "motion: give value (radians) or value_deg, not both");
     goto fail;
+  }
+  if (!v && !vd) {
+    st = deck_fail(r, n, "motion: missing required key 'value' (the %s [%s]%s)", what,
+                   revolute ? "rad" : "m", revolute ? ", or value_deg in degrees" : "");
+    goto fail;
+  }
+  if ((st = deck_number(r, v ? v : vd, v ? "motion.value" : "motion.value_deg",
+                        &j->motion_value)) != MBS_OK) {
+    goto fail;
+  }
+  double written = j->motion_value;
+  if (vd) {
+    j->motion_value *= 3.141592653589793 / 180.0;
   }
   j->motion_profile.kind = MBS_PROFILE_CONSTANT;
   yaml_node_t *pn = deck_map_get(&m, "profile");
@@ -59,6 +98,11 @@ static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
                    "value x profile(0) = %g; use a profile that starts at 0 (ramp, sine, table)",
                    what, f0);
     goto fail;
+  }
+  if (revolute && v) {
+    double b = profile_bound(&j->motion_profile);
+    deck_warn_turn(r, v, b == 1.0 ? "motion.value" : "motion.value x the profile's largest |f|",
+                   written * b, "value_deg", written);
   }
   j->has_motion = 1;
 fail:

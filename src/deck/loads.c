@@ -13,7 +13,8 @@
 static const char *const load_keys[] = {
     "name",      "type",    "body",        "joint",        "bodies",  "value",
     "frame",     "point",   "method",      "augmentation", "profile", "points",
-    "stiffness", "damping", "rest_length", "rest_angle",   "beam",    NULL};
+    "stiffness", "damping", "rest_length", "rest_angle",   "beam",    "rest_angle_deg",
+    NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const load_later[] = {NULL};
@@ -30,8 +31,8 @@ static const char *const *load_type_keys(mbsLoadType t) {
   static const char *const joint_force[] = {"joint", "value", "profile", NULL};
   static const char *const spring[] = {"bodies",  "points",      "stiffness",
                                        "damping", "rest_length", NULL};
-  static const char *const rotational_spring[] = {"joint", "stiffness", "damping", "rest_angle",
-                                                  NULL};
+  static const char *const rotational_spring[] = {"joint",      "stiffness",      "damping",
+                                                  "rest_angle", "rest_angle_deg", NULL};
   static const char *const distributed_force[] = {"beam", "value", "profile", NULL};
   switch (t) {
     case MBS_LOAD_DISTRIBUTED_FORCE:
@@ -306,13 +307,20 @@ static mbsStatus read_rotational_spring(DeckReader *r, mbsDeck *deck, const Deck
       (st = nonnegative(r, v, "damping", &l->damping)) != MBS_OK) {
     return st;
   }
-  if ((v = deck_map_get(m, "rest_angle"))) {
-    if ((st = deck_number(r, v, "rest_angle", &l->rest_angle)) != MBS_OK) {
+  yaml_node_t *vd = deck_map_get(m, "rest_angle_deg");
+  v = deck_map_get(m, "rest_angle");
+  if (v && vd) {
+    return deck_fail(r, vd, "give rest_angle (radians) or rest_angle_deg, not both");
+  }
+  if (v || vd) {
+    double a;
+    if ((st = deck_number(r, v ? v : vd, v ? "rest_angle" : "rest_angle_deg", &a)) != MBS_OK) {
       return st;
     }
-    char hint[80];
-    snprintf(hint, sizeof(hint), "degrees, written rest_angle: \"%g * pi / 180\"", l->rest_angle);
-    deck_warn_turn(r, v, "rest_angle", l->rest_angle, hint);
+    l->rest_angle = v ? a : a * (3.141592653589793 / 180.0);
+    if (v) {
+      deck_warn_turn(r, v, "rest_angle", a, "rest_angle_deg", a);
+    }
   }
   return MBS_OK;
 }

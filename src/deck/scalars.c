@@ -109,12 +109,16 @@ void deck_warn(DeckReader *r, const yaml_node_t *n, const char *fmt, ...) {
   r->nwarn++;
 }
 
-void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double value,
-                    const char *hint) {
+void deck_warn_turn(DeckReader *r, const yaml_node_t *n, const char *key, double angle,
+                    const char *deg_key, double written) {
   /* 2 pi to the last digit: a full turn itself is no mistake */
-  if (fabs(value) > 6.283185307179586) {
-    deck_warn(r, n, "%s %g rad is more than a turn (%.2f turns); did you mean %s?", key, value,
-              value / 6.283185307179586, hint);
+  if (fabs(angle) > 6.283185307179586) {
+    deck_warn(r, n,
+              "%s %g rad is more than a turn (%.2f turns); did you mean %s: %g? (if radians are "
+              "meant, write %s: %.10g: an angle in degrees is taken as written, without this "
+              "warning)",
+              key, angle, angle / 6.283185307179586, deg_key, written, deg_key,
+              written * (180.0 / 3.141592653589793));
   }
 }
 
