@@ -1348,6 +1348,39 @@ START_TEST(test_angle_turn_warning) {
            "  - {name: h, type: revolute, bodies: [ground, b], point: [0, 0, 0],\n"
            "     axis: [0, 0, 1], motion: {value: 1, value_deg: 3, profile: {ramp: [0, 1]}}}\n",
            NULL, 0, MBS_ERR_DECK, 6, 53, "give value (radians) or value_deg, not both");
+  /* a joint's point more than twice either body's size from both their centres: a warning at
+   * the point (two rods 1 m long, size 0.5 m: the elbow at their ends is 0.5 m from each) */
+  const char *rods = "mbsim: 1\nbodies:\n"
+                     "  - {name: a, mass: 1, shape: {box: [1, 0.02, 0.02]}, position: [0.5, 0, 0]}\n"
+                     "  - {name: b, mass: 1, shape: {box: [1, 0.02, 0.02]}, position: [1.5, 0, 0]}\n"
+                     "joints:\n"
+                     "  - {name: shoulder, type: revolute, bodies: [ground, a], point: [0, 0, 5],\n"
+                     "     axis: [0, 0, 1]}\n"
+                     "  - {name: elbow, type: revolute, bodies: [a, b], point: [1, %s, 0],\n"
+                     "     axis: [0, 0, 1]}\n";
+  char text[1024];
+  snprintf(text, sizeof(text), rods, "0");
+  load_ok(text, NULL, 0, &d);
+  ck_assert_ptr_null(d.warnings); /* at the rods' ends; the shoulder's ground is everywhere */
+  mbs_deck_free(&d);
+  /* the same elbow given in a's frame (relative_to): judged where it is, in the world */
+  load_ok("mbsim: 1\nbodies:\n"
+          "  - {name: a, mass: 1, shape: {box: [1, 0.02, 0.02]}, position: [0.5, 0, 0]}\n"
+          "  - {name: b, mass: 1, shape: {box: [1, 0.02, 0.02]}, position: [1.5, 0, 0]}\n"
+          "joints:\n"
+          "  - {name: elbow, type: revolute, bodies: [a, b], point: [0.5, 0, 0],\n"
+          "     axis: [0, 0, 1], relative_to: a}\n",
+          NULL, 0, &d);
+  ck_assert_ptr_null(d.warnings);
+  mbs_deck_free(&d);
+  snprintf(text, sizeof(text), rods, "1.2");
+  load_ok(text, NULL, 0, &d);
+  ck_assert_ptr_nonnull(d.warnings);
+  ck_assert_ptr_nonnull(strstr(d.warnings, ":8:58: joints[1] 'elbow': point [1, 1.2, 0] m is 1.3 m "
+                                           "from the centre of 'a' (size 0.5 m) and 1.3 m from "
+                                           "that of 'b' (size 0.5 m), more than twice the size of "
+                                           "either: is it in the right place?"));
+  mbs_deck_free(&d);
   load_bad("mbsim: 1\nbodies:\n"
            "  - {name: b, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}\n"
            "joints:\n"

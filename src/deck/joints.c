@@ -116,6 +116,45 @@ fail:
   return st;
 }
 
+/* a rigid body's size: the half diagonal of the box with its principal moments, sqrt(1.5
+ * tr(I) / m) (a slender rod of length L: L / 2; a cube of edge a: a sqrt(3) / 2); 0 where it
+ * has none to judge a joint's point by (ground, a point mass, a beam node) */
+static double body_size(const mbsDeck *deck, int b) {
+  if (b < 0 || b >= deck->nbody || deck->bodies[b].type != MBS_BODY_RIGID) {
+    return 0.0;
+  }
+  const mbsDeckBody *bd = &deck->bodies[b];
+  return sqrt(1.5 * (bd->inertia[0] + bd->inertia[4] + bd->inertia[8]) / bd->mass);
+}
+
+/* a joint's point more than JOINT_FAR sizes from both its bodies' centres (both rigid, neither
+ * ground) is probably misplaced (a point meant in a body's own frame, a typo): a warning at the
+ * point; body_points places a point away from the bodies on purpose */
+#define JOINT_FAR 2.0
+static void warn_far_point(DeckReader *r, const mbsDeck *deck, const mbsDeckJoint *j,
+                           const yaml_node_t *n) {
+  double d[2], s[2];
+  for (int k = 0; k < 2; k++) {
+    s[k] = body_size(deck, j->body[k]);
+    if (!(s[k] > 0.0)) {
+      return;
+    }
+    const double *c = deck->bodies[j->body[k]].position;
+    d[k] = sqrt((j->point[0] - c[0]) * (j->point[0] - c[0]) +
+                (j->point[1] - c[1]) * (j->point[1] - c[1]) +
+                (j->point[2] - c[2]) * (j->point[2] - c[2]));
+  }
+  if (d[0] > JOINT_FAR * s[0] && d[1] > JOINT_FAR * s[1]) {
+    deck_warn(r, n,
+              "point [%g, %g, %g] m is %.3g m from the centre of '%s' (size %.3g m) and %.3g m "
+              "from that of '%s' (size %.3g m), more than twice the size of either: is it in the "
+              "right place? (the point is in world axes at t = 0; a point meant away from both "
+              "bodies is placed with body_points, without this warning)",
+              j->point[0], j->point[1], j->point[2], d[0], deck->bodies[j->body[0]].name, s[0],
+              d[1], deck->bodies[j->body[1]].name, s[1]);
+  }
+}
+
 static int joint_has_axis(mbsJointType t) {
   return t == MBS_JOINT_REVOLUTE || t == MBS_JOINT_CYLINDRICAL || t == MBS_JOINT_PRISMATIC ||
          t == MBS_JOINT_PLANAR;
@@ -125,7 +164,7 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                             yaml_node_t *node) {
   mbsDeckJoint *j = &deck->joints[i];
   DeckMap m = {0};
-  const yaml_node_t *nn = NULL;
+  const yaml_node_t *nn = NULL, *pnode = NULL; /* pnode: the `point` given */
   const DeckKeyValue *kv;
   yaml_node_t *v;
   int t;
@@ -225,6 +264,8 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
     goto fail;
   } else if ((st = deck_vec3(r, kv->value, "point", j->point)) != MBS_OK) {
     goto fail;
+  } else {
+    pnode = kv->value;
   }
 
   /* axis: revolute, cylindrical, prismatic (the axis), planar (the plane normal); normalised */
@@ -388,6 +429,9 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
   if (j->type != MBS_JOINT_DISTANCE && !j->has_body_points) {
     memcpy(j->points[0], j->point, sizeof(j->point));
     memcpy(j->points[1], j->point, sizeof(j->point));
+  }
+  if (pnode) {
+    warn_far_point(r, deck, j, pnode);
   }
 
   /* motion: revolute and prismatic joints only */
