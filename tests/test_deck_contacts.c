@@ -634,6 +634,12 @@ END_TEST
 START_TEST(test_contact_errors) {
   bad_at(HEAD FLOOR "contacts: [{between: [dice*, ground]}]\n", NULL, 0, 0, "dice*", 0,
          "contacts[0]: between[0]: the pattern 'dice*' matches no body");
+  /* the nearest body or beam name, where one is close enough to be a typo */
+  bad_at(HEAD FLOOR "contacts: [{between: [die2, ground]}]\n", NULL, 0, 0, "die2", 0,
+         "between[0]: the pattern 'die2' matches no body or beam; did you mean 'die1'?");
+  bad_at(HEAD FLOOR
+         "joints: [{name: j, type: spherical, bodies: [ground, boob], point: [1, 0, 1]}]\n",
+         NULL, 0, 0, "boob", 0, "body 'boob' is not defined; did you mean 'bob'?");
   bad_at(HEAD FLOOR "contacts: [{between: [ground, b?b]}]\n", NULL, 0, 0, "b?b", 0,
          "between[1]: body 'bob' (matched by 'b?b') has no collision geometry; give it "
          "`collision: [{sphere: r}]`");

@@ -499,7 +499,12 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
     pick_add(deck, p, deck->nbody + b);
   }
   if (p->n == 0) {
-    return deck_fail(r, n, "between[%d]: the pattern '%s' matches no body or beam", k, s);
+    const char *near = deck_nearest_body(r, s);
+    return near ? deck_fail(r, n,
+                            "between[%d]: the pattern '%s' matches no body or beam; did you mean "
+                            "'%s'?",
+                            k, s, near)
+                : deck_fail(r, n, "between[%d]: the pattern '%s' matches no body or beam", k, s);
   }
   return MBS_OK;
 }

@@ -24,6 +24,24 @@ static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameter
 /* helpers */
 
 /* "ground" -> -1, a defined body -> its index */
+const char *deck_nearest_body(const DeckReader *r, const char *word) {
+  const mbsDeck *deck = r->deck;
+  int n = deck ? deck->nbody + deck->nbeam : 0;
+  const char **names = n > 0 ? malloc((size_t)n * sizeof(*names)) : NULL;
+  if (!names) {
+    return NULL; /* no names, or no memory for the suggestion: none */
+  }
+  for (int i = 0; i < deck->nbody; i++) {
+    names[i] = deck->bodies[i].name;
+  }
+  for (int i = 0; i < deck->nbeam; i++) {
+    names[deck->nbody + i] = deck->beams[i].name;
+  }
+  const char *near = deck_nearest(word, names, n);
+  free(names);
+  return near;
+}
+
 mbsStatus deck_body_ref(DeckReader *r, const yaml_node_t *n, const char *field, int *out) {
   const char *s = deck_text(n);
   if (!s || deck_is_null(n)) {
@@ -39,7 +57,9 @@ mbsStatus deck_body_ref(DeckReader *r, const yaml_node_t *n, const char *field, 
   }
   *out = deck_names_get(&r->body_names, s);
   if (*out < 0) {
-    return deck_fail(r, n, "body '%.64s' is not defined", s);
+    const char *near = deck_nearest_body(r, s);
+    return near ? deck_fail(r, n, "body '%.64s' is not defined; did you mean '%s'?", s, near)
+                : deck_fail(r, n, "body '%.64s' is not defined", s);
   }
   return MBS_OK;
 }

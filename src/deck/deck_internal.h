@@ -200,6 +200,9 @@ mbsStatus deck_fail_bare(DeckReader *r, const yaml_node_t *n, const char *fmt, .
     ;
 mbsStatus deck_nomem(DeckReader *r);
 const char *deck_nearest(const char *word, const char *const *cands, int n);
+/* the body or beam name of r->deck nearest to word, if close enough to be a typo, else NULL
+ * (the pointer is into the deck) */
+const char *deck_nearest_body(const DeckReader *r, const char *word);
 
 /* scalars.c: values; `field` names the value in messages ("mass", "orientation.axis") */
 const char *deck_text(const yaml_node_t *n);
