@@ -77,7 +77,12 @@ typedef struct {
   double shear_factor; /* shear correction factor kappa (shear area kappa A) */
   double rotary[2];    /* [kg m] rotary inertia per length rho I2, rho I3: section.rotary_inertia,
                           else density I2, density I3 */
-  double velocity[3];  /* [m/s] initial, uniform */
+  double velocity[3];  /* [m/s] initial: of every node, or of the point `about` in a rigid motion */
+  double angular_velocity[3]; /* [rad/s] initial rigid motion's, world (0: a translation) */
+  double *vel;         /* (nnode x 3) [m/s] every node's initial velocity, world: the rigid
+                          motion's velocity + angular_velocity x (x - about), or the given
+                          `node_velocities` (owned); the directors start with
+                          angular_velocity x d_i */
   double damping;      /* [s] stiffness-proportional (Kelvin-Voigt) factor >= 0 */
   double collision_radius; /* [m] `collision: {sphere: r}`: a sphere of radius r on every node
                               (contact geometry), 0: none; or the capsules' (below) */

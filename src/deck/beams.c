@@ -16,9 +16,10 @@
 /* the most elements one beam may have (bounds the memory a deck line can ask for) */
 #define DECK_MAX_BEAM_ELEMENTS 100000
 
-static const char *const beam_keys[] = {"name",     "from",    "to",        "nodes",
-                                        "elements", "order",   "up",        "section",
-                                        "velocity", "damping", "collision", NULL};
+static const char *const beam_keys[] = {
+    "name",     "from",    "to",        "nodes",           "elements", "order",
+    "up",       "section", "velocity",  "angular_velocity", "about",   "node_velocities",
+    "damping",  "collision", NULL};
 static const char *const section_keys[] = {
     "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
     "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
@@ -290,6 +291,84 @@ static mbsStatus node_in_range(DeckReader *r, const yaml_node_t *n, const char *
   }
   return MBS_OK;
 }
+
+/* the initial motion: a rigid one (`velocity` of the point `about`, default the centre of the
+ * node polygon's arc length, plus `angular_velocity`: v_k = v + w x (x_k - about) at every
+ * node, the directors turning with w x d_i: a rigid body's velocity field, so the strains start
+ * without rates), or `node_velocities` (every node's, the directors at rest); into b->vel */
+static mbsStatus read_beam_motion(DeckReader *r, mbsDeckBeam *b, const DeckMap *m) {
+  yaml_node_t *vv = deck_map_get(m, "velocity"), *vw = deck_map_get(m, "angular_velocity");
+  yaml_node_t *va = deck_map_get(m, "about"), *vn = deck_map_get(m, "node_velocities");
+  mbsStatus st;
+  double about[3] = {0.0, 0.0, 0.0};
+
+  b->vel = calloc((size_t)b->nnode * 3, sizeof(double));
+  if (!b->vel) {
+    return deck_nomem(r);
+  }
+  if (vn) {
+    yaml_node_t *other = vv ? vv : vw ? vw : va;
+    if (other) {
+      return deck_fail(r, other,
+                       "give node_velocities or a rigid motion (velocity, angular_velocity, "
+                       "about), not both");
+    }
+    if (vn->type != YAML_SEQUENCE_NODE || deck_count(vn) != b->nnode) {
+      return deck_fail(r, vn,
+                       "node_velocities: expected a list of %d velocities [vx, vy, vz], one per "
+                       "node, got %s",
+                       b->nnode, vn->type == YAML_SEQUENCE_NODE ? "another count" : deck_kind(vn));
+    }
+    for (int k = 0; k < b->nnode; k++) {
+      char f[48];
+      snprintf(f, sizeof(f), "node_velocities[%d]", k);
+      if ((st = deck_vec3(r, deck_item(r, vn, k), f, b->vel + 3 * k)) != MBS_OK) {
+        return st;
+      }
+    }
+    return MBS_OK;
+  }
+  if (vv && (st = deck_vec3(r, vv, "velocity", b->velocity)) != MBS_OK) {
+    return st;
+  }
+  if (vw && (st = deck_vec3(r, vw, "angular_velocity", b->angular_velocity)) != MBS_OK) {
+    return st;
+  }
+  if (va) {
+    if (!vw) {
+      return deck_fail(r, va, "about: the point of a rigid motion needs 'angular_velocity'");
+    }
+    if ((st = deck_vec3(r, va, "about", about)) != MBS_OK ||
+        (st = node_in_range(r, va, "about", about)) != MBS_OK) {
+      return st;
+    }
+  } else {
+    /* the centre of the polygon's arc length (of the mass, for a uniform section) */
+    double len = 0.0;
+    for (int k = 1; k < b->nnode; k++) {
+      const double *x0 = b->pos + 3 * (k - 1), *x1 = b->pos + 3 * k;
+      double d[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]}, l = sqrt(dot3(d, d));
+      for (int c = 0; c < 3; c++) {
+        about[c] += 0.5 * l * (x0[c] + x1[c]);
+      }
+      len += l;
+    }
+    for (int c = 0; c < 3; c++) {
+      about[c] /= len;
+    }
+  }
+  const double *w = b->angular_velocity;
+  for (int k = 0; k < b->nnode; k++) {
+    const double *x = b->pos + 3 * k;
+    double rr[3] = {x[0] - about[0], x[1] - about[1], x[2] - about[2]};
+    double *v = b->vel + 3 * k;
+    v[0] = b->velocity[0] + w[1] * rr[2] - w[2] * rr[1];
+    v[1] = b->velocity[1] + w[2] * rr[0] - w[0] * rr[2];
+    v[2] = b->velocity[2] + w[0] * rr[1] - w[1] * rr[0];
+  }
+  return MBS_OK;
+}
+
 
 /* the director frame of every node: d1 the tangent of the node polygon's interpolation
  * (averaged where two elements meet), d2 `up` made normal to d1, d3 = d1 x d2. up_node is
@@ -568,14 +647,17 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
   if ((st = read_section(r, b, v)) != MBS_OK) {
     goto fail;
   }
-  if ((v = deck_map_get(&m, "velocity")) &&
-      (st = deck_vec3(r, v, "velocity", b->velocity)) != MBS_OK) {
+  if ((st = read_beam_motion(r, b, &m)) != MBS_OK) {
     goto fail;
   }
   /* the stiffnesses, the mass and the initial energy and momentum must stay far from
    * overflow (the solver sums and multiplies them further) */
   {
-    double mass = b->density * b->A * b->length, v2 = dot3(b->velocity, b->velocity);
+    double mass = b->density * b->A * b->length, v2 = 0.0;
+    for (int k = 0; k < b->nnode; k++) {
+      v2 = fmax(v2, dot3(b->vel + 3 * k, b->vel + 3 * k));
+    }
+    v2 += dot3(b->angular_velocity, b->angular_velocity) * b->length * b->length;
     double big[] = {b->E * b->A,
                     b->E * b->I2,
                     b->E * b->I3,

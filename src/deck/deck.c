@@ -454,6 +454,7 @@ void mbs_deck_free(mbsDeck *deck) {
   for (int i = 0; deck->beams && i < deck->nbeam; i++) {
     free(deck->beams[i].pos);
     free(deck->beams[i].R);
+    free(deck->beams[i].vel);
   }
   free(deck->beams);
   free(deck->joints);

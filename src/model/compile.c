@@ -1176,12 +1176,13 @@ static mbsStatus compile_beams(mbsModel *m, const mbsDeck *deck) {
       snprintf(nm, sizeof(nm), "%s[%d]", db->name, k);
       const double *R = db->R + 9 * k;
       vcopy(m->q0 + 3 * n0, db->pos + 3 * k);
-      vcopy(m->v0 + 3 * n0, db->velocity);
+      vcopy(m->v0 + 3 * n0, db->vel + 3 * k);
       m->node_position[n0] = 1;
       name_node(m, n0, nm, "phi");
       static const char *dn[3] = {"d1", "d2", "d3"};
       for (int a = 0; a < 3; a++) {
         col(m->q0 + 3 * (n0 + 1 + a), R, a);
+        vcross(m->v0 + 3 * (n0 + 1 + a), db->angular_velocity, m->q0 + 3 * (n0 + 1 + a));
         name_node(m, n0 + 1 + a, nm, dn[a]);
       }
       for (int a = 0; a < 3; a++) {
