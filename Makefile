@@ -18,11 +18,13 @@ CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION
 # hardening of the normal build: stack canaries, checked string and memory calls (FORTIFY
 # needs optimisation; the sanitizer builds set HARDEN= and instrument instead)
 HARDEN ?= -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
-CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(CFLAGS)
+# position-independent objects: the same ones go into libmbsim.a, libmbsim.so and the command
+PIC ?= -fPIC
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(PIC) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lamd -lspqr -lcholmod -lsuitesparseconfig -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
-                             src/contact/*.c src/solver/*.c src/output/*.c))
+                             src/contact/*.c src/solver/*.c src/output/*.c src/run/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -33,7 +35,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
         fuzz-restart bench bench-dice \
         install clean check-layering format-check
 
-all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
+all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a $(BUILD)/libmbsim.so
 
 deps:
 	@bash scripts/install-deps
@@ -49,6 +51,10 @@ $(BUILD)/%.o: %.c $(wildcard include/mbsim/*.h) $(wildcard src/*/*.h)
 $(BUILD)/libmbsim.a: $(LIB_OBJ)
 	@mkdir -p $(BUILD)
 	rm -f $@ && ar rcs $@ $^
+
+# the shared library (the Python package loads it with ctypes)
+$(BUILD)/libmbsim.so: $(LIB_OBJ)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -shared -Wl,-soname,libmbsim.so $(LIB_OBJ) $(LDLIBS_ALL) -o $@
 
 $(BUILD)/mbsim-run: $(CLI_OBJ) $(BUILD)/libmbsim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) $(CLI_OBJ) $(BUILD)/libmbsim.a $(LDLIBS_ALL) -o $@

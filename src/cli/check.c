@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "util/eig3.h"
+#include "mbsim/types.h"
 
 /* entries listed per section: a deck of 60,000 bodies gets a count, not 60,000 lines */
 #define CHECK_LIST_MAX 1000
