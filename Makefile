@@ -183,18 +183,23 @@ bench-dice: deps
 	$(MAKE) all
 	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/dice
 
+# PYTHONDIR: where Debian's python3 finds packages under PREFIX (/usr/local/lib/python3/dist-packages)
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mbsim
 	install -m 755 $(BUILD)/mbsim-run $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libmbsim.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
-	install -d $(DESTDIR)$(PREFIX)/share/mbsim-run/python
+	install -d $(DESTDIR)$(PYTHONDIR)/mbsim $(DESTDIR)$(PREFIX)/share/mbsim-run/python/mbsim
+	install -m 644 python/mbsim/*.py $(DESTDIR)$(PYTHONDIR)/mbsim/
+	install -m 644 python/mbsim/*.py $(DESTDIR)$(PREFIX)/share/mbsim-run/python/mbsim/
 	install -m 644 scripts/mbsim.py $(DESTDIR)$(PREFIX)/share/mbsim-run/python/
 	install -m 755 scripts/mbsim-plot scripts/mbsim-export scripts/mbsim-compare \
 	  scripts/mbsim-sweep $(DESTDIR)$(PREFIX)/bin/
 
 # the modules depend on each other only downstream (util <- deck; util <- model, elements <-
-# solver <- output <- cli): nm of the built objects (no kernel object needs a symbol of the
+# solver <- output <- run <- cli; src/cli includes public headers only): nm of the built objects (no kernel object needs a symbol of the
 # deck reader or of a module above it) and their #include lines; only src/deck includes
 # yaml.h, only src/output hdf5.h, only the linear solver umfpack.h and klu.h, only the
 # redundancy check SuiteSparseQR_C.h (scripts/check-layering has the tables;

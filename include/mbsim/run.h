@@ -145,7 +145,7 @@ long mbs_run_get(mbsRun *r, const char *what, double *out, long n, mbsError *err
  * tangent 2: N s of the last step), feature */
 #define MBS_RUN_CONTACT_COLS 14
 
-/* names: "bodies", "joints", "loads", "coordinates", "shapes" (index i); NULL past the end */
+/* names: "bodies", "joints", "loads", "coordinates", "shapes", "beams" (index i); NULL past the end */
 const char *mbs_run_name(const mbsRun *r, const char *kind, int i);
 
 #endif

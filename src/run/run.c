@@ -412,6 +412,8 @@ void mbs_run_interrupt(mbsRun *r) {
   }
 }
 
+static void settle(mbsRun *r);
+
 /* the energy monitor after a step: 1 when the energy grew beyond solver.energy_balance.
  * unstable (the status says so) */
 static int monitor(mbsRun *r) {
@@ -504,6 +506,7 @@ mbsStatus mbs_run_step(mbsRun *r, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0, "%s",
                          r->status + strlen("failed: "));
   }
+  settle(r);
   return MBS_OK;
 }
 
@@ -527,17 +530,25 @@ const char *mbs_run_status(const mbsRun *r) {
   return r->status;
 }
 
+/* the status of a run that took its last step: "completed", or with a warning when the
+ * energy balance went beyond solver.energy_balance.warning */
+static void settle(mbsRun *r) {
+  if (r->failure != MBS_RUN_FAIL_NONE || r->interrupted || r->n <= r->nsteps) {
+    return;
+  }
+  if (r->warn_t >= 0.0) {
+    snprintf(r->status, sizeof(r->status),
+             "completed with warning: the energy balance |E - E0 - W + D| reached %.3e of the "
+             "energy scale (%.3e at t=%.9g, above solver.energy_balance.warning = %g)",
+             r->dEmax / r->Escale, r->warn_err, r->warn_t, r->m->energy_warning);
+  } else {
+    snprintf(r->status, sizeof(r->status), "completed");
+  }
+}
+
 mbsStatus mbs_run_finish(mbsRun *r, long *nrecords, mbsError *err) {
-  if (r->failure == MBS_RUN_FAIL_NONE && !r->interrupted && r->n > r->nsteps) {
-    if (r->warn_t >= 0.0) {
-      snprintf(r->status, sizeof(r->status),
-               "completed with warning: the energy balance |E - E0 - W + D| reached %.3e of the "
-               "energy scale (%.3e at t=%.9g, above solver.energy_balance.warning = %g)",
-               r->dEmax / r->Escale, r->warn_err, r->warn_t, r->m->energy_warning);
-    } else {
-      snprintf(r->status, sizeof(r->status), "completed");
-    }
-  } else if (r->failure == MBS_RUN_FAIL_NONE && !r->interrupted && r->d) {
+  settle(r);
+  if (r->failure == MBS_RUN_FAIL_NONE && !r->interrupted && r->d && r->n <= r->nsteps) {
     snprintf(r->status, sizeof(r->status), "stopped at t=%.9g before t_end", r->d->t);
   }
   r->finished = 1;
@@ -669,6 +680,12 @@ long mbs_run_get(mbsRun *r, const char *what, double *out, long n, mbsError *err
   if (strcmp(what, "scheme_velocity") == 0) {
     return give(d->v, nq, out, n);
   }
+  if (strcmp(what, "dt") == 0) {
+    return give(&m->dt, 1, out, n);
+  }
+  if (strcmp(what, "t_end") == 0) {
+    return give(&m->t_end, 1, out, n);
+  }
   if (strcmp(what, "step") == 0) {
     double s = (double)d->step;
     return give(&s, 1, out, n);
@@ -769,6 +786,9 @@ const char *mbs_run_name(const mbsRun *r, const char *kind, int i) {
   }
   if (strcmp(kind, "shapes") == 0) {
     return i < m->nshape ? m->shape[i].name : NULL;
+  }
+  if (strcmp(kind, "beams") == 0) {
+    return i < m->nbeam ? m->beam[i].name : NULL;
   }
   return NULL;
 }
