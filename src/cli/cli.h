@@ -1,6 +1,6 @@
 /* cli.h: helpers of the mbsim-run command that live outside main.c (private to src/cli/):
- * the look at an existing output file (inspect.c), the escapes of what it prints (text.c)
- * and the model listing of --check (check.c). They print their own messages. The run itself
+ * the look at an existing output file (inspect.c), the escapes of what it prints (text.c),
+ * the model listing of --check and the messages of the initial state (check.c). They print their own messages. The run itself
  * is the library's (mbsim/run.h). */
 #ifndef MBSIM_CLI_H
 #define MBSIM_CLI_H
@@ -10,6 +10,7 @@
 
 #include "mbsim/deck.h"
 #include "mbsim/output.h"
+#include "mbsim/run.h"
 
 /* Look at an existing file at the output path (mbs_output_inspect) in a child process
  * before mbs_output_create opens it: prints the reason and returns 1 when the file is a
@@ -29,5 +30,13 @@ char *cli_escape(char *dst, size_t n, const char *src);
 /* the model listing of --check (check.c): gravity, bodies (mass, principal moments of
  * inertia, centre of mass), joints (type, bodies, point, axes) and loads, world, t = 0 */
 void cli_print_check(FILE *f, const mbsDeck *deck);
+
+/* the model summary of --check: deck, bodies, beams, joints, constraints, redundant
+ * equations, dof, contacts, integrator, linear solver, time grid */
+void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck);
+
+/* on stdout: what initial.assemble (how far each body moved and turned) and
+ * initial.project_velocities did at the start of a run */
+void cli_print_initial(const mbsModel *m, const mbsData *d, const mbsRunStart *s);
 
 #endif
