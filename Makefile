@@ -18,11 +18,13 @@ CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION
 # hardening of the normal build: stack canaries, checked string and memory calls (FORTIFY
 # needs optimisation; the sanitizer builds set HARDEN= and instrument instead)
 HARDEN ?= -fstack-protector-strong -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
-CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(CFLAGS)
+# position-independent objects: the same ones go into libmbsim.a, libmbsim.so and the command
+PIC ?= -fPIC
+CFLAGS_ALL = -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) $(OPT) $(HARDEN) $(SAN) $(PIC) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lumfpack -lklu -lamd -lspqr -lcholmod -lsuitesparseconfig -lopenblas -lm $(LDLIBS)
 
 LIB_SRC := $(sort $(wildcard src/util/*.c src/deck/*.c src/model/*.c src/elements/*.c \
-                             src/contact/*.c src/solver/*.c src/output/*.c))
+                             src/contact/*.c src/solver/*.c src/output/*.c src/run/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -33,7 +35,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
         fuzz-restart bench bench-dice \
         install clean check-layering format-check
 
-all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a
+all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a $(BUILD)/libmbsim.so
 
 deps:
 	@bash scripts/install-deps
@@ -49,6 +51,10 @@ $(BUILD)/%.o: %.c $(wildcard include/mbsim/*.h) $(wildcard src/*/*.h)
 $(BUILD)/libmbsim.a: $(LIB_OBJ)
 	@mkdir -p $(BUILD)
 	rm -f $@ && ar rcs $@ $^
+
+# the shared library (the Python package loads it with ctypes)
+$(BUILD)/libmbsim.so: $(LIB_OBJ)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -shared -Wl,-soname,libmbsim.so $(LIB_OBJ) $(LDLIBS_ALL) -o $@
 
 $(BUILD)/mbsim-run: $(CLI_OBJ) $(BUILD)/libmbsim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) $(CLI_OBJ) $(BUILD)/libmbsim.a $(LDLIBS_ALL) -o $@
@@ -177,18 +183,23 @@ bench-dice: deps
 	$(MAKE) all
 	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/dice
 
+# PYTHONDIR: where Debian's python3 finds packages under PREFIX (/usr/local/lib/python3/dist-packages)
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/mbsim
 	install -m 755 $(BUILD)/mbsim-run $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libmbsim.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libmbsim.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/mbsim/*.h $(DESTDIR)$(PREFIX)/include/mbsim/
-	install -d $(DESTDIR)$(PREFIX)/share/mbsim-run/python
+	install -d $(DESTDIR)$(PYTHONDIR)/mbsim $(DESTDIR)$(PREFIX)/share/mbsim-run/python/mbsim
+	install -m 644 python/mbsim/*.py $(DESTDIR)$(PYTHONDIR)/mbsim/
+	install -m 644 python/mbsim/*.py $(DESTDIR)$(PREFIX)/share/mbsim-run/python/mbsim/
 	install -m 644 scripts/mbsim.py $(DESTDIR)$(PREFIX)/share/mbsim-run/python/
 	install -m 755 scripts/mbsim-plot scripts/mbsim-export scripts/mbsim-compare \
 	  scripts/mbsim-sweep $(DESTDIR)$(PREFIX)/bin/
 
 # the modules depend on each other only downstream (util <- deck; util <- model, elements <-
-# solver <- output <- cli): nm of the built objects (no kernel object needs a symbol of the
+# solver <- output <- run <- cli; src/cli includes public headers only): nm of the built objects (no kernel object needs a symbol of the
 # deck reader or of a module above it) and their #include lines; only src/deck includes
 # yaml.h, only src/output hdf5.h, only the linear solver umfpack.h and klu.h, only the
 # redundancy check SuiteSparseQR_C.h (scripts/check-layering has the tables;

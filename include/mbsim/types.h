@@ -183,4 +183,8 @@ int mbs_integrator_from_word(const char *word);
 /* an expression profile f(t) with its derivatives (opaque; src/util/profile.c) */
 typedef struct mbsProfileExpr mbsProfileExpr;
 
+/* the eigenvalues of the symmetric 3x3 matrix m (row-major) into lam, ascending (principal
+ * moments of inertia; src/util/eig3.c) */
+void mbs_sym3_eigenvalues(const double m[9], double lam[3]);
+
 #endif

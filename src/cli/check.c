@@ -1,12 +1,13 @@
-/* check.c: the model listing of `mbsim-run --check` after the summary: gravity, each body's
- * mass and principal moments of inertia, each joint's type, bodies, point and axes, each
- * load (all world, t = 0, as the deck reader normalised them). */
+/* check.c: what mbsim-run prints of the model: the listing of `mbsim-run --check` after the
+ * summary (gravity, each body's mass and principal moments of inertia, each joint's type,
+ * bodies, point and axes, each load: all world, t = 0, as the deck reader normalised them),
+ * the summary itself, and the messages of the initial state (assembly, projection). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "util/eig3.h"
+#include "mbsim/types.h"
 
 /* entries listed per section: a deck of 60,000 bodies gets a count, not 60,000 lines */
 #define CHECK_LIST_MAX 1000
@@ -176,4 +177,122 @@ void cli_print_check(FILE *f, const mbsDeck *deck) {
   print_beams(f, deck);
   print_joints(f, deck);
   print_loads(f, deck);
+}
+
+/* ---- the model summary of --check and the messages of the initial state ---- */
+
+void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
+  int nrigid = 0, npoint = 0, nfixed = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    nfixed += m->body_fixed[b];
+    if (m->body_type[b] == MBS_BODY_RIGID) {
+      nrigid++;
+    } else {
+      npoint++;
+    }
+  }
+  fprintf(f, "deck:         %s%s%s%s\n", deck->path, deck->title[0] ? " (" : "", deck->title,
+          deck->title[0] ? ")" : "");
+  fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
+  if (m->nbeam > 0) {
+    int nnode = 0, nelem = 0;
+    for (int i = 0; i < m->nbeam; i++) {
+      nnode += m->beam[i].nnode;
+      nelem += m->beam[i].nelem;
+    }
+    fprintf(f, "beams:        %d (%d nodes, %d elements)\n", m->nbeam, nnode, nelem);
+  }
+  fprintf(f, "joints:       %d\n", m->njoint);
+  fprintf(f, "loads:        %d\n", m->nload);
+  if (m->nshape > 0 || m->ncontact > 0) {
+    fprintf(f,
+            "contacts:     %d entr%s, %d shape%s (%d in pairs, found at each step), storage "
+            "for %d contact points\n",
+            m->ncontact, m->ncontact == 1 ? "y" : "ies", m->nshape, m->nshape == 1 ? "" : "s",
+            m->nshape_paired, m->contact_max);
+  }
+  fprintf(f, "coordinates:  %d\n", m->nq);
+  fprintf(f, "constraints:  %d\n", m->ncon);
+  if (m->ndrop > 0) {
+    char dropped[512];
+    mbs_model_describe_dropped(m, dropped, sizeof(dropped));
+    fprintf(f, "redundant:    dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
+            m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
+  }
+  fprintf(f, "dof:          %d\n", m->ndof);
+  if (m->nshape > 0) {
+    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape, m->nshape_paired,
+            m->ncontact);
+  }
+  fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
+  fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
+          mbs_linear_solver_word(m->linear_solver));
+  fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
+}
+
+/* initial.assemble: how far each body moved (its centre of mass) and turned, those that did */
+static void print_assembly_moves(const mbsModel *m, const double *q0, const double *q1) {
+  int shown = 0, more = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    int n0 = m->body_node[b];
+    if (n0 < 0) {
+      continue;
+    }
+    int rigid = m->body_type[b] == MBS_BODY_RIGID;
+    double dx[3], tr = 0.0;
+    for (int c = 0; c < 3; c++) {
+      dx[c] = q1[3 * n0 + c] - q0[3 * n0 + c];
+      for (int i = 0; rigid && i < 3; i++) {
+        /* x_c = phi - r^i d_i */
+        dx[c] -= m->body_ref[3 * b + i] * (q1[3 * (n0 + 1 + i) + c] - q0[3 * (n0 + 1 + i) + c]);
+        tr += q1[3 * (n0 + 1 + i) + c] * q0[3 * (n0 + 1 + i) + c];
+      }
+    }
+    double move = sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2]);
+    double turn = rigid ? acos(fmax(-1.0, fmin(1.0, 0.5 * (tr - 1.0)))) : 0.0;
+    if (!(move > 1e-12 || turn > 1e-12)) {
+      continue;
+    }
+    if (shown == 20) {
+      more++;
+      continue;
+    }
+    printf("              %s: centre moved %.4g m%s", m->body_name[b], move,
+           rigid ? ", turned " : "\n");
+    if (rigid) {
+      printf("%.4g deg\n", turn * 180.0 / 3.14159265358979323846);
+    }
+    shown++;
+  }
+  if (more) {
+    printf("              ... and %d more bodies\n", more);
+  }
+}
+
+/* what initial.assemble and initial.project_velocities did */
+void cli_print_initial(const mbsModel *m, const mbsData *d, const mbsRunStart *s) {
+  const mbsAssembly *a = &s->assembly;
+  if (s->assembled && !s->restarted && a->iterations == 0) {
+    printf("initial:      positions already satisfy the joints (violation %.2g): nothing to "
+           "assemble\n",
+           a->residual);
+  } else if (s->assembled && !s->restarted) {
+    printf("initial:      positions assembled onto the joints (%d Gauss-Newton steps, "
+           "violation %.2g left): largest move %.4g m (%s '%s'), directors turned by up to "
+           "%.4g deg\n",
+           a->iterations, a->residual, a->max_move,
+           a->frame >= 0 && m->attach_kind[a->frame] == MBS_ATTACH_BEAM_NODE ? "beam node"
+                                                                            : "body",
+           a->frame >= 0 ? m->attach_name[a->frame] : "none",
+           2.0 * asin(fmin(1.0, 0.5 * a->max_turn)) * 180.0 / 3.14159265358979323846);
+    print_assembly_moves(m, s->q_deck, d->q);
+  }
+  if (s->projected) {
+    int f = s->projection_frame;
+    printf("initial:      velocities projected onto the joints: largest change %.4g (%s "
+           "'%s')\n",
+           s->projection_change,
+           f >= 0 && m->attach_kind[f] == MBS_ATTACH_BEAM_NODE ? "beam node" : "body",
+           f >= 0 ? m->attach_name[f] : "none");
+  }
 }

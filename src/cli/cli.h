@@ -1,7 +1,7 @@
 /* cli.h: helpers of the mbsim-run command that live outside main.c (private to src/cli/):
- * continuing an earlier run (--restart), the record quantities the command computes for
- * the output file (multipliers, joint positions) and the datasets it registers with the
- * writer (record.c). They print their own messages. */
+ * the look at an existing output file (inspect.c), the escapes of what it prints (text.c),
+ * the model listing of --check and the messages of the initial state (check.c). They print their own messages. The run itself
+ * is the library's (mbsim/run.h). */
 #ifndef MBSIM_CLI_H
 #define MBSIM_CLI_H
 
@@ -9,29 +9,8 @@
 #include <stdio.h>
 
 #include "mbsim/deck.h"
-#include "mbsim/model.h"
 #include "mbsim/output.h"
-#include "mbsim/solver.h"
-
-/* what a restart hands to the step loop */
-typedef struct {
-  int active;             /* 1: the run continues an earlier one */
-  char *from;             /* "RUN.h5 at t=5" (root attribute restart_from), malloc'd */
-  long n_first;           /* first step number of the loop; steps end at t_n = n dt as in
-                             the run from t = 0, so the restarted run continues its grid */
-  double *joint_reaction; /* (njoint x 6) reactions of the restart record, or NULL */
-  int iterations;         /* Newton iterations of the restart record */
-} cliRestart;
-
-/* Continue from the last record of the result file at path: check that it belongs to the
- * same model (coordinates, constraints, coordinate names) and that t_end lies after it,
- * refuse an output path that is the restart file itself, then set d->t, q, last_dt, the
- * integrator's state (mbs_solver_state_import) and the external work and dissipation
- * accumulators. Prints the reason and
- * returns 1 when the restart is refused, 0 when rs is filled (release with
- * cli_restart_free). */
-int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
-                     mbsData *d);
+#include "mbsim/run.h"
 
 /* Look at an existing file at the output path (mbs_output_inspect) in a child process
  * before mbs_output_create opens it: prints the reason and returns 1 when the file is a
@@ -52,91 +31,12 @@ char *cli_escape(char *dst, size_t n, const char *src);
  * inertia, centre of mass), joints (type, bodies, point, axes) and loads, world, t = 0 */
 void cli_print_check(FILE *f, const mbsDeck *deck);
 
-/* after mbs_observe of the restart state: the first record repeats the restart record
- * (joint reactions and iterations come from the file, not from a step of this run) */
-void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *d);
+/* the model summary of --check: deck, bodies, beams, joints, constraints, redundant
+ * equations, dof, contacts, integrator, linear solver, time grid */
+void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck);
 
-/* release (accepts a zeroed rs) */
-void cli_restart_free(cliRestart *rs);
-
-/* record quantities that mbsData does not hold as such: the world position of each joint
- * point fixed to the joint's second body (njoint x 3) */
-void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos);
-
-/* the state arrays of a result file's last record, named as exported (for
- * mbs_solver_state_import); returns their count (<= max), absent arrays left out */
-int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max);
-
-#define CLI_OBS_SCALARS 7
-/* columns of /contacts/table */
-#define CLI_CONTACT_COLS 14
-
-/* the datasets of a run: the handles the describe functions got and the rows of a record
- * that exist nowhere else */
-typedef struct {
-  mbsWriter *w;
-  int nq;
-  const char *const *qunits; /* (nq) unit of each coordinate (borrowed) */
-  int h_obs[CLI_OBS_SCALARS], h_linear, h_angular;
-  int h_iterations, h_factorizations, h_solves, h_step_size;
-  int h_q, h_v;
-  int nstate, h_state[MBS_STATE_MAX]; /* /state/<name> of the integrator's arrays */
-  int state_columns[MBS_STATE_MAX];   /* > 0: h_state is a ragged table of these columns */
-  int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
-  int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
-  int h_load_force;
-  int h_contact_dissipated, h_contacts; /* models with contact pairs: the series and the
-                                           ragged table /contacts (-1 otherwise) */
-  int h_contact_sum, h_contact_t1; /* /contacts/impulse_since_record and /contacts/tangent1,
-                                      aligned with the rows of /contacts/table */
-  double contact_dissipated;
-  int h_impact_dissipated, h_friction_dissipated, h_numerical_dissipation;
-  double dissipation_parts[3]; /* impact, friction, numerical */
-  int h_contact_iterations, h_contact_residual; /* the last step's contact solver */
-  int contact_iterations;
-  double contact_residual;
-  long nrecord;         /* records given so far (the table's record column) */
-  double *contact_rows; /* the rows of the current record: (cap x CLI_CONTACT_COLS) of the
-                           table, then (cap x 3) impulse sums, then (cap x 3) tangents t1 */
-  int contact_cap;
-  double obs[CLI_OBS_SCALARS];
-  int iterations, factorizations, solves;
-  double step_size;
-  long fact_seen, solves_seen; /* solver counters at the previous record */
-  double *extra;               /* (3 njoint) joint points */
-  int h_strain_energy;         /* /energy/strain (models with beams; -1 otherwise) */
-  double strain_energy;
-  int *h_beam;      /* (3 nbeam) /beams/<name>/{position,directors,strain} */
-  double *beam_row; /* the beams' rows, beam after beam: positions (nnode x 3), directors
-                       (nnode x 9), strains (nelem x 6) */
-  const char **unit_col;       /* (nq) scratch of column_units */
-  char *unit_text;
-  const char **labels;         /* (max(nbody, njoint, nload)) scratch of the names datasets */
-  int h_action;        /* ragged /solver/action (spacetime; -1 otherwise) */
-  double *action_rows; /* (action_cap x MBS_ACTION_COLS) elements completed since the last
-                          record, as the solver's action_sink gives them */
-  long action_n, action_cap;
-  int action_sent;     /* the rows were given to the last record: the next sink call or
-                          record starts afresh */
-  int action_nomem;    /* a row could not be kept (out of memory): the next record fails */
-} cliOutput;
-
-/* register every dataset and sidecar grid of a run of model m with w (README "Output"; the
- * integrator's arrays as mbs_solver_state_export lists them, under /state/<name>);
- * names, qunits: (nq) coordinate names and units; junits, jrunits: (njoint) units of the
- * joint coordinates and rates. Release out with cli_output_free. */
-mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, mbsData *d,
-                              const char *const *names, const char *const *qunits,
-                              const char *const *junits, const char *const *jrunits,
-                              mbsError *err);
-
-/* give the rows of the record of the current state (then mbs_output_append); the
- * integrator's exported arrays written (MBS_STATE_MAX) go into state, their count is
- * returned (the run imports them back, as a restart from this record would) */
-int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObservables *o,
-                   mbsStateArray *state);
-
-/* release (accepts NULL and a zeroed out) */
-void cli_output_free(cliOutput *out);
+/* on stdout: what initial.assemble (how far each body moved and turned) and
+ * initial.project_velocities did at the start of a run */
+void cli_print_initial(const mbsModel *m, const mbsData *d, const mbsRunStart *s);
 
 #endif

@@ -13,11 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "mbsim/deck.h"
-#include "mbsim/model.h"
-#include "mbsim/output.h"
-#include "mbsim/contact.h"
-#include "mbsim/solver.h"
+#include "mbsim/run.h"
 
 #ifndef MBS_VERSION
 #define MBS_VERSION "0.0.0"
@@ -287,104 +283,6 @@ static int parse_args(Args *a, int argc, char **argv) {
   return 0;
 }
 
-static void print_model_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
-  int nrigid = 0, npoint = 0, nfixed = 0;
-  for (int b = 0; b < m->nbody; b++) {
-    nfixed += m->body_fixed[b];
-    if (m->body_type[b] == MBS_BODY_RIGID) {
-      nrigid++;
-    } else {
-      npoint++;
-    }
-  }
-  fprintf(f, "deck:         %s%s%s%s\n", deck->path, deck->title[0] ? " (" : "", deck->title,
-          deck->title[0] ? ")" : "");
-  fprintf(f, "bodies:       %d (%d rigid, %d point, %d fixed)\n", m->nbody, nrigid, npoint, nfixed);
-  if (m->nbeam > 0) {
-    int nnode = 0, nelem = 0;
-    for (int i = 0; i < m->nbeam; i++) {
-      nnode += m->beam[i].nnode;
-      nelem += m->beam[i].nelem;
-    }
-    fprintf(f, "beams:        %d (%d nodes, %d elements)\n", m->nbeam, nnode, nelem);
-  }
-  fprintf(f, "joints:       %d\n", m->njoint);
-  fprintf(f, "loads:        %d\n", m->nload);
-  if (m->nshape > 0 || m->ncontact > 0) {
-    fprintf(f,
-            "contacts:     %d entr%s, %d shape%s (%d in pairs, found at each step), storage "
-            "for %d contact points\n",
-            m->ncontact, m->ncontact == 1 ? "y" : "ies", m->nshape, m->nshape == 1 ? "" : "s",
-            m->nshape_paired, m->contact_max);
-  }
-  fprintf(f, "coordinates:  %d\n", m->nq);
-  fprintf(f, "constraints:  %d\n", m->ncon);
-  if (m->ndrop > 0) {
-    char dropped[512];
-    mbs_model_describe_dropped(m, dropped, sizeof(dropped));
-    fprintf(f, "redundant:    dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
-            m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
-  }
-  fprintf(f, "dof:          %d\n", m->ndof);
-  if (m->nshape > 0) {
-    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape, m->nshape_paired,
-            m->ncontact);
-  }
-  fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
-  fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
-          mbs_linear_solver_word(m->linear_solver));
-  fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
-}
-
-/* the units of a joint's /joints/coordinates and /joints/rates columns (joint_coords.c) */
-static void cli_joint_units(mbsJointType t, const char **coord, const char **rate) {
-  switch (t) {
-    case MBS_JOINT_REVOLUTE:
-      *coord = "rad";
-      *rate = "rad/s";
-      return;
-    case MBS_JOINT_PRISMATIC:
-      *coord = "m";
-      *rate = "m/s";
-      return;
-    case MBS_JOINT_CYLINDRICAL:
-      *coord = "rad, m";
-      *rate = "rad/s, m/s";
-      return;
-    case MBS_JOINT_UNIVERSAL:
-      *coord = "rad, rad";
-      *rate = "rad/s, rad/s";
-      return;
-    case MBS_JOINT_PLANAR:
-      *coord = "m, m, rad";
-      *rate = "m/s, m/s, rad/s";
-      return;
-    case MBS_JOINT_SPHERICAL:
-      *coord = "rad, rad, rad";
-      *rate = "rad/s, rad/s, rad/s";
-      return;
-    default: /* fixed, distance: no coordinates (NaN) */
-      *coord = "none";
-      *rate = "none";
-      return;
-  }
-}
-
-/* the consistent state of a record (velocities on the constraints, reactions of the
- * index-1 equations) and its observables */
-static mbsStatus observe_record(const mbsModel *m, mbsData *d, mbsObservables *o, mbsError *err) {
-  mbsStatus st = mbs_solver_consistent(m, d, err);
-  if (st != MBS_OK) {
-    char msg[1000];
-    mbs_error_format(err, msg, sizeof(msg));
-    return mbs_error_set(err, st, NULL, 0, 0,
-                         "the constraint Jacobian is singular at t = %.9g, so the record's "
-                         "velocities and reactions are not defined: %s",
-                         d->t, msg);
-  }
-  mbs_observe(m, d, o);
-  return MBS_OK;
-}
 
 /* ---- output size (a warning before the run) ---- */
 
@@ -411,68 +309,23 @@ static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_
   }
 }
 
-/* the record of the current state */
-static mbsStatus write_record(cliOutput *out, const mbsModel *m, mbsData *d,
-                              const mbsObservables *o, mbsError *err) {
-  /* the rows, with the integrator's state (multipliers, its own velocities, genalpha's
-   * accelerations): what a restart from this record needs */
-  mbsStateArray state[MBS_STATE_MAX];
-  int nstate = cli_output_put(out, m, d, o, state);
-  if (out->action_nomem) {
-    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
-                         "out of memory keeping the rows of /solver/action at t=%.9g", d->t);
+
+/* each line of text ("file:line:col: text" lines) as "mbsim-run: WHAT: line" on stderr */
+static void print_lines(const char *what, const char *text, int escape) {
+  for (const char *l = text; *l;) {
+    const char *e = strchr(l, '\n');
+    int len = e ? (int)(e - l) : (int)strlen(l);
+    if (escape) {
+      char line[2048], esc[4096];
+      snprintf(line, sizeof(line), "%.*s", len, l);
+      fprintf(stderr, "mbsim-run: %s: %s\n", what, cli_escape(esc, sizeof(esc), line));
+    } else {
+      fprintf(stderr, "mbsim-run: %s: %.*s\n", what, len, l);
+    }
+    l += len + (e ? 1 : 0);
   }
-  /* the run goes on from the state just written, exactly as a restart from this record
-   * does (a fresh factorization, mu = dt^2 lambda rebuilt from the lambda written): both
-   * runs then take identical steps */
-  mbsStatus st = mbs_solver_state_import(m, d, state, nstate, NULL, 0, err);
-  if (st != MBS_OK) {
-    return st;
-  }
-  /* the state written holds the record's contacts before their sums were cleared (moreau): a
-   * restart's first record lists them again; the run goes on from the cleared ones */
-  mbs_solver_contacts_clear(d);
-  return mbs_output_append(out->w, d->t, err);
 }
 
-/* initial.assemble: how far each body moved (its centre of mass) and turned, those that did */
-static void print_assembly_moves(const mbsModel *m, const double *q0, const double *q1) {
-  int shown = 0, more = 0;
-  for (int b = 0; b < m->nbody; b++) {
-    int n0 = m->body_node[b];
-    if (n0 < 0) {
-      continue;
-    }
-    int rigid = m->body_type[b] == MBS_BODY_RIGID;
-    double dx[3], tr = 0.0;
-    for (int c = 0; c < 3; c++) {
-      dx[c] = q1[3 * n0 + c] - q0[3 * n0 + c];
-      for (int i = 0; rigid && i < 3; i++) {
-        /* x_c = phi - r^i d_i */
-        dx[c] -= m->body_ref[3 * b + i] * (q1[3 * (n0 + 1 + i) + c] - q0[3 * (n0 + 1 + i) + c]);
-        tr += q1[3 * (n0 + 1 + i) + c] * q0[3 * (n0 + 1 + i) + c];
-      }
-    }
-    double move = sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2]);
-    double turn = rigid ? acos(fmax(-1.0, fmin(1.0, 0.5 * (tr - 1.0)))) : 0.0;
-    if (!(move > 1e-12 || turn > 1e-12)) {
-      continue;
-    }
-    if (shown == 20) {
-      more++;
-      continue;
-    }
-    printf("              %s: centre moved %.4g m%s", m->body_name[b], move,
-           rigid ? ", turned " : "\n");
-    if (rigid) {
-      printf("%.4g deg\n", turn * 180.0 / 3.14159265358979323846);
-    }
-    shown++;
-  }
-  if (more) {
-    printf("              ... and %d more bodies\n", more);
-  }
-}
 
 int main(int argc, char **argv) {
   install_signals();
@@ -485,148 +338,46 @@ int main(int argc, char **argv) {
   int exit_code = EXIT_BAD_INPUT;
   mbsError err;
   mbs_error_clear(&err);
-  mbsDeck deck;
-  memset(&deck, 0, sizeof(deck));
-  mbsModel *m = NULL;
-  mbsData *d = NULL;
-  mbsWriter *w = NULL;
-  const char **names = NULL;
-  const char **qunits = NULL, **junits = NULL, **jrunits = NULL;
-  double *q_pre = NULL; /* initial.assemble: the deck's configuration */
-  cliOutput rec_out = {0};
-  cliRestart restart;
-  memset(&restart, 0, sizeof(restart));
+  const char **option = calloc((size_t)(args.nov > 0 ? args.nov : 1), sizeof(char *));
+  if (!option) {
+    fprintf(stderr, "mbsim-run: error: out of memory\n");
+    free_args(&args);
+    return EXIT_BAD_INPUT;
+  }
+  for (int i = 0; i < args.nov; i++) {
+    option[i] = args.ov_option[i] ? "--integrator" : NULL;
+  }
+  mbsRunOptions opt = {.deck_path = args.deck_path,
+                       .overrides = args.ov,
+                       .noverrides = args.nov,
+                       .override_option = option};
   double t_wall0 = now_seconds();
 
   /* deck -> model */
-  if (mbs_deck_load(&deck, args.deck_path, args.ov, args.nov, &err) != MBS_OK) {
+  mbsRun *run = mbs_run_create(&opt, &err);
+  if (!run) {
     print_error(&err);
     goto done;
   }
-  if (deck.warnings) {
-    /* each line "file:line:col: text" */
-    for (const char *l = deck.warnings; *l;) {
-      const char *e = strchr(l, '\n');
-      int len = e ? (int)(e - l) : (int)strlen(l);
-      fprintf(stderr, "mbsim-run: warning: %.*s\n", len, l);
-      l += len + (e ? 1 : 0);
-    }
-  }
-  m = mbs_model_compile(&deck, &err);
-  if (!m) {
-    print_error(&err);
-    goto done;
-  }
-  if (m->integrator == MBS_INTEGRATOR_MOREAU) {
-    /* penalty springs the step does not resolve */
-    char pw[2048];
-    if (mbs_contact_check_penalty(m, m->dt, m->moreau_variant != MBS_MOREAU_EXPLICIT, pw,
-                                  sizeof(pw)) > 0) {
-      for (const char *l = pw; *l;) {
-        const char *e = strchr(l, '\n');
-        int len = e ? (int)(e - l) : (int)strlen(l);
-        fprintf(stderr, "mbsim-run: warning: %.*s\n", len, l);
-        l += len + (e ? 1 : 0);
-      }
-    }
-  }
-  /* an integrator named on the command line: say so (the model only knows the deck) */
-  if (deck.solver.integrator_override > 0 && deck.solver.integrator != MBS_INTEGRATOR_AUTO) {
-    int i = deck.solver.integrator_override - 1;
-    if (args.ov_option[i]) {
-      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
-               "chosen on the command line: --integrator %s", args.ov[i].value);
-    } else {
-      snprintf(m->integrator_reason, sizeof(m->integrator_reason),
-               "chosen on the command line: --set %.100s=%.100s", args.ov[i].path,
-               args.ov[i].value);
-    }
-  }
+  print_lines("warning", mbs_run_warnings(run), 0);
+  const mbsModel *m = mbs_run_model(run);
+  const mbsDeck *deck = mbs_run_deck(run);
   if (args.check) {
-    print_model_summary(stdout, m, &deck);
-    cli_print_check(stdout, &deck);
+    cli_print_summary(stdout, m, deck);
+    cli_print_check(stdout, deck);
     exit_code = EXIT_DONE;
     goto done;
   }
-  d = mbs_data_create(m, &err);
-  if (!d) {
+  /* the state at t = 0 (or of the restart file) */
+  const char *out = args.out_path ? args.out_path : m->output_file;
+  mbsInspectLimits lim;
+  cli_inspect_limits(&lim);
+  if (mbs_run_start(run, args.restart, out, &lim, &err) != MBS_OK) {
     print_error(&err);
     goto done;
   }
-
-  /* initial.assemble: the positions at t = 0 onto the joints, then the checks of t = 0 at
-   * the assembled positions (overlaps, velocities), before anything is written; a restart
-   * assembles too (what is measured from t = 0, joint coordinates and spring angles, is
-   * measured from the assembled configuration) and then goes on from its file's state */
-  int assembled = 0;
-  mbsAssembly asm_info = {0};
-  if (m->assemble) {
-    if (!(q_pre = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double)))) {
-      fprintf(stderr, "mbsim-run: error: out of memory\n");
-      goto done;
-    }
-    memcpy(q_pre, d->q, (size_t)m->nq * sizeof(double));
-    if (mbs_solver_assemble(m, d, &asm_info, &err) != MBS_OK ||
-        mbs_model_set_initial(m, d->q, &err) != MBS_OK) {
-      print_error(&err);
-      goto done;
-    }
-    memcpy(d->v, m->v0, (size_t)m->nq * sizeof(double));
-    memcpy(d->v_rec, m->v0, (size_t)m->nq * sizeof(double));
-    mbs_joint_track(m, d);
-    assembled = 1;
-  }
-  /* output */
-  const char *out = args.out_path ? args.out_path : m->output_file;
-  if (args.restart && cli_restart_load(&restart, args.restart, out, m, d) != 0) {
-    goto done;
-  }
-  /* initial.project_velocities: the velocities at t = 0 onto the joints, before anything is
-   * written (a restart goes on from the state in its file) */
-  int projected = 0, proj_body = -1;
-  double proj_change = 0.0;
-  if (!restart.active && m->project_velocities) {
-    if (mbs_solver_initial_velocities(m, d, &proj_change, &proj_body, &err) != MBS_OK) {
-      print_error(&err);
-      goto done;
-    }
-    projected = 1;
-  }
-  names = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
-  qunits = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(char *));
-  junits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  jrunits = malloc((size_t)(m->njoint > 0 ? m->njoint : 1) * sizeof(char *));
-  if (!names || !qunits || !junits || !jrunits) {
-    fprintf(stderr, "mbsim-run: error: out of memory\n");
-    goto done;
-  }
-  for (int i = 0; i < m->nq; i++) {
-    names[i] = mbs_model_coord_name(m, i);
-    /* vector nodes: positions m, directors 1; the scalars after them are joint angles */
-    qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1") : "rad";
-  }
-  for (int j = 0; j < m->njoint; j++) {
-    cli_joint_units(m->joint_type[j], &junits[j], &jrunits[j]);
-  }
-  char dropped[1024];
-  mbs_model_describe_dropped(m, dropped, sizeof(dropped));
-  mbsOutputInfo info = {
-      .version = MBS_VERSION,
-      .redundant_rows = dropped,
-      .title = deck.title,
-      .deck_text = deck.text ? deck.text : "",
-      .integrator = mbs_integrator_word(m->integrator),
-      .integrator_reason = m->integrator_reason,
-      .linear_solver = mbs_linear_solver_word(m->linear_solver),
-      .dt = m->dt,
-      .t_end = m->t_end,
-      .n_coordinates = m->nq,
-      .n_constraints = m->ncon,
-      .n_dof = m->ndof,
-      .write_xdmf = m->output_xdmf,
-      .restart_from = restart.from,
-      .overwrite = args.overwrite,
-  };
+  print_lines("note", mbs_run_notes(run), 1);
+  const mbsData *d = mbs_run_data(run);
   /* a signal while the deck loaded: stop before anything is written */
   if (g_signal) {
     fprintf(stderr, "mbsim-run: interrupted by %s before the run started; nothing written\n",
@@ -639,19 +390,14 @@ int main(int argc, char **argv) {
   if (!args.overwrite && cli_inspect_output(out) != 0) {
     goto done;
   }
-  w = mbs_output_create(out, &info, &err);
-  if (!w) {
-    print_error(&err);
-    goto done;
-  }
-  /* the datasets and sidecar grids, registered by what owns them (record.c) */
-  if (cli_output_describe(&rec_out, w, m, d, names, qunits, junits, jrunits, &err) != MBS_OK ||
-      mbs_output_flush(w, &err) != MBS_OK) {
+  if (mbs_run_attach(run, out, args.overwrite, &err) != MBS_OK) {
     print_error(&err);
     goto done;
   }
   if (!args.quiet) {
-    printf("mbsim-run %s: %s -> %s\n", MBS_VERSION, deck.path, out);
+    char dropped[1024];
+    mbs_model_describe_dropped(m, dropped, sizeof(dropped));
+    printf("mbsim-run %s: %s -> %s\n", MBS_VERSION, deck->path, out);
     printf("integrator: %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
     if (m->ndrop > 0) {
       printf("redundant:  dropped %d equation%s that repeat%s the others: %s\n", m->ndrop,
@@ -659,142 +405,53 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
   }
-
-  /* the step loop: t_n = n dt, the last step shortened to land on t_end */
+  const mbsRunStart *start = mbs_run_start_info(run);
   long nsteps = (long)ceil(m->t_end / m->dt - 1e-9);
-  if (nsteps < 1) {
-    nsteps = 1;
-  }
-  warn_output_size(w, nsteps, m->output_every, restart.active ? restart.n_first : 1);
+  nsteps = nsteps < 1 ? 1 : nsteps;
+  long n_first = start->n_first;
+  warn_output_size(mbs_run_writer(run), nsteps, m->output_every, n_first);
   /* on a terminal the progress line is rewritten in place (\r); in a log file each update
    * is a line of its own */
   int stderr_tty = isatty(STDERR_FILENO);
   int show_progress = !args.quiet && (args.progress || stderr_tty);
   int progress_cr = show_progress && stderr_tty;
   double t_last_progress = now_seconds();
-  mbsObservables o;
-  if (assembled && !restart.active && !args.quiet && asm_info.iterations == 0) {
-    printf("initial:      positions already satisfy the joints (violation %.2g): nothing to "
-           "assemble\n",
-           asm_info.residual);
-  } else if (assembled && !restart.active && !args.quiet) {
-    printf("initial:      positions assembled onto the joints (%d Gauss-Newton steps, "
-           "violation %.2g left): largest move %.4g m (%s '%s'), directors turned by up to "
-           "%.4g deg\n",
-           asm_info.iterations, asm_info.residual, asm_info.max_move,
-           asm_info.frame >= 0 && m->attach_kind[asm_info.frame] == MBS_ATTACH_BEAM_NODE
-               ? "beam node"
-               : "body",
-           asm_info.frame >= 0 ? m->attach_name[asm_info.frame] : "none",
-           2.0 * asin(fmin(1.0, 0.5 * asm_info.max_turn)) * 180.0 / 3.14159265358979323846);
-    print_assembly_moves(m, q_pre, d->q);
+  if (!args.quiet) {
+    cli_print_initial(m, d, start);
   }
-  if (projected && !args.quiet) {
-    printf("initial:      velocities projected onto the joints: largest change %.4g (%s "
-           "'%s')\n",
-           proj_change,
-           proj_body >= 0 && m->attach_kind[proj_body] == MBS_ATTACH_BEAM_NODE ? "beam node"
-                                                                              : "body",
-           proj_body >= 0 ? m->attach_name[proj_body] : "none");
-  }
-  /* the integrator's state at t = 0 for the first record (genalpha: its accelerations; a
-   * restart has it from its file) */
-  if (!restart.active) {
-    mbs_solver_start(m, d);
-  }
-  mbsStatus st = observe_record(m, d, &o, &err);
-  cli_restart_first_record(&restart, m, d);
-  /* the energy balance B = T + V - W + D of the integrator's state is conserved; the
-   * relative error is max |B - B0| / E_scale with E_scale = max(|E0|, max_t T*(t)), T* =
-   * B0 + W - D - V the kinetic energy the balance allows (an exact solution's T): unlike the
-   * kinetic energy itself, it does not grow when the motion blows up */
-  double T0, V0;
-  mbs_energy(m, d->q, d->v, &T0, &V0);
-  V0 += d->contact_potential;
-  double E0 = o.kinetic + o.potential;
-  double B0 = T0 + V0 - d->external_work + d->dissipated;
-  double Escale = fmax(fabs(E0), T0), dEmax = 0.0, vmax = o.violation;
-  double vvmax = o.velocity_violation, warn_t = -1.0, warn_err = 0.0, last_gain = 0.0;
-  if (st == MBS_OK) {
-    st = write_record(&rec_out, m, d, &o, &err);
-  }
-  char status[1400];
   exit_code = EXIT_DONE;
-  if (st != MBS_OK) {
+  if (mbs_run_record(run, &err) != MBS_OK) {
     /* not even the initial state could be written (e.g. it is not finite) */
     print_error(&err);
-    snprintf(status, sizeof(status), "failed: %s", err.msg);
     exit_code = EXIT_SOLVER;
-  }
-  long n_first = restart.active ? restart.n_first : 1;
-  if (st == MBS_OK && g_signal) {
+  } else if (g_signal) {
     /* a signal before the first step: the file holds the initial record */
-    snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
-    fprintf(stderr, "mbsim-run: %s by %s; output flushed\n", status, signal_name(g_signal));
+    mbs_run_interrupt(run);
+    fprintf(stderr, "mbsim-run: %s by %s; output flushed\n", mbs_run_status(run),
+            signal_name(g_signal));
     exit_code = EXIT_INTERRUPTED;
   }
-  for (long n = n_first; n <= nsteps && st == MBS_OK && exit_code == EXIT_DONE; n++) {
-    double t_next = (n == nsteps) ? m->t_end : (double)n * m->dt;
-    st = mbs_solver_advance(m, d, t_next, &err);
-    if (st != MBS_OK) {
-      char msg[1200];
-      mbs_error_format(&err, msg, sizeof(msg));
-      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", msg);
-      snprintf(status, sizeof(status), "failed: %s", msg);
+  for (long n = n_first; exit_code == EXIT_DONE && !mbs_run_done(run); n++) {
+    if (mbs_run_step(run, &err) != MBS_OK) {
+      mbsRunFailure f = mbs_run_failure(run);
+      if (f == MBS_RUN_FAIL_RECORD) {
+        print_error(&err);
+      } else {
+        fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "",
+                f == MBS_RUN_FAIL_UNSTABLE ? mbs_run_status(run) : mbs_run_status(run) + 8);
+      }
       exit_code = EXIT_SOLVER;
       break;
     }
-    d->t = t_next;
-    mbs_joint_track(m, d);
-    /* the energy monitor, every step */
-    double T, V;
-    mbs_energy(m, d->q, d->v, &T, &V);
-    V += d->contact_potential;
-    double gain = T + V - d->external_work + d->dissipated - B0;
-    Escale = fmax(Escale, B0 + d->external_work - d->dissipated - V);
-    dEmax = fmax(dEmax, fabs(gain));
-    last_gain = gain;
-    vmax = fmax(vmax, mbs_constraint_violation(m, d->q, d->t, NULL));
-    /* a static run has no kinetic energy, and V - V0 - W vanishes only along a path that
-     * starts at an equilibrium (static.c): its balance is reported, not checked */
-    int checked = m->integrator != MBS_INTEGRATOR_STATIC;
-    if (checked && Escale > 0.0 && fabs(gain) > m->energy_warning * Escale && warn_t < 0.0) {
-      warn_t = d->t;
-      warn_err = fabs(gain) / Escale;
-    }
-    int unstable = checked && Escale > 0.0 && gain > m->energy_unstable * Escale;
-    int sig = g_signal;
-    if (n % m->output_every == 0 || n == nsteps || unstable || sig) {
-      st = observe_record(m, d, &o, &err);
-      if (st == MBS_OK) {
-        vvmax = fmax(vvmax, o.velocity_violation);
-        st = write_record(&rec_out, m, d, &o, &err);
-      }
-      if (st != MBS_OK) {
+    if (g_signal) {
+      if (mbs_run_record(run, &err) != MBS_OK) {
         print_error(&err);
-        snprintf(status, sizeof(status), "failed: %s", err.msg);
         exit_code = EXIT_SOLVER;
         break;
       }
-    }
-    if (unstable) {
-      snprintf(status, sizeof(status),
-               "failed: unstable at t=%.9g: the energy grew by %.3e J beyond the work of the "
-               "loads (%.3g times the energy scale %.3e J; solver.energy_balance.unstable = %g). "
-               "%s",
-               d->t, gain, gain / Escale, Escale, m->energy_unstable,
-               m->integrator == MBS_INTEGRATOR_GENALPHA
-                   ? "genalpha is not energy-stable for fast nonlinear rotation: use em, or a "
-                     "smaller dt"
-                   : "Try a smaller dt");
-      fprintf(stderr, "%smbsim-run: error: %s\n", progress_cr ? "\n" : "", status);
-      exit_code = EXIT_SOLVER;
-      break;
-    }
-    if (sig) {
-      snprintf(status, sizeof(status), "interrupted at t=%.9g", d->t);
-      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", progress_cr ? "\n" : "", status,
-              signal_name(g_signal));
+      mbs_run_interrupt(run);
+      fprintf(stderr, "%smbsim-run: %s by %s; output flushed\n", progress_cr ? "\n" : "",
+              mbs_run_status(run), signal_name(g_signal));
       exit_code = EXIT_INTERRUPTED;
       break;
     }
@@ -810,103 +467,21 @@ int main(int argc, char **argv) {
   if (progress_cr) {
     fprintf(stderr, "\r%*s\r", 78, "");
   }
-  if (exit_code == EXIT_DONE && warn_t >= 0.0) {
-    snprintf(status, sizeof(status),
-             "completed with warning: the energy balance |E - E0 - W + D| reached %.3e of the "
-             "energy scale (%.3e at t=%.9g, above solver.energy_balance.warning = %g)",
-             dEmax / Escale, warn_err, warn_t, m->energy_warning);
-  } else if (exit_code == EXIT_DONE) {
-    snprintf(status, sizeof(status), "completed");
-  }
-  mbsError cerr;
-  mbs_error_clear(&cerr);
-  if (mbs_output_set_status(w, status, &cerr) != MBS_OK) {
-    print_error(&cerr);
+  long nrec = 0;
+  if (mbs_run_finish(run, &nrec, &err) != MBS_OK) {
+    print_error(&err);
     exit_code = EXIT_SOLVER;
   }
-  long nrec = mbs_output_count(w);
-  if (mbs_output_close(w, &cerr) != MBS_OK) {
-    print_error(&cerr);
-    exit_code = EXIT_SOLVER;
-  }
-  w = NULL;
-  double wall = now_seconds() - t_wall0;
   if (!args.quiet) {
-    double denom = Escale;
-    printf("status:       %s\n", status);
-    printf("steps:        %ld to t = %.6g s (dt = %g s)\n", d->step, d->t, m->dt);
-    printf("newton:       %ld iterations (%.2f per step), %ld factorizations, %ld solves\n",
-           d->newton_total, d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0,
-           d->factorizations, d->solves);
-    printf("linear:       %s sparse LU (solver.linear_solver)\n",
-           mbs_linear_solver_word(m->linear_solver));
-    printf("step control: %ld steps rejected and retried with dt/2\n", d->rejected);
-    size_t arena_size, arena_high;
-    mbs_solver_arena_usage(d, &arena_size, &arena_high);
-    printf("step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n", arena_high,
-           arena_size);
-    printf("constraints:  max violation %.3e, velocities %.3e (records%s)\n", vmax, vvmax,
-           m->integrator == MBS_INTEGRATOR_STATIC && vvmax > 0.0
-               ? "; static: at rest, so this is the rate of the prescribed motions"
-               : "");
-    if (m->ncontact_paired > 0) {
-      printf("contacts:     %d shapes in pairs, at most %d points in one step's contact problem, "
-             "%ld solver iterations (%.2f per step), smallest gap %.3e m, dissipated %.6g J "
-             "(impacts %.6g J, friction %.6g J)\n",
-             m->nshape_paired, d->contact_active_max, d->contact_sweeps,
-             d->step > 0 ? (double)d->contact_sweeps / (double)d->step : 0.0, d->contact_gap_min,
-             d->contact_dissipated, d->impact_dissipated, d->friction_dissipated);
-      if (d->contact_stalled > 0) {
-        printf("contact solver: %ld steps stopped short of solver.moreau.contact_tolerance where "
-               "the solver stalled (largest residual %.3e of the velocity scale, accepted up to "
-               "1e-06, 1e-04 in steps solved with a compliance)\n",
-               d->contact_stalled, d->contact_stall_max);
-      }
-      if (d->contact_regularized > 0) {
-        printf("contact solver: %ld steps solved a pile's contact problem with a compliance "
-               "of 1e-6 of its Delassus matrix (a jam of redundant frictional contacts the "
-               "rigid problem's iterations did not resolve; residual in the rigid problem at "
-               "most 1e-4 of the velocity scale)\n",
-               d->contact_regularized);
-      }
-      if (d->retried > 0) {
-        printf("contact steps: %ld tried again with contact points the first try missed\n",
-               d->retried);
-      }
-    }
-    if (m->integrator == MBS_INTEGRATOR_MOREAU && d->numerical_dissipated > 0.0) {
-      printf("numerical:    %.6g J taken out by the theta method's own damping (theta = %g; "
-             "counted in /energy/dissipated and /energy/numerical_dissipation)\n",
-             d->numerical_dissipated, m->moreau_theta);
-    }
-    if (m->integrator == MBS_INTEGRATOR_STATIC) {
-      printf("energy:       not checked (static: no kinetic energy; V - W changed by %.6g J, "
-             "W = %.6g J the work of the loads by the trapezoidal rule along the equilibria: "
-             "zero change only along a path that starts at an equilibrium)\n",
-             last_gain, d->external_work);
-    } else if (denom > 0.0) {
-      printf("energy:       relative error %.3e (max |E - E0 - W + D| / %.4g J, the largest of "
-             "|E0| and the kinetic energy the balance allows)%s\n",
-             dEmax / denom, denom, warn_t >= 0.0 ? " WARNING" : "");
-    } else {
-      printf("energy:       relative error 0 (the system never moved)\n");
-    }
-    printf("wall time:    %.3f s (%.0f steps/s)\n", wall, (double)d->step / fmax(wall, 1e-9));
+    char summary[8192];
+    mbs_run_summary(run, summary, sizeof(summary));
+    fputs(summary, stdout);
     printf("output:       %s (%ld records)\n", out, nrec);
   }
 
 done:
-  mbs_output_close(w, NULL);
-  free(q_pre);
-  free(names);
-  free(qunits);
-  free(junits);
-  free(jrunits);
-  cli_output_free(&rec_out);
-  cli_restart_free(&restart);
-  mbs_data_destroy(d);
-  mbs_model_destroy(m);
-  mbs_deck_free(&deck);
+  mbs_run_destroy(run);
+  free(option);
   free_args(&args);
   return exit_code;
 }

@@ -13,7 +13,6 @@
  * model before anything of its size is allocated, and its record must be a state of this
  * model (the time on the earlier run's step grid and before t_end, q on the constraints and
  * v tangent to them) before anything of the run's state is replaced. */
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -22,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/cli.h"
+#include "run/run_internal.h"
 #include "mbsim/contact.h"
 #include "mbsim/elements.h"
 #include "mbsim/output.h"
@@ -135,11 +134,9 @@ static int check_accumulated(const mbsLastRecord *l, double scale, char *msg, si
   return 0;
 }
 
-/* print "--restart 'PATH': WHAT" with all of it escaped (WHAT quotes the file) */
-static void restart_error(const char *path, const char *what) {
-  char p[1100], w[2400];
-  fprintf(stderr, "mbsim-run: error: --restart '%s': %s\n", cli_escape(p, sizeof(p), path),
-          cli_escape(w, sizeof(w), what));
+/* err: "--restart 'PATH': WHAT" (the caller escapes what it prints) */
+static void restart_error(mbsError *err, const char *path, const char *what) {
+  mbs_error_set(err, MBS_ERR_ARGS, NULL, 0, 0, "--restart '%s': %s", path, what);
 }
 
 /* 1 when a and b name the same existing file (stat opens neither) */
@@ -149,40 +146,6 @@ static int same_file(const char *a, const char *b) {
     return 0;
   }
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-void cli_inspect_limits(mbsInspectLimits *lim) {
-  const char *s = getenv("MBSIM_INSPECT_SECONDS");
-  lim->seconds = MBS_INSPECT_SECONDS;
-  lim->memory_mb = MBS_INSPECT_MEMORY_MB;
-  if (s && s[0]) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno == 0 && *end == '\0' && v > 0.0 && v <= 86400.0) {
-      lim->seconds = v;
-    } else {
-      char e[256];
-      fprintf(stderr,
-              "mbsim-run: warning: MBSIM_INSPECT_SECONDS='%s' is not a number of seconds in "
-              "(0, 86400]; using %g\n",
-              cli_escape(e, sizeof(e), s), MBS_INSPECT_SECONDS);
-    }
-  }
-}
-
-int cli_inspect_output(const char *out_path) {
-  mbsInspectLimits lim;
-  mbsError err;
-  mbs_error_clear(&err);
-  cli_inspect_limits(&lim);
-  if (mbs_output_inspect(out_path, &lim, NULL, &err) != MBS_OK) {
-    char buf[2048], esc[2600];
-    mbs_error_format(&err, buf, sizeof(buf));
-    fprintf(stderr, "mbsim-run: error: %s\n", cli_escape(esc, sizeof(esc), buf));
-    return 1;
-  }
-  return 0;
 }
 
 /* 1 when t is a time a record of the earlier run can have: a step end n dt of its grid
@@ -266,24 +229,24 @@ static int position_consistency(const mbsModel *m, const double *q, double t, wo
   return 0;
 }
 
-int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, const mbsModel *m,
-                     mbsData *d) {
-  char msg[2400], e1[300], e2[300];
+mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_path,
+                           const mbsInspectLimits *limits, const mbsModel *m, mbsData *d,
+                           char *notes, size_t nnotes, mbsError *rerr) {
+  char msg[2400], e2[300];
   mbsLastRecord last;
   mbsError err;
-  mbsInspectLimits lim;
+  mbsInspectLimits lim = *limits;
   mbs_error_clear(&err);
   memset(rs, 0, sizeof(*rs));
 
   if (out_path && same_file(out_path, path)) {
-    restart_error(path, "the output file is the restart file itself; give another output file "
+    restart_error(rerr, path, "the output file is the restart file itself; give another output file "
                         "with -o (the restarted run is written to a new file)");
-    return 1;
+    return rerr->status;
   }
 
   /* read in a child process; the sizes of the model first, then anything of the file's */
   mbsModelSizes sizes = {m->nq, m->ncon, m->njoint};
-  cli_inspect_limits(&lim);
   mbsStatus st = mbs_output_read_last_isolated(path, &sizes, &lim, &last, &err);
   if (st == MBS_ERR_MODEL) {
     if (last.n_coordinates != m->nq || last.n_constraints != m->ncon) {
@@ -296,15 +259,15 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
                "the run belongs to another model: %d joints in the file, %d in this deck",
                last.njoint, m->njoint);
     }
-    restart_error(path, msg);
-    return 1;
+    restart_error(rerr, path, msg);
+    return rerr->status;
   }
   if (st != MBS_OK) {
     char buf[2048];
     mbs_error_format(&err, buf, sizeof(buf));
     snprintf(msg, sizeof(msg), "bad restart file: %s", buf);
-    restart_error(path, msg);
-    return 1;
+    restart_error(rerr, path, msg);
+    return rerr->status;
   }
 
   /* the file must describe the model of this deck, coordinate by coordinate */
@@ -458,9 +421,9 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     }
   }
   if (bad) {
-    restart_error(path, msg);
+    restart_error(rerr, path, msg);
     mbs_output_last_free(&last);
-    return 1;
+    return rerr->status;
   }
 
   /* the state: q and time here; the integrator's own state (its velocities, the
@@ -471,16 +434,16 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   d->t = t;
   d->last_dt = last_dt;
   mbsStateArray state[MBS_STATE_MAX];
-  int nstate = cli_state_from_last(&last, state, MBS_STATE_MAX);
+  int nstate = mbs_state_from_last(&last, state, MBS_STATE_MAX);
   char missing[256] = "";
   mbsError ierr;
   if (mbs_solver_state_import(m, d, state, nstate, missing, sizeof(missing), &ierr) != MBS_OK) {
     /* the integrator's own arrays are untrusted input too (moreau's contacts) */
     char msg2[MBS_ERROR_MSG_MAX + 32];
     snprintf(msg2, sizeof(msg2), "bad restart file: %s", ierr.msg);
-    restart_error(path, msg2);
+    restart_error(rerr, path, msg2);
     mbs_output_last_free(&last);
-    return 1;
+    return rerr->status;
   }
   /* joint angles go on from the record's (whole turns included); without them, from the
    * angles of q in (-pi, pi] */
@@ -500,19 +463,21 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   d->numerical_dissipated = last.numerical_dissipation;
   d->iterations = last.iterations;
   if (!last.multipliers && m->ncon > 0) {
-    fprintf(stderr,
-            "mbsim-run: note: '%s' has no /state/multipliers; Newton starts the first step "
-            "from zero multipliers\n",
-            cli_escape(e1, sizeof(e1), path));
+    size_t k = strlen(notes);
+    snprintf(notes + k, nnotes - k,
+             "'%s' has no /state/multipliers; Newton starts the first step from zero "
+             "multipliers\n",
+             path);
   }
   /* the integrator goes on with its state of the record; without some of it (a file of
    * another integrator or an older version, or the record at t = 0) it starts as a run from
    * t = 0 does (genalpha: from consistent accelerations) */
   if (missing[0] && t > 0.0) {
-    fprintf(stderr,
-            "mbsim-run: note: '%s' has no %s state at t = %g (%s); the restart does not repeat "
-            "the earlier run exactly\n",
-            cli_escape(e1, sizeof(e1), path), mbs_integrator_word(m->integrator), t, missing);
+    size_t k = strlen(notes);
+    snprintf(notes + k, nnotes - k,
+             "'%s' has no %s state at t = %g (%s); the restart does not repeat the earlier run "
+             "exactly\n",
+             path, mbs_integrator_word(m->integrator), t, missing);
   }
 
   /* what the first record and the root attribute restart_from need */
@@ -524,10 +489,9 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
     rs->joint_reaction = malloc((size_t)m->njoint * 6 * sizeof(double));
   }
   if (!rs->from || (m->njoint > 0 && !rs->joint_reaction)) {
-    fprintf(stderr, "mbsim-run: error: out of memory\n");
     mbs_output_last_free(&last);
-    cli_restart_free(rs);
-    return 1;
+    mbs_restart_free(rs);
+    return mbs_error_set(rerr, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   snprintf(rs->from, n, "%s at t=%.17g", path, t);
   if (m->njoint > 0) {
@@ -535,10 +499,10 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   }
   rs->active = 1;
   mbs_output_last_free(&last);
-  return 0;
+  return MBS_OK;
 }
 
-void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *d) {
+void mbs_restart_first_record(const mbsRestart *rs, const mbsModel *m, mbsData *d) {
   if (!rs->active) {
     return;
   }
@@ -548,7 +512,7 @@ void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *
   d->iterations = rs->iterations;
 }
 
-void cli_restart_free(cliRestart *rs) {
+void mbs_restart_free(mbsRestart *rs) {
   if (!rs) {
     return;
   }

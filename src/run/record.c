@@ -5,13 +5,14 @@
  * shape, units) and sidecar grids with the writer, and a put_* function that gives its rows
  * at each record. A new element kind adds a describe/put pair here (beams:
  * /beams/<name>/position ... and a polyline grid) and leaves the writer alone. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "run/run_internal.h"
 #include "mbsim/elements.h"
 
-void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
+void mbs_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
   /* the joint point on body 2: phi + c^i d_i (a point mass: its position); a static second
    * body keeps the world point */
   for (int j = 0; j < m->njoint; j++) {
@@ -28,7 +29,7 @@ void cli_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
 #define U_A "m/s^2, 1/s^2 or rad/s^2 (per column: attribute column_units)"
 
 /* a series of rank 0 .. 2 and the handle it gets; -1 on failure */
-static int series(cliOutput *out, const char *path, mbsOutType type, int rank, int n0, int n1,
+static int series(mbsRecorder *out, const char *path, mbsOutType type, int rank, int n0, int n1,
                   const char *units, int optional, mbsError *err) {
   mbsSeriesSpec s = {.path = path,
                      .type = type,
@@ -41,7 +42,7 @@ static int series(cliOutput *out, const char *path, mbsOutType type, int rank, i
 
 /* the attribute `column_units` of a coordinate series: the unit of each coordinate with
  * suffix ("/s": per second); only where an object header holds it, like `names` */
-static mbsStatus column_units(cliOutput *out, int h, const char *suffix, mbsError *err) {
+static mbsStatus column_units(mbsRecorder *out, int h, const char *suffix, mbsError *err) {
   int nq = out->nq;
   if (!out->qunits || nq <= 0 || nq > MBS_OUTPUT_ATTR_MAX) {
     return MBS_OK;
@@ -54,7 +55,7 @@ static mbsStatus column_units(cliOutput *out, int h, const char *suffix, mbsErro
 }
 
 /* the dataset path [n] of the names of a model's objects (char[MBS_NAME_MAX] each) */
-static mbsStatus names(cliOutput *out, const char *path, char (*name)[MBS_NAME_MAX], int n,
+static mbsStatus names(mbsRecorder *out, const char *path, char (*name)[MBS_NAME_MAX], int n,
                        mbsError *err) {
   for (int i = 0; i < n; i++) {
     out->labels[i] = name[i];
@@ -64,10 +65,10 @@ static mbsStatus names(cliOutput *out, const char *path, char (*name)[MBS_NAME_M
 
 /* observables: energies (seed 000 energy balance), momenta about the world origin and the
  * constraint violations */
-static mbsStatus describe_observables(cliOutput *out, mbsError *err) {
+static mbsStatus describe_observables(mbsRecorder *out, mbsError *err) {
   static const struct {
     const char *path, *units;
-  } scalar[CLI_OBS_SCALARS] = {
+  } scalar[MBS_REC_OBS_SCALARS] = {
       {"/energy/kinetic", "J"},
       {"/energy/potential", "J"},
       {"/energy/total", "J"},
@@ -77,7 +78,7 @@ static mbsStatus describe_observables(cliOutput *out, mbsError *err) {
       {"/constraints/velocity_violation", "m/s or 1/s (that of the worst row)"},
   };
   /* (in this order the writer looks for a non-finite value, naming the first) */
-  for (int i = 0; i < CLI_OBS_SCALARS; i++) {
+  for (int i = 0; i < MBS_REC_OBS_SCALARS; i++) {
     if (i == 5) {
       out->h_linear = series(out, "/momentum/linear", MBS_OUT_FLOAT64, 1, 3, 0, "kg m/s", 0, err);
       out->h_angular =
@@ -96,7 +97,7 @@ static mbsStatus describe_observables(cliOutput *out, mbsError *err) {
   return MBS_OK;
 }
 
-static void put_observables(cliOutput *out, const mbsObservables *o) {
+static void put_observables(mbsRecorder *out, const mbsObservables *o) {
   out->obs[0] = o->kinetic;
   out->obs[1] = o->potential;
   out->obs[2] = o->kinetic + o->potential;
@@ -104,7 +105,7 @@ static void put_observables(cliOutput *out, const mbsObservables *o) {
   out->obs[4] = o->dissipated;
   out->obs[5] = o->violation;
   out->obs[6] = o->velocity_violation;
-  for (int i = 0; i < CLI_OBS_SCALARS; i++) {
+  for (int i = 0; i < MBS_REC_OBS_SCALARS; i++) {
     mbs_output_put(out->w, out->h_obs[i], &out->obs[i]);
   }
   mbs_output_put(out->w, out->h_linear, o->linear_momentum);
@@ -112,7 +113,7 @@ static void put_observables(cliOutput *out, const mbsObservables *o) {
 }
 
 /* solver statistics of the step that ended at the record */
-static mbsStatus describe_solver(cliOutput *out, mbsError *err) {
+static mbsStatus describe_solver(mbsRecorder *out, mbsError *err) {
   out->h_iterations = series(out, "/solver/iterations", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
   out->h_factorizations = out->h_iterations < 0 ? -1
                           : series(out, "/solver/factorizations", MBS_OUT_INT32, 0, 0, 0, "1",
@@ -125,7 +126,7 @@ static mbsStatus describe_solver(cliOutput *out, mbsError *err) {
   return out->h_step_size < 0 ? err->status : MBS_OK;
 }
 
-static void put_solver(cliOutput *out, const mbsData *d) {
+static void put_solver(mbsRecorder *out, const mbsData *d) {
   out->iterations = d->iterations;
   /* factorizations and solves since the previous record */
   out->factorizations = (int)(d->factorizations - out->fact_seen);
@@ -141,7 +142,7 @@ static void put_solver(cliOutput *out, const mbsData *d) {
 
 /* the coordinates q and the recorded velocities v, with their names: the dataset
  * /state/names for any size, the attribute `names` where an object header holds it */
-static mbsStatus describe_state(cliOutput *out, const char *const *qnames, mbsError *err) {
+static mbsStatus describe_state(mbsRecorder *out, const char *const *qnames, mbsError *err) {
   int nq = out->nq;
   out->h_q = series(out, "/state/q", MBS_OUT_FLOAT64, 1, nq, 0, U_Q, 0, err);
   out->h_v = out->h_q < 0 ? -1 : series(out, "/state/v", MBS_OUT_FLOAT64, 1, nq, 0, U_V, 0, err);
@@ -155,13 +156,13 @@ static mbsStatus describe_state(cliOutput *out, const char *const *qnames, mbsEr
   return MBS_OK;
 }
 
-static void put_state(cliOutput *out, const mbsData *d) {
+static void put_state(mbsRecorder *out, const mbsData *d) {
   mbs_output_put(out->w, out->h_q, d->q);
   mbs_output_put(out->w, out->h_v, d->v_rec);
 }
 
 /* the integrator's named arrays (mbsStateArray) under /state/<name>; their units by name */
-static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *a, int n,
+static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray *a, int n,
                                            mbsError *err) {
   static const struct {
     const char *name, *units, *suffix; /* suffix: column_units from those of q; NULL: none */
@@ -202,7 +203,7 @@ static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *
   return MBS_OK;
 }
 
-static void put_integrator_state(cliOutput *out, const mbsStateArray *a, int n) {
+static void put_integrator_state(mbsRecorder *out, const mbsStateArray *a, int n) {
   for (int i = 0; i < n && i < out->nstate; i++) {
     if (out->state_columns[i] > 0) {
       long rows = a[i].data && a[i].columns == out->state_columns[i]
@@ -217,7 +218,7 @@ static void put_integrator_state(cliOutput *out, const mbsStateArray *a, int n) 
 
 /* a sidecar grid of n points at the rows of the series `position` (n x 3), with nvec vector
  * attributes */
-static mbsStatus point_grid(cliOutput *out, const char *name, const char *label, int n,
+static mbsStatus point_grid(mbsRecorder *out, const char *name, const char *label, int n,
                             const char *position, const mbsGridVector *vec, int nvec,
                             mbsError *err) {
   mbsGridSpec grid = {.kind = MBS_GRID_POINTS,
@@ -231,7 +232,7 @@ static mbsStatus point_grid(cliOutput *out, const char *name, const char *label,
 }
 
 /* bodies: centre of mass, director frame, velocities; one point grid in the sidecar */
-static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_bodies(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   int nb = m->nbody;
   out->h_body_pos = series(out, "/bodies/position", MBS_OUT_FLOAT64, 2, nb, 3, "m", 0, err);
   if (out->h_body_pos < 0) {
@@ -265,7 +266,7 @@ static mbsStatus describe_bodies(cliOutput *out, const mbsModel *m, mbsError *er
                  : point_grid(out, "bodies", "record", nb, "/bodies/position", vec, 5, err);
 }
 
-static void put_bodies(cliOutput *out, const mbsData *d) {
+static void put_bodies(mbsRecorder *out, const mbsData *d) {
   mbs_output_put(out->w, out->h_body_pos, d->body_pos);
   mbs_output_put(out->w, out->h_body_rot, d->body_rot);
   mbs_output_put(out->w, out->h_body_vel, d->body_vel);
@@ -275,7 +276,7 @@ static void put_bodies(cliOutput *out, const mbsData *d) {
 /* joints: reaction on the second body, joint point, joint coordinates and rates (their
  * units per joint: attribute joint_units); one point grid in the sidecar when there are
  * joints */
-static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *const *junits,
+static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char *const *junits,
                                  const char *const *jrunits, mbsError *err) {
   int nj = m->njoint;
   out->h_joint_reaction =
@@ -318,7 +319,7 @@ static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *
   return point_grid(out, "joints", "joints", nj, "/joints/position", vec, 2, err);
 }
 
-static void put_joints(cliOutput *out, const mbsData *d, const double *joint_pos) {
+static void put_joints(mbsRecorder *out, const mbsData *d, const double *joint_pos) {
   mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
   mbs_output_put(out->w, out->h_joint_position, joint_pos);
   mbs_output_put(out->w, out->h_joint_coord, d->joint_coord);
@@ -326,7 +327,7 @@ static void put_joints(cliOutput *out, const mbsData *d, const double *joint_pos
 }
 
 /* loads: force and torque on their second body */
-static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_loads(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   out->h_load_force =
       series(out, "/loads/force", MBS_OUT_FLOAT64, 2, m->nload, 6, "N, N m", 1, err);
   if (out->h_load_force < 0 ||
@@ -340,7 +341,7 @@ static mbsStatus describe_loads(cliOutput *out, const mbsModel *m, mbsError *err
  * = d_i), strain [elements, 6] (mbs_beam_element_strain: axial, two shear, torsion, two
  * bending, at each element's midpoint), /energy/strain (the beam elements' potential, also
  * in /energy/potential); the sidecar draws each beam as a polyline with d2 and d3 */
-static mbsStatus describe_beams(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_beams(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   out->h_strain_energy = -1;
   if (m->nbeam == 0) {
     return MBS_OK;
@@ -394,12 +395,27 @@ static mbsStatus describe_beams(cliOutput *out, const mbsModel *m, mbsError *err
   return MBS_OK;
 }
 
-static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
+double mbs_record_strain_energy(const mbsModel *m, const double *q) {
+  double e = 0.0;
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *b = &m->beam[i];
+    for (int k = 0; k < b->nelem; k++) {
+      const mbsElem *el = &m->elem[b->elem0 + k];
+      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+      if (kind->potential) {
+        e += kind->potential(m, el, q);
+      }
+    }
+  }
+  return e;
+}
+
+static void put_beams(mbsRecorder *out, const mbsModel *m, const mbsData *d) {
   if (out->h_strain_energy < 0) {
     return;
   }
   const double *q = d->q;
-  out->strain_energy = 0.0;
+  out->strain_energy = mbs_record_strain_energy(m, q);
   double *row = out->beam_row;
   for (int i = 0; i < m->nbeam; i++) {
     const mbsBeam *b = &m->beam[i];
@@ -420,12 +436,7 @@ static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
     mbs_output_put(out->w, h[1], row);
     row += 9 * b->nnode;
     for (int e = 0; e < b->nelem; e++) {
-      const mbsElem *el = &m->elem[b->elem0 + e];
-      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-      mbs_beam_element_strain(el, q, row + 6 * e);
-      if (kind->potential) {
-        out->strain_energy += kind->potential(m, el, q);
-      }
+      mbs_beam_element_strain(&m->elem[b->elem0 + e], q, row + 6 * e);
     }
     mbs_output_put(out->w, h[2], row);
     row += 6 * b->nelem;
@@ -439,7 +450,7 @@ static void put_beams(cliOutput *out, const mbsModel *m, const mbsData *d) {
  * gave over all those steps (/contacts/impulse_since_record: with a coarse output.every no
  * impact between records is lost) and the tangent t1 of the step's impulse columns
  * (/contacts/tangent1; t2 = normal x t1), and the points with normals in the sidecar */
-static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_contacts(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   out->h_contact_dissipated = out->h_contacts = -1;
   out->h_impact_dissipated = out->h_friction_dissipated = out->h_numerical_dissipation = -1;
   out->h_contact_sum = out->h_contact_t1 = -1;
@@ -447,7 +458,7 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
   if (m->ncontact_paired == 0) {
     return MBS_OK;
   }
-  static const char *const cols[CLI_CONTACT_COLS] = {
+  static const char *const cols[MBS_REC_CONTACT_COLS] = {
       "record",   "body_a",   "body_b", "point_x",   "point_y",   "point_z",   "normal_x",
       "normal_y", "normal_z", "gap",    "impulse_n", "impulse_t1", "impulse_t2", "status"};
   static const char *const xyz[3] = {"x", "y", "z"};
@@ -479,7 +490,7 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
     return err->status;
   }
   out->h_contacts = mbs_output_add_ragged(
-      out->w, "/contacts", CLI_CONTACT_COLS,
+      out->w, "/contacts", MBS_REC_CONTACT_COLS,
       "1, index, index, m (3), 1 (3), m, N s (3: impulses of the step), 1 (0 open, 1 stick, 2 slip)",
       cols, err);
   if (out->h_contacts < 0) {
@@ -496,16 +507,16 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
     return err->status;
   }
   out->contact_cap = 16;
-  out->contact_rows = malloc((size_t)out->contact_cap * (CLI_CONTACT_COLS + 6) * sizeof(double));
+  out->contact_rows = malloc((size_t)out->contact_cap * (MBS_REC_CONTACT_COLS + 6) * sizeof(double));
   if (!out->contact_rows) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
   }
-  static const mbsGridVector vec[] = {{"normal", NULL, CLI_CONTACT_COLS, 6, 0}};
+  static const mbsGridVector vec[] = {{"normal", NULL, MBS_REC_CONTACT_COLS, 6, 0}};
   mbsGridSpec grid = {.kind = MBS_GRID_RAGGED_POINTS,
                       .name = "contacts",
                       .label = "record",
                       .ragged = out->h_contacts,
-                      .position = {NULL, NULL, CLI_CONTACT_COLS, 3, 0},
+                      .position = {NULL, NULL, MBS_REC_CONTACT_COLS, 3, 0},
                       .nvector = 1,
                       .vector = vec};
   return mbs_output_add_grid(out->w, &grid, err);
@@ -513,7 +524,7 @@ static mbsStatus describe_contacts(cliOutput *out, const mbsModel *m, mbsError *
 
 /* the rows of the contacts since the previous record; grows its row buffer outside the step
  * loop (a record), and on failure writes the rows it has room for */
-static void put_contacts(cliOutput *out, const mbsData *d) {
+static void put_contacts(mbsRecorder *out, const mbsData *d) {
   if (out->h_contacts < 0) {
     return;
   }
@@ -533,7 +544,7 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
   int n = mbs_solver_contacts(d, &c);
   if (n > out->contact_cap) {
     double *grown =
-        realloc(out->contact_rows, (size_t)n * (CLI_CONTACT_COLS + 6) * sizeof(double));
+        realloc(out->contact_rows, (size_t)n * (MBS_REC_CONTACT_COLS + 6) * sizeof(double));
     if (grown) {
       out->contact_rows = grown;
       out->contact_cap = n;
@@ -542,10 +553,10 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
     }
   }
   /* the three blocks of the buffer (their sizes follow the capacity) */
-  double *sum = out->contact_rows + (size_t)out->contact_cap * CLI_CONTACT_COLS;
+  double *sum = out->contact_rows + (size_t)out->contact_cap * MBS_REC_CONTACT_COLS;
   double *t1 = sum + 3 * (size_t)out->contact_cap;
   for (int k = 0; k < n; k++) {
-    double *r = out->contact_rows + (size_t)k * CLI_CONTACT_COLS;
+    double *r = out->contact_rows + (size_t)k * MBS_REC_CONTACT_COLS;
     r[0] = (double)out->nrecord;
     r[1] = c[k].body[0];
     r[2] = c[k].body[1];
@@ -568,7 +579,7 @@ static void put_contacts(cliOutput *out, const mbsData *d) {
  * table /solver/action whose record k holds the elements that ended after record k - 1 and
  * by record k (a restarted run's file continues with the elements after its first record) */
 static void action_sink(void *ctx, const double *row) {
-  cliOutput *out = ctx;
+  mbsRecorder *out = ctx;
   if (out->action_sent) {
     out->action_n = 0;
     out->action_sent = 0;
@@ -589,7 +600,7 @@ static void action_sink(void *ctx, const double *row) {
   out->action_n++;
 }
 
-static mbsStatus describe_action(cliOutput *out, const mbsModel *m, mbsData *d, mbsError *err) {
+static mbsStatus describe_action(mbsRecorder *out, const mbsModel *m, mbsData *d, mbsError *err) {
   out->h_action = -1;
   if (m->integrator != MBS_INTEGRATOR_SPACETIME) {
     return MBS_OK;
@@ -608,7 +619,7 @@ static mbsStatus describe_action(cliOutput *out, const mbsModel *m, mbsData *d, 
   return MBS_OK;
 }
 
-static void put_action(cliOutput *out) {
+static void put_action(mbsRecorder *out) {
   if (out->h_action < 0) {
     return;
   }
@@ -718,7 +729,7 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
 /* joints: /joints/bodies [nj, 2] (int32, the owners of its two sides) and /joints/points
  * [nj, 6] (its point on each side in that owner's frame), so that a viewer draws the links
  * from body to joint to body without the deck */
-static mbsStatus describe_joint_points(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_joint_points(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   static const char *const pcols[6] = {"point_1_x", "point_1_y", "point_1_z",
                                        "point_2_x", "point_2_y", "point_2_z"};
   static const char *const bcols[2] = {"body_1", "body_2"};
@@ -763,7 +774,7 @@ done:
   return st;
 }
 
-static mbsStatus describe_shapes(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_shapes(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   static const char *const cols[SHAPE_COLS] = {
       "owner",    "role",     "kind",    "size_1",  "size_2",       "size_3",       "offset_x",
       "offset_y", "offset_z", "axes_11", "axes_12", "axes_13",      "axes_21",      "axes_22",
@@ -862,12 +873,12 @@ done:
 }
 
 /* what viewers need of the model's geometry, written once: shapes and joint points */
-static mbsStatus describe_geometry(cliOutput *out, const mbsModel *m, mbsError *err) {
+static mbsStatus describe_geometry(mbsRecorder *out, const mbsModel *m, mbsError *err) {
   mbsStatus st = describe_shapes(out, m, err);
   return st == MBS_OK ? describe_joint_points(out, m, err) : st;
 }
 
-int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
+int mbs_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) {
   int n = 0;
   /* files without /state/scheme_velocity: the projected /state/v (the restart then agrees
    * with the uninterrupted run to the integrator's accuracy only) */
@@ -900,7 +911,7 @@ int cli_state_from_last(const mbsLastRecord *last, mbsStateArray *out, int max) 
   return n;
 }
 
-void cli_output_free(cliOutput *out) {
+void mbs_recorder_free(mbsRecorder *out) {
   if (!out) {
     return;
   }
@@ -915,7 +926,7 @@ void cli_output_free(cliOutput *out) {
   memset(out, 0, sizeof(*out));
 }
 
-mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, mbsData *d,
+mbsStatus mbs_recorder_describe(mbsRecorder *out, mbsWriter *w, const mbsModel *m, mbsData *d,
                               const char *const *names, const char *const *qunits,
                               const char *const *junits, const char *const *jrunits,
                               mbsError *err) {
@@ -973,10 +984,10 @@ mbsStatus cli_output_describe(cliOutput *out, mbsWriter *w, const mbsModel *m, m
   return st;
 }
 
-int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObservables *o,
+int mbs_recorder_put(mbsRecorder *out, const mbsModel *m, mbsData *d, const mbsObservables *o,
                    mbsStateArray *state) {
   /* extra: (njoint x 3) joint positions */
-  cli_record_extras(m, d, out->extra);
+  mbs_record_extras(m, d, out->extra);
   int nstate = mbs_solver_state_export(m, d, state, MBS_STATE_MAX);
   put_observables(out, o);
   put_solver(out, d);
@@ -991,4 +1002,37 @@ int cli_output_put(cliOutput *out, const mbsModel *m, mbsData *d, const mbsObser
   put_action(out);
   out->nrecord++;
   return nstate;
+}
+
+void mbs_record_joint_units(mbsJointType t, const char **coord, const char **rate) {
+  switch (t) {
+    case MBS_JOINT_REVOLUTE:
+      *coord = "rad";
+      *rate = "rad/s";
+      return;
+    case MBS_JOINT_PRISMATIC:
+      *coord = "m";
+      *rate = "m/s";
+      return;
+    case MBS_JOINT_CYLINDRICAL:
+      *coord = "rad, m";
+      *rate = "rad/s, m/s";
+      return;
+    case MBS_JOINT_UNIVERSAL:
+      *coord = "rad, rad";
+      *rate = "rad/s, rad/s";
+      return;
+    case MBS_JOINT_PLANAR:
+      *coord = "m, m, rad";
+      *rate = "m/s, m/s, rad/s";
+      return;
+    case MBS_JOINT_SPHERICAL:
+      *coord = "rad, rad, rad";
+      *rate = "rad/s, rad/s, rad/s";
+      return;
+    default: /* fixed, distance: no coordinates (NaN) */
+      *coord = "none";
+      *rate = "none";
+      return;
+  }
 }
