@@ -18,7 +18,8 @@
 
 static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
                                        "beams",  "joints", "loads",   "ground",     "contacts",
-                                       "solver", "output", "initial", NULL};
+                                       "solver", "output", "initial", "planar",
+                                       NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */
@@ -153,6 +154,14 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
 
+  /* the model's plane of motion (its joints are made after the deck's own) */
+  yaml_node_t *vplanar = deck_map_get(&m, "planar");
+  if (vplanar && (st = deck_read_planar(r, vplanar, deck->planar_normal, &deck->planar_mark)) !=
+                     MBS_OK) {
+    goto fail;
+  }
+  deck->planar = vplanar != NULL;
+
   /* joints, loads: optional lists */
   r->ctx[0] = '\0';
   v = deck_map_get(&m, "joints");
@@ -173,6 +182,9 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     }
   }
   r->ctx[0] = '\0';
+  if ((st = deck_planar_joints(r, deck, &jnames, vplanar)) != MBS_OK) {
+    goto fail;
+  }
   v = deck_map_get(&m, "loads");
   if ((st = entry_list(r, v, "loads", &n)) != MBS_OK) {
     goto fail;
