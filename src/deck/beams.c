@@ -87,8 +87,10 @@ mbsStatus deck_read_planar(DeckReader *r, yaml_node_t *node, double normal[3], m
                      "of motion), got %s",
                      deck_kind(node));
   }
+  char where[256];
+  snprintf(where, sizeof(where), "%s%splanar", r->ctx, r->ctx[0] ? " " : "");
   if ((st = deck_map_flatten(r, node, &m)) != MBS_OK ||
-      (st = deck_check_keys(r, &m, "planar", keys, NULL)) != MBS_OK) {
+      (st = deck_check_keys(r, &m, where, keys, NULL)) != MBS_OK) {
     goto done;
   }
   if (!(v = deck_map_get(&m, "normal"))) {
