@@ -182,9 +182,6 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     }
   }
   r->ctx[0] = '\0';
-  if ((st = deck_planar_joints(r, deck, &jnames, vplanar)) != MBS_OK) {
-    goto fail;
-  }
   v = deck_map_get(&m, "loads");
   if ((st = entry_list(r, v, "loads", &n)) != MBS_OK) {
     goto fail;
@@ -199,6 +196,13 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     if ((st = deck_read_load(r, deck, &names, &jnames, i, deck_item(r, v, i))) != MBS_OK) {
       goto fail;
     }
+  }
+
+  /* the planar options' joints: after the loads, which name joints through jnames (its
+   * names live in deck->joints, which this grows) */
+  r->ctx[0] = '\0';
+  if ((st = deck_planar_joints(r, deck, vplanar)) != MBS_OK) {
+    goto fail;
   }
 
   /* contact geometry of the ground, then the contacts entries (they name both) */

@@ -282,9 +282,9 @@ mbsStatus deck_beam_in_plane(DeckReader *r, const yaml_node_t *at, const mbsDeck
                              const double n[3]);
 /* joints.c: the planar joints the `planar` options make (a beam's on each of its nodes, the
  * model's on every other beam's nodes and every rigid body), appended to deck->joints after
- * the deck's own; jnames holds the own joints' names */
-mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const DeckNames *jnames,
-                             const yaml_node_t *model_planar);
+ * the deck's own (which moves them: called once nothing holds a pointer into them; their
+ * names hold ':', which no deck name may, so they are not looked up by name) */
+mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const yaml_node_t *model_planar);
 void deck_ref_pose(const mbsDeck *deck, int ref, double pos[3], double R[9]);
 
 /* solver.c: the defaults of the sections solver and output, set before anything is read */

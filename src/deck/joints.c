@@ -405,9 +405,7 @@ static void planar_joint(mbsDeckJoint *j, const char *name, int ref, const doubl
   j->generated = 1;
 }
 
-mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const DeckNames *jnames,
-                             const yaml_node_t *model_planar) {
-  (void)jnames; /* the generated names hold ':', which no deck name may (deck_entry_start) */
+mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const yaml_node_t *model_planar) {
   long add = 0;
   for (int k = 0; k < deck->nbeam; k++) {
     if (deck->beams[k].planar || deck->planar) {
