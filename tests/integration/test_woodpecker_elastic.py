@@ -14,7 +14,7 @@ import numpy as np
 
 from common import balance, check, deck, done, load, run
 
-T_END = 0.32
+T_RIGID, T_ELASTIC = 0.32, 0.30  # past the second pick (rigid 0.3096 s, elastic 0.2945 s)
 
 
 def picks(r):
@@ -33,14 +33,14 @@ def picks(r):
     return np.array(out)
 
 
-rigid = load(run(deck("contacts/woodpecker.yaml"), "--t-end", repr(T_END),
-                 "--set", "output.every=1")[3])
-elastic = load(run(deck("beams/woodpecker_elastic.yaml"), "--t-end", repr(T_END),
+rigid = load(run(deck("contacts/woodpecker.yaml"), "--t-end", repr(T_RIGID),
+                 "--set", "output.every=10")[3])
+elastic = load(run(deck("beams/woodpecker_elastic.yaml"), "--t-end", repr(T_ELASTIC),
                    "--set", "output.every=10", "--set", "parameters.elements=4",
                    "--set", "solver.dt=5e-5")[3])
 pr, pe = picks(rigid), picks(elastic)
-check(len(pr) == 2 and len(pe) == 2, "two picks each by %.2f s (rigid %s, elastic %s)"
-      % (T_END, np.round(pr, 4), np.round(pe, 4)))
+check(len(pr) == 2 and len(pe) == 2, "two picks each (rigid %s, elastic %s)"
+      % (np.round(pr, 4), np.round(pe, 4)))
 if len(pr) == 2 and len(pe) == 2:
     check(pe[1] - pe[0] < 0.95 * (pr[1] - pr[0]),
           "the elastic pole picks faster: first cycle %.4f s against the rigid %.4f s"
