@@ -89,6 +89,11 @@ typedef struct {
   mbsMark collision_mark;  /* deck position of `collision` */
   int collision_segments;  /* 1: `collision: {capsule: r}`: a capsule of radius r along every
                               segment between consecutive nodes instead of the spheres */
+  int planar;              /* 1: `planar: {normal: n}`: every node moves in the plane through
+                              its position normal to planar_normal and turns only about it
+                              (a generated planar joint to the ground per node) */
+  double planar_normal[3]; /* unit, world */
+  mbsMark planar_mark;     /* deck position of `planar` (the beam's or the model's) */
 } mbsDeckBeam;
 
 /* a `contacts:` entry */
@@ -146,6 +151,8 @@ typedef struct {
   mbsMark motion_mark; /* the `motion` entry */
   int has_initial_rate; /* revolute, cylindrical, prismatic: 1 if `initial_rate` was given */
   double initial_rate;  /* [rad/s] or [m/s]: the joint's rate at t = 0 (its first coordinate) */
+  int generated;        /* 1: made by a `planar` option (a beam's or the model's), not listed
+                           under `joints:`; its name is NODE.planar or BODY.planar */
 } mbsDeckJoint;
 
 /* an applied load, a spring or a damper */
@@ -233,6 +240,11 @@ typedef struct mbsDeck {
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */
   int project_velocities; /* initial.project_velocities: project the initial velocities onto
                              the joints (keeping initial_rate), instead of refusing them */
+  int planar;   /* 1: the top-level `planar: {normal: n}`: every beam without its own `planar`
+                   and every rigid body moves in a plane normal to n (generated planar joints
+                   to the ground, after the deck's own joints: mbsDeckJoint.generated) */
+  double planar_normal[3]; /* unit, world */
+  mbsMark planar_mark;
   int assemble; /* initial.assemble: project the initial positions onto the joints (mass-
                    weighted least squares), instead of refusing joints that do not hold */
   char *warnings; /* NULL or "file:line:col: text" lines, each ending in a newline (owned): a

@@ -17,9 +17,9 @@
 #define DECK_MAX_BEAM_ELEMENTS 100000
 
 static const char *const beam_keys[] = {
-    "name",     "from",    "to",        "nodes",           "elements", "order",
-    "up",       "section", "velocity",  "angular_velocity", "about",   "node_velocities",
-    "damping",  "collision", NULL};
+    "name",   "from",    "to",        "nodes",           "elements", "order",
+    "up",     "section", "velocity",  "angular_velocity", "about",   "node_velocities",
+    "damping", "collision", "planar", NULL};
 static const char *const section_keys[] = {
     "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
     "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
@@ -73,6 +73,34 @@ done:
 
 static double dot3(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+mbsStatus deck_read_planar(DeckReader *r, yaml_node_t *node, double normal[3], mbsMark *mark) {
+  static const char *const keys[] = {"normal", NULL};
+  DeckMap m = {0};
+  mbsStatus st;
+  yaml_node_t *v;
+  deck_node_pos(node, &mark->line, &mark->col);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node,
+                     "planar: expected a mapping {normal: [x, y, z]} (the normal of the plane "
+                     "of motion), got %s",
+                     deck_kind(node));
+  }
+  char where[256];
+  snprintf(where, sizeof(where), "%s%splanar", r->ctx, r->ctx[0] ? " " : "");
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK ||
+      (st = deck_check_keys(r, &m, where, keys, NULL)) != MBS_OK) {
+    goto done;
+  }
+  if (!(v = deck_map_get(&m, "normal"))) {
+    st = deck_fail(r, node, "planar: missing 'normal' (the normal of the plane of motion, world)");
+    goto done;
+  }
+  st = deck_unit_vec3(r, v, "planar.normal", normal);
+done:
+  deck_map_free(&m);
+  return st;
 }
 
 /* a number > 0 of the section mapping (required: missing says what to give) */
@@ -697,10 +725,65 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
   if ((v = deck_map_get(&m, "collision")) && (st = read_beam_collision(r, b, v)) != MBS_OK) {
     goto fail;
   }
+  if ((v = deck_map_get(&m, "planar"))) {
+    if ((st = deck_read_planar(r, v, b->planar_normal, &b->planar_mark)) != MBS_OK ||
+        (st = deck_beam_in_plane(r, v, b, b->planar_normal)) != MBS_OK) {
+      goto fail;
+    }
+    /* the generated joints are named planar:NAME[i] (deck_planar_joints) */
+    char jn[2 * MBS_NAME_MAX];
+    if (snprintf(jn, sizeof(jn), "planar:%s[%d]", b->name, b->nnode - 1) >= MBS_NAME_MAX) {
+      st = deck_fail(r, v,
+                     "planar: the joint name '%s' is longer than %d characters; shorten the "
+                     "beam's name",
+                     jn, MBS_NAME_MAX - 1);
+      goto fail;
+    }
+    b->planar = 1;
+  }
   st = MBS_OK;
 fail:
   deck_map_free(&m);
   return st;
+}
+
+mbsStatus deck_beam_in_plane(DeckReader *r, const yaml_node_t *at, const mbsDeckBeam *b,
+                             const double n[3]) {
+  /* the tolerance of the joints' check at t = 0, relative to the beam's extent */
+  double scale = b->length;
+  for (int k = 0; k < b->nnode; k++) {
+    scale = fmax(scale, sqrt(dot3(b->pos + 3 * k, b->pos + 3 * k)));
+  }
+  for (int k = 1; k < b->nnode; k++) {
+    double d[3] = {b->pos[3 * k] - b->pos[0], b->pos[3 * k + 1] - b->pos[1],
+                   b->pos[3 * k + 2] - b->pos[2]};
+    double off = dot3(d, n);
+    if (!(fabs(off) <= 1e-9 * scale)) {
+      return deck_fail(r, at,
+                       "planar: node %d of beam '%s' lies %g m off the plane through node 0 "
+                       "normal to [%g, %g, %g]: a planar beam's nodes lie in one plane",
+                       k, b->name, off, n[0], n[1], n[2]);
+    }
+  }
+  for (int k = 0; k < b->nnode; k++) {
+    const double *v = b->vel + 3 * k;
+    if (!(fabs(dot3(v, n)) <= 1e-12 * (1.0 + sqrt(dot3(v, v))))) {
+      return deck_fail(r, at,
+                       "planar: the beam's velocity [%g, %g, %g] (at node %d) leaves the plane "
+                       "normal to [%g, %g, %g]",
+                       v[0], v[1], v[2], k, n[0], n[1], n[2]);
+    }
+  }
+  /* a rigid motion's rotation: about the normal only */
+  const double *w = b->angular_velocity;
+  double wn = dot3(w, n), w2 = dot3(w, w);
+  if (!(w2 - wn * wn <= 1e-24 * (1.0 + w2))) {
+    return deck_fail(r, at,
+                     "planar: the beam's angular_velocity [%g, %g, %g] turns it out of the plane "
+                     "normal to [%g, %g, %g] (only a rotation about the normal stays in it)",
+                     w[0], w[1], w[2], n[0], n[1], n[2]);
+  }
+  return MBS_OK;
 }
 
 mbsStatus deck_read_beams(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {

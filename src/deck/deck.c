@@ -18,7 +18,8 @@
 
 static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
                                        "beams",  "joints", "loads",   "ground",     "contacts",
-                                       "solver", "output", "initial", NULL};
+                                       "solver", "output", "initial", "planar",
+                                       NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */
@@ -173,6 +174,14 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
 
+  /* the model's plane of motion (its joints are made after the deck's own) */
+  yaml_node_t *vplanar = deck_map_get(&m, "planar");
+  if (vplanar && (st = deck_read_planar(r, vplanar, deck->planar_normal, &deck->planar_mark)) !=
+                     MBS_OK) {
+    goto fail;
+  }
+  deck->planar = vplanar != NULL;
+
   /* joints, loads: optional lists */
   r->ctx[0] = '\0';
   v = deck_map_get(&m, "joints");
@@ -207,6 +216,13 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     if ((st = deck_read_load(r, deck, &names, &jnames, i, deck_item(r, v, i))) != MBS_OK) {
       goto fail;
     }
+  }
+
+  /* the planar options' joints: after the loads, which name joints through jnames (its
+   * names live in deck->joints, which this grows) */
+  r->ctx[0] = '\0';
+  if ((st = deck_planar_joints(r, deck, vplanar)) != MBS_OK) {
+    goto fail;
   }
 
   /* contact geometry of the ground, then the contacts entries (they name both) */

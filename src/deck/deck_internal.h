@@ -278,6 +278,17 @@ void deck_free_shapes(mbsDeckShape *s, int n);
  * reference at t = 0 (identity and origin for the ground) */
 mbsStatus deck_read_beams(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 int deck_beam_ref(DeckReader *r, const yaml_node_t *n, const char *s, int *out, mbsStatus *st);
+/* `planar: {normal: n}` (a beam's or the model's): the unit normal and where it is written;
+ * a beam's nodes and velocity must lie in the plane through its node 0 (deck_beam_in_plane:
+ * the message points at `at`) */
+mbsStatus deck_read_planar(DeckReader *r, yaml_node_t *node, double normal[3], mbsMark *mark);
+mbsStatus deck_beam_in_plane(DeckReader *r, const yaml_node_t *at, const mbsDeckBeam *b,
+                             const double n[3]);
+/* joints.c: the planar joints the `planar` options make (a beam's on each of its nodes, the
+ * model's on every other beam's nodes and every rigid body), appended to deck->joints after
+ * the deck's own (which moves them: called once nothing holds a pointer into them; their
+ * names hold ':', which no deck name may, so they are not looked up by name) */
+mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const yaml_node_t *model_planar);
 void deck_ref_pose(const mbsDeck *deck, int ref, double pos[3], double R[9]);
 
 /* solver.c: the defaults of the sections solver and output, set before anything is read */

@@ -1,5 +1,6 @@
 /* joints.c: one entry of `joints:` (decks/README.md "Joints"): its type, bodies, point, axes,
  * prescribed motion and initial rate. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,3 +476,96 @@ fail:
   return st;
 }
 
+
+/* one generated planar joint: ground to body reference `ref` at point p, normal n */
+static void planar_joint(mbsDeckJoint *j, const char *name, int ref, const double p[3],
+                         const double n[3], mbsMark mark) {
+  memset(j, 0, sizeof(*j));
+  snprintf(j->name, sizeof(j->name), "%s", name);
+  j->mark = mark;
+  j->type = MBS_JOINT_PLANAR;
+  j->body[0] = -1;
+  j->body[1] = ref;
+  for (int c = 0; c < 3; c++) {
+    j->point[c] = j->points[0][c] = j->points[1][c] = p[c];
+    j->axis[c] = n[c];
+  }
+  j->generated = 1;
+}
+
+mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const yaml_node_t *model_planar) {
+  long add = 0;
+  for (int k = 0; k < deck->nbeam; k++) {
+    if (deck->beams[k].planar || deck->planar) {
+      add += deck->beams[k].nnode;
+    }
+  }
+  for (int b = 0; deck->planar && b < deck->nbody; b++) {
+    const mbsDeckBody *db = &deck->bodies[b];
+    if (db->fixed) {
+      continue;
+    }
+    if (db->type != MBS_BODY_RIGID) {
+      return deck_fail(r, model_planar,
+                       "planar: body '%s' is a point mass, which a planar joint cannot hold "
+                       "(it has no orientation); make it a rigid body or hold it by joints",
+                       db->name);
+    }
+    add++;
+  }
+  if (add == 0) {
+    return MBS_OK;
+  }
+  if (add > INT_MAX / 2 - deck->njoint) {
+    return deck_fail(r, model_planar, "planar: too many joints");
+  }
+  mbsDeckJoint *js = realloc(deck->joints, (size_t)(deck->njoint + add) * sizeof(*js));
+  if (!js) {
+    return deck_nomem(r);
+  }
+  deck->joints = js;
+  char name[2 * MBS_NAME_MAX];
+  for (int k = 0; k < deck->nbeam; k++) {
+    mbsDeckBeam *b = &deck->beams[k];
+    if (!b->planar && !deck->planar) {
+      continue;
+    }
+    if (!b->planar) {
+      /* the model's plane, through this beam's node 0 */
+      mbsStatus st = deck_beam_in_plane(r, model_planar, b, deck->planar_normal);
+      if (st != MBS_OK) {
+        return st;
+      }
+      b->planar = 1;
+      memcpy(b->planar_normal, deck->planar_normal, sizeof(b->planar_normal));
+      b->planar_mark = deck->planar_mark;
+    }
+    for (int i = 0; i < b->nnode; i++) {
+      int len = snprintf(name, sizeof(name), "planar:%s[%d]", b->name, i);
+      if (len >= MBS_NAME_MAX) {
+        return deck_fail(r, model_planar,
+                         "planar: the joint name '%s' of beam '%s' is longer than %d characters; "
+                         "shorten the beam's name",
+                         name, b->name, MBS_NAME_MAX - 1);
+      }
+      planar_joint(&deck->joints[deck->njoint++], name, deck->nbody + b->node0 + i,
+                   b->pos + 3 * i, b->planar_normal, b->planar_mark);
+    }
+  }
+  for (int bi = 0; deck->planar && bi < deck->nbody; bi++) {
+    const mbsDeckBody *db = &deck->bodies[bi];
+    if (db->fixed) {
+      continue;
+    }
+    int len = snprintf(name, sizeof(name), "planar:%s", db->name);
+    if (len >= MBS_NAME_MAX) {
+      return deck_fail(r, model_planar,
+                       "planar: the joint name '%s' is longer than %d characters; shorten the "
+                       "body's name",
+                       name, MBS_NAME_MAX - 1);
+    }
+    planar_joint(&deck->joints[deck->njoint++], name, bi, db->position, deck->planar_normal,
+                 deck->planar_mark);
+  }
+  return MBS_OK;
+}
