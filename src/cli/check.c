@@ -38,6 +38,9 @@ static int more(FILE *f, int i, int n, const char *what) {
 
 static void print_bodies(FILE *f, const mbsDeck *deck) {
   char name[256], p[96];
+  if (deck->nbody == 0) {
+    return;
+  }
   fprintf(f, "bodies (mass; principal moments of inertia about the centre of mass; centre of "
              "mass, world, t = 0):\n");
   for (int b = 0; b < deck->nbody && !more(f, b, deck->nbody, "bodies"); b++) {
@@ -55,6 +58,9 @@ static void print_bodies(FILE *f, const mbsDeck *deck) {
 
 static void print_joints(FILE *f, const mbsDeck *deck) {
   char n0[256], n1[256], n2[256], p[96], q[96];
+  if (deck->njoint == 0) {
+    return;
+  }
   fprintf(f, "joints (type, first body - second body, point and axes, world, t = 0):\n");
   for (int j = 0; j < deck->njoint && !more(f, j, deck->njoint, "joints"); j++) {
     const mbsDeckJoint *dj = &deck->joints[j];
@@ -109,6 +115,9 @@ static void print_joints(FILE *f, const mbsDeck *deck) {
 
 static void print_loads(FILE *f, const mbsDeck *deck) {
   char n0[256], n1[256], n2[256], p[96], q[96];
+  if (deck->nload == 0) {
+    return; /* no heading over nothing ("loads: 0" above says so) */
+  }
   fprintf(f, "loads (world, t = 0):\n");
   for (int l = 0; l < deck->nload && !more(f, l, deck->nload, "loads"); l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
@@ -204,7 +213,7 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
   }
   fprintf(f, "joints:       %d\n", m->njoint);
   fprintf(f, "loads:        %d\n", m->nload);
-  if (m->nshape > 0 || m->ncontact > 0) {
+  if (m->ncontact > 0) {
     fprintf(f,
             "contacts:     %d entr%s, %d shape%s (%d in pairs, found at each step), storage "
             "for %d contact points\n",
@@ -220,10 +229,6 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
             m->ndrop == 1 ? "" : "s", m->ndrop == 1 ? "s" : "", dropped);
   }
   fprintf(f, "dof:          %d\n", m->ndof);
-  if (m->nshape > 0) {
-    fprintf(f, "contacts:     %d shapes (%d in pairs), %d entries\n", m->nshape, m->nshape_paired,
-            m->ncontact);
-  }
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
           mbs_linear_solver_word(m->linear_solver));

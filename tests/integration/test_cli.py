@@ -1,12 +1,13 @@
 """The command line: --help, --version, --check, --set, the summary, determinism, the
 output layout of the README."""
+import glob
 import os
 import subprocess
 
 import h5py
 import numpy as np
 
-from common import MBSIM, TMP, check, deck, done, load, run
+from common import MBSIM, ROOT, TMP, check, deck, done, load, run
 
 p = subprocess.run([MBSIM, "--help"], capture_output=True, text=True)
 check(p.returncode == 0 and "usage: mbsim-run" in p.stdout and "--check" in p.stdout,
@@ -23,6 +24,22 @@ for want in ("bodies:       2 (2 rigid", "coordinates:  24", "constraints:  18",
              "integrator:   em (auto"):
     check(want in p.stdout, "--check prints '%s'" % want)
 check(not os.path.exists(out), "--check writes nothing")
+
+# every shipped deck's --check: each "key:" line once, and no heading ("...:" ending a line)
+# without entries under it
+for path in sorted(glob.glob(os.path.join(ROOT, "decks", "*.yaml")) +
+                   glob.glob(os.path.join(ROOT, "decks", "*", "*.yaml"))):
+    if os.sep + "sweeps" + os.sep in path:
+        continue  # sweep files, not decks
+    p = subprocess.run([MBSIM, path, "--check"], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    keys = [ln.split(":")[0] for ln in lines if ln and not ln.startswith(" ") and ":" in ln]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    empty = [ln for i, ln in enumerate(lines) if ln.endswith(":") and
+             (i + 1 == len(lines) or not lines[i + 1].startswith("  "))]
+    check(p.returncode == 0 and not dup and not empty,
+          "--check of %s: no section twice (%s), no empty heading (%s)"
+          % (os.path.relpath(path, ROOT), dup, empty))
 
 # a full run with its summary
 out = os.path.join(TMP, "quick.h5")
