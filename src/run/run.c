@@ -68,6 +68,66 @@ static int append_lines(char **buf, const char *text) {
   return 1;
 }
 
+/* the semi-explicit Moreau variant integrates forces explicitly, stable only for dt below
+ * 2 / omega of the stiffest mode: a warning per spring whose period T = 2 pi sqrt(m / k) (m the
+ * lighter of its bodies) dt does not resolve (dt > T / 10; unstable above T / pi), and per
+ * beam whose axial stability limit h / (sqrt(3) c) (h the node spacing, c = sqrt(E / rho);
+ * the highest axial mode of consistent-mass elements has omega = 2 sqrt(3) c / h) dt exceeds;
+ * "file:line:col: text\n" lines into buf; 0 when out of memory */
+static int explicit_dt_warnings(const mbsDeck *deck, const mbsModel *m, char **buf) {
+  char line[3072];
+  for (int l = 0; l < deck->nload; l++) {
+    const mbsDeckLoad *dl = &deck->loads[l];
+    if (dl->type != MBS_LOAD_SPRING || !(dl->stiffness > 0.0)) {
+      continue;
+    }
+    double mass = INFINITY;
+    int light = -1;
+    for (int k = 0; k < 2; k++) {
+      int b = dl->bodies[k];
+      if (b >= 0 && b < deck->nbody && !deck->bodies[b].fixed && deck->bodies[b].mass < mass) {
+        mass = deck->bodies[b].mass;
+        light = b;
+      }
+    }
+    if (light < 0) {
+      continue;
+    }
+    double period = 4.0 * acos(0.0) * sqrt(mass / dl->stiffness);
+    if (!(m->dt > 0.1 * period)) {
+      continue;
+    }
+    snprintf(line, sizeof(line),
+             "%s:%d:%d: loads[%d] '%s': the spring (stiffness %g N/m) on body '%s' (%g kg) has "
+             "the period 2 pi sqrt(m / k) = %.3g s, and dt = %g s does not resolve it (dt <= "
+             "%.3g s does, a tenth of it); the semi-explicit variant integrates it explicitly "
+             "and becomes unstable above dt = T / pi = %.3g s\n",
+             m->deck_path, dl->mark.line, dl->mark.col, l, dl->name, dl->stiffness,
+             deck->bodies[light].name, mass, period, m->dt, 0.1 * period,
+             period / (2.0 * acos(0.0)));
+    if (!append_lines(buf, line)) {
+      return 0;
+    }
+  }
+  for (int i = 0; i < deck->nbeam; i++) {
+    const mbsDeckBeam *b = &deck->beams[i];
+    double h = b->length / (b->nnode - 1), c = sqrt(b->E / b->density);
+    double limit = h / (sqrt(3.0) * c);
+    if (!(m->dt > limit)) {
+      continue;
+    }
+    snprintf(line, sizeof(line),
+             "%s:%d:%d: beams[%d] '%s': its highest axial mode (node spacing %.3g m, wave speed "
+             "sqrt(E / rho) = %.4g m/s) makes the semi-explicit variant unstable above dt = %.3g "
+             "s, and dt = %g s; use variant theta, or a smaller dt\n",
+             m->deck_path, b->mark.line, b->mark.col, i, b->name, h, c, limit, m->dt);
+    if (!append_lines(buf, line)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 mbsRun *mbs_run_create(const mbsRunOptions *opt, mbsError *err) {
   mbsRun *r = calloc(1, sizeof(*r));
   if (!r) {
@@ -104,6 +164,12 @@ mbsRun *mbs_run_create(const mbsRunOptions *opt, mbsError *err) {
     if (mbs_contact_check_penalty(m, m->dt, m->moreau_variant != MBS_MOREAU_EXPLICIT, pw,
                                   sizeof(pw)) > 0 &&
         !append_lines(&r->warnings, pw)) {
+      mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+      mbs_run_destroy(r);
+      return NULL;
+    }
+    if (m->moreau_variant == MBS_MOREAU_EXPLICIT &&
+        !explicit_dt_warnings(&r->deck, m, &r->warnings)) {
       mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
       mbs_run_destroy(r);
       return NULL;
