@@ -77,6 +77,10 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
                           double xd[3], int angular[3]);
 
+/* the torque [N m] or force [N] a joint_control element applies at (q, v, t) (joint_load.c) */
+double mbs_joint_control_value(const mbsModel *m, const mbsElem *e, const double *q,
+                               const double *v, double t);
+
 /* the force (3) and torque (3) the load element e exerts on its second body at (q, v, t),
  * world components, about the load's attachment point on that body (load_resultant.c) */
 void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, const double *v,

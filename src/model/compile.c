@@ -911,8 +911,19 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
   el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
   if (elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
       elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
-      (el->iparam[2] = add_profile(m, &dl->profile)) == -2) {
+      (el->iparam[2] = add_profile(m, dl->has_control ? &dl->target_profile : &dl->profile)) ==
+          -2) {
     return MBS_ERR_NOMEM;
+  }
+  if (dl->has_control) {
+    /* a PD law on the joint coordinate (joint_load.c) */
+    el->kind = MBS_ELEM_JOINT_CONTROL;
+    el->param[ELEM_P] = dl->kp;
+    el->param[ELEM_P + 1] = dl->kd;
+    el->param[ELEM_P + 2] = 0.0;
+    el->param[ELEM_P + 3] = dl->target_value;
+    el->iparam[3] = dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1;
+    return MBS_OK;
   }
   switch (dl->type) {
     case MBS_LOAD_JOINT_TORQUE:
@@ -2035,7 +2046,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
-    m->nprofile_points += dl->profile.ntab;
+    m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
