@@ -86,6 +86,15 @@ double mbs_joint_control_value(const mbsModel *m, const mbsElem *e, const double
 void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                         double t, double out[6]);
 
+/* the force (3) and torque (3) that the local generalized force f (e->nq) of a two-sided
+ * element e exerts on its second body, world components, about that body's joint point (as
+ * mbs_load_resultant; a static second body: minus what it exerts on the first) */
+void mbs_elem_side_resultant(const mbsElem *e, const double *q, const double *f, double out[6]);
+
+/* the joint frame vector d'_a (a = 0, 1, 2) of the first side of a two-sided element at q
+ * (a world axis if that side is static) */
+void mbs_elem_joint_axis(const mbsElem *e, const double *q, int a, double out[3]);
+
 /* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */
 double mbs_contravariant_directors(double dcon[9], const double d[9]);

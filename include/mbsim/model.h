@@ -281,6 +281,8 @@ typedef struct mbsModel {
   int *elem_qidx_pool; /* (elem_qidx_n) coordinates of every element and joint_frame entry */
   int elem_qidx_n, elem_qidx_cap;
   char (*load_name)[MBS_NAME_MAX];
+  int *load_joint; /* (nload) the joint of a joint_torque or joint_force (given or by a control
+                      law; also augmented), else -1 (rotational springs too: not a drive) */
 
   /* time profiles of loads and motions; elements refer to them by index (-1: constant 1) */
   int nprofile, profile_cap;

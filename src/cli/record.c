@@ -272,7 +272,8 @@ static void put_bodies(cliOutput *out, const mbsData *d) {
   mbs_output_put(out->w, out->h_body_omega, d->body_omega);
 }
 
-/* joints: reaction on the second body, joint point, joint coordinates and rates (their
+/* joints: reaction on the second body, the drive's part of it in the joint frame, joint
+ * point, joint coordinates and rates (their
  * units per joint: attribute joint_units); one point grid in the sidecar when there are
  * joints */
 static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *const *junits,
@@ -280,7 +281,11 @@ static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *
   int nj = m->njoint;
   out->h_joint_reaction =
       series(out, "/joints/reaction", MBS_OUT_FLOAT64, 2, nj, 6, "N, N m", 0, err);
-  out->h_joint_position = out->h_joint_reaction < 0
+  out->h_joint_drive = out->h_joint_reaction < 0
+                           ? -1
+                           : series(out, "/joints/drive", MBS_OUT_FLOAT64, 2, nj, 6, "N, N m",
+                                    1, err);
+  out->h_joint_position = out->h_joint_drive < 0
                               ? -1
                               : series(out, "/joints/position", MBS_OUT_FLOAT64, 2, nj, 3, "m",
                                        1, err);
@@ -320,6 +325,7 @@ static mbsStatus describe_joints(cliOutput *out, const mbsModel *m, const char *
 
 static void put_joints(cliOutput *out, const mbsData *d, const double *joint_pos) {
   mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
+  mbs_output_put(out->w, out->h_joint_drive, d->joint_drive);
   mbs_output_put(out->w, out->h_joint_position, joint_pos);
   mbs_output_put(out->w, out->h_joint_coord, d->joint_coord);
   mbs_output_put(out->w, out->h_joint_rate, d->joint_rate);

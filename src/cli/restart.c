@@ -522,8 +522,10 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   rs->from = malloc(n);
   if (m->njoint > 0) {
     rs->joint_reaction = malloc((size_t)m->njoint * 6 * sizeof(double));
+    rs->joint_drive = last.joint_drive ? malloc((size_t)m->njoint * 6 * sizeof(double)) : NULL;
   }
-  if (!rs->from || (m->njoint > 0 && !rs->joint_reaction)) {
+  if (!rs->from || (m->njoint > 0 && !rs->joint_reaction) ||
+      (last.joint_drive && m->njoint > 0 && !rs->joint_drive)) {
     fprintf(stderr, "mbsim-run: error: out of memory\n");
     mbs_output_last_free(&last);
     cli_restart_free(rs);
@@ -532,6 +534,9 @@ int cli_restart_load(cliRestart *rs, const char *path, const char *out_path, con
   snprintf(rs->from, n, "%s at t=%.17g", path, t);
   if (m->njoint > 0) {
     memcpy(rs->joint_reaction, last.joint_reaction, (size_t)m->njoint * 6 * sizeof(double));
+    if (rs->joint_drive) {
+      memcpy(rs->joint_drive, last.joint_drive, (size_t)m->njoint * 6 * sizeof(double));
+    }
   }
   rs->active = 1;
   mbs_output_last_free(&last);
@@ -545,6 +550,9 @@ void cli_restart_first_record(const cliRestart *rs, const mbsModel *m, mbsData *
   if (rs->joint_reaction) {
     memcpy(d->joint_reaction, rs->joint_reaction, (size_t)m->njoint * 6 * sizeof(double));
   }
+  if (rs->joint_drive) {
+    memcpy(d->joint_drive, rs->joint_drive, (size_t)m->njoint * 6 * sizeof(double));
+  }
   d->iterations = rs->iterations;
 }
 
@@ -554,5 +562,6 @@ void cli_restart_free(cliRestart *rs) {
   }
   free(rs->from);
   free(rs->joint_reaction);
+  free(rs->joint_drive);
   memset(rs, 0, sizeof(*rs));
 }

@@ -251,6 +251,7 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->profile_table =
       calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
+  m->load_joint = calloc((size_t)nl, sizeof(int));
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->body_visual ||
@@ -258,7 +259,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
       !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
       !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
-      !m->load_name || !m->profile_table || !m->beam) {
+      !m->load_name || !m->load_joint || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -1023,6 +1024,8 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     snprintf(m->load_name[l], MBS_NAME_MAX, "%s", dl->name);
+    m->load_joint[l] =
+        dl->type == MBS_LOAD_JOINT_TORQUE || dl->type == MBS_LOAD_JOINT_FORCE ? dl->joint : -1;
     mbsElem *el = new_elem(m);
     if (!el) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -2261,7 +2264,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
-      m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
+      m->elem,         m->load_name,   m->load_joint,  m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
