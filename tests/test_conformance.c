@@ -236,15 +236,15 @@ static const ConfCase CASES[] = {
             "  - {name: arc, nodes: [[0, 0, 0], [0.5, 0.1, 0], [1, 0.3, 0.1]], order: 2,\n"
             "     damping: 0.01, section: {E: 1000, G: 400, density: 5, circle: 0.05}}\n",
      0.45, NULL},
-    {MBS_ELEM_JOINT_CONTROL, "joint_control (PD torque on cylindrical, revolute)",
+    {MBS_ELEM_JOINT_CONTROL, "joint_control (PID torque on cylindrical, PD on revolute)",
      BODIES CYL_REV "loads:\n"
                     "  - {name: pc, type: joint_torque, joint: cyl,\n"
-                    "     control: {kp: 3, kd: 0.7, target: {value: 0.4, profile:\n"
+                    "     control: {kp: 3, kd: 0.7, ki: 1.5, target: {value: 0.4, profile:\n"
                     "       {expression: \"sin(2 * t)\"}}}}\n"
                     "  - {name: pr, type: joint_torque, joint: rev, control: {kp: 2, kd: 0.3, "
                     "target: -0.2}}\n",
      0.45, NULL},
-    {MBS_ELEM_JOINT_CONTROL, "joint_control (PD force on prismatic, cylindrical)",
+    {MBS_ELEM_JOINT_CONTROL, "joint_control (PID force on prismatic, cylindrical)",
      BODIES "joints:\n"
             "  - {name: pri, type: prismatic, bodies: [ground, b], point: [1, 0.2, 0],\n"
             "     axis: [1, 1, 0]}\n"
@@ -252,7 +252,7 @@ static const ConfCase CASES[] = {
             "     axis: [0.3, 0.6, 0.8]}\n"
             "loads:\n"
             "  - {name: fp, type: joint_force, joint: pri,\n"
-            "     control: {kp: 5, kd: 1.2, target: {value: 0.3, profile: {ramp: [0, 1]}}}}\n"
+            "     control: {kp: 5, kd: 1.2, ki: 0.8, target: {value: 0.3, profile: {ramp: [0, 1]}}}}\n"
             "  - {name: fc, type: joint_force, joint: cyl, control: {kp: 4, target: 0.1}}\n",
      0.45, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},

@@ -172,7 +172,8 @@ typedef struct {
                          else -1 */
   int has_control;    /* joint_torque, joint_force: 1 if `control` gives the value (then value
                          and profile are absent) */
-  double kp, kd;      /* control: >= 0, [N m/rad], [N m s/rad] (a force: [N/m], [N s/m]) */
+  double kp, kd, ki;  /* control: >= 0, [N m/rad], [N m s/rad], [N m/(rad s)] (a force: [N/m],
+                         [N s/m], [N/(m s)]) */
   double target_value; /* control: the target coordinate value x target_profile(t) [rad or m]
                           (the joint's coordinate is 0 at t = 0) */
   mbsDeckProfile target_profile;

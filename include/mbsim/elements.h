@@ -77,6 +77,12 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
                           double xd[3], int angular[3]);
 
+/* the slot k of a joint_control element's law in mbsModel.ctrl_state */
+int mbs_joint_control_slot(const mbsElem *e);
+
+/* the error u - u*(t) of a joint_control element's law at (q, t) [rad or m] (joint_load.c) */
+double mbs_joint_control_error(const mbsModel *m, const mbsElem *e, const double *q, double t);
+
 /* the torque [N m] or force [N] a joint_control element applies at (q, v, t) (joint_load.c) */
 double mbs_joint_control_value(const mbsModel *m, const mbsElem *e, const double *q,
                                const double *v, double t);

@@ -126,10 +126,10 @@ static void print_loads(FILE *f, const mbsDeck *deck) {
       case MBS_LOAD_JOINT_FORCE:
         if (dl->has_control) {
           int tq = dl->type == MBS_LOAD_JOINT_TORQUE;
-          fprintf(f, " on joint %s, PD control kp %.6g %s, kd %.6g %s, target %.6g %s",
+          fprintf(f, " on joint %s, control kp %.6g %s, kd %.6g %s, ki %.6g %s, target %.6g %s",
                   cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->kp,
-                  tq ? "N m/rad" : "N/m", dl->kd, tq ? "N m s/rad" : "N s/m", dl->target_value,
-                  tq ? "rad" : "m");
+                  tq ? "N m/rad" : "N/m", dl->kd, tq ? "N m s/rad" : "N s/m", dl->ki,
+                  tq ? "N m/(rad s)" : "N/(m s)", dl->target_value, tq ? "rad" : "m");
           break;
         }
         fprintf(f, " on joint %s, %.6g %s",

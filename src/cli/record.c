@@ -173,7 +173,8 @@ static mbsStatus describe_integrator_state(cliOutput *out, const mbsStateArray *
   };
   out->nstate = 0;
   for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
-    const char *units = "the integrator's own (README \"Output\")", *suffix = NULL;
+    const char *units = a[i].units ? a[i].units : "the integrator's own (README \"Output\")";
+    const char *suffix = NULL;
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
       if (strcmp(a[i].name, known[k].name) == 0) {
         units = known[k].units;

@@ -193,17 +193,8 @@ static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
   if ((v = deck_map_get(&m, "kd")) && (st = nonnegative(r, v, "control.kd", &l->kd)) != MBS_OK) {
     goto fail;
   }
-  if ((v = deck_map_get(&m, "ki"))) {
-    double ki;
-    if ((st = nonnegative(r, v, "control.ki", &ki)) != MBS_OK) {
-      goto fail;
-    }
-    if (ki != 0.0) {
-      st = deck_fail(r, v,
-                     "control.ki: an integral term needs the integral of the error carried "
-                     "from step to step, which this version does not do; use ki: 0 (a PD law)");
-      goto fail;
-    }
+  if ((v = deck_map_get(&m, "ki")) && (st = nonnegative(r, v, "control.ki", &l->ki)) != MBS_OK) {
+    goto fail;
   }
   if (!(v = deck_map_get(&m, "target"))) {
     st = deck_fail(r, n, "control: missing required key 'target' (a number [%s] or {value, "

@@ -16,15 +16,19 @@
  * line, so linear and angular momentum are conserved exactly for any triad.
  *   param[24] = F [N], iparam[2] = profile.
  * joint_control: the torque (iparam[3] = 0, contravariant, as joint_torque) or force
- * (iparam[3] = 1, as joint_force) tau = -kp (u - u*(t)) - kd (u' - u*'(t)) of a PD law on the
+ * (iparam[3] = 1, as joint_force) tau = -kp (u - u*(t)) - kd (u' - u*'(t)) - ki z of a PID law
+ * on the
  * joint's coordinate u (the angle theta of /joints/coordinates, or the displacement d'_1(I) .
  * (p'_II - p'_I)) and its rate u' = grad u . v, against the target u* = value x profile(t)
  * with the profile's exact derivative (an angle error taken in (-pi, pi]). The integrators
  * evaluate it at their force point (q, v) and book f . dq as external work, so the energy
  * balance closes; it is applied like joint_torque / joint_force, so the momentum balances
- * hold as for them.
- *   param[24] = kp, param[25] = kd, param[27] = target value [rad or m], iparam[2] = the
- *   target's profile, iparam[3] = 0 torque, 1 force. */
+ * hold as for them. z, the integral of the error, is run state (model.h ctrl_state): within
+ * the step from t_n, z(t) = z_n + (t - t_n) e(q, t); after it the solver sets z_{n+1} = z_n +
+ * dt/2 (e_n + e_{n+1}) (integrator.c).
+ *   param[24] = kp, param[25] = kd, param[26] = ki, param[27] = target value [rad or m],
+ *   param[28] = the law's slot k in ctrl_state, iparam[2] = the target's profile,
+ *   iparam[3] = 0 torque, 1 force. */
 #include <math.h>
 #include <string.h>
 
@@ -190,29 +194,57 @@ static double coordinate(const mbsElem *e, const double *q, double *gu, double *
   return elem_dot(e, &A, &B, q, 1.0, gu, Hu);
 }
 
+/* the error u - u*(t) (an angle's in (-pi, pi]) with grad u into gu and, if Hu is not NULL,
+ * its Hessian; the target's rate into rate */
+static double control_error(const mbsModel *m, const mbsElem *e, const double *q, double t,
+                            double *gu, double *Hu, double *rate) {
+  double target = e->param[ELEM_P + 3] * mbs_elem_profile(m, e->iparam[2], t, rate);
+  *rate *= e->param[ELEM_P + 3];
+  double err = coordinate(e, q, gu, Hu) - target;
+  return e->iparam[3] == 0 ? wrap(err) : err;
+}
+
+int mbs_joint_control_slot(const mbsElem *e) {
+  return (int)e->param[ELEM_P + 4];
+}
+
+double mbs_joint_control_error(const mbsModel *m, const mbsElem *e, const double *q, double t) {
+  double gu[ELEM_SIDES_MAXQ], rate;
+  return control_error(m, e, q, t, gu, NULL, &rate);
+}
+
+/* the integral of the error at t within the step from t_n: z_n + (t - t_n) err */
+static double control_integral(const mbsModel *m, const mbsElem *e, double t, double err,
+                               double *dz_derr) {
+  int k = mbs_joint_control_slot(e);
+  double tn = m->ctrl_state[2 * m->nctrl];
+  *dz_derr = t - tn;
+  return m->ctrl_state[k] + (t - tn) * err;
+}
+
 double mbs_joint_control_value(const mbsModel *m, const mbsElem *e, const double *q,
                                const double *v, double t) {
-  double gu[ELEM_SIDES_MAXQ], vl[ELEM_SIDES_MAXQ], rate, ud = 0.0;
-  double target = e->param[ELEM_P + 3] * mbs_elem_profile(m, e->iparam[2], t, &rate);
-  double u = coordinate(e, q, gu, NULL), err = u - target;
+  double gu[ELEM_SIDES_MAXQ], vl[ELEM_SIDES_MAXQ], rate, ud = 0.0, dz;
+  double err = control_error(m, e, q, t, gu, NULL, &rate);
   mbs_elem_gather(e, v, vl);
   for (int i = 0; i < e->nq; i++) {
     ud += gu[i] * vl[i];
   }
-  if (e->iparam[3] == 0) {
-    err = wrap(err);
-  }
-  return -e->param[ELEM_P] * err - e->param[ELEM_P + 1] * (ud - e->param[ELEM_P + 3] * rate);
+  return -e->param[ELEM_P] * err - e->param[ELEM_P + 1] * (ud - rate) -
+         e->param[ELEM_P + 2] * control_integral(m, e, t, err, &dz);
 }
 
-/* tau(q, v, t) = -kp (u - u*) - kd (u' - u*'), applied as a joint torque or force: f = tau f1
- * with f1 the forces of a unit value, so Fq = tau dF1/dq + f1 (x) dtau/dq and Fv = f1 (x)
- * dtau/dv with dtau/dq = -kp grad u - kd H_u v, dtau/dv = -kd grad u (u' = grad u . v) */
+/* tau(q, v, t) = -kp e - kd (u' - u*') - ki z, e = u - u*, applied as a joint torque or
+ * force: f = tau f1 with f1 the forces of a unit value, so Fq = tau dF1/dq + f1 (x) dtau/dq
+ * and Fv = f1 (x) dtau/dv with dtau/dq = -(kp + ki (t - t_n)) grad u - kd H_u v, dtau/dv =
+ * -kd grad u (u' = grad u . v) */
 static void joint_control(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                           double t, double *f, double *Fq, double *Fv) {
   int n = e->nq;
-  double kp = e->param[ELEM_P], kd = e->param[ELEM_P + 1];
+  double kp = e->param[ELEM_P], kd = e->param[ELEM_P + 1], dz;
   double tau = mbs_joint_control_value(m, e, q, v, t);
+  control_integral(m, e, t, 0.0, &dz);
+  kp += e->param[ELEM_P + 2] * dz;
   double f1[ELEM_SIDES_MAXQ], F1[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
   if (Fq) {
     memset(F1, 0, (size_t)(n * n) * sizeof(double));

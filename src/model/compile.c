@@ -252,6 +252,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
   m->load_joint = calloc((size_t)nl, sizeof(int));
+  m->ctrl_state = calloc((size_t)(2 * m->nctrl + 1), sizeof(double));
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->body_visual ||
@@ -259,7 +260,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
       !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
       !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
-      !m->load_name || !m->load_joint || !m->profile_table || !m->beam) {
+      !m->load_name || !m->load_joint || !m->ctrl_state || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -921,8 +922,13 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
     el->kind = MBS_ELEM_JOINT_CONTROL;
     el->param[ELEM_P] = dl->kp;
     el->param[ELEM_P + 1] = dl->kd;
-    el->param[ELEM_P + 2] = 0.0;
+    el->param[ELEM_P + 2] = dl->ki;
     el->param[ELEM_P + 3] = dl->target_value;
+    int k = 0;
+    for (const mbsDeckLoad *o = deck->loads; o < dl; o++) {
+      k += o->has_control;
+    }
+    el->param[ELEM_P + 4] = k; /* its slot in m->ctrl_state */
     el->iparam[3] = dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1;
     return MBS_OK;
   }
@@ -1052,6 +1058,15 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
                                  "add their values in one load",
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
+        }
+        if (dl->has_control && dl->ki > 0.0 &&
+            (m->integrator == MBS_INTEGRATOR_SPACETIME ||
+             m->integrator == MBS_INTEGRATOR_STATIC)) {
+          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                               dl->control_mark.col,
+                               "load '%s': control.ki (an integral term) needs a time-stepping "
+                               "integrator (em, midpoint, euler, genalpha, moreau), not %s",
+                               dl->name, mbs_integrator_word(m->integrator));
         }
         if (joint_load(m, deck, dl, el, &nscalar) != MBS_OK) {
           return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -2050,6 +2065,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     const mbsDeckLoad *dl = &deck->loads[l];
     m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
     m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
+    m->nctrl += dl->has_control;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
@@ -2264,7 +2280,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
-      m->elem,         m->load_name,   m->load_joint,  m->profile,     m->profile_table, m->drop,
+      m->elem,         m->load_name,   m->load_joint,  m->ctrl_state, m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,

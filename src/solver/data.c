@@ -56,6 +56,10 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->joint_coord = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->joint_rate = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->load_force = calloc(6 * (size_t)(m->nload > 0 ? m->nload : 1), sizeof(double));
+  /* the control laws' run state starts at zero (model.h ctrl_state) */
+  if (m->nctrl > 0) {
+    memset(m->ctrl_state, 0, (size_t)(2 * m->nctrl + 1) * sizeof(double));
+  }
   d->joint_drive = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
   d->arena = calloc(1, sizeof(mbsArena));

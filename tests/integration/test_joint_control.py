@@ -7,13 +7,18 @@ things we did not write:
 - a moving target (an expression profile, rate from its exact derivative) against scipy's
   solve_ivp of I theta'' = -kp (theta - theta*) - kd (theta' - theta*');
 - a PD joint_force on a prismatic cart: the same oscillator in x with the mass m;
+- a PID law under a constant disturbing torque against scipy (order 2), no steady offset,
+  its error integral (/state/control_integral) carried bit for bit across a restart;
 - two free bodies with a PD torque between them: the total angular momentum is conserved to
   round-off (contravariant torques, equal and opposite);
 - bad `control` entries are errors at file:line:column."""
+import os
+import subprocess
+
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from common import check, done, load, run, write_deck
+from common import MBSIM, TMP, check, done, load, run, write_deck
 
 I, KP, KD, TT = 0.5, 8.0, 0.4, 0.5
 LINK = """mbsim: 1
@@ -123,10 +128,53 @@ th = res["joints/coordinates"][:, 0, 0]
 check(dL <= 1e-12, "free pair: angular momentum conserved (%.1e relative)" % dL)
 check(abs(th[-1] - 1.0) <= 0.2, "free pair: the joint follows the target (%.3f rad at t = 2)" % th[-1])
 
+# PID: a constant disturbing torque d on the joint; the integral term removes the offset d/kp
+# a PD law leaves. Against scipy of I theta'' = -kp e - kd theta' - ki z + d, z' = e
+PID = LINK.replace("control: {kp: 8.0, kd: 0.4, ki: 0, target: %s}",
+                   "control: {kp: 8.0, kd: 2.0, ki: 4.0, target: 0.5}}\n"
+                   "  - {name: disturb, type: joint_torque, joint: a1, value: 0.5").replace(
+                       "t_end: 4.0", "t_end: 8.0")
+ep = []
+for dt in (0.02, 0.01):
+    _, _, _, out = run(write_deck("pid%g.yaml" % dt, PID % dt))
+    res = load(out)
+    t = res["time"]
+    sol = solve_ivp(lambda s, y: [y[1], (-8 * (y[0] - 0.5) - 2 * y[1] - 4 * y[2] + 0.5) / I,
+                                  y[0] - 0.5], (0, t[-1]), [0.0, 0.0, 0.0], t_eval=t,
+                    rtol=1e-12, atol=1e-13)
+    ep.append(np.max(np.abs(res["joints/coordinates"][:, 0, 0] - sol.y[0])))
+    z = res["state/control_integral"][:, 0]
+    ez = np.max(np.abs(z - sol.y[2]))
+    check(balance(res) <= 1e-12 and ez <= 1e-4,
+          "PID dt %g: energy balance %.1e, /state/control_integral against scipy %.1e" %
+          (dt, balance(res), ez))
+po = np.log2(ep[0] / ep[1])
+check(ep[1] <= 1e-4 and po >= 1.9, "PID against scipy: errors %.2e %.2e (order %.2f)" %
+      (ep[0], ep[1], po))
+check(abs(res["joints/coordinates"][-1, 0, 0] - 0.5) <= 0.01 < 0.5 / 8,
+      "PID: no steady offset (%.4f rad from the target; a PD law would leave d/kp = %.4f)" %
+      (abs(res["joints/coordinates"][-1, 0, 0] - 0.5), 0.5 / 8))
+# a restart carries the integral: bit for bit
+ppath = write_deck("pid_restart.yaml", PID % 0.01)
+_, _, _, full = run(ppath)
+_, _, _, half = run(ppath, "--t-end", "4")
+rpath = os.path.join(TMP, "pid_restarted.h5")
+p = subprocess.run([MBSIM, ppath, "--restart", half, "-o", rpath, "--quiet"],
+                   capture_output=True, text=True, timeout=600)
+a, b = load(full), load(rpath)
+check(p.returncode == 0 and np.array_equal(a["state/q"][-1], b["state/q"][-1]) and
+      np.array_equal(a["state/control_integral"][-1], b["state/control_integral"][-1]),
+      "PID restarted at t = 4: the final q and integral equal the uninterrupted run's, bit for "
+      "bit")
+for integ in ("static", "spacetime"):
+    rc, _, err, _ = run(ppath, "--integrator", integ, check=False)
+    check(rc == 1 and "pid_restart.yaml:8:" in err and "ki" in err,
+          "ki with %s: %s" % (integ, err.strip()[:150]))
+
 # bad entries
 BAD = [
     ("control: {kp: 8, kd: 0.4, target: 0.5, kq: 1}", "kq"),
-    ("control: {kp: 8, ki: 2, target: 0.5}", "ki"),
+    ("control: {kp: 8, ki: -2, target: 0.5}", "ki"),
     ("control: {kd: 0.4, target: 0.5}", "kp"),
     ("control: {kp: 8}", "target"),
     ("control: {kp: -1, target: 0.5}", "kp"),
