@@ -255,6 +255,14 @@ static const ConfCase CASES[] = {
             "     control: {kp: 5, kd: 1.2, ki: 0.8, target: {value: 0.3, profile: {ramp: [0, 1]}}}}\n"
             "  - {name: fc, type: joint_force, joint: cyl, control: {kp: 4, target: 0.1}}\n",
      0.45, NULL},
+    {MBS_ELEM_DRIVE, "drive of computed-torque laws (under- and over-damped error)",
+     BODIES CYL_REV "loads:\n"
+                    "  - {name: ca, type: joint_torque, joint: rev,\n"
+                    "     control: {computed_torque: {value: 0.6, profile: {expression: \"cos(t)\"}},\n"
+                    "       kp: 9, kd: 1.5}}\n"
+                    "  - {name: cb, type: joint_force, joint: cyl,\n"
+                    "     control: {computed_torque: 0.2, kp: 4, kd: 5}}\n",
+     1.3, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))

@@ -172,6 +172,8 @@ typedef struct {
                          else -1 */
   int has_control;    /* joint_torque, joint_force: 1 if `control` gives the value (then value
                          and profile are absent) */
+  int computed_torque; /* control: 1 for {computed_torque: reference, kp, kd}: the reference
+                          motion is target_value x target_profile(t) */
   double kp, kd, ki;  /* control: >= 0, [N m/rad], [N m s/rad], [N m/(rad s)] (a force: [N/m],
                          [N s/m], [N/(m s)]) */
   double target_value; /* control: the target coordinate value x target_profile(t) [rad or m]

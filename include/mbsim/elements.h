@@ -77,6 +77,12 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
                           double xd[3], int angular[3]);
 
+/* the target coordinate x*(t) [rad or m] of a drive element (a prescribed motion, or a
+ * computed-torque law's reference plus its error's closed form), with its rate and
+ * acceleration (right derivatives) into rate and accel when not NULL (drive.c) */
+double mbs_drive_target(const mbsModel *m, const mbsElem *e, double t, double *rate,
+                        double *accel);
+
 /* the slot k of a joint_control element's law in mbsModel.ctrl_state */
 int mbs_joint_control_slot(const mbsElem *e);
 

@@ -162,10 +162,11 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
   return MBS_OK;
 }
 
-/* control: {kp, kd, ki, target} on a joint_torque or joint_force: a PD law on the joint's
- * coordinate against target = a number or {value, profile} */
+/* control: {kp, kd, ki, target} on a joint_torque or joint_force: a PID law on the joint's
+ * coordinate against target = a number or {value, profile}; or {computed_torque: reference,
+ * kp, kd}: the inverse dynamics of the reference plus PD feedback */
 static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
-  static const char *const keys[] = {"kp", "kd", "ki", "target", NULL};
+  static const char *const keys[] = {"kp", "kd", "ki", "target", "computed_torque", NULL};
   static const char *const target_keys[] = {"value", "profile", NULL};
   DeckMap m = {0}, tm = {0};
   yaml_node_t *v;
@@ -196,31 +197,48 @@ static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
   if ((v = deck_map_get(&m, "ki")) && (st = nonnegative(r, v, "control.ki", &l->ki)) != MBS_OK) {
     goto fail;
   }
-  if (!(v = deck_map_get(&m, "target"))) {
+  const DeckKeyValue *ct = deck_map_find(&m, "computed_torque");
+  if (ct) {
+    const DeckKeyValue *o = deck_map_find(&m, "target");
+    o = o ? o : deck_map_find(&m, "ki");
+    if (o) {
+      st = deck_fail(r, o->key,
+                     "control: computed_torque takes no '%s' (the reference motion is its "
+                     "value; the law has kp and kd only)",
+                     deck_text(o->key));
+      goto fail;
+    }
+    l->computed_torque = 1;
+  }
+  if (!(v = ct ? ct->value : deck_map_get(&m, "target"))) {
     st = deck_fail(r, n, "control: missing required key 'target' (a number [%s] or {value, "
-                   "profile})", torque ? "rad" : "m");
+                   "profile}) or 'computed_torque' (a reference motion)", torque ? "rad" : "m");
     goto fail;
   }
   if (v->type != YAML_MAPPING_NODE) {
-    st = deck_number(r, v, "control.target", &l->target_value);
+    st = deck_number(r, v, ct ? "control.computed_torque" : "control.target", &l->target_value);
     goto fail;
   }
   if ((st = deck_map_flatten(r, v, &tm)) != MBS_OK ||
-      (st = deck_check_keys(r, &tm, "control.target", target_keys, NULL)) != MBS_OK) {
+      (st = deck_check_keys(r, &tm, ct ? "control.computed_torque" : "control.target",
+                            target_keys, NULL)) != MBS_OK) {
     goto fail;
   }
   yaml_node_t *tv = deck_map_get(&tm, "value");
   if (!tv) {
-    st = deck_fail(r, v, "control.target: missing required key 'value' [%s]",
-                   torque ? "rad" : "m");
+    st = deck_fail(r, v, "%s: missing required key 'value' [%s]",
+                   ct ? "control.computed_torque" : "control.target", torque ? "rad" : "m");
     goto fail;
   }
-  if ((st = deck_number(r, tv, "control.target.value", &l->target_value)) != MBS_OK) {
+  if ((st = deck_number(r, tv, ct ? "control.computed_torque.value" : "control.target.value",
+                        &l->target_value)) != MBS_OK) {
     goto fail;
   }
   yaml_node_t *pn = deck_map_get(&tm, "profile");
   if (pn) {
-    st = deck_read_profile(r, pn, "control.target.profile", &l->target_profile);
+    st = deck_read_profile(r, pn,
+                           ct ? "control.computed_torque.profile" : "control.target.profile",
+                           &l->target_profile);
   }
 fail:
   deck_map_free(&tm);

@@ -661,6 +661,25 @@ static mbsStatus push_q(mbsModel *m, mbsElem *el, int qi) {
   return MBS_OK;
 }
 
+/* computed-torque laws: the error's rate at t = 0 adds the joint's rate from the deck's
+ * velocities, from the row (G v0 = -thetadot for an angle, +xdot for a displacement; the row
+ * is exact at t = 0, where its target is the coordinate 0) */
+static void initial_errors(mbsModel *m) {
+  for (int k = 0; k < m->nelem; k++) {
+    mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_DRIVE || el->param[ELEM_P + 1] == 0.0) {
+      continue;
+    }
+    double g[1], G[MBS_TWO_BODY_MAXQ], gv = 0.0;
+    assert(el->nq <= MBS_TWO_BODY_MAXQ);
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
+    for (int i = 0; i < el->nq; i++) {
+      gv += G[i] * m->v0[el->qidx[i]];
+    }
+    el->param[ELEM_P + 5] += el->iparam[3] ? gv : -gv;
+  }
+}
+
 /* point every element's qidx into the pool, and the largest element's size */
 static void link_qidx(mbsModel *m) {
   m->elem_maxq = 0;
@@ -917,6 +936,21 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
           -2) {
     return MBS_ERR_NOMEM;
   }
+  if (dl->computed_torque) {
+    /* the exact inverse dynamics of the reference with PD feedback: a drive row on the error
+     * dynamics' trajectory (drive.c); its target at t = 0 is the joint's coordinate 0 */
+    el->kind = MBS_ELEM_DRIVE;
+    el->ncon = 1;
+    el->iparam[3] = dl->type == MBS_LOAD_JOINT_FORCE;
+    el->param[ELEM_P] = dl->target_value;
+    el->param[ELEM_P + 1] = 1.0;
+    el->param[ELEM_P + 2] = dl->kp;
+    el->param[ELEM_P + 3] = dl->kd;
+    double rate, f0 = mbs_elem_profile(m, el->iparam[2], 0.0, &rate);
+    el->param[ELEM_P + 4] = -dl->target_value * f0;
+    el->param[ELEM_P + 5] = -dl->target_value * rate; /* + the joint's rate: initial_errors */
+    return MBS_OK;
+  }
   if (dl->has_control) {
     /* a PD law on the joint coordinate (joint_load.c) */
     el->kind = MBS_ELEM_JOINT_CONTROL;
@@ -926,7 +960,7 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
     el->param[ELEM_P + 3] = dl->target_value;
     int k = 0;
     for (const mbsDeckLoad *o = deck->loads; o < dl; o++) {
-      k += o->has_control;
+      k += o->has_control && !o->computed_torque;
     }
     el->param[ELEM_P + 4] = k; /* its slot in m->ctrl_state */
     el->iparam[3] = dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1;
@@ -1056,6 +1090,23 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
             return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                                  "load '%s': joint '%s' already has the augmented torque '%s'; "
                                  "add their values in one load",
+                                 dl->name, deck->joints[dl->joint].name, o->name);
+          }
+        }
+        if (dl->computed_torque && deck->joints[dl->joint].has_motion) {
+          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                               dl->control_mark.col,
+                               "load '%s': joint '%s' has a motion, which already sets its "
+                               "coordinate; a computed_torque law on it would be redundant",
+                               dl->name, deck->joints[dl->joint].name);
+        }
+        for (int k = 0; k < l && dl->computed_torque; k++) {
+          const mbsDeckLoad *o = &deck->loads[k];
+          if (o->computed_torque && o->joint == dl->joint) {
+            return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                                 dl->control_mark.col,
+                                 "load '%s': joint '%s' already has the computed_torque law "
+                                 "'%s'; one per joint",
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
         }
@@ -1477,10 +1528,10 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
     for (int i = 0; i < el->nq; i++) {
       gv += G[i] * m->v0[el->qidx[i]];
     }
-    double want = el->param[ELEM_P] * (mbs_elem_profile(m, el->iparam[2], 0.0, &rate), rate);
+    double want = (mbs_drive_target(m, el, 0.0, &rate, NULL), rate);
     double have = el->iparam[3] ? gv : -gv;
     if (fabs(have - want) > 1e-9 * vscale) {
-      int j = el->joint;
+      int j = el->joint >= 0 ? el->joint : m->load_joint[el->load];
       const char *unit = el->iparam[3] ? "m/s" : "rad/s";
       return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
                            m->joint_mark[j].col,
@@ -2065,7 +2116,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     const mbsDeckLoad *dl = &deck->loads[l];
     m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
     m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
-    m->nctrl += dl->has_control;
+    m->nctrl += dl->has_control && !dl->computed_torque;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
@@ -2121,6 +2172,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     goto fail;
   }
   link_qidx(m);
+  initial_errors(m);
   if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK) {
     goto fail;
   }

@@ -67,26 +67,31 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   }
 }
 
+/* the force and torque of a drive element's row (a motion or a computed-torque law) on its
+ * second body: -lambda grad g, as in the reaction, about the joint point (world) */
+static void drive_resultant(const mbsModel *m, const mbsData *d, const mbsElem *el, double r6[6]) {
+  double g[1], G[MBS_TWO_BODY_MAXQ], f[MBS_TWO_BODY_MAXQ];
+  mbs_element_kind(el->kind)->constraint(m, el, d->q, d->t, g, G);
+  for (int i = 0; i < el->nq; i++) {
+    f[i] = -d->lambda_rec[el->con0] * G[i];
+  }
+  mbs_elem_side_resultant(el, d->q, f, r6);
+}
+
 void mbs_joint_drives(const mbsModel *m, mbsData *d) {
   const double *q = d->q;
   memset(d->joint_drive, 0, 6 * (size_t)m->njoint * sizeof(double));
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
-    int j = el->kind == MBS_ELEM_DRIVE ? el->joint
-            : el->load >= 0 && el->load < m->nload ? m->load_joint[el->load]
-                                                   : -1;
+    int j = el->kind == MBS_ELEM_DRIVE && el->joint >= 0 ? el->joint
+            : el->load >= 0 && el->load < m->nload           ? m->load_joint[el->load]
+                                                             : -1;
     if (j < 0) {
       continue;
     }
     double r6[6];
     if (el->kind == MBS_ELEM_DRIVE) {
-      /* the motion's row: -lambda grad g on the second body (as in the reaction) */
-      double g[1], G[MBS_TWO_BODY_MAXQ], f[MBS_TWO_BODY_MAXQ];
-      mbs_element_kind(el->kind)->constraint(m, el, q, d->t, g, G);
-      for (int i = 0; i < el->nq; i++) {
-        f[i] = -d->lambda_rec[el->con0] * G[i];
-      }
-      mbs_elem_side_resultant(el, q, f, r6);
+      drive_resultant(m, d, el, r6);
     } else {
       mbs_load_resultant(m, el, q, d->v_rec, d->t, r6);
     }
@@ -195,6 +200,8 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
       vaxpy(out, 1.0, r6);
       vaxpy(out + 3, 1.0, r6 + 3);
       vaxpy(out + 3, 1.0, t3);
+    } else if (el->load >= 0 && el->load < m->nload && el->kind == MBS_ELEM_DRIVE) {
+      drive_resultant(m, d, el, d->load_force + 6 * el->load); /* computed torque */
     } else if (el->load >= 0 && el->load < m->nload) {
       mbs_load_resultant(m, el, q, d->v_rec, d->t, d->load_force + 6 * el->load);
     }
