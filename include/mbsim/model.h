@@ -1,4 +1,7 @@
-/* model.h: the compiled model, read-only while the solver runs (MuJoCo's mjModel split).
+/* model.h: the compiled model, read-only while the solver runs (MuJoCo's mjModel split),
+ * with one exception: the control laws' run state behind ctrl_state (the error integrals of
+ * PID laws), which mbs_data_create zeroes and mbs_solver_step advances, because the element
+ * functions see only the model (one run per model at a time).
  *
  * Every body is a stack of 3-vectors in the world frame ("vector nodes", seed 000 sec. 2-5):
  * a point mass has one node x, a rigid body four: phi, d1, d2, d3. So q in R^nq with
