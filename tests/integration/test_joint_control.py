@@ -166,6 +166,9 @@ check(p.returncode == 0 and np.array_equal(a["state/q"][-1], b["state/q"][-1]) a
       np.array_equal(a["state/control_integral"][-1], b["state/control_integral"][-1]),
       "PID restarted at t = 4: the final q and integral equal the uninterrupted run's, bit for "
       "bit")
+p = subprocess.run([MBSIM, ppath, "--check"], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "servo: joint_torque on joint a1, control kp 8 N m/rad, kd 2 N m s/rad, "
+      "ki 4 N m/(rad s), target 0.5 rad" in p.stdout, "--check lists the law and its gains")
 for integ in ("static", "spacetime"):
     rc, _, err, _ = run(ppath, "--integrator", integ, check=False)
     check(rc == 1 and "pid_restart.yaml:8:" in err and "ki" in err,

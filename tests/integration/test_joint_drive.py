@@ -10,13 +10,14 @@ law) applies on its second body, along and about the joint's own axes, against c
   first link's /bodies/orientation (what users had to do by hand), for any orientation;
 - joint_torque loads (given, and by a PD law): the drive torque is the load's value
   value x profile(t), and -kp (theta - theta*) - kd theta' from the recorded coordinates;
-- a restart continues /joints/drive bit for bit."""
+- a restart continues /joints/drive bit for bit;
+- mbsim-export and mbsim-compare read it (columns F1..M3 with their units)."""
 import os
 import subprocess
 
 import numpy as np
 
-from common import MBSIM, TMP, check, done, load, run, write_deck
+from common import MBSIM, PYTHON_BIN, ROOT, TMP, check, done, load, run, write_deck
 
 G = 9.81
 CRANK = """mbsim: 1
@@ -53,6 +54,21 @@ h, b = load(half), load(rpath)
 check(np.array_equal(h["joints/drive"][-1], b["joints/drive"][0]) and
       np.array_equal(res["joints/drive"][-1], b["joints/drive"][-1]),
       "restart: /joints/drive of the restart record and of the end, bit for bit")
+
+# the tools: its columns by name, with units, and a comparison of two files
+p = subprocess.run([PYTHON_BIN, os.path.join(ROOT, "scripts", "mbsim-export"), rpath, "--csv",
+                    "joints/drive[bearing, M1]", "joints/drive[bearing, F1]"],
+                   capture_output=True, text=True, timeout=300)
+lines = p.stdout.splitlines()
+head = lines[0] if lines else ""
+col = np.array([float(x.split(",")[1].strip('"')) for x in lines[1:]]) if len(lines) > 1 else []
+check(p.returncode == 0 and "joints/drive[bearing].M1 [N m]" in head and
+      "joints/drive[bearing].F1 [N]" in head and np.array_equal(col, b["joints/drive"][:, 0, 3]),
+      "mbsim-export: %s" % head)
+p = subprocess.run([PYTHON_BIN, os.path.join(ROOT, "scripts", "mbsim-compare"), rpath, rpath],
+                   capture_output=True, text=True, timeout=300)
+check(p.returncode == 0, "mbsim-compare accepts files with /joints/drive (%s)" %
+      p.stdout.strip().splitlines()[-1:])
 
 # a prismatic motion along a tilted axis
 CART = """mbsim: 1
