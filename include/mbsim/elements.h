@@ -80,8 +80,7 @@ int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const doubl
 /* the target coordinate x*(t) [rad or m] of a drive element (a prescribed motion, or a
  * computed-torque law's reference plus its error's closed form), with its rate and
  * acceleration (right derivatives) into rate and accel when not NULL (drive.c) */
-double mbs_drive_target(const mbsModel *m, const mbsElem *e, double t, double *rate,
-                        double *accel);
+double mbs_drive_target(const mbsModel *m, const mbsElem *e, double t, double *rate, double *accel);
 
 /* the slot k of a joint_control element's law in mbsModel.ctrl_state */
 int mbs_joint_control_slot(const mbsElem *e);

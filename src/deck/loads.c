@@ -11,9 +11,9 @@
 /* keys */
 
 static const char *const load_keys[] = {
-    "name",      "type",    "body",        "joint",        "bodies",  "value",
-    "frame",     "point",   "method",      "augmentation", "profile", "points",
-    "stiffness", "damping", "rest_length", "rest_angle",   "beam",    "control", NULL};
+    "name",        "type",       "body",         "joint",   "bodies", "value",     "frame",
+    "point",       "method",     "augmentation", "profile", "points", "stiffness", "damping",
+    "rest_length", "rest_angle", "beam",         "control", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const load_later[] = {NULL};
@@ -211,8 +211,10 @@ static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
     l->computed_torque = 1;
   }
   if (!(v = ct ? ct->value : deck_map_get(&m, "target"))) {
-    st = deck_fail(r, n, "control: missing required key 'target' (a number [%s] or {value, "
-                   "profile}) or 'computed_torque' (a reference motion)", torque ? "rad" : "m");
+    st = deck_fail(r, n,
+                   "control: missing required key 'target' (a number [%s] or {value, "
+                   "profile}) or 'computed_torque' (a reference motion)",
+                   torque ? "rad" : "m");
     goto fail;
   }
   if (v->type != YAML_MAPPING_NODE) {
@@ -220,8 +222,8 @@ static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
     goto fail;
   }
   if ((st = deck_map_flatten(r, v, &tm)) != MBS_OK ||
-      (st = deck_check_keys(r, &tm, ct ? "control.computed_torque" : "control.target",
-                            target_keys, NULL)) != MBS_OK) {
+      (st = deck_check_keys(r, &tm, ct ? "control.computed_torque" : "control.target", target_keys,
+                            NULL)) != MBS_OK) {
     goto fail;
   }
   yaml_node_t *tv = deck_map_get(&tm, "value");
@@ -236,8 +238,7 @@ static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
   }
   yaml_node_t *pn = deck_map_get(&tm, "profile");
   if (pn) {
-    st = deck_read_profile(r, pn,
-                           ct ? "control.computed_torque.profile" : "control.target.profile",
+    st = deck_read_profile(r, pn, ct ? "control.computed_torque.profile" : "control.target.profile",
                            &l->target_profile);
   }
 fail:

@@ -1,6 +1,7 @@
 /* joint_load.c: a torque about, or a force along, a joint axis, equal and opposite on the
- * joint's two bodies, given (joint_torque, joint_force) or by a control law (joint_control) (seed 000 Remark 2.2: joint forces are internal, so Newton's third law
- * must hold in F; eq. 67-68 for the reaction wheels of the spacecraft).
+ * joint's two bodies, given (joint_torque, joint_force) or by a control law (joint_control) (seed
+ * 000 Remark 2.2: joint forces are internal, so Newton's third law must hold in F; eq. 67-68 for
+ * the reaction wheels of the spacecraft).
  *
  * joint_torque (revolute, cylindrical): m = tau(t) a with a = d'_1 of the first body (the
  * joint axis, fixed to body 1 at t = 0, seed 004 eq. 4-6); +m on the second body, -m on the

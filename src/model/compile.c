@@ -1111,8 +1111,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
           }
         }
         if (dl->has_control && dl->ki > 0.0 &&
-            (m->integrator == MBS_INTEGRATOR_SPACETIME ||
-             m->integrator == MBS_INTEGRATOR_STATIC)) {
+            (m->integrator == MBS_INTEGRATOR_SPACETIME || m->integrator == MBS_INTEGRATOR_STATIC)) {
           return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
                                dl->control_mark.col,
                                "load '%s': control.ki (an integral term) needs a time-stepping "
@@ -2332,13 +2331,14 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
       m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
-      m->elem,         m->load_name,   m->load_joint,  m->ctrl_state, m->profile,     m->profile_table, m->drop,
+      m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
       m->shape,        m->contact,     m->shape_member, m->member_contact, m->member_side,
       m->contact_pts,  m->beam,
-      m->body_visual,  m->body_visual_size,            m->joint_point_first};
+      m->body_visual,  m->body_visual_size,            m->joint_point_first,
+      m->load_joint,   m->ctrl_state};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -103,12 +103,11 @@ void mbs_data_destroy(mbsData *d) {
   }
   mbs_arena_free(d->arena);
   free(d->arena);
-  void *ptrs[] = {d->q,           d->v,          d->lambda,     d->res,
-                  d->dx,          d->jac,        d->ework,      d->body_pos,
-                  d->body_rot,    d->body_vel,   d->body_omega, d->joint_reaction,
-                  d->v_rec,       d->lambda_rec, d->acc_rec,    d->vtmp,
-                  d->joint_coord, d->joint_rate, d->load_force, d->redund_work,
-                  d->joint_drive};
+  void *ptrs[] = {
+      d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
+      d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,
+      d->v_rec,      d->lambda_rec,  d->acc_rec,    d->vtmp,     d->joint_coord, d->joint_rate,
+      d->load_force, d->redund_work, d->joint_drive};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -79,8 +79,10 @@ int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, i
   int n = d->integrator->state_export(m, d, out, max);
   /* the control laws' error integrals z_k at t_n */
   if (m->nctrl > 0 && n < max) {
-    out[n++] = (mbsStateArray){.name = "control_integral", .length = m->nctrl,
-                               .data = m->ctrl_state, .units = "rad s or m s"};
+    out[n++] = (mbsStateArray){.name = "control_integral",
+                               .length = m->nctrl,
+                               .data = m->ctrl_state,
+                               .units = "rad s or m s"};
   }
   return n;
 }

@@ -84,8 +84,8 @@ void mbs_joint_drives(const mbsModel *m, mbsData *d) {
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
     int j = el->kind == MBS_ELEM_DRIVE && el->joint >= 0 ? el->joint
-            : el->load >= 0 && el->load < m->nload           ? m->load_joint[el->load]
-                                                             : -1;
+            : el->load >= 0 && el->load < m->nload       ? m->load_joint[el->load]
+                                                         : -1;
     if (j < 0) {
       continue;
     }
