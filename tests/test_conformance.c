@@ -236,13 +236,42 @@ static const ConfCase CASES[] = {
             "  - {name: arc, nodes: [[0, 0, 0], [0.5, 0.1, 0], [1, 0.3, 0.1]], order: 2,\n"
             "     damping: 0.01, section: {E: 1000, G: 400, density: 5, circle: 0.05}}\n",
      0.45, NULL},
+    {MBS_ELEM_JOINT_CONTROL, "joint_control (PID torque on cylindrical, PD on revolute)",
+     BODIES CYL_REV "loads:\n"
+                    "  - {name: pc, type: joint_torque, joint: cyl,\n"
+                    "     control: {kp: 3, kd: 0.7, ki: 1.5, target: {value: 0.4, profile:\n"
+                    "       {expression: \"sin(2 * t)\"}}}}\n"
+                    "  - {name: pr, type: joint_torque, joint: rev, control: {kp: 2, kd: 0.3, "
+                    "target: -0.2}}\n",
+     0.45, NULL},
+    {MBS_ELEM_JOINT_CONTROL, "joint_control (PID force on prismatic, cylindrical)",
+     BODIES
+     "joints:\n"
+     "  - {name: pri, type: prismatic, bodies: [ground, b], point: [1, 0.2, 0],\n"
+     "     axis: [1, 1, 0]}\n"
+     "  - {name: cyl, type: cylindrical, bodies: [b, a], point: [0.5, 0.1, 0],\n"
+     "     axis: [0.3, 0.6, 0.8]}\n"
+     "loads:\n"
+     "  - {name: fp, type: joint_force, joint: pri,\n"
+     "     control: {kp: 5, kd: 1.2, ki: 0.8, target: {value: 0.3, profile: {ramp: [0, 1]}}}}\n"
+     "  - {name: fc, type: joint_force, joint: cyl, control: {kp: 4, target: 0.1}}\n",
+     0.45, NULL},
+    {MBS_ELEM_DRIVE, "drive of computed-torque laws (under- and over-damped error)",
+     BODIES CYL_REV
+     "loads:\n"
+     "  - {name: ca, type: joint_torque, joint: rev,\n"
+     "     control: {computed_torque: {value: 0.6, profile: {expression: \"cos(t)\"}},\n"
+     "       kp: 9, kd: 1.5}}\n"
+     "  - {name: cb, type: joint_force, joint: cyl,\n"
+     "     control: {computed_torque: 0.2, kp: 4, kd: 5}}\n",
+     1.3, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))
 
 /* a new element kind must add its case(s) to CASES and then this count: the runtime test
  * test_coverage below names the kind that has none */
-_Static_assert(MBS_ELEM_KIND_COUNT == 10, "a new element kind: add its case(s) to CASES in "
+_Static_assert(MBS_ELEM_KIND_COUNT == 11, "a new element kind: add its case(s) to CASES in "
                                           "tests/test_conformance.c, then update this count");
 
 /* ---- the quadratic rows as one-row constraint elements --------------------------------- */

@@ -182,6 +182,16 @@ typedef struct {
   double rest_angle;  /* rotational_spring [rad], default 0 (the angle at t = 0) */
   int beam;           /* distributed_force: index into mbsDeck.beams (value [N/m], world),
                          else -1 */
+  int has_control;    /* joint_torque, joint_force: 1 if `control` gives the value (then value
+                         and profile are absent) */
+  int computed_torque; /* control: 1 for {computed_torque: reference, kp, kd}: the reference
+                          motion is target_value x target_profile(t) */
+  double kp, kd, ki;  /* control: >= 0, [N m/rad], [N m s/rad], [N m/(rad s)] (a force: [N/m],
+                         [N s/m], [N/(m s)]) */
+  double target_value; /* control: the target coordinate value x target_profile(t) [rad or m]
+                          (the joint's coordinate is 0 at t = 0) */
+  mbsDeckProfile target_profile;
+  mbsMark control_mark; /* the `control` entry */
 } mbsDeckLoad;
 
 typedef struct {

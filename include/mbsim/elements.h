@@ -77,10 +77,34 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
                           double xd[3], int angular[3]);
 
+/* the target coordinate x*(t) [rad or m] of a drive element (a prescribed motion, or a
+ * computed-torque law's reference plus its error's closed form), with its rate and
+ * acceleration (right derivatives) into rate and accel when not NULL (drive.c) */
+double mbs_drive_target(const mbsModel *m, const mbsElem *e, double t, double *rate, double *accel);
+
+/* the slot k of a joint_control element's law in mbsModel.ctrl_state */
+int mbs_joint_control_slot(const mbsElem *e);
+
+/* the error u - u*(t) of a joint_control element's law at (q, t) [rad or m] (joint_load.c) */
+double mbs_joint_control_error(const mbsModel *m, const mbsElem *e, const double *q, double t);
+
+/* the torque [N m] or force [N] a joint_control element applies at (q, v, t) (joint_load.c) */
+double mbs_joint_control_value(const mbsModel *m, const mbsElem *e, const double *q,
+                               const double *v, double t);
+
 /* the force (3) and torque (3) the load element e exerts on its second body at (q, v, t),
  * world components, about the load's attachment point on that body (load_resultant.c) */
 void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                         double t, double out[6]);
+
+/* the force (3) and torque (3) that the local generalized force f (e->nq) of a two-sided
+ * element e exerts on its second body, world components, about that body's joint point (as
+ * mbs_load_resultant; a static second body: minus what it exerts on the first) */
+void mbs_elem_side_resultant(const mbsElem *e, const double *q, const double *f, double out[6]);
+
+/* the joint frame vector d'_a (a = 0, 1, 2) of the first side of a two-sided element at q
+ * (a world axis if that side is static) */
+void mbs_elem_joint_axis(const mbsElem *e, const double *q, int a, double out[3]);
 
 /* contravariant directors d^i of a (not necessarily orthonormal) triad d_i (seed 000 eq. 9):
  * dcon[3 i + k] = (d^i)_k, from d[3 i + k] = (d_i)_k; returns the volume d1 . (d2 x d3) */

@@ -1,4 +1,7 @@
-/* model.h: the compiled model, read-only while the solver runs (MuJoCo's mjModel split).
+/* model.h: the compiled model, read-only while the solver runs (MuJoCo's mjModel split),
+ * with one exception: the control laws' run state behind ctrl_state (the error integrals of
+ * PID laws), which mbs_data_create zeroes and mbs_solver_step advances, because the element
+ * functions see only the model (one run per model at a time).
  *
  * Every body is a stack of 3-vectors in the world frame ("vector nodes", seed 000 sec. 2-5):
  * a point mass has one node x, a rigid body four: phi, d1, d2, d3. So q in R^nq with
@@ -281,6 +284,15 @@ typedef struct mbsModel {
   int *elem_qidx_pool; /* (elem_qidx_n) coordinates of every element and joint_frame entry */
   int elem_qidx_n, elem_qidx_cap;
   char (*load_name)[MBS_NAME_MAX];
+  /* control laws (joint_control elements): their run state, which the solver updates after
+   * every step (mbs_solver_step) and restarts carry (/state/control_integral), through this
+   * pointer of the otherwise constant model, because elements see only the model:
+   * ctrl_state[k] = z_k, the integral of the error of law k up to t_n;
+   * ctrl_state[nctrl + k] = its error at t_n; ctrl_state[2 nctrl] = t_n */
+  int nctrl;
+  double *ctrl_state; /* (2 nctrl + 1), zeroed by mbs_data_create */
+  int *load_joint; /* (nload) the joint of a joint_torque or joint_force (given or by a control
+                      law; also augmented), else -1 (rotational springs too: not a drive) */
 
   /* time profiles of loads and motions; elements refer to them by index (-1: constant 1) */
   int nprofile, profile_cap;

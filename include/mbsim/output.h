@@ -261,6 +261,8 @@ typedef struct {
   double *joint_reaction;  /* (njoint x 6) /joints/reaction; NULL when njoint = 0 */
   double *joint_coordinates; /* (njoint x 3) /joints/coordinates of the record (NULL in files
                                 without it) */
+  double *joint_drive;     /* (njoint x 6) /joints/drive of the record (NULL in files without
+                              it) */
   double *scheme_velocity; /* (n_coordinates) /state/scheme_velocity: the integrator's own
                               velocities (NULL in files without it; then /state/v) */
   double *acceleration;    /* (n_coordinates) /state/acceleration and */

@@ -92,6 +92,8 @@ typedef struct mbsData {
                                 (mbs_joint_track); NaN beyond each joint's count */
   double *joint_rate;        /* (njoint x 3) their rates at the record (from v_rec) */
   double *load_force;        /* (nload x 6) force and torque of each load on its second body */
+  double *joint_drive;       /* (njoint x 6) force and torque of its motion and joint loads on
+                                its second body, along and about its axes (mbs_joint_drives) */
 
   /* workspace */
   double *vtmp;           /* (nq) */
@@ -255,6 +257,13 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o);
  * the joint point, from d->lambda_rec at (d->q, d->t) into d->joint_reaction; called by
  * mbs_observe */
 void mbs_joint_reactions(const mbsModel *m, mbsData *d);
+
+/* the part of each joint's action on its second body that its prescribed motion (the drive
+ * row's multiplier in d->lambda_rec) and its joint loads (joint_torque, joint_force, given or
+ * by a control law) apply, about the joint point as /joints/reaction, in components along the
+ * joint's axes d'_1, d'_2, d'_3 of its first body (world axes if that is static): force (3),
+ * torque (3) into d->joint_drive; called by mbs_observe */
+void mbs_joint_drives(const mbsModel *m, mbsData *d);
 
 /* max norm of g(q, t) over all bilateral constraints, and the row where it is attained */
 double mbs_constraint_violation(const mbsModel *m, const double *q, double t, int *worst_row);

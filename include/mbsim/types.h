@@ -93,7 +93,8 @@ typedef struct {
   X(MBS_ELEM_DRIVE, "drive")                                                                       \
   X(MBS_ELEM_SPRING, "spring")                                                                     \
   X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")                                               \
-  X(MBS_ELEM_BEAM, "beam")
+  X(MBS_ELEM_BEAM, "beam")                                                                         \
+  X(MBS_ELEM_JOINT_CONTROL, "joint_control")
 
 /* kinds of attachment frames (model.h): what joints, loads and springs attach to */
 #define MBS_ATTACH_KIND_LIST(X)                                                                    \

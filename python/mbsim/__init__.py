@@ -292,12 +292,14 @@ def datasets(path, units=None):
 UNITS = {"time": "s", "energy": "J", "momentum/linear": "kg m/s", "momentum/angular": "kg m^2/s",
          "bodies/position": "m", "bodies/velocity": "m/s", "bodies/angular_velocity": "rad/s",
          "bodies/orientation": "1", "joints/position": "m", "joints/reaction": "N, N m",
-         "loads/force": "N, N m", "joints/coordinates": "rad or m", "joints/rates": "rad/s or m/s",
+         "joints/drive": "N, N m", "loads/force": "N, N m", "joints/coordinates": "rad or m",
+         "joints/rates": "rad/s or m/s",
          "solver/iterations": "1", "solver/factorizations": "1", "solver/solves": "1",
          "solver/step_size": "s"}
 
 _VEC = ("x", "y", "z")
 _WRENCH = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
+_AXES_WRENCH = ("F1", "F2", "F3", "M1", "M2", "M3")  # along/about a joint's axes d'_1..d'_3
 _STRAIN = ("Gamma1", "Gamma2", "Gamma3", "K1", "K2", "K3")
 _ROT = tuple("R%d%d" % (r + 1, c + 1) for r in range(3) for c in range(3))
 _STATE_2D = ("state/q", "state/v", "state/scheme_velocity", "state/acceleration",
@@ -394,6 +396,8 @@ def _component_names(run, path, a, k):
         return list(_VEC)
     if k == 6 and path in ("joints/reaction", "loads/force"):
         return list(_WRENCH)
+    if k == 6 and path == "joints/drive":
+        return list(_AXES_WRENCH)
     return [str(i) for i in range(k)]
 
 
@@ -448,7 +452,7 @@ def _all_columns(run, path):
         who = names[j] if names is not None else str(j)
         jper = split_units(ju[j]) if ju else None
         for c in range(k):
-            if comp == list(_WRENCH):
+            if comp in (list(_WRENCH), list(_AXES_WRENCH)):
                 cu = "N" if comp[c][0] == "F" else "N m"
             elif comp[0] == "Gamma1":
                 cu = "1" if c < 3 else "1/m"

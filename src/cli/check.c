@@ -134,6 +134,21 @@ static void print_loads(FILE *f, const mbsDeck *deck) {
         break;
       case MBS_LOAD_JOINT_TORQUE:
       case MBS_LOAD_JOINT_FORCE:
+        if (dl->computed_torque) {
+          int tq = dl->type == MBS_LOAD_JOINT_TORQUE;
+          fprintf(f, " on joint %s, computed torque kp %.6g 1/s^2, kd %.6g 1/s, reference %.6g %s",
+                  cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->kp, dl->kd,
+                  dl->target_value, tq ? "rad" : "m");
+          break;
+        }
+        if (dl->has_control) {
+          int tq = dl->type == MBS_LOAD_JOINT_TORQUE;
+          fprintf(f, " on joint %s, control kp %.6g %s, kd %.6g %s, ki %.6g %s, target %.6g %s",
+                  cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->kp,
+                  tq ? "N m/rad" : "N/m", dl->kd, tq ? "N m s/rad" : "N s/m", dl->ki,
+                  tq ? "N m/(rad s)" : "N/(m s)", dl->target_value, tq ? "rad" : "m");
+          break;
+        }
         fprintf(f, " on joint %s, %.6g %s",
                 cli_escape(n1, sizeof(n1), deck->joints[dl->joint].name), dl->value[0],
                 dl->type == MBS_LOAD_JOINT_FORCE ? "N" : "N m");

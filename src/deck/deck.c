@@ -466,6 +466,9 @@ void mbs_deck_free(mbsDeck *deck) {
     free(deck->loads[i].profile.table);
     free(deck->loads[i].profile.expr);
     mbs_profile_expr_destroy(deck->loads[i].profile.ev);
+    free(deck->loads[i].target_profile.table);
+    free(deck->loads[i].target_profile.expr);
+    mbs_profile_expr_destroy(deck->loads[i].target_profile.ev);
   }
   for (int i = 0; deck->beams && i < deck->nbeam; i++) {
     free(deck->beams[i].pos);

@@ -11,10 +11,9 @@
 /* keys */
 
 static const char *const load_keys[] = {
-    "name",      "type",    "body",        "joint",        "bodies",  "value",
-    "frame",     "point",   "method",      "augmentation", "profile", "points",
-    "stiffness", "damping", "rest_length", "rest_angle",   "beam",    "rest_angle_deg",
-    NULL};
+    "name",        "type",       "body",         "joint",   "bodies", "value",     "frame",
+    "point",       "method",     "augmentation", "profile", "points", "stiffness", "damping",
+    "rest_length", "rest_angle", "beam",         "control", "rest_angle_deg", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const load_later[] = {NULL};
@@ -26,9 +25,9 @@ static const char *const load_later[] = {NULL};
 static const char *const *load_type_keys(mbsLoadType t) {
   static const char *const force[] = {"body", "value", "frame", "point", "profile", NULL};
   static const char *const torque[] = {"body", "value", "frame", "method", "profile", NULL};
-  static const char *const joint_torque[] = {"joint",        "value",   "method",
-                                             "augmentation", "profile", NULL};
-  static const char *const joint_force[] = {"joint", "value", "profile", NULL};
+  static const char *const joint_torque[] = {"joint",   "value",   "method", "augmentation",
+                                             "profile", "control", NULL};
+  static const char *const joint_force[] = {"joint", "value", "profile", "control", NULL};
   static const char *const spring[] = {"bodies",  "points",      "stiffness",
                                        "damping", "rest_length", NULL};
   static const char *const rotational_spring[] = {"joint",      "stiffness",      "damping",
@@ -163,7 +162,95 @@ static mbsStatus read_body_load(DeckReader *r, mbsDeck *deck, mbsDeckLoad *l, De
   return MBS_OK;
 }
 
-/* joint_torque, joint_force: joint, value (scalar), method, augmentation */
+/* control: {kp, kd, ki, target} on a joint_torque or joint_force: a PID law on the joint's
+ * coordinate against target = a number or {value, profile}; or {computed_torque: reference,
+ * kp, kd}: the inverse dynamics of the reference plus PD feedback */
+static mbsStatus read_control(DeckReader *r, mbsDeckLoad *l, yaml_node_t *n) {
+  static const char *const keys[] = {"kp", "kd", "ki", "target", "computed_torque", NULL};
+  static const char *const target_keys[] = {"value", "profile", NULL};
+  DeckMap m = {0}, tm = {0};
+  yaml_node_t *v;
+  mbsStatus st;
+  int torque = l->type == MBS_LOAD_JOINT_TORQUE;
+
+  deck_node_pos(n, &l->control_mark.line, &l->control_mark.col);
+  l->target_profile.kind = MBS_PROFILE_CONSTANT;
+  if (n->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, n, "control: expected a mapping {kp, kd, ki, target}, got %s",
+                     deck_kind(n));
+  }
+  if ((st = deck_map_flatten(r, n, &m)) != MBS_OK ||
+      (st = deck_check_keys(r, &m, "control", keys, NULL)) != MBS_OK) {
+    goto fail;
+  }
+  if (!(v = deck_map_get(&m, "kp"))) {
+    st = deck_fail(r, n, "control: missing required key 'kp' (the stiffness of the law [%s])",
+                   torque ? "N m/rad" : "N/m");
+    goto fail;
+  }
+  if ((st = nonnegative(r, v, "control.kp", &l->kp)) != MBS_OK) {
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "kd")) && (st = nonnegative(r, v, "control.kd", &l->kd)) != MBS_OK) {
+    goto fail;
+  }
+  if ((v = deck_map_get(&m, "ki")) && (st = nonnegative(r, v, "control.ki", &l->ki)) != MBS_OK) {
+    goto fail;
+  }
+  const DeckKeyValue *ct = deck_map_find(&m, "computed_torque");
+  if (ct) {
+    const DeckKeyValue *o = deck_map_find(&m, "target");
+    o = o ? o : deck_map_find(&m, "ki");
+    if (o) {
+      st = deck_fail(r, o->key,
+                     "control: computed_torque takes no '%s' (the reference motion is its "
+                     "value; the law has kp and kd only)",
+                     deck_text(o->key));
+      goto fail;
+    }
+    l->computed_torque = 1;
+  }
+  if (!(v = ct ? ct->value : deck_map_get(&m, "target"))) {
+    st = deck_fail(r, n,
+                   "control: missing required key 'target' (a number [%s] or {value, "
+                   "profile}) or 'computed_torque' (a reference motion)",
+                   torque ? "rad" : "m");
+    goto fail;
+  }
+  if (v->type != YAML_MAPPING_NODE) {
+    st = deck_number(r, v, ct ? "control.computed_torque" : "control.target", &l->target_value);
+    goto fail;
+  }
+  if ((st = deck_map_flatten(r, v, &tm)) != MBS_OK ||
+      (st = deck_check_keys(r, &tm, ct ? "control.computed_torque" : "control.target", target_keys,
+                            NULL)) != MBS_OK) {
+    goto fail;
+  }
+  yaml_node_t *tv = deck_map_get(&tm, "value");
+  if (!tv) {
+    st = deck_fail(r, v, "%s: missing required key 'value' [%s]",
+                   ct ? "control.computed_torque" : "control.target", torque ? "rad" : "m");
+    goto fail;
+  }
+  if ((st = deck_number(r, tv, ct ? "control.computed_torque.value" : "control.target.value",
+                        &l->target_value)) != MBS_OK) {
+    goto fail;
+  }
+  yaml_node_t *pn = deck_map_get(&tm, "profile");
+  if (pn) {
+    st = deck_read_profile(r, pn, ct ? "control.computed_torque.profile" : "control.target.profile",
+                           &l->target_profile);
+  }
+fail:
+  deck_map_free(&tm);
+  deck_map_free(&m);
+  if (st == MBS_OK) {
+    l->has_control = 1;
+  }
+  return st;
+}
+
+/* joint_torque, joint_force: joint, value (scalar) or control, method, augmentation */
 static mbsStatus read_joint_load(DeckReader *r, mbsDeck *deck, const DeckNames *jnames,
                                  mbsDeckLoad *l, DeckMap *m) {
   const DeckKeyValue *kv;
@@ -184,6 +271,21 @@ static mbsStatus read_joint_load(DeckReader *r, mbsDeck *deck, const DeckNames *
   }
   if (st != MBS_OK) {
     return st;
+  }
+  if ((kv = deck_map_find(m, "control"))) {
+    const DeckKeyValue *o = deck_map_find(m, "value");
+    o = o ? o : deck_map_find(m, "profile");
+    if (o) {
+      return deck_fail(r, o->key,
+                       "a %s with 'control' takes no '%s' (the control law gives the value)", tw,
+                       deck_text(o->key));
+    }
+    if ((o = deck_map_find(m, "method")) && !deck_text_is(o->value, "contravariant")) {
+      return deck_fail(r, o->value,
+                       "a control law applies contravariant torques: remove 'method' or use "
+                       "method: contravariant");
+    }
+    return read_control(r, l, kv->value);
   }
   if (!(v = deck_map_get(m, "value"))) {
     return deck_fail(r, m->node, "missing required key 'value' (a number: the %s)",

@@ -10,14 +10,71 @@
  *     g = d'_1(I) . (p'_II - p'_I) - x*(t).
  * Both rows are bilinear in q at fixed t, so their gradient at the midpoint is their exact
  * discrete gradient (no constraint_discrete_gradient needed).
- *   param[24] = value [rad or m], iparam[2] = profile, iparam[3] = 0 revolute, 1 prismatic. */
+ * A computed-torque law (a joint_torque or joint_force load with control: {computed_torque:
+ * reference, kp, kd}) is this row too: the law tau = M(q) (u*'' - kd e' - kp e) + h(q, v),
+ * with the model's exact inverse dynamics, makes the joint's acceleration u'' = u*'' - kd e'
+ * - kp e, so the error e = u - u* follows e'' + kd e' + kp e = 0 from its initial value and
+ * rate: the joint coordinate is u*(t) + e(t) with e in closed form, and the torque (force)
+ * of the law is the row's multiplier, the inverse dynamics of the whole model along that
+ * motion. The row is invariant under rigid motions of both bodies, so momenta are
+ * conserved as by the joint's other rows, and its work is booked as a drive's.
+ *   param[24] = value [rad or m], iparam[2] = profile, iparam[3] = 0 revolute, 1 prismatic;
+ *   computed torque: param[25] = 1, param[26] = kp, param[27] = kd, param[28] = e(0) [rad or
+ *   m], param[29] = e'(0) (param[25] = 0: a motion, target value x profile(t)). */
 #include <math.h>
 
 #include "elements/elem_internal.h"
 
+/* the error e(t) of e'' + kd e' + kp e = 0 from e(0) = e0, e'(0) = v0, and its rate and
+ * acceleration: e = exp(s t) (e0 C + k S), s = -kd/2, k = v0 - s e0, b2 = kd^2/4 - kp, with
+ * C = cos(w t), S = sin(w t)/w (b2 = -w^2 < 0) or C = cosh(b t), S = sinh(b t)/b (b2 = b^2),
+ * S = t at b2 = 0: C' = b2 S, S' = C, so u = e0 C + k S has u'' = b2 u (no cancellation near
+ * critical damping) */
+static double error_motion(double kp, double kd, double e0, double v0, double t, double *rate,
+                           double *accel) {
+  double s = -0.5 * kd, b2 = 0.25 * kd * kd - kp, k = v0 - s * e0, C, S;
+  if (b2 < 0.0) {
+    double w = sqrt(-b2);
+    C = cos(w * t);
+    S = w * t == 0.0 ? t : sin(w * t) / w;
+  } else if (b2 > 0.0) {
+    double b = sqrt(b2);
+    C = cosh(b * t);
+    S = b * t == 0.0 ? t : sinh(b * t) / b;
+  } else {
+    C = 1.0;
+    S = t;
+  }
+  double E = exp(s * t), u = e0 * C + k * S, du = e0 * b2 * S + k * C;
+  *rate = E * (s * u + du);
+  *accel = E * (s * s * u + 2.0 * s * du + b2 * u);
+  return E * u;
+}
+
+double mbs_drive_target(const mbsModel *m, const mbsElem *e, double t, double *rate,
+                        double *accel) {
+  double f1 = 0.0, val = e->param[ELEM_P];
+  double x = val * mbs_elem_profile(m, e->iparam[2], t, &f1), w = val * f1;
+  double al = accel ? val * mbs_elem_profile_accel(m, e->iparam[2], t) : 0.0;
+  if (e->param[ELEM_P + 1] != 0.0) {
+    double er, ea;
+    x += error_motion(e->param[ELEM_P + 2], e->param[ELEM_P + 3], e->param[ELEM_P + 4],
+                      e->param[ELEM_P + 5], t, &er, &ea);
+    w += er;
+    al += ea;
+  }
+  if (rate) {
+    *rate = w;
+  }
+  if (accel) {
+    *accel = al;
+  }
+  return x;
+}
+
 /* the row as A . B - x*(t) */
 static void row(const mbsModel *m, const mbsElem *e, double t, ElemVx *A, ElemVx *B, double *x) {
-  double target = e->param[ELEM_P] * mbs_elem_profile(m, e->iparam[2], t, NULL);
+  double target = mbs_drive_target(m, e, t, NULL, NULL);
   if (e->iparam[3] == 0) {
     ElemVx a2 = elem_dir(e, 0, 1), a3 = elem_dir(e, 0, 2);
     *A = elem_vx_lin(sin(target), &a2, -cos(target), &a3);
@@ -65,10 +122,7 @@ static double dot3(const double a[3], const double b[3]) {
  * prismatic: g_t = -x*', gdd = 2 a1' . (p2' - p1') - x*'' */
 static void constraint_rates(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                              double t, double *gt, double *gdd) {
-  double f1 = 0.0;
-  double f = mbs_elem_profile(m, e->iparam[2], t, &f1);
-  double f2 = mbs_elem_profile_accel(m, e->iparam[2], t);
-  double val = e->param[ELEM_P], th = val * f, w = val * f1, al = val * f2;
+  double w, al, th = mbs_drive_target(m, e, t, &w, &al);
   if (e->iparam[3] == 0) {
     ElemVx a2 = elem_dir(e, 0, 1), a3 = elem_dir(e, 0, 2), b2 = elem_dir(e, 1, 1);
     double A2[3], A3[3], B2[3], dA2[3], dA3[3], dB2[3];

@@ -243,3 +243,35 @@ void elem_dir_dots(const mbsElem *e, const double *q, int ia, int ib, int jc, do
   *x = elem_dot(e, &a, &c, q, 1.0, gx, Hx);
   *y = elem_dot(e, &b, &c, q, 1.0, gy, Hy);
 }
+
+/* the revolute joint angle (see elem_internal.h) */
+double elem_joint_angle(const mbsElem *e, const double *q, double *gt, double *H) {
+  int n = e->nq;
+  double c, s, gc[ELEM_SIDES_MAXQ], gs[ELEM_SIDES_MAXQ];
+  double Hc[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hs[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
+  elem_dir_dots(e, q, 1, 2, 1, &c, &s, gc, gs, H ? Hc : NULL, H ? Hs : NULL);
+  double r2 = c * c + s * s;
+  if (!(r2 > 0.0)) {
+    memset(gt, 0, (size_t)n * sizeof(double));
+    if (H) {
+      memset(H, 0, (size_t)(n * n) * sizeof(double));
+    }
+    return 0.0;
+  }
+  /* grad theta = N / r2, N = c grad s - s grad c */
+  for (int i = 0; i < n; i++) {
+    gt[i] = (c * gs[i] - s * gc[i]) / r2;
+  }
+  if (H) {
+    /* H = (grad s (x) grad c - grad c (x) grad s + c Hs - s Hc) / r2
+     *     - N (x) (2 c grad c + 2 s grad s) / r2^2 */
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j < n; j++) {
+        H[i * n + j] =
+            (gs[i] * gc[j] - gc[i] * gs[j] + c * Hs[i * n + j] - s * Hc[i * n + j]) / r2 -
+            gt[i] * (2.0 * c * gc[j] + 2.0 * s * gs[j]) / r2;
+      }
+    }
+  }
+  return atan2(s, c);
+}

@@ -61,6 +61,12 @@ double elem_dot(const mbsElem *e, const ElemVx *A, const ElemVx *B, const double
 void elem_dir_dots(const mbsElem *e, const double *q, int ia, int ib, int jc, double *x, double *y,
                    double *gx, double *gy, double *Hx, double *Hy);
 
+/* the angle theta = atan2(s, c) of the second side relative to the first about d'_1, with
+ * c = d'_2(I) . d'_2(II), s = d'_3(I) . d'_2(II) (as /joints/coordinates), its gradient gt
+ * (nq, local) and, if H is not NULL, its Hessian (nq x nq, written here); 0 with zero
+ * derivatives if the frames are degenerate */
+double elem_joint_angle(const mbsElem *e, const double *q, double *gt, double *H);
+
 /* local index of the first coordinate of side s (0 or the blocks of side 0 times 3) */
 int elem_side_offset(const mbsElem *e, int s);
 

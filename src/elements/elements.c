@@ -16,6 +16,7 @@ extern const mbsElementKindTable mbs_elem_drive;
 extern const mbsElementKindTable mbs_elem_spring;
 extern const mbsElementKindTable mbs_elem_rotational_spring;
 extern const mbsElementKindTable mbs_elem_beam;
+extern const mbsElementKindTable mbs_elem_joint_control;
 
 const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
   switch (kind) {
@@ -37,6 +38,8 @@ const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
       return &mbs_elem_spring;
     case MBS_ELEM_ROTATIONAL_SPRING:
       return &mbs_elem_rotational_spring;
+    case MBS_ELEM_JOINT_CONTROL:
+      return &mbs_elem_joint_control;
     case MBS_ELEM_BEAM:
       return &mbs_elem_beam;
     case MBS_ELEM_KIND_COUNT:

@@ -88,6 +88,17 @@ void mbs_load_resultant(const mbsModel *m, const mbsElem *e, const double *q, co
     default:
       break;
   }
+  mbs_elem_side_resultant(e, q, f, out);
+}
+
+void mbs_elem_joint_axis(const mbsElem *e, const double *q, int a, double out[3]) {
+  ElemVx X = elem_dir(e, 0, a);
+  elem_vx_eval(e, &X, q, out);
+}
+
+void mbs_elem_side_resultant(const mbsElem *e, const double *q, const double *f, double out[6]) {
+  double p[3];
+  memset(out, 0, 6 * sizeof(double));
   /* two-sided kinds: side 1 is the second body; if it is static, minus side 0's */
   int s = e->iparam[1] > 0 ? 1 : 0;
   ElemVx P = elem_point(e, s);

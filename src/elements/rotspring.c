@@ -38,38 +38,6 @@ static void cs(const mbsElem *e, const double *q, double *c, double *s, double *
   elem_dir_dots(e, q, 1, 2, 1, c, s, gc, gs, Hc, Hs);
 }
 
-/* theta = atan2(s, c), its gradient and (if H is not NULL) Hessian */
-static double theta_derivs(const mbsElem *e, const double *q, double *gt, double *H) {
-  int n = e->nq;
-  double c, s, gc[ELEM_SIDES_MAXQ], gs[ELEM_SIDES_MAXQ];
-  double Hc[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], Hs[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
-  cs(e, q, &c, &s, gc, gs, H ? Hc : NULL, H ? Hs : NULL);
-  double r2 = c * c + s * s;
-  if (!(r2 > 0.0)) {
-    memset(gt, 0, (size_t)n * sizeof(double));
-    if (H) {
-      memset(H, 0, (size_t)(n * n) * sizeof(double));
-    }
-    return 0.0;
-  }
-  /* grad theta = N / r2, N = c grad s - s grad c */
-  for (int i = 0; i < n; i++) {
-    gt[i] = (c * gs[i] - s * gc[i]) / r2;
-  }
-  if (H) {
-    /* H = (grad s (x) grad c - grad c (x) grad s + c Hs - s Hc) / r2
-     *     - N (x) (2 c grad c + 2 s grad s) / r2^2 */
-    for (int i = 0; i < n; i++) {
-      for (int j = 0; j < n; j++) {
-        H[i * n + j] =
-            (gs[i] * gc[j] - gc[i] * gs[j] + c * Hs[i * n + j] - s * Hc[i * n + j]) / r2 -
-            gt[i] * (2.0 * c * gc[j] + 2.0 * s * gs[j]) / r2;
-      }
-    }
-  }
-  return atan2(s, c);
-}
-
 static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
   (void)m;
   double c, s, gc[ELEM_SIDES_MAXQ], gs[ELEM_SIDES_MAXQ];
@@ -82,7 +50,7 @@ static void gradient(const mbsModel *m, const mbsElem *e, const double *q, doubl
   (void)m;
   int n = e->nq;
   double k = e->param[ELEM_P], gt[ELEM_SIDES_MAXQ], Ht[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ];
-  double delta = wrap(theta_derivs(e, q, gt, H ? Ht : NULL) - e->param[ELEM_P + 2]);
+  double delta = wrap(elem_joint_angle(e, q, gt, H ? Ht : NULL) - e->param[ELEM_P + 2]);
   for (int i = 0; i < n; i++) {
     g[i] = k * delta * gt[i];
   }
@@ -198,7 +166,7 @@ static void force(const mbsModel *m, const mbsElem *e, const double *q, const do
     return;
   }
   double gt[ELEM_SIDES_MAXQ], Ht[ELEM_SIDES_MAXQ * ELEM_SIDES_MAXQ], vl[ELEM_SIDES_MAXQ];
-  theta_derivs(e, q, gt, Fq ? Ht : NULL);
+  elem_joint_angle(e, q, gt, Fq ? Ht : NULL);
   mbs_elem_gather(e, v, vl);
   double rate = 0.0;
   for (int i = 0; i < n; i++) {

@@ -251,6 +251,8 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->profile_table =
       calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
+  m->load_joint = calloc((size_t)nl, sizeof(int));
+  m->ctrl_state = calloc((size_t)(2 * m->nctrl + 1), sizeof(double));
   if (!m->coord_names || !m->q0 || !m->v0 || !m->node_position || !m->body_name || !m->body_type ||
       !m->body_fixed || !m->body_node || !m->body_mass || !m->body_e || !m->body_E ||
       !m->body_ref || !m->body_pos0 || !m->body_R0 || !m->body_attach || !m->body_visual ||
@@ -258,7 +260,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
       !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
       !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
-      !m->load_name || !m->profile_table || !m->beam) {
+      !m->load_name || !m->load_joint || !m->ctrl_state || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
   return MBS_OK;
@@ -659,6 +661,25 @@ static mbsStatus push_q(mbsModel *m, mbsElem *el, int qi) {
   return MBS_OK;
 }
 
+/* computed-torque laws: the error's rate at t = 0 adds the joint's rate from the deck's
+ * velocities, from the row (G v0 = -thetadot for an angle, +xdot for a displacement; the row
+ * is exact at t = 0, where its target is the coordinate 0) */
+static void initial_errors(mbsModel *m) {
+  for (int k = 0; k < m->nelem; k++) {
+    mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_DRIVE || el->param[ELEM_P + 1] == 0.0) {
+      continue;
+    }
+    double g[1], G[MBS_TWO_BODY_MAXQ], gv = 0.0;
+    assert(el->nq <= MBS_TWO_BODY_MAXQ);
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
+    for (int i = 0; i < el->nq; i++) {
+      gv += G[i] * m->v0[el->qidx[i]];
+    }
+    el->param[ELEM_P + 5] += el->iparam[3] ? gv : -gv;
+  }
+}
+
 /* point every element's qidx into the pool, and the largest element's size */
 static void link_qidx(mbsModel *m) {
   m->elem_maxq = 0;
@@ -911,8 +932,39 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
   el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
   if (elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
       elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
-      (el->iparam[2] = add_profile(m, &dl->profile)) == -2) {
+      (el->iparam[2] = add_profile(m, dl->has_control ? &dl->target_profile : &dl->profile)) ==
+          -2) {
     return MBS_ERR_NOMEM;
+  }
+  if (dl->computed_torque) {
+    /* the exact inverse dynamics of the reference with PD feedback: a drive row on the error
+     * dynamics' trajectory (drive.c); its target at t = 0 is the joint's coordinate 0 */
+    el->kind = MBS_ELEM_DRIVE;
+    el->ncon = 1;
+    el->iparam[3] = dl->type == MBS_LOAD_JOINT_FORCE;
+    el->param[ELEM_P] = dl->target_value;
+    el->param[ELEM_P + 1] = 1.0;
+    el->param[ELEM_P + 2] = dl->kp;
+    el->param[ELEM_P + 3] = dl->kd;
+    double rate, f0 = mbs_elem_profile(m, el->iparam[2], 0.0, &rate);
+    el->param[ELEM_P + 4] = -dl->target_value * f0;
+    el->param[ELEM_P + 5] = -dl->target_value * rate; /* + the joint's rate: initial_errors */
+    return MBS_OK;
+  }
+  if (dl->has_control) {
+    /* a PD law on the joint coordinate (joint_load.c) */
+    el->kind = MBS_ELEM_JOINT_CONTROL;
+    el->param[ELEM_P] = dl->kp;
+    el->param[ELEM_P + 1] = dl->kd;
+    el->param[ELEM_P + 2] = dl->ki;
+    el->param[ELEM_P + 3] = dl->target_value;
+    int k = 0;
+    for (const mbsDeckLoad *o = deck->loads; o < dl; o++) {
+      k += o->has_control && !o->computed_torque;
+    }
+    el->param[ELEM_P + 4] = k; /* its slot in m->ctrl_state */
+    el->iparam[3] = dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1;
+    return MBS_OK;
   }
   switch (dl->type) {
     case MBS_LOAD_JOINT_TORQUE:
@@ -1012,6 +1064,8 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     snprintf(m->load_name[l], MBS_NAME_MAX, "%s", dl->name);
+    m->load_joint[l] =
+        dl->type == MBS_LOAD_JOINT_TORQUE || dl->type == MBS_LOAD_JOINT_FORCE ? dl->joint : -1;
     mbsElem *el = new_elem(m);
     if (!el) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -1038,6 +1092,31 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
                                  "add their values in one load",
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
+        }
+        if (dl->computed_torque && deck->joints[dl->joint].has_motion) {
+          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                               dl->control_mark.col,
+                               "load '%s': joint '%s' has a motion, which already sets its "
+                               "coordinate; a computed_torque law on it would be redundant",
+                               dl->name, deck->joints[dl->joint].name);
+        }
+        for (int k = 0; k < l && dl->computed_torque; k++) {
+          const mbsDeckLoad *o = &deck->loads[k];
+          if (o->computed_torque && o->joint == dl->joint) {
+            return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                                 dl->control_mark.col,
+                                 "load '%s': joint '%s' already has the computed_torque law "
+                                 "'%s'; one per joint",
+                                 dl->name, deck->joints[dl->joint].name, o->name);
+          }
+        }
+        if (dl->has_control && dl->ki > 0.0 &&
+            (m->integrator == MBS_INTEGRATOR_SPACETIME || m->integrator == MBS_INTEGRATOR_STATIC)) {
+          return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
+                               dl->control_mark.col,
+                               "load '%s': control.ki (an integral term) needs a time-stepping "
+                               "integrator (em, midpoint, euler, genalpha, moreau), not %s",
+                               dl->name, mbs_integrator_word(m->integrator));
         }
         if (joint_load(m, deck, dl, el, &nscalar) != MBS_OK) {
           return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -1449,10 +1528,10 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
     for (int i = 0; i < el->nq; i++) {
       gv += G[i] * m->v0[el->qidx[i]];
     }
-    double want = el->param[ELEM_P] * (mbs_elem_profile(m, el->iparam[2], 0.0, &rate), rate);
+    double want = (mbs_drive_target(m, el, 0.0, &rate, NULL), rate);
     double have = el->iparam[3] ? gv : -gv;
     if (fabs(have - want) > 1e-9 * vscale) {
-      int j = el->joint;
+      int j = el->joint >= 0 ? el->joint : m->load_joint[el->load];
       const char *unit = el->iparam[3] ? "m/s" : "rad/s";
       return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
                            m->joint_mark[j].col,
@@ -2036,7 +2115,8 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
-    m->nprofile_points += dl->profile.ntab;
+    m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
+    m->nctrl += dl->has_control && !dl->computed_torque;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
@@ -2092,6 +2172,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     goto fail;
   }
   link_qidx(m);
+  initial_errors(m);
   if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK) {
     goto fail;
   }
@@ -2257,7 +2338,8 @@ void mbs_model_destroy(mbsModel *m) {
       m->attach_name,  m->attach_pos0, m->attach_R0,   m->elem_qidx_pool,
       m->shape,        m->contact,     m->shape_member, m->member_contact, m->member_side,
       m->contact_pts,  m->beam,
-      m->body_visual,  m->body_visual_size,            m->joint_point_first};
+      m->body_visual,  m->body_visual_size,            m->joint_point_first,
+      m->load_joint,   m->ctrl_state};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

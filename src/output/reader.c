@@ -623,6 +623,7 @@ enum {
   D_IMPACT_DISSIPATED,
   D_FRICTION_DISSIPATED,
   D_NUMERICAL_DISSIPATION,
+  D_JOINT_DRIVE,
   D_COUNT
 };
 
@@ -990,6 +991,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_IMPACT_DISSIPATED] = {"/energy/impact_dissipated", KIND_FLOAT, 1, {0}, 1},
       [D_FRICTION_DISSIPATED] = {"/energy/friction_dissipated", KIND_FLOAT, 1, {0}, 1},
       [D_NUMERICAL_DISSIPATION] = {"/energy/numerical_dissipation", KIND_FLOAT, 1, {0}, 1},
+      [D_JOINT_DRIVE] = {"/joints/drive", KIND_FLOAT, 3, {0, (hsize_t)nj, 6}, 1},
   };
   hsize_t nrow = 0;
   int first = 1;
@@ -1022,6 +1024,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
   size_t nqa = (size_t)(nq > 0 ? nq : 1), nca = (size_t)(nc > 0 ? nc : 1);
   int has_mu = dset[D_MULTIPLIERS] >= 0, has_acc = dset[D_ACCELERATION] >= 0;
   int has_sv = dset[D_SCHEME_VELOCITY] >= 0, has_jc = dset[D_JOINT_COORDINATES] >= 0 && nj > 0;
+  int has_jd = dset[D_JOINT_DRIVE] >= 0 && nj > 0;
   rec->q = malloc(nqa * sizeof(double));
   rec->v = malloc(nqa * sizeof(double));
   rec->multipliers = has_mu ? malloc(nca * sizeof(double)) : NULL;
@@ -1030,11 +1033,12 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
   rec->algorithmic_acceleration = has_acc ? malloc(nqa * sizeof(double)) : NULL;
   rec->scheme_velocity = has_sv ? malloc(nqa * sizeof(double)) : NULL;
   rec->joint_coordinates = has_jc ? malloc((size_t)nj * 3 * sizeof(double)) : NULL;
+  rec->joint_drive = has_jd ? malloc((size_t)nj * 6 * sizeof(double)) : NULL;
   rec->coordinate_names = calloc(nqa, sizeof(char *));
   if (!rec->q || !rec->v || (has_mu && !rec->multipliers) || (nj > 0 && !rec->joint_reaction) ||
       (has_acc && (!rec->acceleration || !rec->algorithmic_acceleration)) ||
       (has_sv && !rec->scheme_velocity) || (has_jc && !rec->joint_coordinates) ||
-      !rec->coordinate_names) {
+      (has_jd && !rec->joint_drive) || !rec->coordinate_names) {
     st = nomem(err, path);
     goto fail;
   }
@@ -1060,6 +1064,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_IMPACT_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->impact_dissipated},
       [D_FRICTION_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->friction_dissipated},
       [D_NUMERICAL_DISSIPATION] = {H5T_NATIVE_DOUBLE, &rec->numerical_dissipation},
+      [D_JOINT_DRIVE] = {H5T_NATIVE_DOUBLE, rec->joint_drive},
   };
   for (int i = 0; i < D_COUNT; i++) {
     if (dset[i] >= 0 && rows[i].out &&
@@ -1104,6 +1109,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     bad = "/state/v";
   } else if ((at = first_nonfinite(rec->joint_reaction, 6 * nj)) >= 0) {
     bad = "/joints/reaction";
+  } else if (rec->joint_drive && (at = first_nonfinite(rec->joint_drive, 6 * nj)) >= 0) {
+    bad = "/joints/drive";
   }
   if (!bad && rec->multipliers && all_nan(rec->multipliers, nc) && nc > 0) {
     free(rec->multipliers);
@@ -1215,6 +1222,7 @@ typedef struct {
   uint32_t magic;
   int32_t status; /* mbsStatus of the reading */
   int32_t n_coordinates, n_constraints, njoint, iterations, has_mu, has_acc, has_sv, has_jc;
+  int32_t has_jd;
   int32_t nstate; /* then, after the names, per array: its name with its NUL, int64 length,
                      int32 has_data, the data when has_data */
   int64_t nrecord;
@@ -1256,6 +1264,7 @@ static void read_work(void *arg, int fd) {
   h.has_acc = rec.acceleration != NULL;
   h.has_sv = rec.scheme_velocity != NULL;
   h.has_jc = rec.joint_coordinates != NULL;
+  h.has_jd = rec.joint_drive != NULL;
   h.nstate = rec.nstate;
   h.nrecord = rec.nrecord;
   h.dt = rec.dt;
@@ -1290,6 +1299,9 @@ static void read_work(void *arg, int fd) {
   }
   if (rc == 0 && h.has_jc) {
     rc = iso_write(fd, rec.joint_coordinates, (size_t)rec.njoint * 3 * sizeof(double));
+  }
+  if (rc == 0 && h.has_jd) {
+    rc = iso_write(fd, rec.joint_drive, (size_t)rec.njoint * 6 * sizeof(double));
   }
   for (int i = 0; rc == 0 && i < nq; i++) {
     rc = iso_write(fd, rec.coordinate_names[i], strlen(rec.coordinate_names[i]) + 1);
@@ -1412,7 +1424,8 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
       (h.has_acc && (!(rec->acceleration = read_doubles(&c, nq, &nomem_flag)) ||
                      !(rec->algorithmic_acceleration = read_doubles(&c, nq, &nomem_flag)))) ||
       (h.has_sv && !(rec->scheme_velocity = read_doubles(&c, nq, &nomem_flag))) ||
-      (h.has_jc && !(rec->joint_coordinates = read_doubles(&c, 3 * nj, &nomem_flag)))) {
+      (h.has_jc && !(rec->joint_coordinates = read_doubles(&c, 3 * nj, &nomem_flag))) ||
+      (h.has_jd && !(rec->joint_drive = read_doubles(&c, 6 * nj, &nomem_flag)))) {
     goto child_failed;
   }
   names = malloc((size_t)h.names_len + 1);
@@ -1601,6 +1614,7 @@ void mbs_output_last_free(mbsLastRecord *rec) {
   free(rec->algorithmic_acceleration);
   free(rec->scheme_velocity);
   free(rec->joint_coordinates);
+  free(rec->joint_drive);
   for (int i = 0; i < rec->nstate && i < MBS_LAST_STATE_MAX; i++) {
     free(rec->state[i].name);
     free(rec->state[i].data);

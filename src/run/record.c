@@ -174,7 +174,8 @@ static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray
   };
   out->nstate = 0;
   for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
-    const char *units = "the integrator's own (README \"Output\")", *suffix = NULL;
+    const char *units = a[i].units ? a[i].units : "the integrator's own (README \"Output\")";
+    const char *suffix = NULL;
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
       if (strcmp(a[i].name, known[k].name) == 0) {
         units = known[k].units;
@@ -273,7 +274,8 @@ static void put_bodies(mbsRecorder *out, const mbsData *d) {
   mbs_output_put(out->w, out->h_body_omega, d->body_omega);
 }
 
-/* joints: reaction on the second body, joint point, joint coordinates and rates (their
+/* joints: reaction on the second body, the drive's part of it in the joint frame, joint
+ * point, joint coordinates and rates (their
  * units per joint: attribute joint_units); one point grid in the sidecar when there are
  * joints */
 static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char *const *junits,
@@ -281,7 +283,11 @@ static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char
   int nj = m->njoint;
   out->h_joint_reaction =
       series(out, "/joints/reaction", MBS_OUT_FLOAT64, 2, nj, 6, "N, N m", 0, err);
-  out->h_joint_position = out->h_joint_reaction < 0
+  out->h_joint_drive = out->h_joint_reaction < 0
+                           ? -1
+                           : series(out, "/joints/drive", MBS_OUT_FLOAT64, 2, nj, 6, "N, N m",
+                                    1, err);
+  out->h_joint_position = out->h_joint_drive < 0
                               ? -1
                               : series(out, "/joints/position", MBS_OUT_FLOAT64, 2, nj, 3, "m",
                                        1, err);
@@ -321,6 +327,7 @@ static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char
 
 static void put_joints(mbsRecorder *out, const mbsData *d, const double *joint_pos) {
   mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
+  mbs_output_put(out->w, out->h_joint_drive, d->joint_drive);
   mbs_output_put(out->w, out->h_joint_position, joint_pos);
   mbs_output_put(out->w, out->h_joint_coord, d->joint_coord);
   mbs_output_put(out->w, out->h_joint_rate, d->joint_rate);

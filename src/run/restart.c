@@ -487,8 +487,10 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
   rs->from = malloc(n);
   if (m->njoint > 0) {
     rs->joint_reaction = malloc((size_t)m->njoint * 6 * sizeof(double));
+    rs->joint_drive = last.joint_drive ? malloc((size_t)m->njoint * 6 * sizeof(double)) : NULL;
   }
-  if (!rs->from || (m->njoint > 0 && !rs->joint_reaction)) {
+  if (!rs->from || (m->njoint > 0 && !rs->joint_reaction) ||
+      (last.joint_drive && m->njoint > 0 && !rs->joint_drive)) {
     mbs_output_last_free(&last);
     mbs_restart_free(rs);
     return mbs_error_set(rerr, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -496,6 +498,9 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
   snprintf(rs->from, n, "%s at t=%.17g", path, t);
   if (m->njoint > 0) {
     memcpy(rs->joint_reaction, last.joint_reaction, (size_t)m->njoint * 6 * sizeof(double));
+    if (rs->joint_drive) {
+      memcpy(rs->joint_drive, last.joint_drive, (size_t)m->njoint * 6 * sizeof(double));
+    }
   }
   rs->active = 1;
   mbs_output_last_free(&last);
@@ -509,6 +514,9 @@ void mbs_restart_first_record(const mbsRestart *rs, const mbsModel *m, mbsData *
   if (rs->joint_reaction) {
     memcpy(d->joint_reaction, rs->joint_reaction, (size_t)m->njoint * 6 * sizeof(double));
   }
+  if (rs->joint_drive) {
+    memcpy(d->joint_drive, rs->joint_drive, (size_t)m->njoint * 6 * sizeof(double));
+  }
   d->iterations = rs->iterations;
 }
 
@@ -518,5 +526,6 @@ void mbs_restart_free(mbsRestart *rs) {
   }
   free(rs->from);
   free(rs->joint_reaction);
+  free(rs->joint_drive);
   memset(rs, 0, sizeof(*rs));
 }

@@ -18,6 +18,7 @@ typedef struct {
   long n_first;           /* first step number of the loop; steps end at t_n = n dt as in
                              the run from t = 0, so the restarted run continues its grid */
   double *joint_reaction; /* (njoint x 6) reactions of the restart record, or NULL */
+  double *joint_drive;    /* (njoint x 6) drive forces of the restart record, or NULL */
   int iterations;         /* Newton iterations of the restart record */
 } mbsRestart;
 
@@ -63,7 +64,7 @@ typedef struct {
   int nstate, h_state[MBS_STATE_MAX]; /* /state/<name> of the integrator's arrays */
   int state_columns[MBS_STATE_MAX];   /* > 0: h_state is a ragged table of these columns */
   int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
-  int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate;
+  int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate, h_joint_drive;
   int h_load_force;
   int h_contact_dissipated, h_contacts; /* models with contact pairs: the series and the
                                            ragged table /contacts (-1 otherwise) */

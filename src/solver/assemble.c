@@ -299,6 +299,8 @@ void mbs_constraint_describe(const mbsModel *m, int r, char *buf, int n) {
     if (el->joint >= 0) {
       snprintf(buf, (size_t)n, "joint '%s' (%s, row %d)", m->joint_name[el->joint],
                mbs_element_kind(el->kind)->name, erow + 1);
+    } else if (el->kind == MBS_ELEM_DRIVE && el->load >= 0 && el->load < m->nload) {
+      snprintf(buf, (size_t)n, "load '%s' (computed torque)", m->load_name[el->load]);
     } else {
       snprintf(buf, (size_t)n, "%s constraint, row %d", mbs_element_kind(el->kind)->name, erow + 1);
     }

@@ -56,12 +56,17 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->joint_coord = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->joint_rate = calloc(3 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->load_force = calloc(6 * (size_t)(m->nload > 0 ? m->nload : 1), sizeof(double));
+  /* the control laws' run state starts at zero (model.h ctrl_state) */
+  if (m->nctrl > 0) {
+    memset(m->ctrl_state, 0, (size_t)(2 * m->nctrl + 1) * sizeof(double));
+  }
+  d->joint_drive = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
   d->arena = calloc(1, sizeof(mbsArena));
   if (!d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->ework || !d->body_pos ||
       !d->body_rot || !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec ||
       !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord ||
-      !d->joint_rate || !d->load_force || !d->arena ||
+      !d->joint_rate || !d->load_force || !d->joint_drive || !d->arena ||
       mbs_arena_init(d->arena, arena_bound(d->sys)) != 0) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     mbs_data_destroy(d);
@@ -98,11 +103,11 @@ void mbs_data_destroy(mbsData *d) {
   }
   mbs_arena_free(d->arena);
   free(d->arena);
-  void *ptrs[] = {d->q,           d->v,          d->lambda,     d->res,
-                  d->dx,          d->jac,        d->ework,      d->body_pos,
-                  d->body_rot,    d->body_vel,   d->body_omega, d->joint_reaction,
-                  d->v_rec,       d->lambda_rec, d->acc_rec,    d->vtmp,
-                  d->joint_coord, d->joint_rate, d->load_force, d->redund_work};
+  void *ptrs[] = {
+      d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
+      d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,
+      d->v_rec,      d->lambda_rec,  d->acc_rec,    d->vtmp,     d->joint_coord, d->joint_rate,
+      d->load_force, d->redund_work, d->joint_drive};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -43,12 +43,48 @@ void mbs_solver_start(const mbsModel *m, mbsData *d) {
   }
 }
 
+/* the control laws' errors e_k at (q, t) into ctrl_state[nctrl + k]; with t0 >= 0, first the
+ * trapezoidal rule z_k += (t - t0)/2 (e_k(t0) + e_k(t)) over the step just taken; then t_n = t
+ * (model.h ctrl_state) */
+static void control_update(const mbsModel *m, const double *q, double t, int integrate) {
+  int n = m->nctrl;
+  double *s = m->ctrl_state, h = t - s[2 * n];
+  for (int i = 0; i < m->nelem; i++) {
+    const mbsElem *el = &m->elem[i];
+    if (el->kind != MBS_ELEM_JOINT_CONTROL) {
+      continue;
+    }
+    int k = mbs_joint_control_slot(el);
+    double e1 = mbs_joint_control_error(m, el, q, t);
+    if (integrate) {
+      s[k] += 0.5 * h * (s[n + k] + e1);
+    }
+    s[n + k] = e1;
+  }
+  s[2 * n] = t;
+}
+
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
-  return d->integrator->step(m, d, dt, err);
+  if (m->nctrl > 0) {
+    control_update(m, d->q, d->t, 0);
+  }
+  mbsStatus st = d->integrator->step(m, d, dt, err);
+  if (st == MBS_OK && m->nctrl > 0) {
+    control_update(m, d->q, d->t, 1);
+  }
+  return st;
 }
 
 int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
-  return d->integrator->state_export(m, d, out, max);
+  int n = d->integrator->state_export(m, d, out, max);
+  /* the control laws' error integrals z_k at t_n */
+  if (m->nctrl > 0 && n < max) {
+    out[n++] = (mbsStateArray){.name = "control_integral",
+                               .length = m->nctrl,
+                               .data = m->ctrl_state,
+                               .units = "rad s or m s"};
+  }
+  return n;
 }
 
 mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateArray *in, int n,
@@ -56,7 +92,20 @@ mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateA
   if (missing && nmissing > 0) {
     missing[0] = '\0';
   }
-  return d->integrator->state_import(m, d, in, n, missing, nmissing, err);
+  mbsStatus st = d->integrator->state_import(m, d, in, n, missing, nmissing, err);
+  if (st != MBS_OK || m->nctrl <= 0) {
+    return st;
+  }
+  const mbsStateArray *z = mbs_state_find(in, n, "control_integral");
+  if (z && z->length == m->nctrl) {
+    if (z->data != m->ctrl_state) {
+      memcpy(m->ctrl_state, z->data, (size_t)m->nctrl * sizeof(double));
+    }
+  } else if (missing && nmissing > 0) {
+    size_t len = strlen(missing);
+    snprintf(missing + len, nmissing - len, "%scontrol_integral", len > 0 ? ", " : "");
+  }
+  return st;
 }
 
 int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec) {

@@ -67,6 +67,43 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   }
 }
 
+/* the force and torque of a drive element's row (a motion or a computed-torque law) on its
+ * second body: -lambda grad g, as in the reaction, about the joint point (world) */
+static void drive_resultant(const mbsModel *m, const mbsData *d, const mbsElem *el, double r6[6]) {
+  double g[1], G[MBS_TWO_BODY_MAXQ], f[MBS_TWO_BODY_MAXQ];
+  mbs_element_kind(el->kind)->constraint(m, el, d->q, d->t, g, G);
+  for (int i = 0; i < el->nq; i++) {
+    f[i] = -d->lambda_rec[el->con0] * G[i];
+  }
+  mbs_elem_side_resultant(el, d->q, f, r6);
+}
+
+void mbs_joint_drives(const mbsModel *m, mbsData *d) {
+  const double *q = d->q;
+  memset(d->joint_drive, 0, 6 * (size_t)m->njoint * sizeof(double));
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    int j = el->kind == MBS_ELEM_DRIVE && el->joint >= 0 ? el->joint
+            : el->load >= 0 && el->load < m->nload       ? m->load_joint[el->load]
+                                                         : -1;
+    if (j < 0) {
+      continue;
+    }
+    double r6[6];
+    if (el->kind == MBS_ELEM_DRIVE) {
+      drive_resultant(m, d, el, r6);
+    } else {
+      mbs_load_resultant(m, el, q, d->v_rec, d->t, r6);
+    }
+    double *out = d->joint_drive + 6 * j, a[3];
+    for (int c = 0; c < 3; c++) {
+      mbs_elem_joint_axis(&m->joint_frame[j], q, c, a);
+      out[c] += vdot(r6, a);
+      out[3 + c] += vdot(r6 + 3, a);
+    }
+  }
+}
+
 void mbs_joint_track(const mbsModel *m, mbsData *d) {
   double x[3], xd[3];
   int ang[3];
@@ -147,6 +184,7 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   o->numerical_dissipated = d->numerical_dissipated;
   o->violation = mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
+  mbs_joint_drives(m, d);
   /* each load's force and torque on its second body, at the consistent state */
   memset(d->load_force, 0, 6 * (size_t)m->nload * sizeof(double));
   for (int k = 0; k < m->nelem; k++) {
@@ -162,6 +200,8 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
       vaxpy(out, 1.0, r6);
       vaxpy(out + 3, 1.0, r6 + 3);
       vaxpy(out + 3, 1.0, t3);
+    } else if (el->load >= 0 && el->load < m->nload && el->kind == MBS_ELEM_DRIVE) {
+      drive_resultant(m, d, el, d->load_force + 6 * el->load); /* computed torque */
     } else if (el->load >= 0 && el->load < m->nload) {
       mbs_load_resultant(m, el, q, d->v_rec, d->t, d->load_force + 6 * el->load);
     }
