@@ -94,6 +94,29 @@ def done():
     sys.exit(1 if failures else 0)
 
 
+def python_package(what):
+    """the Python package (python/mbsim) over the libmbsim.so beside the command under test
+    (a sanitizer build has its own); imported and returned. A sanitizer build's library needs
+    the AddressSanitizer runtime, which the Python interpreter does not load: the script's
+    checks are then one SKIP (counted by the runner) and it ends here; the command's own tests
+    cover that build"""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    lib = os.path.join(os.path.dirname(os.path.abspath(MBSIM)), "libmbsim.so")
+    if os.path.exists(lib):
+        os.environ.setdefault("MBSIM_LIBRARY", lib)
+    import mbsim
+    from mbsim import simulation
+    try:
+        simulation.library()
+    except ImportError as e:
+        if "__asan" not in str(e) and "__ubsan" not in str(e):
+            raise
+        skip(what, "the sanitizer build's libmbsim.so needs the AddressSanitizer runtime, "
+             "which the Python interpreter does not load")
+        done()
+    return mbsim
+
+
 def attempt(what, path, *args):
     """run a deck; a run that fails is one failed check (the caller skips the rest of its
     section on None), else the loaded result"""

@@ -12,11 +12,9 @@ import sys
 
 import numpy as np
 
-from common import ROOT, check, done
+from common import ROOT, check, done, python_package
 
-os.environ.setdefault("MBSIM_LIBRARY", os.path.join(
-    os.path.dirname(os.path.abspath(os.environ.get("MBSIM", os.path.join(ROOT, "build", "x")))),
-    "libmbsim.so"))
+python_package("the Python examples")
 sys.path.insert(0, os.path.join(ROOT, "python", "examples"))
 import identify_damper  # noqa: E402
 import sweep  # noqa: E402

@@ -11,21 +11,15 @@
 - a bad deck raises DeckError with file:line:column, a failing run SolverError."""
 import glob
 import os
-import sys
 import threading
 
 import h5py
 import numpy as np
 
-from common import ROOT, TMP, check, deck, done, run, write_deck
-
-sys.path.insert(0, os.path.join(ROOT, "python"))
-import mbsim  # noqa: E402
+from common import ROOT, TMP, check, deck, done, python_package, run, write_deck
 
 # the library beside the command under test (a sanitizer build has its own)
-lib = os.path.join(os.path.dirname(os.path.abspath(os.environ.get("MBSIM", ""))), "libmbsim.so")
-if os.path.exists(lib):
-    os.environ.setdefault("MBSIM_LIBRARY", lib)
+mbsim = python_package("mbsim in process")
 
 
 def datasets(path):
