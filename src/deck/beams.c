@@ -19,7 +19,7 @@
 static const char *const beam_keys[] = {
     "name",   "from",    "to",        "nodes",           "elements", "order",
     "up",     "section", "velocity",  "angular_velocity", "about",   "node_velocities",
-    "damping", "collision", "planar", NULL};
+    "damping", "collision", "planar", "length",  "sag",     NULL};
 static const char *const section_keys[] = {
     "E",  "G",  "nu", "density",      "rectangle",      "circle", "A",
     "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
@@ -505,6 +505,130 @@ done:
   return st;
 }
 
+/* the length of the parabola y = p x + q x^2 / 2 over [0, x] (y' = p + q x), closed form:
+ * the integral of sqrt(1 + w^2) dw / q from w = p to p + q x */
+static double parabola_arc(double p, double q, double x) {
+  if (fabs(q) * x <= 1e-12 * (1.0 + fabs(p))) {
+    return x * sqrt(1.0 + p * p);
+  }
+  double w0 = p, w1 = p + q * x;
+  return (w1 * sqrt(1.0 + w1 * w1) + asinh(w1) - w0 * sqrt(1.0 + w0 * w0) - asinh(w0)) /
+         (2.0 * q);
+}
+
+/* from/to with `length`: the nodes on the curve of that length hanging from x0 to x1 under
+ * gravity (`sag: catenary`, the default, or `parabola`), at equal arc lengths. In the plane
+ * of the chord and gravity, with x along the chord's horizontal part (span h) and y up (rise
+ * v from x0 to x1): the catenary y = a (cosh((x - c) / a) - cosh(c / a)) has the length L
+ * when sqrt(L^2 - v^2) = 2 a sinh(h / (2 a)), its lowest point at c = h / 2 - a atanh(v / L);
+ * the parabola y = v x / h - 4 d x (h - x) / h^2 has the sag d its closed-form arc length
+ * gives. Both by bisection (monotone in the unknown) to round-off */
+static mbsStatus hanging_nodes(DeckReader *r, mbsDeckBeam *b, const mbsDeck *deck,
+                               const double x0[3], const double x1[3], yaml_node_t *vlen,
+                               yaml_node_t *vsag) {
+  double L, g = sqrt(dot3(deck->gravity, deck->gravity)), u[3], D[3], e[3];
+  mbsStatus st = deck_positive(r, vlen, "length", &L);
+  if (st != MBS_OK) {
+    return st;
+  }
+  int parabola = 0;
+  if (vsag) {
+    const char *w = deck_text(vsag);
+    if (w && strcmp(w, "parabola") == 0) {
+      parabola = 1;
+    } else if (!w || strcmp(w, "catenary") != 0) {
+      return deck_fail(r, vsag, "sag: expected catenary or parabola, got %s",
+                       w ? w : deck_kind(vsag));
+    }
+  }
+  if (!(g > 0.0)) {
+    return deck_fail(r, vlen,
+                     "length: a beam hanging between from and to sags along gravity, and the "
+                     "deck has none (give `gravity`, or `nodes`)");
+  }
+  for (int c = 0; c < 3; c++) {
+    u[c] = -deck->gravity[c] / g;
+    D[c] = x1[c] - x0[c];
+  }
+  double v = dot3(D, u), chord = sqrt(dot3(D, D));
+  for (int c = 0; c < 3; c++) {
+    e[c] = D[c] - v * u[c];
+  }
+  double h = sqrt(dot3(e, e));
+  if (!(h > 1e-9 * chord)) {
+    return deck_fail(r, vlen,
+                     "length: from and to lie on one vertical: there is no span to hang across "
+                     "(give `nodes`)");
+  }
+  if (!(L > chord * (1.0 + 1e-12))) {
+    return deck_fail(r, vlen,
+                     "length: %g m is not longer than the distance between from and to (%g m): "
+                     "a hanging beam is longer than its chord",
+                     L, chord);
+  }
+  for (int c = 0; c < 3; c++) {
+    e[c] /= h;
+  }
+  int n = b->nnode;
+  if (!parabola) {
+    /* sinh(z) / z = sqrt(L^2 - v^2) / h with z = h / (2 a), increasing in z */
+    double ratio = sqrt(L * L - v * v) / h, lo = 0.0, hi = 300.0;
+    if (!(ratio < sinh(hi) / hi)) {
+      return deck_fail(r, vlen,
+                       "length: %g m is too long for the span of %g m to hang as a catenary in "
+                       "double precision",
+                       L, h);
+    }
+    for (int it = 0; it < 200; it++) {
+      double z = 0.5 * (lo + hi);
+      if (sinh(z) / z < ratio) {
+        lo = z;
+      } else {
+        hi = z;
+      }
+    }
+    double a = h / (lo + hi), cx = 0.5 * h - a * atanh(v / L), s0 = sinh(-cx / a);
+    for (int k = 0; k < n; k++) {
+      double s = L * k / (n - 1), x = cx + a * asinh(s / a + s0);
+      double y = a * (cosh((x - cx) / a) - cosh(cx / a));
+      for (int c = 0; c < 3; c++) {
+        b->pos[3 * k + c] = x0[c] + x * e[c] + y * u[c];
+      }
+    }
+  } else {
+    /* y' = p + q x with p = v / h - 4 d / h, q = 8 d / h^2; the length grows with d >= 0 */
+    double lo = 0.0, hi = L;
+    for (int it = 0; it < 200; it++) {
+      double d = 0.5 * (lo + hi);
+      if (parabola_arc(v / h - 4.0 * d / h, 8.0 * d / (h * h), h) < L) {
+        lo = d;
+      } else {
+        hi = d;
+      }
+    }
+    double d = 0.5 * (lo + hi), p = v / h - 4.0 * d / h, q = 8.0 * d / (h * h);
+    for (int k = 0; k < n; k++) {
+      double s = L * k / (n - 1), xl = 0.0, xh = h;
+      for (int it = 0; it < 200; it++) {
+        double x = 0.5 * (xl + xh);
+        if (parabola_arc(p, q, x) < s) {
+          xl = x;
+        } else {
+          xh = x;
+        }
+      }
+      double x = 0.5 * (xl + xh), y = p * x + 0.5 * q * x * x;
+      for (int c = 0; c < 3; c++) {
+        b->pos[3 * k + c] = x0[c] + x * e[c] + y * u[c];
+      }
+    }
+  }
+  /* the ends exactly where the deck puts them */
+  memcpy(b->pos, x0, 3 * sizeof(double));
+  memcpy(b->pos + 3 * (n - 1), x1, 3 * sizeof(double));
+  return MBS_OK;
+}
+
 static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                            yaml_node_t *node) {
   mbsDeckBeam *b = &deck->beams[i];
@@ -557,6 +681,12 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
   vel = deck_map_get(&m, "elements");
   if (vnodes && (vfrom || vto)) {
     st = deck_fail(r, vnodes, "give either from/to or nodes, not both");
+    goto fail;
+  }
+  v = deck_map_get(&m, "length") ? deck_map_get(&m, "length") : deck_map_get(&m, "sag");
+  if (vnodes && v) {
+    st = deck_fail(r, v, "length and sag shape a beam given by from and to; nodes place it "
+                         "themselves");
     goto fail;
   }
   if (vel) {
@@ -646,10 +776,21 @@ static mbsStatus read_beam(DeckReader *r, mbsDeck *deck, DeckNames *names, int i
       st = deck_fail(r, vto, "to equals from: a beam needs a length");
       goto fail;
     }
-    for (int k = 0; k < b->nnode; k++) {
-      double s = (double)k / (double)(b->nnode - 1);
-      for (int c = 0; c < 3; c++) {
-        b->pos[3 * k + c] = x0[c] + s * d[c];
+    yaml_node_t *vlen = deck_map_get(&m, "length"), *vsag = deck_map_get(&m, "sag");
+    if (vsag && !vlen) {
+      st = deck_fail(r, vsag, "sag: the curve of a hanging beam needs its 'length'");
+      goto fail;
+    }
+    if (vlen) {
+      if ((st = hanging_nodes(r, b, deck, x0, x1, vlen, vsag)) != MBS_OK) {
+        goto fail;
+      }
+    } else {
+      for (int k = 0; k < b->nnode; k++) {
+        double s = (double)k / (double)(b->nnode - 1);
+        for (int c = 0; c < 3; c++) {
+          b->pos[3 * k + c] = x0[c] + s * d[c];
+        }
       }
     }
   }
