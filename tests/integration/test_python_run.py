@@ -136,6 +136,20 @@ check(np.array_equal(threads_q["dp"], ref_dp.q) and np.array_equal(threads_q["fb
 for s in (ref_dp, ref_fb, a, b):
     s.close()
 
+# a Simulation restarted from the command's file at t = 1 ends where the command's
+# uninterrupted run ends, bit for bit (the restart's contract, in process)
+_, _, _, half = run(dp, "--t-end", "1")
+_, _, _, whole = run(dp, "--t-end", "2")
+with mbsim.Simulation(dp, set={"solver.t_end": 2}, restart=half) as s:
+    t_start = s.time
+    s.advance(2.0)
+    q_end, v_end = s.q, s.v
+ref = mbsim.load(whole)
+check(t_start == 1.0 and np.array_equal(q_end, ref["state/q"][-1]) and
+      np.array_equal(v_end, ref["state/v"][-1]),
+      "restart=: from the record at t = %g to t = 2, q and v bit for bit as the command's "
+      "uninterrupted run" % t_start)
+
 # errors: DeckError with file:line:column; SolverError with the status
 text = open(dp).read().replace("solver:", "solver:\n  dtt: 1", 1)
 bad_deck = write_deck("bad.yaml", text)
