@@ -800,77 +800,108 @@ static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb
   }
 }
 
-/* ---- dispatch ---- */
+/* ---- the pairs of shape kinds: one table ----
+ * Each supported pair once: its kinds in enum order (a <= b; the other order swaps the shapes
+ * and turns the normals), the name users read (an unsupported pair's message lists them in
+ * this order), the contact points it can give at most (0: the larger of the two shapes' own
+ * counts, shape_points) and its function. A new pair is one line here and its function. */
+#define PAIR_LIST(X)                                                                              \
+  X(SPHERE, PLANE, "sphere-plane", 0, sphere_plane, A)                                             \
+  X(SPHERE, SPHERE, "sphere-sphere", 0, sphere_sphere, AB)                                         \
+  X(SPHERE, BOX, "sphere-box", 1, sphere_box, AB) /* the box's point closest to the centre */     \
+  X(SPHERE, CAPSULE, "sphere-capsule", 0, sphere_capsule, AB)                                      \
+  X(BOX, PLANE, "box-plane", 0, box_plane, A)                                                      \
+  /* the vertices of each on the other's faces, and crossing edges: for each of the 9 pairs of   \
+   * edge directions at most 8 edge pairs have the normal in both edges' cones */                \
+  X(BOX, BOX, "box-box", 16 + 72, box_box, AB)                                                     \
+  X(CAPSULE, PLANE, "capsule-plane", 0, capsule_plane, A)                                          \
+  X(CAPSULE, CAPSULE, "capsule-capsule", 0, capsule_capsule, AB)                                   \
+  /* the segment's ends and its closest approach to each edge */                                  \
+  X(BOX, CAPSULE, "capsule-box", 2 + 12, box_capsule, AB)                                          \
+  X(POINTS, PLANE, "points-plane", 0, points_plane, AP)                                            \
+  X(BOX, POINTS, "points-box", 0, box_points, ABP)                                                 \
+  X(SPHERE, POINTS, "points-sphere", 0, sphere_points, ABP)                                        \
+  X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)
 
-/* the pair with kinds in enum order (a->kind <= b->kind); 0 if unsupported */
-static int collide_ordered(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
-                           const mbsPose *Pb, const double *pts, double margin, sink *s) {
-  switch (a->kind) {
-    case MBS_SHAPE_SPHERE:
-      switch (b->kind) {
-        case MBS_SHAPE_SPHERE:
-          sphere_sphere(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_BOX:
-          sphere_box(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_CAPSULE:
-          sphere_capsule(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_POINTS:
-          sphere_points(a, Pa, b, Pb, pts, margin, s);
-          return 1;
-        case MBS_SHAPE_PLANE:
-          sphere_plane(a, Pa, Pb, margin, s);
-          return 1;
-        default:
-          return 0;
-      }
-    case MBS_SHAPE_BOX:
-      switch (b->kind) {
-        case MBS_SHAPE_BOX:
-          box_box(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_CAPSULE:
-          box_capsule(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_POINTS:
-          box_points(a, Pa, b, Pb, pts, margin, s);
-          return 1;
-        case MBS_SHAPE_PLANE:
-          box_plane(a, Pa, Pb, margin, s);
-          return 1;
-        default:
-          return 0;
-      }
-    case MBS_SHAPE_CAPSULE:
-      switch (b->kind) {
-        case MBS_SHAPE_CAPSULE:
-          capsule_capsule(a, Pa, b, Pb, margin, s);
-          return 1;
-        case MBS_SHAPE_POINTS:
-          capsule_points(a, Pa, b, Pb, pts, margin, s);
-          return 1;
-        case MBS_SHAPE_PLANE:
-          capsule_plane(a, Pa, Pb, margin, s);
-          return 1;
-        default:
-          return 0;
-      }
-    case MBS_SHAPE_POINTS:
-      if (b->kind == MBS_SHAPE_PLANE) {
-        points_plane(a, Pa, Pb, pts, margin, s);
-        return 1;
-      }
-      return 0;
-    default:
-      return 0;
+/* one signature for the pair functions, whichever arguments they use */
+typedef void (*pair_fn)(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                        const mbsPose *Pb, const double *pts, double margin, sink *s);
+#define PAIR_CALL_AB(f) f(a, Pa, b, Pb, margin, s)
+#define PAIR_CALL_ABP(f) f(a, Pa, b, Pb, pts, margin, s)
+#define PAIR_CALL_A(f) f(a, Pa, Pb, margin, s)
+#define PAIR_CALL_AP(f) f(a, Pa, Pb, pts, margin, s)
+#define PAIR_ADAPTER(ka, kb, name, max, f, args)                                                   \
+  static void pair_##f(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,                   \
+                       const mbsPose *Pb, const double *pts, double margin, sink *s) {            \
+    (void)b;                                                                                       \
+    (void)pts;                                                                                     \
+    PAIR_CALL_##args(f);                                                                           \
   }
+PAIR_LIST(PAIR_ADAPTER)
+
+typedef struct {
+  mbsShapeKind a, b; /* a <= b */
+  int max;
+  pair_fn fn;
+} PairKind;
+#define PAIR_ENTRY(ka, kb, name, max, f, args) {MBS_SHAPE_##ka, MBS_SHAPE_##kb, max, pair_##f},
+static const PairKind pair_kinds[] = {PAIR_LIST(PAIR_ENTRY)};
+#define PAIR_NAME(ka, kb, name, max, f, args) ", " name
+static const char pair_names[] = PAIR_LIST(PAIR_NAME); /* ", sphere-plane, ..." */
+
+/* the table's entry of the kinds (either order), NULL if unsupported */
+static const PairKind *pair_kind(mbsShapeKind a, mbsShapeKind b) {
+  if (a > b) {
+    mbsShapeKind t = a;
+    a = b;
+    b = t;
+  }
+  for (size_t i = 0; i < sizeof(pair_kinds) / sizeof(pair_kinds[0]); i++) {
+    if (pair_kinds[i].a == a && pair_kinds[i].b == b) {
+      return &pair_kinds[i];
+    }
+  }
+  return NULL;
+}
+
+int mbs_collide_supported(mbsShapeKind a, mbsShapeKind b) {
+  return pair_kind(a, b) != NULL;
+}
+
+const char *mbs_collide_supported_list(void) {
+  return pair_names + 2;
+}
+
+/* points one shape can contribute to a pair */
+static int shape_points(const mbsShape *s) {
+  switch (s->kind) {
+    case MBS_SHAPE_BOX:
+      return 8; /* vertices */
+    case MBS_SHAPE_CAPSULE:
+      return 2; /* the ends of its segment */
+    case MBS_SHAPE_POINTS:
+      return s->npts;
+    default:
+      return 1;
+  }
+}
+
+int mbs_collide_max(const mbsShape *a, const mbsShape *b) {
+  const PairKind *pk = pair_kind(a->kind, b->kind);
+  if (!pk) {
+    return 0;
+  }
+  if (pk->max > 0) {
+    return pk->max;
+  }
+  int na = shape_points(a), nb = shape_points(b);
+  return na > nb ? na : nb;
 }
 
 int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const mbsPose *pb,
                 const double *pts, double margin, mbsContactPoint *out, int max) {
-  if (!mbs_collide_supported(a->kind, b->kind)) {
+  const PairKind *pk = pair_kind(a->kind, b->kind);
+  if (!pk) {
     return -1;
   }
   sink s = {out, max > 0 ? max : 0, 0};
@@ -887,11 +918,11 @@ int mbs_collide(const mbsShape *a, const mbsPose *pa, const mbsShape *b, const m
     b = &segb;
   }
   if (a->kind <= b->kind) {
-    collide_ordered(a, pa, b, pb, pts, margin, &s);
+    pk->fn(a, pa, b, pb, pts, margin, &s);
     return s.n;
   }
   /* the other order: b's points are the pa, the normals point the other way */
-  collide_ordered(b, pb, a, pa, pts, margin, &s);
+  pk->fn(b, pb, a, pa, pts, margin, &s);
   for (int i = 0; i < s.n; i++) {
     double t[3];
     vcopy(t, out[i].pa);
