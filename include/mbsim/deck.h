@@ -227,6 +227,7 @@ typedef struct {
 typedef struct {
   char file[1024]; /* output path; default: deck base name + ".h5" in the cwd */
   int every;       /* write every k-th step, default 1 */
+  double dt;       /* [s] records at k dt independent of the step (0: every k-th step) */
   int xdmf;        /* default 1 */
 } mbsDeckOutput;
 

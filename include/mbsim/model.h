@@ -350,6 +350,7 @@ typedef struct mbsModel {
   double energy_warning;  /* relative |E - E0 - W + D| above which the run warns */
   double energy_unstable; /* relative energy gain E - E0 - W + D above which it fails */
   int output_every;
+  double output_dt; /* [s] records at k output_dt, between steps interpolated (0: none) */
   int output_xdmf;
   char output_file[1024];
   char title[256];

@@ -202,6 +202,15 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
  * says when and why. */
 mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbsError *err);
 
+/* called after each successful step of an advance, d at the step's end (the step covered
+ * [d->t - d->last_dt, d->t]: mbs_solver_interpolate is defined on it) */
+typedef void (*mbsStepVisit)(void *ctx, const mbsModel *m, const mbsData *d);
+
+/* mbs_solver_advance, calling each (when not NULL) after every step it takes, halved ones
+ * included, so that a caller can sample the scheme's interpolation inside every step */
+mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target,
+                                  mbsStepVisit each, void *ctx, mbsError *err);
+
 /* the consistent state of a record at (d->t, d->q, d->v) into d->v_rec (velocities
  * projected onto G v + g_t = 0 in the mass metric; the residual left in
  * d->velocity_violation), d->lambda_rec and d->acc_rec (the index-1 equations at the

@@ -291,8 +291,11 @@ static int parse_args(Args *a, int argc, char **argv) {
  * upper bound) */
 #define WARN_OUTPUT_BYTES (4.0 * 1024.0 * 1024.0 * 1024.0)
 
-static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_first) {
-  long nrec = (nsteps - n_first + 1) / (every > 0 ? every : 1) + 2;
+static void warn_output_size(const mbsWriter *w, const mbsModel *m, long nsteps, long n_first,
+                             double t0) {
+  long nrec = m->output_dt > 0.0
+                  ? (long)fmin((m->t_end - t0) / m->output_dt, 1e15) + 2
+                  : (nsteps - n_first + 1) / (m->output_every > 0 ? m->output_every : 1) + 2;
   double h5 = 0.0, xmf = 0.0;
   double avail = mbs_output_estimate(w, nrec, &h5, &xmf);
   double total = h5 + xmf;
@@ -303,7 +306,8 @@ static void warn_output_size(const mbsWriter *w, long nsteps, int every, long n_
     }
     fprintf(stderr,
             "mbsim-run: warning: this run writes about %ld records: up to %.3g GB of HDF5 data "
-            "and %.3g GB of XDMF sidecar%s. Write fewer records (--set output.every=K) or no "
+            "and %.3g GB of XDMF sidecar%s. Write fewer records (--set output.every=K or "
+            "output.dt=SECONDS) or no "
             "sidecar (--set output.xdmf=false)\n",
             nrec, h5 / 1e9, xmf / 1e9, room);
   }
@@ -409,7 +413,7 @@ int main(int argc, char **argv) {
   long nsteps = (long)ceil(m->t_end / m->dt - 1e-9);
   nsteps = nsteps < 1 ? 1 : nsteps;
   long n_first = start->n_first;
-  warn_output_size(mbs_run_writer(run), nsteps, m->output_every, n_first);
+  warn_output_size(mbs_run_writer(run), m, nsteps, n_first, d->t);
   /* on a terminal the progress line is rewritten in place (\r); in a log file each update
    * is a line of its own */
   int stderr_tty = isatty(STDERR_FILENO);

@@ -19,7 +19,7 @@ static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const spacetime_keys[] = {"degree", "elements_per_block", NULL};
-static const char *const output_keys[] = {"file", "every", "xdmf", NULL};
+static const char *const output_keys[] = {"file", "every", "dt", "xdmf", NULL};
 
 
 /* ---------------------------------------------------------------------------------------- */
@@ -364,12 +364,45 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       goto fail;
     }
   }
-  if ((v = deck_map_get(&m, "every"))) {
+  /* output.every or output.dt; one given by --set replaces the other in the deck */
+  yaml_node_t *every = deck_map_get(&m, "every"), *dt = deck_map_get(&m, "dt");
+  if (every && dt) {
+    int every_set = every->start_mark.index == DECK_SET_MARK;
+    int dt_set = dt->start_mark.index == DECK_SET_MARK;
+    if (every_set == dt_set) {
+      st = deck_fail(r, dt,
+                     "give output.every (a record every k-th step) or output.dt (records "
+                     "every dt seconds), not both");
+      goto fail;
+    }
+    if (dt_set) {
+      every = NULL;
+    } else {
+      dt = NULL;
+    }
+  }
+  if ((v = every)) {
     if ((st = deck_integer(r, v, "every", &o->every)) != MBS_OK) {
       goto fail;
     }
     if (o->every < 1) {
       st = deck_fail(r, v, "every must be >= 1 (got %d)", o->every);
+      goto fail;
+    }
+  }
+  if ((v = dt)) {
+    /* record times k dt independent of the step (README "Record times") */
+    if ((st = deck_positive(r, v, "dt", &o->dt)) != MBS_OK) {
+      goto fail;
+    }
+    if (o->dt > deck->solver.t_end) {
+      st = deck_fail(r, v, "dt (%g) must not be larger than t_end (%g)", o->dt,
+                     deck->solver.t_end);
+      goto fail;
+    }
+    if (deck->solver.t_end / o->dt > DECK_MAX_STEPS) {
+      st = deck_fail(r, v, "t_end / dt = %g records; a run may write at most %g",
+                     deck->solver.t_end / o->dt, DECK_MAX_STEPS);
       goto fail;
     }
   }
@@ -381,4 +414,3 @@ fail:
   deck_map_free(&m);
   return st;
 }
-

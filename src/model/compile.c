@@ -2132,6 +2132,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->rho_inf = deck->solver.rho_inf;
   m->max_halvings = deck->solver.max_halvings;
   m->output_every = deck->output.every;
+  m->output_dt = deck->output.dt;
   m->output_xdmf = deck->output.xdmf;
   if (memory_budget(m, deck, err) != MBS_OK) {
     goto fail;

@@ -288,8 +288,11 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
   double t = last.time;
   if (!bad && (t < 0.0 || !on_grid(t, &last))) {
     snprintf(msg, sizeof(msg),
-             "bad restart file: its last record is at t = %.17g, which is not a time the "
-             "earlier run (dt = %.17g, t_end = %.17g) wrote a record at",
+             "bad restart file: its last record is at t = %.17g, which is not a step end "
+             "of the earlier run (dt = %.17g, t_end = %.17g): a run restarts only from a "
+             "record at a step (records between steps, written by output.dt, are "
+             "interpolated; a run that stops or is interrupted writes one at its last step, "
+             "a failed run does not)",
              t, last.dt, last.t_end);
     bad = 1;
   }

@@ -21,6 +21,29 @@
 #define STATUS_MAX 1400
 #define NOTES_MAX 2048
 
+/* the accumulated scalars a record writes, interpolated linearly within a step */
+#define NACC 7
+static double *acc_field(mbsData *d, int k) {
+  double *f[NACC] = {&d->external_work,     &d->dissipated,          &d->contact_dissipated,
+                     &d->impact_dissipated, &d->friction_dissipated, &d->numerical_dissipated,
+                     &d->contact_potential};
+  return f[k];
+}
+
+/* output.dt's samples of one grid step: count states at the times t, each q and v (nq),
+ * the multipliers (ncon; static's records carry them) and the accumulated scalars */
+typedef struct {
+  int n, cap, nomem;
+  double *t, *q, *v, *lambda, *acc;
+  /* the start of the step being visited: its accumulated scalars and multipliers */
+  double acc0[NACC];
+  double *lambda0;
+  /* room to keep the step's own state while a sample is recorded */
+  double *hold_q, *hold_v, *hold_lambda, *hold_vrec, *hold_lrec, *hold_arec, *hold_jc;
+} Sampled;
+
+static void sampled_free(Sampled *s);
+
 struct mbsRun {
   mbsDeck deck;
   mbsModel *m;
@@ -38,6 +61,12 @@ struct mbsRun {
   int recorded; /* a record of the current step was written */
   /* the grid */
   long nsteps, n; /* n: the number of the next step */
+  /* output.dt: the next record time is rec_k output_dt; the states of the record times
+   * inside the grid step being taken, sampled from the scheme's interpolation after each of
+   * its (halved) steps and written after it (Sampled) */
+  long rec_k;
+  Sampled smp;
+  int last_between; /* the last record was a sampled one, between steps */
   /* the observation of the current state */
   mbsObservables o;
   int observed;
@@ -204,6 +233,7 @@ void mbs_run_destroy(mbsRun *r) {
   }
   mbs_output_close(r->w, NULL);
   mbs_recorder_free(&r->rec);
+  sampled_free(&r->smp);
   free(r->names);
   free(r->qunits);
   free(r->junits);
@@ -247,6 +277,157 @@ const mbsWriter *mbs_run_writer(const mbsRun *r) {
 
 /* the consistent state of a record (velocities on the constraints, reactions of the
  * index-1 equations) and its observables, once per step */
+static void sampled_free(Sampled *s) {
+  double *a[] = {s->t,         s->q,         s->v,      s->lambda,      s->acc,
+                 s->lambda0,   s->hold_q,    s->hold_v, s->hold_lambda, s->hold_vrec,
+                 s->hold_lrec, s->hold_arec, s->hold_jc};
+  for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+    free(a[i]);
+  }
+  memset(s, 0, sizeof(*s));
+}
+
+static mbsStatus sampled_init(Sampled *s, const mbsModel *m) {
+  size_t nq = (size_t)m->nq, nc = (size_t)m->ncon + 1, nj = 3 * (size_t)m->njoint + 1;
+  sampled_free(s);
+  s->lambda0 = malloc(nc * sizeof(double));
+  s->hold_q = malloc(nq * sizeof(double));
+  s->hold_v = malloc(nq * sizeof(double));
+  s->hold_lambda = malloc(nc * sizeof(double));
+  s->hold_vrec = malloc(nq * sizeof(double));
+  s->hold_lrec = malloc(nc * sizeof(double));
+  s->hold_arec = malloc(nq * sizeof(double));
+  s->hold_jc = malloc(nj * sizeof(double));
+  if (!s->lambda0 || !s->hold_q || !s->hold_v || !s->hold_lambda || !s->hold_vrec ||
+      !s->hold_lrec || !s->hold_arec || !s->hold_jc) {
+    sampled_free(s);
+    return MBS_ERR_NOMEM;
+  }
+  return MBS_OK;
+}
+
+/* room for one more sample; 0 when out of memory */
+static int sampled_grow(Sampled *s, const mbsModel *m) {
+  if (s->n < s->cap) {
+    return 1;
+  }
+  int cap = s->cap ? 2 * s->cap : 4;
+  size_t nq = (size_t)m->nq, nc = (size_t)m->ncon + 1, c = (size_t)cap;
+  double *t = realloc(s->t, c * sizeof(double));
+  s->t = t ? t : s->t;
+  double *q = realloc(s->q, c * nq * sizeof(double));
+  s->q = q ? q : s->q;
+  double *v = realloc(s->v, c * nq * sizeof(double));
+  s->v = v ? v : s->v;
+  double *l = realloc(s->lambda, c * nc * sizeof(double));
+  s->lambda = l ? l : s->lambda;
+  double *a = realloc(s->acc, c * NACC * sizeof(double));
+  s->acc = a ? a : s->acc;
+  if (!t || !q || !v || !l || !a) {
+    return 0;
+  }
+  s->cap = cap;
+  return 1;
+}
+
+/* the accumulated scalars and multipliers at the start of a step */
+static void sampled_mark(Sampled *s, const mbsModel *m, mbsData *d) {
+  for (int k = 0; k < NACC; k++) {
+    s->acc0[k] = *acc_field(d, k);
+  }
+  memcpy(s->lambda0, d->lambda, (size_t)m->ncon * sizeof(double));
+}
+
+/* the grid step's target time, for the visitor */
+typedef struct {
+  mbsRun *r;
+  double t_next;
+} Visit;
+
+/* after each step of an advance (mbsStepVisit): the record times inside it, except one at
+ * the grid step's end (an ordinary record), sampled from the scheme's interpolation; the
+ * accumulated scalars and the multipliers linear in the step */
+static void visit_step(void *ctx, const mbsModel *m, const mbsData *dc) {
+  Visit *vis = ctx;
+  mbsRun *r = vis->r;
+  Sampled *s = &r->smp;
+  mbsData *d = r->d; /* dc == d: the run owns it */
+  (void)dc;
+  double eps = 1e-9 * m->dt, t1 = d->t, h = d->last_dt, t0 = t1 - h;
+  for (;;) {
+    double tk = (double)r->rec_k * m->output_dt;
+    if (tk > t1 + eps || tk >= vis->t_next - eps || !(h > 0.0)) {
+      break;
+    }
+    if (!sampled_grow(s, m)) {
+      s->nomem = 1;
+      break;
+    }
+    double a = (tk - t0) / h;
+    a = a < 0.0 ? 0.0 : (a > 1.0 ? 1.0 : a);
+    size_t nq = (size_t)m->nq, nc = (size_t)m->ncon + 1, i = (size_t)s->n;
+    s->t[i] = tk;
+    mbs_solver_interpolate(m, d, tk, s->q + i * nq, s->v + i * nq);
+    for (int c = 0; c < m->ncon; c++) {
+      s->lambda[i * nc + (size_t)c] = s->lambda0[c] + a * (d->lambda[c] - s->lambda0[c]);
+    }
+    for (int k = 0; k < NACC; k++) {
+      s->acc[i * NACC + (size_t)k] = s->acc0[k] + a * (*acc_field(d, k) - s->acc0[k]);
+    }
+    s->n++;
+    r->rec_k++;
+  }
+  sampled_mark(s, m, d);
+}
+
+/* write the samples of the last grid step as records, each of its own state (the step's
+ * state is kept aside and restored: a record never changes the trajectory) */
+static mbsStatus record_samples(mbsRun *r, mbsError *err) {
+  Sampled *s = &r->smp;
+  const mbsModel *m = r->m;
+  mbsData *d = r->d;
+  size_t nq = (size_t)m->nq, nc = (size_t)m->ncon, nj = 3 * (size_t)m->njoint;
+  mbsStatus st = MBS_OK;
+  for (int i = 0; i < s->n && st == MBS_OK; i++) {
+    double t = d->t, acc[NACC];
+    for (int k = 0; k < NACC; k++) {
+      acc[k] = *acc_field(d, k);
+      *acc_field(d, k) = s->acc[(size_t)i * NACC + (size_t)k];
+    }
+    memcpy(s->hold_q, d->q, nq * sizeof(double));
+    memcpy(s->hold_v, d->v, nq * sizeof(double));
+    memcpy(s->hold_lambda, d->lambda, nc * sizeof(double));
+    memcpy(s->hold_vrec, d->v_rec, nq * sizeof(double));
+    memcpy(s->hold_lrec, d->lambda_rec, nc * sizeof(double));
+    memcpy(s->hold_arec, d->acc_rec, nq * sizeof(double));
+    memcpy(s->hold_jc, d->joint_coord, nj * sizeof(double));
+    d->t = s->t[i];
+    memcpy(d->q, s->q + (size_t)i * nq, nq * sizeof(double));
+    memcpy(d->v, s->v + (size_t)i * nq, nq * sizeof(double));
+    memcpy(d->lambda, s->lambda + (size_t)i * (nc + 1), nc * sizeof(double));
+    mbs_joint_track(m, d);
+    r->observed = 0;
+    r->recorded = 0;
+    st = mbs_run_record(r, err);
+    d->t = t;
+    for (int k = 0; k < NACC; k++) {
+      *acc_field(d, k) = acc[k];
+    }
+    memcpy(d->q, s->hold_q, nq * sizeof(double));
+    memcpy(d->v, s->hold_v, nq * sizeof(double));
+    memcpy(d->lambda, s->hold_lambda, nc * sizeof(double));
+    memcpy(d->v_rec, s->hold_vrec, nq * sizeof(double));
+    memcpy(d->lambda_rec, s->hold_lrec, nc * sizeof(double));
+    memcpy(d->acc_rec, s->hold_arec, nq * sizeof(double));
+    memcpy(d->joint_coord, s->hold_jc, nj * sizeof(double));
+    r->observed = 0;
+    r->recorded = 0;
+    r->last_between = 1;
+  }
+  s->n = 0;
+  return st;
+}
+
 static mbsStatus observe(mbsRun *r, mbsError *err) {
   if (r->observed) {
     return MBS_OK;
@@ -306,6 +487,12 @@ mbsStatus mbs_run_start(mbsRun *r, const char *restart_path, const char *out_pat
     r->start.restart_from = r->restart.from;
     r->n = r->restart.n_first;
     r->start.n_first = r->n;
+  }
+  /* output.dt: the first record time after the start (a restart's record time included) */
+  r->rec_k = m->output_dt > 0.0 ? (long)floor(d->t / m->output_dt + 1e-9) + 1 : 0;
+  if (m->output_dt > 0.0 && sampled_init(&r->smp, m) != MBS_OK) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory for the records between steps (output.dt)");
   }
   /* initial.project_velocities: the velocities at t = 0 onto the joints, before anything is
    * written (a restart goes on from the state in its file) */
@@ -526,7 +713,19 @@ mbsStatus mbs_run_step(mbsRun *r, mbsError *err) {
   mbsData *d = r->d;
   long n = r->n;
   double t_next = (n == r->nsteps) ? m->t_end : (double)n * m->dt;
-  mbsStatus st = mbs_solver_advance(m, d, t_next, err);
+  mbsStatus st;
+  if (m->output_dt > 0.0) {
+    Visit vis = {r, t_next};
+    sampled_mark(&r->smp, m, d);
+    r->smp.n = 0;
+    st = mbs_solver_advance_each(m, d, t_next, visit_step, &vis, err);
+    if (st == MBS_OK && r->smp.nomem) {
+      st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                         "out of memory keeping the records between steps (output.dt)");
+    }
+  } else {
+    st = mbs_solver_advance(m, d, t_next, err);
+  }
   if (st != MBS_OK) {
     char msg[1200];
     mbs_error_format(err, msg, sizeof(msg));
@@ -556,7 +755,25 @@ mbsStatus mbs_run_step(mbsRun *r, mbsError *err) {
   r->recorded = 0;
   int unstable = monitor(r);
   int due = n % m->output_every == 0 || n == r->nsteps;
+  if (m->output_dt > 0.0) {
+    /* the record times inside the step were sampled; one at its end is an ordinary record */
+    double eps = 1e-9 * m->dt;
+    due = n == r->nsteps || fabs((double)r->rec_k * m->output_dt - t_next) <= eps;
+    while ((double)r->rec_k * m->output_dt <= t_next + eps) {
+      r->rec_k++;
+    }
+    if (r->w && r->smp.n > 0) {
+      st = record_samples(r, err);
+      if (st != MBS_OK) {
+        snprintf(r->status, sizeof(r->status), "failed: %s", err->msg);
+        r->failure = MBS_RUN_FAIL_RECORD;
+        return st;
+      }
+    }
+    r->smp.n = 0;
+  }
   if (r->w && (due || unstable)) {
+    r->last_between = 0;
     st = mbs_run_record(r, err);
     if (st != MBS_OK) {
       snprintf(r->status, sizeof(r->status), "failed: %s", err->msg);
@@ -614,6 +831,15 @@ static void settle(mbsRun *r) {
 
 mbsStatus mbs_run_finish(mbsRun *r, long *nrecords, mbsError *err) {
   settle(r);
+  if (r->w && r->failure == MBS_RUN_FAIL_NONE && r->last_between && r->d) {
+    /* the last record was between steps (output.dt): one at the step the run stopped at, so
+     * that a restart can go on from the file */
+    r->last_between = 0;
+    if (mbs_run_record(r, err) != MBS_OK) {
+      mbs_run_detach(r, nrecords, NULL);
+      return err->status;
+    }
+  }
   if (r->failure == MBS_RUN_FAIL_NONE && !r->interrupted && r->d && r->n <= r->nsteps) {
     snprintf(r->status, sizeof(r->status), "stopped at t=%.9g before t_end", r->d->t);
   }

@@ -10,6 +10,11 @@
 #include "mbsim/solver.h"
 
 mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbsError *err) {
+  return mbs_solver_advance_each(m, d, t_target, NULL, NULL, err);
+}
+
+mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target, mbsStepVisit each,
+                                  void *ctx, mbsError *err) {
   double h_full = t_target - d->t;
   int level = 0, successes = 0, iterations = 0;
   mbsError step_err;
@@ -22,6 +27,9 @@ mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbs
     mbsStatus st = mbs_solver_step(m, d, hs, &step_err);
     iterations += d->iterations;
     if (st == MBS_OK) {
+      if (each) {
+        each(ctx, m, d);
+      }
       if (level > 0 && ++successes >= 2) {
         level--;
         successes = 0;

@@ -205,8 +205,8 @@ refused(craft("tneg300", set_last("time", 0, -1e300)), [BAD, "t = -1.00000000000
         "/time = -1e300 (was: a long overflowed)")
 refused(craft("tnan", set_last("time", 0, np.nan)), [BAD, "never holds in /time"], "/time = NaN")
 refused(craft("toff", set_last("time", 0, 0.0123456)),
-        [BAD, "t = 0.0123456", "not a time the earlier run"], "/time off the dt grid")
-refused(craft("tbig", set_last("time", 0, 1e300)), [BAD, "not a time the earlier run"],
+        [BAD, "t = 0.0123456", "not a step end of the earlier run"], "/time off the dt grid")
+refused(craft("tbig", set_last("time", 0, 1e300)), [BAD, "not a step end of the earlier run"],
         "/time = 1e300 (1e303 steps)")
 refused(craft("tpast", set_last("time", 0, 0.5)), ["not before t_end = 0.1"], "/time after t_end")
 # finiteness: NaN and Inf are a bad file (exit 1), not a blown-up run (exit 2)
