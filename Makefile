@@ -32,7 +32,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/check_main.o
 
 .PHONY: all deps tools run test test-unit test-integration test-tools test-asan test-valgrind fuzz \
-        fuzz-restart bench bench-dice \
+        fuzz-restart bench bench-dice bench-peers \
         install clean check-layering format-check
 
 all: $(BUILD)/mbsim-run $(BUILD)/libmbsim.a $(BUILD)/libmbsim.so
@@ -182,6 +182,16 @@ bench-dice: deps
 	bash scripts/install-deps --bench || echo "bench-dice: MuJoCo/Siconos did not install; skipped"
 	$(MAKE) all
 	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/dice
+
+# time to accuracy on the chain of 1 m links against Simbody and MuJoCo (scripts/bench/peers;
+# installs libsimbody-dev and libmujoco-dev with scripts/install-deps --bench); not part of
+# `make test`. SIZES=10,50,200,1000 for the issue's whole table (the 1000-link searches take
+# tens of minutes)
+SIZES ?= 10,50,200
+bench-peers: deps
+	bash scripts/install-deps --bench || echo "bench-peers: Simbody/MuJoCo did not install"
+	$(MAKE) all
+	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/bench/peers --sizes $(SIZES)
 
 # PYTHONDIR: where Debian's python3 finds packages under PREFIX (/usr/local/lib/python3/dist-packages)
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
