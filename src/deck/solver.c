@@ -42,7 +42,7 @@ void deck_default_settings(mbsDeck *deck) {
   deck->solver.contact_tolerance = 1e-10;
   deck->solver.contact_iterations = 100;
   deck->solver.spacetime_degree = 1;
-  deck->solver.spacetime_elements = 10;
+  deck->solver.spacetime_elements = 1;
   deck->output.every = 1;
   deck->output.xdmf = 1;
 }
