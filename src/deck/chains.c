@@ -230,7 +230,7 @@ static mbsStatus read_chain(DeckReader *r, mbsDeck *deck, int ci, yaml_node_t *n
     double a, alpha, d, theta;
     memset(b, 0, sizeof(*b));
     memset(j, 0, sizeof(*j));
-    snprintf(r->ctx, sizeof(r->ctx), "%s links[%d]", chain_ctx, i);
+    snprintf(r->ctx, sizeof(r->ctx), "%.160s links[%d]", chain_ctx, i);
     if (rn->type != YAML_MAPPING_NODE) {
       st = deck_fail(r, rn, "expected a mapping (one row: a, alpha, d, theta, type, body), got %s",
                      deck_kind(rn));
