@@ -156,7 +156,7 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
   if ((n = v && v->type == YAML_SEQUENCE_NODE ? deck_count(v) : 0) == 0 && !has_beams) {
-    st = deck_fail(r, v ? v : root, "bodies: a deck needs at least one body, beam or chain");
+    st = deck_fail(r, v ? v : root, "bodies: a deck needs at least one body or beam (or a chain)");
     goto fail;
   }
   if ((n > 0 && !(deck->bodies = calloc((size_t)n, sizeof(*deck->bodies)))) ||
