@@ -669,7 +669,8 @@ mbsStatus deck_read_link_body(DeckReader *r, const mbsDeck *deck, mbsDeckBody *b
   }
   snprintf(where, sizeof(where), "%s body", r->ctx);
   if ((st = deck_check_keys(r, &m, where, link_keys, NULL)) != MBS_OK ||
-      (st = rigid_mass(r, &m, b)) != MBS_OK || (st = opt_vec3(r, &m, "center_of_mass", c)) != MBS_OK) {
+      (st = rigid_mass(r, &m, b)) != MBS_OK ||
+      (st = opt_vec3(r, &m, "center_of_mass", c)) != MBS_OK) {
     goto fail;
   }
   memcpy(b->directors, R, sizeof(b->directors));

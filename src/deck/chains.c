@@ -20,8 +20,8 @@
 
 #define PI 3.14159265358979323846
 
-static const char *const chain_keys[] = {"name",        "base",  "origin", "orientation",
-                                         "convention",  "links", NULL};
+static const char *const chain_keys[] = {"name",       "base",  "origin", "orientation",
+                                         "convention", "links", NULL};
 static const char *const row_keys[] = {"a",         "alpha", "alpha_deg", "d",      "theta",
                                        "theta_deg", "type",  "body",      "motion", NULL};
 static const char *const conventions[] = {"standard", "modified"};
@@ -122,8 +122,8 @@ static mbsStatus read_chain(DeckReader *r, mbsDeck *deck, int ci, yaml_node_t *n
   Twist T = {{0, 0, 0}, {0, 0, 0}};
 
   deck_node_pos(node, &ch->mark.line, &ch->mark.col);
-  if ((st = deck_entry_open(r, node, "chains", ci, "chain", chain_keys, NULL, ch->name, &nn,
-                            &m)) != MBS_OK) {
+  if ((st = deck_entry_open(r, node, "chains", ci, "chain", chain_keys, NULL, ch->name, &nn, &m)) !=
+      MBS_OK) {
     return st;
   }
   memcpy(chain_ctx, r->ctx, sizeof(chain_ctx));
@@ -210,8 +210,9 @@ static mbsStatus read_chain(DeckReader *r, mbsDeck *deck, int ci, yaml_node_t *n
 
   /* links: one row per joint */
   if (!(links = deck_map_get(&m, "links"))) {
-    st = deck_fail(r, m.node, "missing required key 'links' (one row per joint: a, alpha, d, "
-                              "theta, type, body)");
+    st = deck_fail(r, m.node,
+                   "missing required key 'links' (one row per joint: a, alpha, d, "
+                   "theta, type, body)");
     goto fail;
   }
   if (links->type != YAML_SEQUENCE_NODE || deck_count(links) == 0) {
@@ -257,8 +258,9 @@ static mbsStatus read_chain(DeckReader *r, mbsDeck *deck, int ci, yaml_node_t *n
     int lb = snprintf(b->name, sizeof(b->name), "%s.link%d", ch->name, i + 1);
     int lj = snprintf(j->name, sizeof(j->name), "%s.joint%d", ch->name, i + 1);
     if (lb >= MBS_NAME_MAX || lj >= MBS_NAME_MAX) {
-      st = deck_fail(r, nn, "the names of this chain's links and joints ('%s.link%d') are longer "
-                            "than %d characters; shorten the chain's name",
+      st = deck_fail(r, nn,
+                     "the names of this chain's links and joints ('%s.link%d') are longer "
+                     "than %d characters; shorten the chain's name",
                      ch->name, i + 1, MBS_NAME_MAX - 1);
       goto fail;
     }
@@ -288,8 +290,9 @@ static mbsStatus read_chain(DeckReader *r, mbsDeck *deck, int ci, yaml_node_t *n
 
     /* the link */
     if (!(v = deck_map_get(&row, "body"))) {
-      st = deck_fail(r, row.node, "missing required key 'body' (the link's mass and inertia, or "
-                                  "mass and shape)");
+      st = deck_fail(r, row.node,
+                     "missing required key 'body' (the link's mass and inertia, or "
+                     "mass and shape)");
       goto fail;
     }
     if ((st = deck_read_link_body(r, deck, b, v, F.o, F.R)) != MBS_OK) {

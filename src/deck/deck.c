@@ -1,6 +1,6 @@
 /* deck.c: mbs_deck_load and the top level of the deck schema (decks/README.md, format version
- * 1): the sections in order (parameters, bodies, chains, beams, joints, loads, ground, contacts, initial,
- * solver, output) and the helpers the section readers share. The sections live in body.c,
+ * 1): the sections in order (parameters, bodies, chains, beams, joints, loads, ground, contacts,
+ * initial, solver, output) and the helpers the section readers share. The sections live in body.c,
  * joints.c, loads.c, profiles.c, contacts.c and solver.c. The pipeline is
  *   read file -> parse (libyaml loader) -> depth check -> --set overrides -> validate
  *   -> deck text (verbatim, or re-emitted when overridden);
@@ -156,7 +156,8 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
   if ((n = v && v->type == YAML_SEQUENCE_NODE ? deck_count(v) : 0) == 0 && !has_beams) {
-    st = deck_fail(r, v ? v : root, "bodies: a deck needs at least one body or beam (or a chain)");
+    st = deck_fail(r, v ? v : root,
+                   "bodies: a deck needs at least one body or beam (or a chain)");
     goto fail;
   }
   if ((n > 0 && !(deck->bodies = calloc((size_t)n, sizeof(*deck->bodies)))) ||

@@ -303,15 +303,15 @@ mbsStatus deck_read_link_body(DeckReader *r, const mbsDeck *deck, mbsDeckBody *b
 /* chains.c: the section `chains` (after the bodies, before the beams): each row's link is
  * appended to deck->bodies (r->body_names rebuilt), each row's joint to *joints (*njoint of
  * them, owned by the caller also on failure: their motion profiles), and deck->chains filled */
-mbsStatus deck_read_chains(DeckReader *r, mbsDeck *deck, yaml_node_t *node, mbsDeckJoint **joints,
-                           int *njoint);
+mbsStatus deck_read_chains(DeckReader *r, mbsDeck *deck, yaml_node_t *node,
+                           mbsDeckJoint **joints, int *njoint);
 
 /* solver.c: the defaults of the sections solver and output, set before anything is read */
 void deck_default_settings(mbsDeck *deck);
 
-/* the section readers: body i, joint i into deck->joints[slot] (names: the joint names so far), load i (names: the
- * load names so far, jnames: all joint names), the sections initial, solver and output (node
- * NULL when the deck has none) */
+/* the section readers: body i, joint i (the i-th of `joints:`) into deck->joints[slot] (names:
+ * the joint names so far), load i (names: the load names so far, jnames: all joint names), the
+ * sections initial, solver and output (node NULL when the deck has none) */
 mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node);
 mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int slot, int i,
                           yaml_node_t *node);
