@@ -155,6 +155,19 @@ typedef struct {
                            under `joints:`; its name is NODE.planar or BODY.planar */
 } mbsDeckJoint;
 
+/* a `chains:` entry (decks/README.md "Chains"): a serial arm by its Denavit-Hartenberg table,
+ * expanded by the reader into ordinary bodies NAME.link1..n (appended to mbsDeck.bodies from
+ * body0 on) and joints NAME.joint1..n (in mbsDeck.joints from joint0 on, before the deck's
+ * own joints) */
+typedef struct {
+  char name[MBS_NAME_MAX];
+  mbsMark mark;     /* the list entry */
+  int modified;     /* 1: modified (Craig) DH convention, 0: standard */
+  int base;         /* body index, -1 = ground */
+  int nlink;        /* rows (>= 1) */
+  int body0, joint0;
+} mbsDeckChain;
+
 /* an applied load, a spring or a damper */
 typedef struct {
   char name[MBS_NAME_MAX];
@@ -241,6 +254,8 @@ typedef struct mbsDeck {
   mbsDeckBody *bodies;
   mbsDeckJoint *joints;
   mbsDeckLoad *loads;
+  int nchain;
+  mbsDeckChain *chains;  /* `chains:` (owned), already expanded into bodies and joints */
   int nbeam, nbeam_node; /* beams and their nodes together */
   mbsDeckBeam *beams;    /* `beams:` (owned) */
   int nground_shape, ncontact;

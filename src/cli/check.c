@@ -194,9 +194,29 @@ static void print_beams(FILE *f, const mbsDeck *deck) {
   }
 }
 
+/* each chain and the bodies and joints it expanded into (listed with the others below) */
+static void print_chains(FILE *f, const mbsDeck *deck) {
+  char name[256], b0[256], b1[256], j0[256], j1[256], base[256];
+  if (deck->nchain == 0) {
+    return;
+  }
+  fprintf(f, "chains (Denavit-Hartenberg; expanded into the bodies and joints listed below):\n");
+  for (int i = 0; i < deck->nchain && !more(f, i, deck->nchain, "chains"); i++) {
+    const mbsDeckChain *c = &deck->chains[i];
+    fprintf(f, "  %s: %s convention, base %s, %d link%s: bodies %s .. %s, joints %s .. %s\n",
+            cli_escape(name, sizeof(name), c->name), c->modified ? "modified" : "standard",
+            body_name(deck, c->base, base, sizeof(base)), c->nlink, c->nlink == 1 ? "" : "s",
+            cli_escape(b0, sizeof(b0), deck->bodies[c->body0].name),
+            cli_escape(b1, sizeof(b1), deck->bodies[c->body0 + c->nlink - 1].name),
+            cli_escape(j0, sizeof(j0), deck->joints[c->joint0].name),
+            cli_escape(j1, sizeof(j1), deck->joints[c->joint0 + c->nlink - 1].name));
+  }
+}
+
 void cli_print_check(FILE *f, const mbsDeck *deck) {
   char g[96];
   fprintf(f, "gravity:      %s m/s^2\n", vec(g, sizeof(g), deck->gravity));
+  print_chains(f, deck);
   print_bodies(f, deck);
   print_beams(f, deck);
   print_joints(f, deck);

@@ -641,3 +641,53 @@ fail:
   deck_map_free(&m);
   return st;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* a chain link's body (chains.c): its mass properties, centre of mass and contact geometry
+ * from the row's `body:` mapping; the pose R (its DH frame) and the frame origin are the
+ * chain's, the centre of mass is at origin + R center_of_mass */
+
+mbsStatus deck_read_link_body(DeckReader *r, const mbsDeck *deck, mbsDeckBody *b,
+                              yaml_node_t *node, const double origin[3], const double R[9]) {
+  static const char *const link_keys[] = {"mass",  "inertia",        "euler_tensor", "shape",
+                                          "density", "center_of_mass", "collision",    NULL};
+  DeckMap m = {0};
+  char where[256];
+  double c[3] = {0, 0, 0};
+  mbsStatus st;
+
+  b->type = MBS_BODY_RIGID;
+  deck_node_pos(node, &b->mark.line, &b->mark.col);
+  if (node->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, node,
+                     "body: expected a mapping {mass, inertia} or {mass, shape} (the link's "
+                     "mass properties), got %s",
+                     deck_kind(node));
+  }
+  if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
+    return st;
+  }
+  snprintf(where, sizeof(where), "%s body", r->ctx);
+  if ((st = deck_check_keys(r, &m, where, link_keys, NULL)) != MBS_OK ||
+      (st = rigid_mass(r, &m, b)) != MBS_OK ||
+      (st = opt_vec3(r, &m, "center_of_mass", c)) != MBS_OK) {
+    goto fail;
+  }
+  memcpy(b->directors, R, sizeof(b->directors));
+  for (int a = 0; a < 3; a++) {
+    b->position[a] = origin[a] + R[3 * a] * c[0] + R[3 * a + 1] * c[1] + R[3 * a + 2] * c[2];
+  }
+  if ((st = check_scale(r, &m, b, deck->gravity)) != MBS_OK) {
+    goto fail;
+  }
+  st = deck_read_collision(r, b, deck_map_get(&m, "collision"));
+
+fail:
+  if (st != MBS_OK) {
+    deck_free_shapes(b->collision, b->ncollision);
+    b->collision = NULL;
+    b->ncollision = 0;
+  }
+  deck_map_free(&m);
+  return st;
+}

@@ -1,6 +1,6 @@
 /* deck.c: mbs_deck_load and the top level of the deck schema (decks/README.md, format version
- * 1): the sections in order (parameters, bodies, beams, joints, loads, ground, contacts, initial,
- * solver, output) and the helpers the section readers share. The sections live in body.c,
+ * 1): the sections in order (parameters, bodies, chains, beams, joints, loads, ground, contacts,
+ * initial, solver, output) and the helpers the section readers share. The sections live in body.c,
  * joints.c, loads.c, profiles.c, contacts.c and solver.c. The pipeline is
  *   read file -> parse (libyaml loader) -> depth check -> --set overrides -> validate
  *   -> deck text (verbatim, or re-emitted when overridden);
@@ -19,7 +19,7 @@
 static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
                                        "beams",  "joints", "loads",   "ground",     "contacts",
                                        "solver", "output", "initial", "planar",
-                                       NULL};
+                                       "chains", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */
@@ -96,6 +96,8 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   yaml_node_t *root = yaml_document_get_root_node(r->doc);
   DeckMap m = {0};
   DeckNames names = {0}, jnames = {0};
+  mbsDeckJoint *cjoints = NULL; /* the chains' joints until deck->joints holds them */
+  int ncj = 0;
   yaml_node_t *v;
   int n;
   mbsStatus st;
@@ -140,10 +142,11 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
 
-  /* bodies: at least one, unless the deck has beams */
+  /* bodies: at least one, unless the deck has beams or chains */
   r->deck = deck;
-  yaml_node_t *vb = deck_map_get(&m, "beams");
-  int has_beams = vb && vb->type == YAML_SEQUENCE_NODE && deck_count(vb) > 0;
+  yaml_node_t *vb = deck_map_get(&m, "beams"), *vc = deck_map_get(&m, "chains");
+  int has_beams = (vb && vb->type == YAML_SEQUENCE_NODE && deck_count(vb) > 0) ||
+                  (vc && vc->type == YAML_SEQUENCE_NODE && deck_count(vc) > 0);
   if (!(v = deck_map_get(&m, "bodies")) && !has_beams) {
     st = deck_fail(r, root, "missing required key 'bodies'");
     goto fail;
@@ -153,7 +156,8 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     goto fail;
   }
   if ((n = v && v->type == YAML_SEQUENCE_NODE ? deck_count(v) : 0) == 0 && !has_beams) {
-    st = deck_fail(r, v ? v : root, "bodies: a deck needs at least one body or beam");
+    st = deck_fail(r, v ? v : root,
+                   "bodies: a deck needs at least one body or beam (or a chain)");
     goto fail;
   }
   if ((n > 0 && !(deck->bodies = calloc((size_t)n, sizeof(*deck->bodies)))) ||
@@ -168,6 +172,12 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
     }
   }
   deck->nbody = n;
+
+  /* chains: their links are bodies (named by the beams, joints and loads below), their joints
+   * come first in deck->joints */
+  if ((st = deck_read_chains(r, deck, vc, &cjoints, &ncj)) != MBS_OK) {
+    goto fail;
+  }
 
   /* beams: after the bodies (names unique among both), before anything that names a node */
   if ((st = deck_read_beams(r, deck, vb)) != MBS_OK) {
@@ -188,16 +198,24 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   if ((st = entry_list(r, v, "joints", &n)) != MBS_OK) {
     goto fail;
   }
-  if ((n > 0 && !(deck->joints = calloc((size_t)n, sizeof(*deck->joints)))) ||
-      !deck_names_init(&jnames, n)) {
+  if ((n + ncj > 0 && !(deck->joints = calloc((size_t)(n + ncj), sizeof(*deck->joints)))) ||
+      !deck_names_init(&jnames, n + ncj)) {
     st = deck_nomem(r);
     goto fail;
+  }
+  if (ncj > 0) {
+    memcpy(deck->joints, cjoints, (size_t)ncj * sizeof(*cjoints));
+  }
+  deck->njoint = ncj;
+  ncj = 0; /* the deck owns them now */
+  for (int k = 0; k < deck->njoint; k++) {
+    deck_names_put(&jnames, deck->joints[k].name, k);
   }
   for (int i = 0; i < n; i++) {
     /* counted before it is read: what a failed entry already holds (its profile) is
      * released with the deck (the entries are zeroed) */
-    deck->njoint = i + 1;
-    if ((st = deck_read_joint(r, deck, &jnames, i, deck_item(r, v, i))) != MBS_OK) {
+    int slot = deck->njoint++;
+    if ((st = deck_read_joint(r, deck, &jnames, slot, i, deck_item(r, v, i))) != MBS_OK) {
       goto fail;
     }
   }
@@ -242,6 +260,12 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   r->ctx[0] = '\0';
 
 fail:
+  for (int k = 0; k < ncj; k++) {
+    free(cjoints[k].motion_profile.table);
+    free(cjoints[k].motion_profile.expr);
+    mbs_profile_expr_destroy(cjoints[k].motion_profile.ev);
+  }
+  free(cjoints);
   deck_names_free(&names);
   deck_names_free(&jnames);
   deck_map_free(&m);
@@ -476,6 +500,7 @@ void mbs_deck_free(mbsDeck *deck) {
     free(deck->beams[i].vel);
   }
   free(deck->beams);
+  free(deck->chains);
   free(deck->joints);
   free(deck->loads);
   free(deck->text);

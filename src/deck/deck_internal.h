@@ -9,6 +9,7 @@
  * joints.c    reads one joint;
  * loads.c     reads one load, spring or damper;
  * profiles.c  reads the time profiles of loads and motions;
+ * chains.c    reads the chains (Denavit-Hartenberg tables) into bodies and joints;
  * beams.c     reads the beams and resolves beam node names NAME[i];
  * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
  *             solver.moreau;
@@ -291,14 +292,28 @@ mbsStatus deck_beam_in_plane(DeckReader *r, const yaml_node_t *at, const mbsDeck
 mbsStatus deck_planar_joints(DeckReader *r, mbsDeck *deck, const yaml_node_t *model_planar);
 void deck_ref_pose(const mbsDeck *deck, int ref, double pos[3], double R[9]);
 
+/* joints.c: a joint's `motion` mapping (revolute or prismatic j->type) into j */
+mbsStatus deck_read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n);
+
+/* body.c: a chain link's `body:` mapping into b (rigid; mass properties, center_of_mass in the
+ * link frame, collision), posed in the link frame (origin, R row-major, column i = axis i) */
+mbsStatus deck_read_link_body(DeckReader *r, const mbsDeck *deck, mbsDeckBody *b,
+                              yaml_node_t *node, const double origin[3], const double R[9]);
+
+/* chains.c: the section `chains` (after the bodies, before the beams): each row's link is
+ * appended to deck->bodies (r->body_names rebuilt), each row's joint to *joints (*njoint of
+ * them, owned by the caller also on failure: their motion profiles), and deck->chains filled */
+mbsStatus deck_read_chains(DeckReader *r, mbsDeck *deck, yaml_node_t *node,
+                           mbsDeckJoint **joints, int *njoint);
+
 /* solver.c: the defaults of the sections solver and output, set before anything is read */
 void deck_default_settings(mbsDeck *deck);
 
-/* the section readers: body i, joint i (names: the joint names so far), load i (names: the
- * load names so far, jnames: all joint names), the sections initial, solver and output (node
- * NULL when the deck has none) */
+/* the section readers: body i, joint i (the i-th of `joints:`) into deck->joints[slot] (names:
+ * the joint names so far), load i (names: the load names so far, jnames: all joint names), the
+ * sections initial, solver and output (node NULL when the deck has none) */
 mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node);
-mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
+mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int slot, int i,
                           yaml_node_t *node);
 mbsStatus deck_read_load(DeckReader *r, mbsDeck *deck, DeckNames *names, const DeckNames *jnames,
                          int i, yaml_node_t *node);

@@ -47,7 +47,7 @@ static double profile_bound(const mbsDeckProfile *p) {
  * joint; the prescribed value x profile(t) is relative to t = 0, so it must vanish there. An
  * angle whose largest value x profile is more than a turn is probably meant in degrees: a
  * warning (value_deg says degrees, and silences it where radians are meant) */
-static mbsStatus read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
+mbsStatus deck_read_motion(DeckReader *r, mbsDeckJoint *j, yaml_node_t *n) {
   static const char *const motion_keys[] = {"value", "value_deg", "profile", NULL};
   DeckMap m = {0};
   yaml_node_t *v, *vd;
@@ -161,9 +161,9 @@ static int joint_has_axis(mbsJointType t) {
          t == MBS_JOINT_PLANAR;
 }
 
-mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
-                            yaml_node_t *node) {
-  mbsDeckJoint *j = &deck->joints[i];
+mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int slot, int i,
+                          yaml_node_t *node) {
+  mbsDeckJoint *j = &deck->joints[slot];
   DeckMap m = {0};
   const yaml_node_t *nn = NULL, *pnode = NULL; /* pnode: the `point` given */
   const DeckKeyValue *kv;
@@ -183,7 +183,7 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                    deck->joints[first].mark.line, deck->joints[first].mark.col);
     goto fail;
   }
-  deck_names_put(names, j->name, i);
+  deck_names_put(names, j->name, slot);
 
   /* type */
   if (!(v = deck_map_get(&m, "type"))) {
@@ -444,7 +444,7 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int i,
                    tw);
     goto fail;
   }
-  if (kv && (st = read_motion(r, j, kv->value)) != MBS_OK) {
+  if (kv && (st = deck_read_motion(r, j, kv->value)) != MBS_OK) {
     goto fail;
   }
 
