@@ -46,7 +46,7 @@ typedef struct mbsData {
                        with joints that engage and release have these slots */
   int *joint_active;        /* (njoint) /joints/active: 1 while the joint holds, 0 while a joint
                                with `active` is released (filled by the recorder) */
-  double engage_dissipated; /* [J] the part of dissipated lost in the plastic captures of
+  double capture_dissipated; /* [J] the part of dissipated lost in the plastic captures of
                                engaging joints */
 
   /* statistics */

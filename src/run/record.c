@@ -294,11 +294,16 @@ static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char
   if (out->h_joint_position < 0) {
     return err->status;
   }
-  /* joints that engage and release: which hold at each record */
-  out->h_joint_active = -1;
+  /* joints that engage and release: which hold at each record, and the energy their
+   * captures took */
+  out->h_joint_active = out->h_capture_dissipated = -1;
   if (m->nengage > 0) {
     out->h_joint_active = series(out, "/joints/active", MBS_OUT_INT32, 1, nj, 0, "1", 0, err);
-    if (out->h_joint_active < 0) {
+    out->h_capture_dissipated =
+        out->h_joint_active < 0
+            ? -1
+            : series(out, "/energy/capture_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+    if (out->h_capture_dissipated < 0) {
       return err->status;
     }
   }
@@ -340,6 +345,7 @@ static void put_joints(mbsRecorder *out, const mbsModel *m, const mbsData *d,
       d->joint_active[j] = mbs_joint_holds(m, j);
     }
     mbs_output_put(out->w, out->h_joint_active, d->joint_active);
+    mbs_output_put(out->w, out->h_capture_dissipated, &d->capture_dissipated);
   }
   mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
   mbs_output_put(out->w, out->h_joint_drive, d->joint_drive);

@@ -214,7 +214,7 @@ mbsStatus mbs_solver_capture(const mbsModel *m, mbsData *d, mbsError *err) {
   }
   double lost = T0 - kinetic(m, d->v);
   d->dissipated += lost;
-  d->engage_dissipated += lost;
+  d->capture_dissipated += lost;
   return MBS_OK;
 }
 

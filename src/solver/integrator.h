@@ -183,7 +183,8 @@ const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *
 /* the plastic capture of joints that engaged at d->t (their rows in the model now): the
  * velocities jump onto all constraints with the impulse of least kinetic energy, M (v+ - v-)
  * = G^T Lambda, G v+ = 0 (the joints' impulses are internal: linear and angular momentum are
- * kept), and the kinetic energy lost goes to d->dissipated (and d->engage_dissipated).
+ * kept), and the kinetic energy lost goes to d->dissipated (and d->engage_dissipated): the
+ * loss of the scheme's own velocities, whose energy the records' balance holds (observe.c).
  * MBS_ERR_SOLVER naming the time when the KKT matrix is singular (a joint that repeats
  * others) or the jump leaves the velocity constraints violated. */
 mbsStatus mbs_solver_capture(const mbsModel *m, mbsData *d, mbsError *err);
