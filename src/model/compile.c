@@ -652,6 +652,31 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     m->joint_ncon[j] = m->nrow - m->joint_con[j];
     assert(fail || m->joint_ncon[j] == joint_rows(dj->type));
   }
+  /* the rows of joints that engage or release after those of the others: the redundancy
+   * check (mbs_model_drop_redundant: a row that repeats earlier ones is dropped) then drops a
+   * loop's repeated rows from the switching joint, not from a joint that holds while it is
+   * released */
+  if (!fail && m->nengage > 0) {
+    int first = m->njoint > 0 ? m->joint_con[0] : m->nrow, n = m->nrow - first, w = first;
+    mbsConRow *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(mbsConRow));
+    if (!tmp) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    memcpy(tmp, m->con + first, (size_t)n * sizeof(mbsConRow));
+    for (int pass = 0; pass < 2; pass++) {
+      for (int j = 0; j < m->njoint; j++) {
+        if (mbs_joint_switches(m, j) != pass) {
+          continue;
+        }
+        int from = m->joint_con[j] - first;
+        memcpy(m->con + w, tmp + from, (size_t)m->joint_ncon[j] * sizeof(mbsConRow));
+        m->joint_con[j] = w;
+        w += m->joint_ncon[j];
+      }
+    }
+    assert(w == m->nrow);
+    free(tmp);
+  }
   return fail ? mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory") : MBS_OK;
 }
 
