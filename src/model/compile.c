@@ -1131,6 +1131,13 @@ static mbsStatus check_switching(const mbsModel *m, const mbsDeck *deck, mbsErro
                            "%s cannot take its velocity jump",
                            dj->name, mbs_integrator_word(m->integrator));
     }
+    if (deck->assemble) {
+      return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
+                           "joint '%s': a joint that engages or releases ('active') takes its "
+                           "frames from the configuration, which `initial: {assemble: true}` "
+                           "moves; give consistent initial positions instead",
+                           dj->name);
+    }
     if (!(dj->active_from > 0.0)) {
       continue; /* held from t = 0 with its frames of t = 0: it only releases */
     }

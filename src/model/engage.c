@@ -23,10 +23,16 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
     memcpy(par + 12, m->joint_frame[j].param + 12, 12 * sizeof(double));
     nr = mbs_model_joint_rows(m, j, par, es[13], rows);
   }
-  for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
-    mbsConRow *row = &m->con[r];
+  /* its kept rows, then those the redundancy check dropped (the minimum-norm reactions of
+   * its loop use them) */
+  int nkept = m->joint_ncon[j];
+  for (int k = 0; k < nkept + m->ndrop; k++) {
+    mbsConRow *row = k < nkept ? &m->con[m->joint_con[j] + k] : &m->drop[k - nkept];
+    if (row->joint != j) {
+      continue;
+    }
     if (holds) {
-      /* the kept rows only (jrow: the row within the joint, whatever was dropped) */
+      /* its row of that number (jrow: the row within the joint, whatever was dropped) */
       assert(row->jrow < nr && rows[row->jrow].nnode == row->nnode);
       int jrow = row->jrow;
       *row = rows[jrow];
@@ -43,6 +49,8 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
   }
   /* the joint's coordinates are measured from its frames (the first side's) */
   memcpy(m->joint_frame[j].param, es + 1, 12 * sizeof(double));
+  /* the joint point on the first side (viewers) */
+  vcopy(m->joint_point_first + 3 * j, es + 10);
 }
 
 /* the frame of side s of joint j at q: its directions D (column a... as rows: D[3 a + c]) in

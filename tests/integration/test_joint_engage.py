@@ -304,6 +304,8 @@ BAD = [
     ("unknown key", "active: {from: 0.1}", "active: {from: 0.1, at: 2}", "unknown key 'at'"),
     ("static", "integrator: em", "integrator: static", "static cannot take"),
     ("spacetime", "integrator: em", "integrator: spacetime", "spacetime cannot take"),
+    ("assemble", "solver: {", "initial: {assemble: true}\nsolver: {",
+     "`initial: {assemble: true}` moves"),
 ]
 base = CAPTURE.replace("INTEG", "em")
 line = base.splitlines().index(JOINT) + 1
@@ -321,7 +323,7 @@ for what, old, new, msg in BAD:
     check(rc == 1 and where in err and msg in err and not os.path.exists(out),
           "bad deck (%s): exit 1 at %s..., '%s', nothing written (%s)" %
           (what, os.path.basename(where), msg, err.strip()[-160:]))
-    if what in ("static", "spacetime"):
+    if what in ("static", "spacetime", "assemble"):
         check("%s:%d:%d:" % (path, line, col) in err, "bad deck (%s): at the `active` key "
               "(column %d)" % (what, col))
 
