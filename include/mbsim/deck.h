@@ -153,6 +153,13 @@ typedef struct {
   double initial_rate;  /* [rad/s] or [m/s]: the joint's rate at t = 0 (its first coordinate) */
   int generated;        /* 1: made by a `planar` option (a beam's or the model's), not listed
                            under `joints:`; its name is NODE.planar or BODY.planar */
+  int has_active;       /* 1 if `active: {from, until}` was given (a joint that engages and
+                           releases during the run) */
+  double active_from;   /* [s] >= 0: it engages at the first step at or after it; -INFINITY
+                           when not given (held from t = 0) */
+  double active_until;  /* [s] > active_from: it releases at the first step at or after it;
+                           INFINITY when not given */
+  mbsMark active_mark;  /* the `active` key */
 } mbsDeckJoint;
 
 /* a `chains:` entry (decks/README.md "Chains"): a serial arm by its Denavit-Hartenberg table,

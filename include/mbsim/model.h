@@ -14,6 +14,8 @@
 #ifndef MBSIM_MODEL_H
 #define MBSIM_MODEL_H
 
+#include <math.h>
+
 #include "mbsim/error.h"
 #include "mbsim/types.h"
 
@@ -26,6 +28,9 @@
  * the model's pool, m->elem_maxq is the largest element, and the solver's maps and scratch
  * are sized from it (solver/system.c). */
 #define MBS_TWO_BODY_MAXQ 27
+/* doubles of one joint's engagement state (mbsModel.joint_engage) */
+#define MBS_JOINT_ENGAGE_LEN 14
+
 /* max constraint rows of one constraint element (compile checks it) */
 #define MBS_ELEM_MAXCON 6
 
@@ -277,6 +282,23 @@ typedef struct mbsModel {
                                (mbs_attach_point; the world point if static) */
   double *joint_point_first; /* (njoint x 3) the same on its first side's frame (viewers: a
                                 distance joint's other end) */
+  /* joints that engage and release (`active`, decks/README.md): joint j holds from the first
+   * step that starts at t >= joint_from[j] until the first that starts at t >= joint_until[j].
+   * Its run state, like ctrl_state, sits behind this pointer of the otherwise constant model
+   * (mbs_data_create resets it, the solver switches it (through the const model, as
+ * ctrl_state), records carry it as
+   * /state/joint_engagement): joint_engage[MBS_JOINT_ENGAGE_LEN j + ...] is
+   *   [0] 1 while the joint holds, 0 while it is released (its rows are zero rows, lambda 0),
+   *   [1 .. 12] its first side's frame as mbs_model_joint_rows takes it (direction a's frame
+   *             coordinates at 1 + 3 a, the point's at 10 .. 12): set at t = 0, re-taken at
+   *             engagement from the configuration then (the first body grips the second
+   *             where it is),
+   *   [13] a distance joint's squared length (re-taken at engagement). */
+  int nengage;          /* joints with `active` */
+  double *joint_from;   /* (njoint) [s] -INFINITY: held from t = 0 */
+  double *joint_until;  /* (njoint) [s] INFINITY: never released */
+  double *joint_engage; /* (njoint x MBS_JOINT_ENGAGE_LEN) */
+  double *joint_engage0; /* (njoint x MBS_JOINT_ENGAGE_LEN) the same at t = 0 (constant) */
 
   /* elements (gravity, loads, springs, drives of joints with a motion) */
   mbsElem *elem; /* (nelem) */
@@ -419,6 +441,50 @@ int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);
  * singular position): reaction is then left as it was. */
 int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, const double *mu,
                                  double scale, double *reaction, double *work);
+
+/* the rows of joint j (its type's rows, jrow 0, 1, ..., at most MBS_ELEM_MAXCON) into rows
+ * from the frames of its sides: par[12 s + 3 a + i] = C_a^i, the frame coordinates of the
+ * joint frame's direction a on side s (seed 004 eq. 5-6; world components on a static side,
+ * zero on a point mass), par[12 s + 9 ..] the joint point's frame coordinates on side s
+ * (mbs_attach_point); L2 a distance joint's squared length. Returns the row count. */
+int mbs_model_joint_rows(const mbsModel *m, int j, const double par[24], double L2,
+                         mbsConRow *rows);
+
+/* ---- joints that engage and release (src/model/engage.c) ---- */
+
+/* 1 if joint j has `active` (it engages or releases during the run) */
+static inline int mbs_joint_switches(const mbsModel *m, int j) {
+  return m->nengage > 0 && (m->joint_from[j] > 0.0 || m->joint_until[j] < INFINITY);
+}
+
+/* 1 while joint j holds (always, for a joint without `active`) */
+static inline int mbs_joint_holds(const mbsModel *m, int j) {
+  return m->nengage == 0 || m->joint_engage[(size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j] != 0.0;
+}
+
+/* 1 if quadratic row r (< nrow) belongs to a released joint (a zero row, its multiplier 0) */
+static inline int mbs_row_released(const mbsModel *m, int r) {
+  return m->nengage > 0 && m->con[r].joint >= 0 && !mbs_joint_holds(m, m->con[r].joint);
+}
+
+/* the rows of joint j from its engagement state: its kept rows (those the redundancy check
+ * did not drop) rebuilt from the state's frames while it holds, zero rows (the node lists
+ * kept, so the Newton pattern stays) while it is released; its joint_frame's first side (its
+ * coordinates) follows */
+void mbs_model_joint_apply(const mbsModel *m, int j);
+
+/* joint j engages at q: its first side's frame is re-taken so that it coincides with the
+ * second side's at q (a distance joint keeps its points and takes the distance at q), the
+ * state says it holds, and its rows follow (mbs_model_joint_apply). MBS_ERR_NUMERIC when the
+ * first side's directors are singular at q. */
+mbsStatus mbs_model_joint_engage(const mbsModel *m, int j, const double *q);
+
+/* joint j releases: its rows become zero rows */
+void mbs_model_joint_release(const mbsModel *m, int j);
+
+/* the state of t = 0: each switching joint holds if it is active at t = 0, with the frames of
+ * t = 0 (compile's); the rows follow */
+void mbs_model_joint_reset(const mbsModel *m);
 
 /* label of coordinate i (points into m->coord_names) */
 const char *mbs_model_coord_name(const mbsModel *m, int i);

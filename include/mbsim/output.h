@@ -253,6 +253,7 @@ typedef struct {
   double impact_dissipated, friction_dissipated, numerical_dissipation; /* [J]
                            /energy/impact_dissipated, friction_dissipated,
                            numerical_dissipation (0 in files without them) */
+  double capture_dissipated; /* [J] /energy/capture_dissipated (0 in files without it) */
   int iterations;          /* /solver/iterations (>= 0) */
   double step_size;        /* [s] /solver/step_size (>= 0); 0 when the file has none */
   double *q, *v;           /* (n_coordinates) /state/q and /state/v */

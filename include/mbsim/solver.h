@@ -41,6 +41,13 @@ typedef struct mbsData {
   const struct mbsIntegratorTable *integrator;
   void *integrator_work;
   int factor_valid; /* the linear solver holds a usable factorization of the Newton matrix */
+  int *con_diag;    /* (ncon) slot of each constraint row's diagonal in the Newton matrix (its
+                       identity while its joint is released), -1 when absent: only models
+                       with joints that engage and release have these slots */
+  int *joint_active;        /* (njoint) /joints/active: 1 while the joint holds, 0 while a joint
+                               with `active` is released (filled by the recorder) */
+  double capture_dissipated; /* [J] the part of dissipated lost in the plastic captures of
+                               engaging joints */
 
   /* statistics */
   int iterations;       /* Newton iterations of the last step */

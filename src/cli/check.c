@@ -105,6 +105,15 @@ static void print_joints(FILE *f, const mbsDeck *deck) {
       fprintf(f, " (on %s: %s m, %.6g m apart)", body_name(deck, dj->body[0], n1, sizeof(n1)),
               vec(p, sizeof(p), dj->points[0]), sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
     }
+    if (dj->has_active) {
+      /* a joint that engages and releases (decks/README.md) */
+      if (dj->active_from > 0.0) {
+        fprintf(f, ", engages at %.6g s", dj->active_from);
+      }
+      if (isfinite(dj->active_until)) {
+        fprintf(f, ", releases at %.6g s", dj->active_until);
+      }
+    }
     if (dj->has_motion) {
       fprintf(f, ", motion %.6g %s x profile", dj->motion_value,
               dj->type == MBS_JOINT_REVOLUTE ? "rad" : "m");

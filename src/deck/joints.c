@@ -15,13 +15,65 @@
 static const char *const joint_keys[] = {"name",   "type",        "bodies",      "point",
                                          "axis",   "axes",        "points",      "body_points",
                                          "length", "motion",      "initial_rate", "relative_to",
-                                         NULL};
+                                         "active", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* joints */
+
+/* active: {from: T0, until: T1} (either optional, at least one): the joint engages at T0 >= 0
+ * and releases at T1 > T0 (decks/README.md "Joints that engage and release") */
+static mbsStatus read_active(DeckReader *r, mbsDeckJoint *j, yaml_node_t *key, yaml_node_t *n) {
+  static const char *const active_keys[] = {"from", "until", NULL};
+  DeckMap m = {0};
+  mbsStatus st;
+  deck_node_pos(key, &j->active_mark.line, &j->active_mark.col);
+  j->has_active = 1;
+  j->active_from = -INFINITY;
+  j->active_until = INFINITY;
+  if (n->type != YAML_MAPPING_NODE) {
+    return deck_fail(r, n, "active: expected a mapping {from: T0, until: T1} [s], got %s",
+                     deck_kind(n));
+  }
+  if ((st = deck_map_flatten(r, n, &m)) != MBS_OK ||
+      (st = deck_check_keys(r, &m, "active", active_keys, NULL)) != MBS_OK) {
+    goto fail;
+  }
+  yaml_node_t *vf = deck_map_get(&m, "from"), *vu = deck_map_get(&m, "until");
+  if (!vf && !vu) {
+    st = deck_fail(r, n, "active: give 'from' (the engagement time [s]), 'until' (the release "
+                         "time [s]) or both");
+    goto fail;
+  }
+  if (vf) {
+    if ((st = deck_number(r, vf, "active.from", &j->active_from)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(j->active_from >= 0.0)) {
+      st = deck_fail(r, vf, "active.from must be a time >= 0 [s], got %g", j->active_from);
+      goto fail;
+    }
+  }
+  if (vu) {
+    if ((st = deck_number(r, vu, "active.until", &j->active_until)) != MBS_OK) {
+      goto fail;
+    }
+    if (!(j->active_until >= 0.0)) {
+      st = deck_fail(r, vu, "active.until must be a time >= 0 [s], got %g", j->active_until);
+      goto fail;
+    }
+  }
+  if (vf && vu && !(j->active_from < j->active_until)) {
+    st = deck_fail(r, vu, "active: until (%g s) must come after from (%g s)", j->active_until,
+                   j->active_from);
+    goto fail;
+  }
+fail:
+  deck_map_free(&m);
+  return st;
+}
 
 /* the largest |f(t)| of a profile, t >= 0, where it is bounded by its kind (a table: its
  * largest point); NAN for an expression */
@@ -469,6 +521,25 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int sl
       goto fail;
     }
     j->has_initial_rate = 1;
+  }
+
+  /* active: a joint that engages and releases (not with a motion, which is a constraint
+   * element with its own profile; an engaging joint has no rate at t = 0) */
+  kv = deck_map_find(&m, "active");
+  if (kv && j->has_motion) {
+    st = deck_fail(r, kv->key, "joint '%s' has a motion: it cannot engage or release ('active')",
+                   j->name);
+    goto fail;
+  }
+  if (kv && (st = read_active(r, j, kv->key, kv->value)) != MBS_OK) {
+    goto fail;
+  }
+  if (kv && j->has_initial_rate && j->active_from > 0.0) {
+    st = deck_fail(r, kv->key,
+                   "joint '%s' engages at t = %g s: it takes no 'initial_rate' (it holds "
+                   "nothing at t = 0)",
+                   j->name, j->active_from);
+    goto fail;
   }
 
 fail:

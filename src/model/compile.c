@@ -92,27 +92,6 @@ static int ref_attach(const mbsModel *m, int b) {
   return b < 0 ? MBS_ATTACH_GROUND_ID : b < m->nbody ? m->body_attach[b] : 1 + b;
 }
 
-/* x^T-weights: the body-fixed point P (world, t = 0) as phi + c^i d_i (seed 004 eq. 4-5:
- * c = R0^-1 (P - phi0)); a static side gives the constant P */
-static Vx vx_point(const mbsModel *m, const Side *s, const double P[3]) {
-  double c[3];
-  mbsPointWeights pw;
-  mbs_attach_coords(m, s->attach, P, c);
-  mbs_attach_point_weights(m, s->attach, c, &pw);
-  return vx_from(&pw);
-}
-
-/* the body-fixed unit vector that equals z (world) at t = 0: d' = C_i d_i with
- * C_i = d_i(0) . z (seed 004 eq. 5: C = R0^-1 R'0); static sides give the constant z */
-static Vx vx_dir(const mbsModel *m, const Side *s, const double z[3]) {
-  /* a point mass has no directors (joints that need them reject it) */
-  double C[3];
-  mbsPointWeights pw;
-  dir_coords(s, z, C);
-  mbs_dir_weights(&pw, mbs_attach_nnode(m->attach_kind[s->attach]), s->node0, C);
-  return vx_from(&pw);
-}
-
 /* a - b */
 static Vx vx_sub(const Vx *a, const Vx *b) {
   Vx v = *a;
@@ -128,20 +107,9 @@ static Vx vx_sub(const Vx *a, const Vx *b) {
   return v;
 }
 
-/* merge A and B into one row with a distinct node list, appended to m->con (grown as
- * needed); MBS_ERR_NOMEM when out of memory */
-static mbsStatus add_row(mbsModel *m, const Vx *A, const Vx *B, double s, const double n[3],
-                         double c0, int joint, int body) {
-  if (m->nrow == m->con_cap) {
-    int cap = m->con_cap ? 2 * m->con_cap : 64;
-    mbsConRow *nc = realloc(m->con, (size_t)cap * sizeof(mbsConRow));
-    if (!nc) {
-      return MBS_ERR_NOMEM;
-    }
-    m->con = nc;
-    m->con_cap = cap;
-  }
-  mbsConRow *row = &m->con[m->nrow++];
+/* merge A and B into one row with a distinct node list */
+static void fill_row(mbsConRow *row, const Vx *A, const Vx *B, double s, const double n[3],
+                     double c0, int joint, int body) {
   memset(row, 0, sizeof(*row));
   const Vx *src[2] = {A, B};
   for (int p = 0; p < 2; p++) {
@@ -173,6 +141,30 @@ static mbsStatus add_row(mbsModel *m, const Vx *A, const Vx *B, double s, const 
   row->c0 = c0;
   row->joint = joint;
   row->body = body;
+}
+
+/* room for one more row in m->con; MBS_ERR_NOMEM when out of memory */
+static mbsStatus grow_con(mbsModel *m) {
+  if (m->nrow == m->con_cap) {
+    int cap = m->con_cap ? 2 * m->con_cap : 64;
+    mbsConRow *nc = realloc(m->con, (size_t)cap * sizeof(mbsConRow));
+    if (!nc) {
+      return MBS_ERR_NOMEM;
+    }
+    m->con = nc;
+    m->con_cap = cap;
+  }
+  return MBS_OK;
+}
+
+/* merge A and B into one row with a distinct node list, appended to m->con (grown as
+ * needed); MBS_ERR_NOMEM when out of memory */
+static mbsStatus add_row(mbsModel *m, const Vx *A, const Vx *B, double s, const double n[3],
+                         double c0, int joint, int body) {
+  if (grow_con(m) != MBS_OK) {
+    return MBS_ERR_NOMEM;
+  }
+  fill_row(&m->con[m->nrow++], A, B, s, n, c0, joint, body);
   return MBS_OK;
 }
 
@@ -248,6 +240,10 @@ static mbsStatus alloc_model(mbsModel *m) {
   m->joint_point_first = calloc((size_t)nj * 3, sizeof(double));
   m->joint_frame = calloc((size_t)nj, sizeof(mbsElem));
   m->joint_initial_rate = calloc((size_t)nj, sizeof(double));
+  m->joint_engage = calloc((size_t)nj * MBS_JOINT_ENGAGE_LEN, sizeof(double));
+  m->joint_engage0 = calloc((size_t)nj * MBS_JOINT_ENGAGE_LEN, sizeof(double));
+  m->joint_from = calloc((size_t)nj, sizeof(double));
+  m->joint_until = calloc((size_t)nj, sizeof(double));
   m->profile_table =
       calloc((size_t)(m->nprofile_points > 0 ? 2 * m->nprofile_points : 1), sizeof(double));
   m->load_name = calloc((size_t)nl, MBS_NAME_MAX);
@@ -260,6 +256,7 @@ static mbsStatus alloc_model(mbsModel *m) {
       !m->attach_name || !m->attach_pos0 || !m->attach_R0 || !m->joint_name || !m->joint_type ||
       !m->joint_con || !m->joint_ncon || !m->joint_mark || !m->joint_body || !m->joint_attach ||
       !m->joint_point || !m->joint_point_first || !m->joint_frame || !m->joint_initial_rate ||
+      !m->joint_engage || !m->joint_engage0 || !m->joint_from || !m->joint_until ||
       !m->load_name || !m->load_joint || !m->ctrl_state || !m->profile_table || !m->beam) {
     return MBS_ERR_NOMEM;
   }
@@ -476,9 +473,86 @@ static void joint_frame(const mbsDeckJoint *dj, double Z[9]) {
 
 static int joint_rows(mbsJointType t);
 
+/* the rows of joint j from the frames of its sides (seed 004 eq. 4-7; seed 000 sec. 4):
+ * par[12 s + 3 a + i] = C_a^i, the frame coordinates of the joint frame's direction a on side
+ * s (world components on a static side, zero on a point mass), par[12 s + 9 ..] its point's
+ * frame coordinates c (mbs_attach_point); L2 the squared length of a distance joint. */
+int mbs_model_joint_rows(const mbsModel *m, int j, const double par[24], double L2,
+                         mbsConRow *rows) {
+  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  Vx p[2], d[2][3], none = {0};
+  for (int s = 0; s < 2; s++) {
+    int f = m->joint_attach[2 * j + s];
+    int nn = mbs_attach_nnode(m->attach_kind[f]), n0 = m->attach_node[f];
+    mbsPointWeights pw;
+    mbs_attach_point_weights(m, f, par + 12 * s + 9, &pw);
+    p[s] = vx_from(&pw);
+    for (int a = 0; a < 3; a++) {
+      mbs_dir_weights(&pw, nn, n0, par + 12 * s + 3 * a);
+      d[s][a] = vx_from(&pw);
+    }
+  }
+  const Vx *p1 = &p[0], *p2 = &p[1], *dI = d[0], *dII = d[1];
+  Vx rel = vx_sub(p2, p1);
+  int nr = 0;
+  switch (m->joint_type[j]) {
+    case MBS_JOINT_SPHERICAL:
+    case MBS_JOINT_REVOLUTE:
+    case MBS_JOINT_FIXED:
+    case MBS_JOINT_UNIVERSAL: {
+      /* phi'_I - phi'_II = 0 (seed 004 eq. 7, first rows) */
+      Vx A = vx_sub(p1, p2);
+      for (int c = 0; c < 3; c++) {
+        fill_row(&rows[nr++], &A, &none, 0.0, ex[c], 0.0, j, -1);
+      }
+      /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7); fixed adds
+       * d'_2(I) . d'_3(II); universal (the cross of a Cardan joint): the first axis d'_1 on
+       * body I stays perpendicular to the second axis d'_2 on body II */
+      static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+      mbsJointType t = m->joint_type[j];
+      int np = t == MBS_JOINT_REVOLUTE ? 2 : t == MBS_JOINT_FIXED ? 3 : t == MBS_JOINT_UNIVERSAL ? 1 : 0;
+      for (int k = 0; k < np; k++) {
+        fill_row(&rows[nr++], &dI[pairs[k][0]], &dII[pairs[k][1]], 1.0, NULL, 0.0, j, -1);
+      }
+      break;
+    }
+    case MBS_JOINT_CYLINDRICAL:
+    case MBS_JOINT_PRISMATIC:
+    case MBS_JOINT_PLANAR:
+      /* cylindrical (seed 000 eq. 48-49 with the axis d'_1): the second joint point stays
+       * on the axis, d'_2(I) . (p'_II - p'_I) = d'_3(I) . (p'_II - p'_I) = 0, and the axes
+       * stay parallel, d'_1(I) . d'_2(II) = d'_1(I) . d'_3(II) = 0; prismatic adds
+       * d'_2(I) . d'_3(II) = 0 (no rotation about the axis); planar (normal d'_1): the
+       * point stays in the plane, d'_1(I) . (p'_II - p'_I) = 0, and the normals stay
+       * parallel */
+      if (m->joint_type[j] == MBS_JOINT_PLANAR) {
+        fill_row(&rows[nr++], &dI[0], &rel, 1.0, NULL, 0.0, j, -1);
+      } else {
+        fill_row(&rows[nr++], &dI[1], &rel, 1.0, NULL, 0.0, j, -1);
+        fill_row(&rows[nr++], &dI[2], &rel, 1.0, NULL, 0.0, j, -1);
+      }
+      fill_row(&rows[nr++], &dI[0], &dII[1], 1.0, NULL, 0.0, j, -1);
+      fill_row(&rows[nr++], &dI[0], &dII[2], 1.0, NULL, 0.0, j, -1);
+      if (m->joint_type[j] == MBS_JOINT_PRISMATIC) {
+        fill_row(&rows[nr++], &dI[1], &dII[2], 1.0, NULL, 0.0, j, -1);
+      }
+      break;
+    case MBS_JOINT_DISTANCE:
+      /* 1/2 (|p2 - p1|^2 - L^2) */
+      fill_row(&rows[nr++], &rel, &rel, 0.5, NULL, -0.5 * L2, j, -1);
+      break;
+    case MBS_JOINT_TYPE_COUNT:
+      break;
+  }
+  for (int k = 0; k < nr; k++) {
+    rows[k].jrow = k;
+  }
+  assert(nr <= MBS_ELEM_MAXCON);
+  return nr;
+}
+
 /* joints (seed 004 eq. 4-7; seed 000 sec. 4) */
 static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err) {
-  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
   int fail = 0;
   for (int j = 0; j < deck->njoint; j++) {
     const mbsDeckJoint *dj = &deck->joints[j];
@@ -536,75 +610,72 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     }
     /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6); the
      * points coincide at t = 0 unless `body_points` placed them apart (initial.assemble) */
-    Vx p1 = vx_point(m, &s1, dj->points[0]), p2 = vx_point(m, &s2, dj->points[1]), none = {0};
-    Vx dI[3], dII[3];
+    /* body-fixed joint points and frame vectors d'_a of both sides (seed 004 eq. 4-6) in the
+     * frames' coordinates, as the joint's element keeps them (mbs_model_joint_rows); the
+     * points coincide at t = 0 unless `body_points` placed them apart (initial.assemble) */
+    double par[24], L2 = 0.0;
     for (int a = 0; a < 3; a++) {
-      dI[a] = vx_dir(m, &s1, z[a]);
-      dII[a] = vx_dir(m, &s2, z[a]);
+      dir_coords(&s1, z[a], par + 3 * a);
+      dir_coords(&s2, z[a], par + 12 + 3 * a);
     }
-    Vx rel = vx_sub(&p2, &p1);
-    switch (dj->type) {
-      case MBS_JOINT_SPHERICAL:
-      case MBS_JOINT_REVOLUTE:
-      case MBS_JOINT_FIXED:
-      case MBS_JOINT_UNIVERSAL: {
-        /* phi'_I - phi'_II = 0 (seed 004 eq. 7, first rows) */
-        Vx A = vx_sub(&p1, &p2);
-        for (int c = 0; c < 3; c++) {
-          fail |= add_row(m, &A, &none, 0.0, ex[c], 0.0, j, -1) != MBS_OK;
-        }
-        /* revolute: d'_1(I) . d'_2(II), d'_1(I) . d'_3(II) (seed 004 eq. 7); fixed adds
-         * d'_2(I) . d'_3(II); universal (the cross of a Cardan joint): the first axis d'_1 on
-         * body I stays perpendicular to the second axis d'_2 on body II */
-        static const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-        int np = dj->type == MBS_JOINT_REVOLUTE    ? 2
-                 : dj->type == MBS_JOINT_FIXED     ? 3
-                 : dj->type == MBS_JOINT_UNIVERSAL ? 1
-                                                   : 0;
-        for (int p = 0; p < np; p++) {
-          fail |= add_row(m, &dI[pairs[p][0]], &dII[pairs[p][1]], 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        }
-        break;
-      }
-      case MBS_JOINT_CYLINDRICAL:
-      case MBS_JOINT_PRISMATIC:
-      case MBS_JOINT_PLANAR: {
-        /* cylindrical (seed 000 eq. 48-49 with the axis d'_1): the second joint point stays
-         * on the axis, d'_2(I) . (p'_II - p'_I) = d'_3(I) . (p'_II - p'_I) = 0, and the axes
-         * stay parallel, d'_1(I) . d'_2(II) = d'_1(I) . d'_3(II) = 0; prismatic adds
-         * d'_2(I) . d'_3(II) = 0 (no rotation about the axis); planar (normal d'_1): the
-         * point stays in the plane, d'_1(I) . (p'_II - p'_I) = 0, and the normals stay
-         * parallel */
-        if (dj->type == MBS_JOINT_PLANAR) {
-          fail |= add_row(m, &dI[0], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        } else {
-          fail |= add_row(m, &dI[1], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
-          fail |= add_row(m, &dI[2], &rel, 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        }
-        fail |= add_row(m, &dI[0], &dII[1], 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        fail |= add_row(m, &dI[0], &dII[2], 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        if (dj->type == MBS_JOINT_PRISMATIC) {
-          fail |= add_row(m, &dI[1], &dII[2], 1.0, NULL, 0.0, j, -1) != MBS_OK;
-        }
-        break;
-      }
-      case MBS_JOINT_DISTANCE: {
-        /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 or the given length */
-        double P1[3], P2[3], dl[3];
-        vcopy(P1, dj->has_points ? dj->points[0] : ref_pos(deck, dj->body[0]));
-        vcopy(P2, dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]));
-        vsub(dl, P2, P1);
-        double L2 = dj->has_length ? dj->length * dj->length : vdot(dl, dl);
-        Vx q1 = vx_point(m, &s1, P1), q2 = vx_point(m, &s2, P2);
-        Vx A = vx_sub(&q2, &q1);
-        fail |= add_row(m, &A, &A, 0.5, NULL, -0.5 * L2, j, -1) != MBS_OK;
-        break;
-      }
-      case MBS_JOINT_TYPE_COUNT:
-        break;
+    if (dj->type == MBS_JOINT_DISTANCE) {
+      /* 1/2 (|p2 - p1|^2 - L^2) with L the distance at t = 0 or the given length */
+      double P1[3], P2[3], dl[3];
+      vcopy(P1, dj->has_points ? dj->points[0] : ref_pos(deck, dj->body[0]));
+      vcopy(P2, dj->has_points ? dj->points[1] : ref_pos(deck, dj->body[1]));
+      vsub(dl, P2, P1);
+      L2 = dj->has_length ? dj->length * dj->length : vdot(dl, dl);
+      mbs_attach_coords(m, s1.attach, P1, par + 9);
+      mbs_attach_coords(m, s2.attach, P2, par + 21);
+    } else {
+      mbs_attach_coords(m, s1.attach, dj->points[0], par + 9);
+      mbs_attach_coords(m, s2.attach, dj->points[1], par + 21);
     }
+    mbsConRow rows[MBS_ELEM_MAXCON];
+    int nr = mbs_model_joint_rows(m, j, par, L2, rows);
+    for (int k = 0; k < nr && !fail; k++) {
+      fail |= grow_con(m) != MBS_OK;
+      if (!fail) {
+        m->con[m->nrow++] = rows[k];
+      }
+    }
+    /* the run state of a joint that engages and releases (model.h joint_engage) */
+    double *es = m->joint_engage + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j;
+    es[0] = !dj->has_active || dj->active_from <= 0.0;
+    memcpy(es + 1, par, 12 * sizeof(double));
+    es[13] = L2;
+    memcpy(m->joint_engage0 + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j, es,
+           MBS_JOINT_ENGAGE_LEN * sizeof(double));
+    m->joint_from[j] = dj->has_active ? dj->active_from : -INFINITY;
+    m->joint_until[j] = dj->has_active ? dj->active_until : INFINITY;
+    m->nengage += dj->has_active;
     m->joint_ncon[j] = m->nrow - m->joint_con[j];
     assert(fail || m->joint_ncon[j] == joint_rows(dj->type));
+  }
+  /* the rows of joints that engage or release after those of the others: the redundancy
+   * check (mbs_model_drop_redundant: a row that repeats earlier ones is dropped) then drops a
+   * loop's repeated rows from the switching joint, not from a joint that holds while it is
+   * released */
+  if (!fail && m->nengage > 0) {
+    int first = m->njoint > 0 ? m->joint_con[0] : m->nrow, n = m->nrow - first, w = first;
+    mbsConRow *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(mbsConRow));
+    if (!tmp) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    memcpy(tmp, m->con + first, (size_t)n * sizeof(mbsConRow));
+    for (int pass = 0; pass < 2; pass++) {
+      for (int j = 0; j < m->njoint; j++) {
+        if (mbs_joint_switches(m, j) != pass) {
+          continue;
+        }
+        int from = m->joint_con[j] - first;
+        memcpy(m->con + w, tmp + from, (size_t)m->joint_ncon[j] * sizeof(mbsConRow));
+        m->joint_con[j] = w;
+        w += m->joint_ncon[j];
+      }
+    }
+    assert(w == m->nrow);
+    free(tmp);
   }
   return fail ? mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory") : MBS_OK;
 }
@@ -918,6 +989,12 @@ static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
         elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK) {
       return MBS_ERR_NOMEM;
     }
+    if (dj->type == MBS_JOINT_DISTANCE) {
+      /* the points of its row (the bodies' centres by default), for an engaging joint's rows
+       * (mbs_model_joint_apply) */
+      vcopy(el->param + 9, m->joint_point_first + 3 * j);
+      vcopy(el->param + 21, m->joint_point + 3 * j);
+    }
   }
   return MBS_OK;
 }
@@ -1035,6 +1112,54 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   el->param[ELEM_P + 1] = dl->damping;
   el->param[ELEM_P + 2] = dl->rest_length;
   el->iparam[3] = dl->rest_length_default; /* recomputed after initial.assemble */
+  return MBS_OK;
+}
+
+/* joints with `active`: what they cannot do, at the key (decks/README.md "Joints that engage
+ * and release") */
+static mbsStatus check_switching(const mbsModel *m, const mbsDeck *deck, mbsError *err) {
+  for (int j = 0; j < deck->njoint; j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    if (!dj->has_active) {
+      continue;
+    }
+    const mbsMark *k = &dj->active_mark;
+    if (m->integrator == MBS_INTEGRATOR_STATIC || m->integrator == MBS_INTEGRATOR_SPACETIME) {
+      return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
+                           "joint '%s': a joint that engages or releases ('active') needs a "
+                           "time-stepping integrator (em, midpoint, euler, genalpha, moreau); "
+                           "%s cannot take its velocity jump",
+                           dj->name, mbs_integrator_word(m->integrator));
+    }
+    if (deck->assemble) {
+      return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
+                           "joint '%s': a joint that engages or releases ('active') takes its "
+                           "frames from the configuration, which `initial: {assemble: true}` "
+                           "moves; give consistent initial positions instead",
+                           dj->name);
+    }
+    if (!(dj->active_from > 0.0)) {
+      continue; /* held from t = 0 with its frames of t = 0: it only releases */
+    }
+    int f1 = m->joint_attach[2 * j];
+    if (dj->type != MBS_JOINT_DISTANCE && m->attach_kind[f1] == MBS_ATTACH_POINT) {
+      return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
+                           "joint '%s' engages at t = %g s: its first body '%s' is a point mass, "
+                           "which cannot grip the second where it is; list the point mass "
+                           "second",
+                           dj->name, dj->active_from, m->attach_name[f1]);
+    }
+    for (int l = 0; l < deck->nload; l++) {
+      if (m->load_joint[l] == j ||
+          (deck->loads[l].type == MBS_LOAD_ROTATIONAL_SPRING && deck->loads[l].joint == j)) {
+        return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
+                             "joint '%s' engages at t = %g s: load '%s' acts on it, which an "
+                             "engaging joint does not support (its frames are taken at "
+                             "engagement)",
+                             dj->name, dj->active_from, deck->loads[l].name);
+      }
+    }
+  }
   return MBS_OK;
 }
 
@@ -2161,7 +2286,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (compile_joints(m, deck, err) != MBS_OK) {
     goto fail;
   }
-  if (compile_elements(m, deck, err) != MBS_OK) {
+  if (compile_elements(m, deck, err) != MBS_OK || check_switching(m, deck, err) != MBS_OK) {
     goto fail;
   }
   if (beam_elements(m, deck) != MBS_OK) {
@@ -2202,6 +2327,11 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   m->ncon, m->nq);
     goto fail;
   }
+  /* joints that engage later leave the system until then (zero rows): the checks of t = 0
+   * below see the joints that hold at t = 0. (The redundancy check above saw them engaged
+   * with the frames of t = 0: rows they would repeat in a loop are dropped as for a joint of
+   * t = 0.) */
+  mbs_model_joint_reset(m);
   /* positions: the joints hold at t = 0, or are made to when the run starts
    * (initial.assemble: mbs_solver_assemble, then mbs_model_set_initial) */
   m->assemble = deck->assemble;
@@ -2340,7 +2470,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->shape,        m->contact,     m->shape_member, m->member_contact, m->member_side,
       m->contact_pts,  m->beam,
       m->body_visual,  m->body_visual_size,            m->joint_point_first,
-      m->load_joint,   m->ctrl_state};
+      m->load_joint,   m->ctrl_state,  m->joint_engage, m->joint_engage0, m->joint_from, m->joint_until};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -624,6 +624,7 @@ enum {
   D_FRICTION_DISSIPATED,
   D_NUMERICAL_DISSIPATION,
   D_JOINT_DRIVE,
+  D_CAPTURE_DISSIPATED,
   D_COUNT
 };
 
@@ -992,6 +993,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_FRICTION_DISSIPATED] = {"/energy/friction_dissipated", KIND_FLOAT, 1, {0}, 1},
       [D_NUMERICAL_DISSIPATION] = {"/energy/numerical_dissipation", KIND_FLOAT, 1, {0}, 1},
       [D_JOINT_DRIVE] = {"/joints/drive", KIND_FLOAT, 3, {0, (hsize_t)nj, 6}, 1},
+      [D_CAPTURE_DISSIPATED] = {"/energy/capture_dissipated", KIND_FLOAT, 1, {0}, 1},
   };
   hsize_t nrow = 0;
   int first = 1;
@@ -1065,6 +1067,7 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
       [D_FRICTION_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->friction_dissipated},
       [D_NUMERICAL_DISSIPATION] = {H5T_NATIVE_DOUBLE, &rec->numerical_dissipation},
       [D_JOINT_DRIVE] = {H5T_NATIVE_DOUBLE, rec->joint_drive},
+      [D_CAPTURE_DISSIPATED] = {H5T_NATIVE_DOUBLE, &rec->capture_dissipated},
   };
   for (int i = 0; i < D_COUNT; i++) {
     if (dset[i] >= 0 && rows[i].out &&
@@ -1099,6 +1102,8 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
     bad = "/energy/friction_dissipated";
   } else if (!isfinite(rec->numerical_dissipation)) {
     bad = "/energy/numerical_dissipation";
+  } else if (!isfinite(rec->capture_dissipated)) {
+    bad = "/energy/capture_dissipated";
   } else if (!(isfinite(rec->step_size) && rec->step_size >= 0.0)) {
     bad = "/solver/step_size";
   } else if (rec->iterations < 0) {
@@ -1227,7 +1232,7 @@ typedef struct {
                      int32 has_data, the data when has_data */
   int64_t nrecord;
   double dt, t_end, time, first_time, external_work, dissipated, contact_dissipated, step_size;
-  double impact_dissipated, friction_dissipated, numerical_dissipation;
+  double impact_dissipated, friction_dissipated, numerical_dissipation, capture_dissipated;
   uint64_t status_len; /* bytes of the status string */
   uint64_t names_len;  /* bytes of all names with their NULs */
   char msg[MBS_ERROR_MSG_MAX];
@@ -1277,6 +1282,7 @@ static void read_work(void *arg, int fd) {
   h.impact_dissipated = rec.impact_dissipated;
   h.friction_dissipated = rec.friction_dissipated;
   h.numerical_dissipation = rec.numerical_dissipation;
+  h.capture_dissipated = rec.capture_dissipated;
   h.step_size = rec.step_size;
   h.status_len = strlen(rec.status) + 1;
   for (int i = 0; i < nq; i++) {
@@ -1407,6 +1413,7 @@ mbsStatus mbs_output_read_last_isolated(const char *path, const mbsModelSizes *s
   rec->impact_dissipated = h.impact_dissipated;
   rec->friction_dissipated = h.friction_dissipated;
   rec->numerical_dissipation = h.numerical_dissipation;
+  rec->capture_dissipated = h.capture_dissipated;
   rec->step_size = h.step_size;
   rec->status = malloc((size_t)h.status_len);
   if (!rec->status) {

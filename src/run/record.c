@@ -294,6 +294,19 @@ static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char
   if (out->h_joint_position < 0) {
     return err->status;
   }
+  /* joints that engage and release: which hold at each record, and the energy their
+   * captures took */
+  out->h_joint_active = out->h_capture_dissipated = -1;
+  if (m->nengage > 0) {
+    out->h_joint_active = series(out, "/joints/active", MBS_OUT_INT32, 1, nj, 0, "1", 0, err);
+    out->h_capture_dissipated =
+        out->h_joint_active < 0
+            ? -1
+            : series(out, "/energy/capture_dissipated", MBS_OUT_FLOAT64, 0, 0, 0, "J", 0, err);
+    if (out->h_capture_dissipated < 0) {
+      return err->status;
+    }
+  }
   /* coordinates beyond a joint's count are NaN */
   mbsSeriesSpec c = {.path = "/joints/coordinates",
                      .type = MBS_OUT_FLOAT64,
@@ -325,7 +338,15 @@ static mbsStatus describe_joints(mbsRecorder *out, const mbsModel *m, const char
   return point_grid(out, "joints", "joints", nj, "/joints/position", vec, 2, err);
 }
 
-static void put_joints(mbsRecorder *out, const mbsData *d, const double *joint_pos) {
+static void put_joints(mbsRecorder *out, const mbsModel *m, const mbsData *d,
+                       const double *joint_pos) {
+  if (out->h_joint_active >= 0) {
+    for (int j = 0; j < m->njoint; j++) {
+      d->joint_active[j] = mbs_joint_holds(m, j);
+    }
+    mbs_output_put(out->w, out->h_joint_active, d->joint_active);
+    mbs_output_put(out->w, out->h_capture_dissipated, &d->capture_dissipated);
+  }
   mbs_output_put(out->w, out->h_joint_reaction, d->joint_reaction);
   mbs_output_put(out->w, out->h_joint_drive, d->joint_drive);
   mbs_output_put(out->w, out->h_joint_position, joint_pos);
@@ -1001,7 +1022,7 @@ int mbs_recorder_put(mbsRecorder *out, const mbsModel *m, mbsData *d, const mbsO
   put_state(out, d);
   put_integrator_state(out, state, nstate);
   put_bodies(out, d);
-  put_joints(out, d, out->extra);
+  put_joints(out, m, d, out->extra);
   mbs_output_put(out->w, out->h_load_force, d->load_force);
   put_contacts(out, d);
   mbs_solver_contacts_clear(d); /* the next record's sums start after this one */

@@ -72,6 +72,8 @@ static const struct {
      ACC_DISSIPATION_PART},
     {"/energy/numerical_dissipation", offsetof(mbsLastRecord, numerical_dissipation),
      ACC_DISSIPATION_PART},
+    {"/energy/capture_dissipated", offsetof(mbsLastRecord, capture_dissipated),
+     ACC_DISSIPATION_PART},
 };
 #define NACCUMULATED ((int)(sizeof(ACCUMULATED) / sizeof(ACCUMULATED[0])))
 
@@ -464,6 +466,7 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
   d->impact_dissipated = last.impact_dissipated;
   d->friction_dissipated = last.friction_dissipated;
   d->numerical_dissipated = last.numerical_dissipation;
+  d->capture_dissipated = last.capture_dissipated;
   d->iterations = last.iterations;
   if (!last.multipliers && m->ncon > 0) {
     size_t k = strlen(notes);

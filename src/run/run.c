@@ -923,6 +923,12 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
         "counted in /energy/dissipated and /energy/numerical_dissipation)\n",
         d->numerical_dissipated, m->moreau_theta);
   }
+  if (m->nengage > 0) {
+    put(buf, n, &len,
+        "captures:     %.6g J taken out by the plastic captures of engaging joints (counted "
+        "in /energy/dissipated and /energy/capture_dissipated)\n",
+        d->capture_dissipated);
+  }
   double denom = r->Escale;
   if (m->integrator == MBS_INTEGRATOR_STATIC) {
     put(buf, n, &len,
@@ -1015,6 +1021,7 @@ long mbs_run_get(mbsRun *r, const char *what, double *out, long n, mbsError *err
       {"energy/impact_dissipated", &o->impact_dissipated, 1},
       {"energy/friction_dissipated", &o->friction_dissipated, 1},
       {"energy/numerical_dissipation", &o->numerical_dissipated, 1},
+      {"energy/capture_dissipated", &d->capture_dissipated, 1},
       {"momentum/linear", o->linear_momentum, 3},
       {"momentum/angular", o->angular_momentum, 3},
       {"constraints/violation", &o->violation, 1},

@@ -65,6 +65,8 @@ typedef struct {
   int state_columns[MBS_STATE_MAX];   /* > 0: h_state is a ragged table of these columns */
   int h_body_pos, h_body_rot, h_body_vel, h_body_omega;
   int h_joint_reaction, h_joint_position, h_joint_coord, h_joint_rate, h_joint_drive;
+  int h_joint_active; /* /joints/active, -1 without joints that engage or release */
+  int h_capture_dissipated; /* /energy/capture_dissipated, -1 without them */
   int h_load_force;
   int h_contact_dissipated, h_contacts; /* models with contact pairs: the series and the
                                            ragged table /contacts (-1 otherwise) */

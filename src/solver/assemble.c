@@ -87,6 +87,15 @@ static void put_con_h(const mbsSystem *sys, double *jac, int p, int j, double va
   jac_add(jac, sys->con_hmap[3 * p + j], val);
 }
 
+void mbs_released_rows_diag(const mbsModel *m, const mbsData *d, double *jac) {
+  for (int row = 0; row < m->nrow && m->nengage > 0; row++) {
+    if (mbs_row_released(m, row)) {
+      assert(d->con_diag[row] >= 0);
+      jac_add(jac, d->con_diag[row], 1.0);
+    }
+  }
+}
+
 /* a constraint element: Gbar^T mu (discrete gradient for em, else G(q*)^T mu) into r_q, its
  * Hessian term into the Newton matrix, g(q1, t1) into r_g with G(q1, t1); returns the
  * largest constraint force term */
@@ -248,6 +257,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
       }
     }
     r[nq + row] = mbs_con_eval(c, q1, with_jac ? grad : NULL);
+    if (mbs_row_released(m, row)) {
+      /* a released joint's zero row: mu = 0 (the identity on its diagonal) */
+      r[nq + row] = mu;
+    }
     if (with_jac) {
       for (int k = 0; k < c->nnode; k++) {
         for (int j = 0; j < 3; j++) {
@@ -264,6 +277,7 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
   }
   mbs_arena_release(d->arena, mark);
   if (with_jac) {
+    mbs_released_rows_diag(m, d, jac);
     iw->hterm = hterm;
   }
   d->residual_roundoff = iw->hterm;

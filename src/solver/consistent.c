@@ -80,6 +80,7 @@ static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double
       jac_put(jac, row_gslot(d->sys, &it, i, 1), it.val[i]);
     }
   }
+  mbs_released_rows_diag(m, d, jac);
   mbsStatus st = mbs_newton_factor(d, 1, err);
   d->factor_valid = 0;
   return st;
@@ -187,6 +188,34 @@ mbsStatus mbs_solver_project_velocity(const mbsModel *m, mbsData *d, mbsError *e
     d->external_work += kinetic(m, d->v) - T0;
   }
   return st;
+}
+
+mbsStatus mbs_solver_capture(const mbsModel *m, mbsData *d, mbsError *err) {
+  mbsStatus st = kkt_factor(m, d, d->q, d->t, err);
+  if (st != MBS_OK) {
+    char why[sizeof(err->msg)];
+    memcpy(why, err->msg, sizeof(why));
+    return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                         "a joint engaging at t = %.9g makes the constraint Jacobian singular "
+                         "(it repeats constraints the model already has): %s",
+                         d->t, why);
+  }
+  double T0 = kinetic(m, d->v), left, vmax = mbs_norm_inf(d->v, m->nq);
+  st = project(m, d, d->q, d->v, d->t, &left, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  double qmax = mbs_norm_inf(d->q, m->nq);
+  if (!(left <= 1e-8 * (1.0 + vmax) * (1.0 + qmax))) {
+    return mbs_error_set(err, MBS_ERR_SOLVER, NULL, 0, 0,
+                         "the velocity jump of a joint engaging at t = %.9g leaves the velocity "
+                         "constraints off by %.3g",
+                         d->t, left);
+  }
+  double lost = T0 - kinetic(m, d->v);
+  d->dissipated += lost;
+  d->capture_dissipated += lost;
+  return MBS_OK;
 }
 
 mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {

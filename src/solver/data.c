@@ -23,7 +23,11 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     return NULL;
   }
-  d->sys = mbs_system_create(m, 1, NULL, 0, 0, err);
+  /* joints that engage later start released (their rows zero rows; model.h joint_engage), and
+   * the Newton matrix keeps a diagonal slot on every constraint row for the identity of a
+   * released joint's rows */
+  mbs_model_joint_reset(m);
+  d->sys = mbs_system_create_full(m, 1, NULL, 0, 0, m->nengage > 0, err);
   if (!d->sys) {
     free(d);
     return NULL;
@@ -63,7 +67,12 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->joint_drive = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
   d->arena = calloc(1, sizeof(mbsArena));
-  if (!d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->ework || !d->body_pos ||
+  d->con_diag = malloc(nc * sizeof(int));
+  d->joint_active = calloc((size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(int));
+  for (int r = 0; d->con_diag && r < m->ncon; r++) {
+    d->con_diag[r] = m->nengage > 0 ? mbs_system_slot(d->sys, m->nq + r, m->nq + r) : -1;
+  }
+  if (!d->con_diag || !d->joint_active || !d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->ework || !d->body_pos ||
       !d->body_rot || !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec ||
       !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord ||
       !d->joint_rate || !d->load_force || !d->joint_drive || !d->arena ||
@@ -107,7 +116,7 @@ void mbs_data_destroy(mbsData *d) {
       d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
       d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,
       d->v_rec,      d->lambda_rec,  d->acc_rec,    d->vtmp,     d->joint_coord, d->joint_rate,
-      d->load_force, d->redund_work, d->joint_drive};
+      d->load_force, d->redund_work, d->joint_drive, d->con_diag, d->joint_active};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -57,6 +57,15 @@ static void work_free(void *work) {
   }
 }
 
+static void start(const mbsModel *m, mbsData *d);
+
+/* joints engaged or released: the accelerations of the new constraints */
+static void rows_changed(const mbsModel *m, mbsData *d) {
+  Work *w = d->integrator_work;
+  w->acc_valid = 0;
+  start(m, d);
+}
+
 /* the consistent accelerations of the current state (index-1 system, consistent.c) and
  * mu = dt^2 lambda there; a singular index-1 system starts from rest accelerations (first
  * order start) */
@@ -180,6 +189,7 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
 const mbsIntegratorTable mbs_integrator_genalpha = {.name = "genalpha",
                                                    .init = init,
                                                    .start = start,
+                                                   .rows_changed = rows_changed,
                                                    .prepare = prepare,
                                                    .step = step,
                                                    .interpolate = interpolate,

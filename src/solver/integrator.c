@@ -8,6 +8,7 @@
 
 #include "mbsim/elements.h"
 #include "solver/integrator.h"
+#include "solver/system.h"
 #include "util/arena.h"
 
 /* one entry per integrator value; auto is resolved when the model is compiled
@@ -64,7 +65,65 @@ static void control_update(const mbsModel *m, const double *q, double t, int int
   s[2 * n] = t;
 }
 
+/* Joints that engage or release at the start of this step (model.h joint_engage): a joint
+ * holds from the first step that starts at t >= from until the first that starts at t >=
+ * until (1e-9 dt below them counts: the step grid's sums of dt). A joint that engages takes
+ * its frames from the configuration now and the velocities jump onto its constraints with
+ * the impulse of a plastic capture (mbs_solver_capture); one that releases leaves its rows
+ * (zero rows, lambda 0) without an impulse. Then the Newton matrix's Hessian coefficients
+ * follow the rows, and the scheme restarts what it carries (genalpha: its accelerations). */
+static mbsStatus switch_joints(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  double tol = 1e-9 * dt;
+  int changed = 0, engaged = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    if (!mbs_joint_switches(m, j)) {
+      continue;
+    }
+    int want = d->t >= m->joint_from[j] - tol && !(d->t >= m->joint_until[j] - tol);
+    if (want == mbs_joint_holds(m, j)) {
+      continue;
+    }
+    if (want) {
+      if (mbs_model_joint_engage(m, j, d->q) != MBS_OK) {
+        return mbs_error_set(err, MBS_ERR_SOLVER, m->deck_path, m->joint_mark[j].line,
+                             m->joint_mark[j].col,
+                             "joint '%s' cannot engage at t = %.9g: the directors of its first "
+                             "body are singular there",
+                             m->joint_name[j], d->t);
+      }
+      engaged = 1;
+    } else {
+      mbs_model_joint_release(m, j);
+      for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
+        d->lambda[r] = 0.0;
+      }
+    }
+    changed = 1;
+  }
+  if (!changed) {
+    return MBS_OK;
+  }
+  mbs_system_refresh_rows(d->sys, m);
+  d->factor_valid = 0;
+  if (engaged) {
+    mbsStatus st = mbs_solver_capture(m, d, err);
+    if (st != MBS_OK) {
+      return st;
+    }
+  }
+  if (d->integrator->rows_changed) {
+    d->integrator->rows_changed(m, d);
+  }
+  return MBS_OK;
+}
+
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  if (m->nengage > 0) {
+    mbsStatus st = switch_joints(m, d, dt, err);
+    if (st != MBS_OK) {
+      return st;
+    }
+  }
   if (m->nctrl > 0) {
     control_update(m, d->q, d->t, 0);
   }
@@ -77,6 +136,13 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
 
 int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   int n = d->integrator->state_export(m, d, out, max);
+  /* the engagement state of joints that engage and release (model.h joint_engage) */
+  if (m->nengage > 0 && n < max) {
+    out[n++] = (mbsStateArray){.name = "joint_engagement",
+                               .length = MBS_JOINT_ENGAGE_LEN * m->njoint,
+                               .data = m->joint_engage,
+                               .units = "1, m"};
+  }
   /* the control laws' error integrals z_k at t_n */
   if (m->nctrl > 0 && n < max) {
     out[n++] = (mbsStateArray){.name = "control_integral",
@@ -93,7 +159,30 @@ mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateA
     missing[0] = '\0';
   }
   mbsStatus st = d->integrator->state_import(m, d, in, n, missing, nmissing, err);
-  if (st != MBS_OK || m->nctrl <= 0) {
+  if (st != MBS_OK) {
+    return st;
+  }
+  /* joints that engage and release: their state and frames, and their rows from them */
+  if (m->nengage > 0) {
+    const mbsStateArray *z = mbs_state_find(in, n, "joint_engagement");
+    if (z && z->length == MBS_JOINT_ENGAGE_LEN * m->njoint) {
+      if (z->data != m->joint_engage) {
+        memcpy(m->joint_engage, z->data,
+               (size_t)(MBS_JOINT_ENGAGE_LEN * m->njoint) * sizeof(double));
+        for (int j = 0; j < m->njoint; j++) {
+          if (mbs_joint_switches(m, j)) {
+            mbs_model_joint_apply(m, j);
+          }
+        }
+        mbs_system_refresh_rows(d->sys, m);
+        d->factor_valid = 0;
+      }
+    } else if (missing && nmissing > 0) {
+      size_t len = strlen(missing);
+      snprintf(missing + len, nmissing - len, "%sjoint_engagement", len > 0 ? ", " : "");
+    }
+  }
+  if (m->nctrl <= 0) {
     return st;
   }
   const mbsStateArray *z = mbs_state_find(in, n, "control_integral");

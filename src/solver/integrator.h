@@ -49,6 +49,10 @@ typedef struct mbsIntegratorTable {
   int (*contacts)(const mbsData *d, const mbsContactRecord **rec);
   /* restart the sums of the contacts (mbs_solver_contacts_clear); NULL with contacts NULL */
   void (*contacts_clear)(mbsData *d);
+  /* joints engaged or released at the start of a step changed the constraint rows (and the
+   * velocities jumped): restart what the scheme carries from step to step (genalpha: the
+   * consistent accelerations); NULL when nothing */
+  void (*rows_changed)(const mbsModel *m, mbsData *d);
   /* 1: the scheme solves equilibria without inertia (static): its velocities are zero by
    * definition, a record carries them as they are (no projection onto the constraints) and
    * the multipliers of its last solution (no index-1 solve) */
@@ -91,6 +95,10 @@ typedef struct mbsSchemeWeights {
 
 mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w);
 void mbs_implicit_work_free(mbsImplicitWork *w);
+
+/* 1 on the diagonal of every released joint's row in jac (Newton and KKT matrices: its zero
+ * row then gives lambda = 0) */
+void mbs_released_rows_diag(const mbsModel *m, const mbsData *d, double *jac);
 
 /* the residual [r_q; r_g] into d->res (and the Newton matrix into d->jac if with_jac) at the
  * iterate q1 = q0 + w->dq, w->mu; returns the largest term of r_q (relative convergence) */
@@ -172,6 +180,15 @@ void mbs_implicit_import(const mbsModel *m, mbsData *d, mbsImplicitWork *w, cons
                          int n);
 /* the array called name in the list, NULL if absent or without data */
 const mbsStateArray *mbs_state_find(const mbsStateArray *in, int n, const char *name);
+/* the plastic capture of joints that engaged at d->t (their rows in the model now): the
+ * velocities jump onto all constraints with the impulse of least kinetic energy, M (v+ - v-)
+ * = G^T Lambda, G v+ = 0 (the joints' impulses are internal: linear and angular momentum are
+ * kept), and the kinetic energy lost goes to d->dissipated (and d->engage_dissipated): the
+ * loss of the scheme's own velocities, whose energy the records' balance holds (observe.c).
+ * MBS_ERR_SOLVER naming the time when the KKT matrix is singular (a joint that repeats
+ * others) or the jump leaves the velocity constraints violated. */
+mbsStatus mbs_solver_capture(const mbsModel *m, mbsData *d, mbsError *err);
+
 /* the consistent state of a record by the index-1 equations (consistent.c: what
  * mbs_solver_consistent does for the dynamic schemes), also for an equilibrium scheme: at
  * v = 0 its multipliers are the reactions of the configuration released from rest */

@@ -78,6 +78,13 @@ static double hess_coef(const mbsConRow *row, int k, int l) {
   return row->s * (row->wa[k] * row->wb[l] + row->wb[k] * row->wa[l]);
 }
 
+/* 1 if the Hessian pair (k, l) of row r is in the pattern: where its coefficient is not zero,
+ * and every pair of a joint that engages and releases (its coefficients change with the
+ * frames taken at engagement; mbs_system_refresh_rows) */
+static int hess_pair(const mbsModel *m, const mbsConRow *row, int k, int l) {
+  return hess_coef(row, k, l) != 0.0 || (row->joint >= 0 && mbs_joint_switches(m, row->joint));
+}
+
 /* the spatial pattern's pairs (unknowns of one stage) of the parts in mask (MBS_PART_):
  * diagonals, inertia, quadratic rows, then elements with their constraint rows */
 static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
@@ -233,7 +240,7 @@ static int layout(const mbsModel *m, mbsSystem *sys) {
     goff += 6 * row->nnode;
     for (int k = 0; k < row->nnode; k++) {
       for (int j = 0; j < row->nnode; j++) {
-        npair += hess_coef(row, k, j) != 0.0;
+        npair += hess_pair(m, row, k, j);
       }
     }
   }
@@ -277,11 +284,10 @@ static int layout(const mbsModel *m, mbsSystem *sys) {
     const mbsConRow *row = &m->con[r];
     for (int k = 0; k < row->nnode; k++) {
       for (int j = 0; j < row->nnode; j++) {
-        double h = hess_coef(row, k, j);
-        if (h != 0.0) {
+        if (hess_pair(m, row, k, j)) {
           sys->con_hk[p] = k;
           sys->con_hl[p] = j;
-          sys->con_hcoef[p++] = h;
+          sys->con_hcoef[p++] = hess_coef(row, k, j);
         }
       }
     }
@@ -723,4 +729,13 @@ mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *ro
     *changed = 1;
   }
   return MBS_OK;
+}
+
+void mbs_system_refresh_rows(mbsSystem *sys, const mbsModel *m) {
+  for (int r = 0; r < sys->nrow; r++) {
+    const mbsConRow *row = &m->con[r];
+    for (int p = sys->con_hstart[r]; p < sys->con_hstart[r + 1]; p++) {
+      sys->con_hcoef[p] = hess_coef(row, sys->con_hk[p], sys->con_hl[p]);
+    }
+  }
 }

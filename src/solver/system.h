@@ -144,6 +144,10 @@ enum {
 mbsSystem *mbs_system_create_parts(const mbsModel *m, int nstage, int nentry, const int *s,
                                    const int *s2, const int *parts, mbsError *err);
 
+/* the Hessian coefficients of the quadratic rows from m->con again, after joints that engage
+ * and release changed their rows (the pattern holds every pair of their rows) */
+void mbs_system_refresh_rows(mbsSystem *sys, const mbsModel *m);
+
 /* release (accepts NULL); destroys its LU */
 void mbs_system_destroy(mbsSystem *sys);
 
