@@ -132,6 +132,12 @@ typedef struct {
    * constraint rows *rg. A reused factorization's iteration then stops, within the
    * tolerance, once neither falls by 4 any more: each kind is at its own round-off */
   void (*split)(void *ctx, const double *res, double *rq, double *rg);
+  /* 1: an equilibrium without inertia (static): an iterate of a reused factorization is
+   * accepted by the tolerance test (there is no conservation law that round-off must
+   * keep), and a chord iteration that stalls near the tolerance switches to full Newton
+   * (a fresh factorization every iteration) for the rest of the step. 0: the dynamic
+   * schemes' tests (newton.c) */
+  int equilibrium;
 } mbsNewtonProblem;
 
 /* Newton's method on p with d's linear solver (see newton.c); repivot asks the first
