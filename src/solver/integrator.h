@@ -78,6 +78,9 @@ typedef struct {
                                    last assembly with the Newton matrix: the round-off of a
                                    stiff element's gradient (a beam's EA times the rounding of
                                    its strains), a floor of the residual's scale */
+  double gravity_off;           /* static: 1 - lambda, the share of gravity not applied at the
+                                   step's load level lambda (static.c); 0 for the other schemes
+                                   (zeroed by mbs_implicit_work_init) */
 } mbsImplicitWork;
 
 /* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */

@@ -30,8 +30,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbsim/elements.h"
 #include "solver/integrator.h"
 #include "solver/system.h"
+
+/* the load factor of gravity at t: min(t, 1), as if gravity had the profile {ramp: [0, 1]}
+ * (solver.static.gravity: ramp, the default), or 1 (full: from the first increment). t, not
+ * t / t_end: a run stopped early (--t-end) or restarted follows the same path */
+static double gravity_factor(const mbsModel *m, double t) {
+  if (m->static_gravity_full) {
+    return 1.0;
+  }
+  return t <= 0.0 ? 0.0 : t >= 1.0 ? 1.0 : t;
+}
+
+/* V_g(q): the potential of full gravity (the gravity elements) */
+static double gravity_potential(const mbsModel *m, const double *q) {
+  double V = 0.0;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind == MBS_ELEM_GRAVITY) {
+      V += mbs_element_kind(el->kind)->potential(m, el, q);
+    }
+  }
+  return V;
+}
+
+/* the potential energy holds lambda V_g, the gravity applied (mbsData.gravity_unapplied) */
+static void gravity_unapplied(const mbsModel *m, mbsData *d) {
+  double lam = gravity_factor(m, d->t);
+  d->gravity_unapplied = lam < 1.0 ? -(1.0 - lam) * gravity_potential(m, d->q) : 0.0;
+}
 
 /* the assembler's weights: no inertia, everything at the end point q1 and at t1 */
 static mbsSchemeWeights weights(double dt) {
@@ -71,6 +100,7 @@ static void work_free(void *work) {
 static void start(const mbsModel *m, mbsData *d) {
   Work *gw = d->integrator_work;
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  gravity_unapplied(m, d);
   if (gw->started) {
     return;
   }
@@ -91,6 +121,8 @@ static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *
   *s = weights(dt);
   start(m, d);
   mbs_implicit_begin(m, d, w);
+  /* gravity at the increment's load level */
+  w->gravity_off = 1.0 - gravity_factor(m, d->t + dt);
   /* the multipliers of the previous equilibrium, scaled for this increment (a halved
    * increment after a failure has another dt than the step that found them) */
   for (int r = 0; r < m->ncon; r++) {
@@ -240,6 +272,13 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
                     &d->external_work, &d->dissipated);
   mbs_assemble_work(m, d, w, &s, d->q, w->vbase, t1, t1, w->mu, 1.0 / (dt * dt), 0.5,
                     &d->external_work, &d->dissipated);
+  /* ramped gravity, lambda V_g(q) in the potential: its rise is the power V_g d(lambda), by
+   * the same rule (the partial time derivative of a time-dependent potential) */
+  double lam0 = gravity_factor(m, t0), lam1 = gravity_factor(m, t1);
+  if (lam1 != lam0) {
+    d->external_work +=
+        0.5 * (gravity_potential(m, w->q_prev) + gravity_potential(m, d->q)) * (lam1 - lam0);
+  }
   memset(d->v, 0, (size_t)nq * sizeof(double));
   /* the end of the step (the dynamic schemes' mbs_implicit_end without its velocity jump
    * at a drive's kink: there are no velocities) */
@@ -250,6 +289,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   for (int r = 0; r < m->ncon; r++) {
     d->lambda[r] = w->mu[r] / (dt * dt);
   }
+  gravity_unapplied(m, d);
   return MBS_OK;
 }
 
@@ -292,6 +332,7 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   }
   /* velocities of another integrator's file are not part of an equilibrium */
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  gravity_unapplied(m, d);
   /* fresh pivots for the next factorization, as the other implicit schemes (a restart from
    * a record then repeats the run bit for bit) */
   w->refactor_next = 1;
