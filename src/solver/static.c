@@ -8,9 +8,17 @@
  * dampers exert no force), tf = dt (the loads at t1 itself) and no discrete gradients. dt
  * only scales the balance rows and the multipliers, as in the dynamic schemes, so the
  * assembler, the driver and its convergence test are shared unchanged. Newton starts from
- * the previous equilibrium (q0, lambda0). A failed iteration is retried by the step control
- * (advance.c) with half the load increment: an intermediate load level is solved, then the
- * grid time again.
+ * the previous equilibrium (q0, lambda0). A step of the grid is taken in load increments
+ * that adapt (step below): a failed increment is halved, an intermediate load level is
+ * solved, then the grid time again. Newton's driver knows the problem is an equilibrium
+ * (mbsNewtonProblem.equilibrium, newton.c): a reused factorization's iterate is accepted by
+ * the tolerance test, the matrix is assembled afresh while the increment is large, and a
+ * chord iteration that stalls near the tolerance goes over to full Newton.
+ *
+ * Gravity follows the load factor min(t, 1) unless solver.static.gravity is full: the
+ * assembler scales the gravity elements by 1 - w->gravity_off. The potential energy then
+ * holds lambda V_g (mbsData.gravity_unapplied) and the external work its rise, the power
+ * V_g dlambda of a time-dependent potential, by the trapezoidal rule.
  *
  * Velocities are zero by definition (the initial velocities of the deck are ignored), so the
  * kinetic energy is zero. The external work is that of the non-potential loads and of
@@ -70,6 +78,9 @@ static mbsSchemeWeights weights(double dt) {
 typedef struct {
   mbsImplicitWork base; /* first: the assembler and the Newton driver see this */
   int started;          /* the multipliers Newton starts from are set (start, or an import) */
+  double h;             /* the load increment the next step starts with (0: the grid's dt);
+                           carried from step to step and in the records (a restart repeats
+                           the run bit for bit) */
 } Work;
 
 static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
@@ -219,7 +230,7 @@ static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
   return 1;
 }
 
-static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+static mbsStatus increment(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   mbsImplicitWork *w = d->integrator_work;
   int nq = m->nq;
   double t0 = d->t, t1 = t0 + dt;
@@ -293,7 +304,62 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   return MBS_OK;
 }
 
-/* between two equilibria: linear in the load factor, at rest */
+/* One step of the grid, from t0 to t0 + dt, in load increments that adapt: an increment
+ * whose Newton iteration fails is halved (at most solver.max_halvings times below dt), one
+ * that converged slowly (more than half of newton.max_iterations) halves the next, one that
+ * converged easily (at most 4 iterations) doubles it, up to dt. The increments of a step are
+ * equal (the rest of the step divided evenly), so the step ends on the grid, where the
+ * records are; the increment reached is where the next step starts. */
+static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  Work *gw = d->integrator_work;
+  double t_end = d->t + dt, hmin = ldexp(dt, -m->max_halvings);
+  double h = gw->h > 0.0 ? fmin(gw->h, dt) : dt;
+  long iterations = 0;
+  mbsError ierr;
+  mbs_error_clear(&ierr);
+  while (t_end - d->t > 1e-12 * fmax(1.0, fabs(t_end))) {
+    double rest = t_end - d->t;
+    double n = ceil(rest / h * (1.0 - 1e-12));
+    double hs = n <= 1.0 ? rest : rest / n;
+    mbsStatus st = increment(m, d, hs, &ierr);
+    iterations += d->iterations;
+    if (st == MBS_OK) {
+      if (d->iterations > m->newton_max_iterations / 2) {
+        h = fmax(0.5 * hs, hmin);
+      } else if (d->iterations <= 4) {
+        h = fmin(2.0 * fmax(h, hs), dt);
+      }
+      continue;
+    }
+    if (st != MBS_ERR_SOLVER && st != MBS_ERR_LINSOLVE) {
+      d->iterations = (int)iterations;
+      if (err) {
+        *err = ierr;
+      }
+      return st;
+    }
+    if (hs <= hmin * (1.0 + 1e-9)) {
+      /* the step is a load increment, and no inertia can blow up */
+      d->iterations = (int)iterations;
+      return mbs_error_set(
+          err, st, NULL, 0, 0,
+          "%s; gave up at a load increment of dt = %.3g after halving it %d times. Past a "
+          "limit point (snap-through, buckling) or beyond the largest load the structure "
+          "carries there is no nearby equilibrium to follow; else try a smaller dt (--dt) or "
+          "more halvings (solver.max_halvings)",
+          ierr.msg, hs, (int)lround(log2(dt / hs)));
+    }
+    h = 0.5 * hs;
+    d->rejected++;
+  }
+  d->t = t_end;
+  gw->h = h;
+  d->iterations = (int)iterations;
+  return MBS_OK;
+}
+
+/* between two equilibria: linear in the load factor, at rest (within the last increment of
+ * the step; before it, the equilibrium at its start) */
 static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
   const mbsImplicitWork *w = d->integrator_work;
   double h = d->last_dt;
@@ -313,8 +379,14 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
  * iteration starts from them); q is the record's own, and there are no velocities */
 static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   int n = 0;
+  Work *gw = d->integrator_work;
   if (n < max) {
     out[n++] = (mbsStateArray){.name = "multipliers", .length = m->ncon, .data = d->lambda};
+  }
+  /* the load increment the next step starts with */
+  if (n < max) {
+    out[n++] = (mbsStateArray){.name = "load_increment", .length = 1, .data = &gw->h,
+                               .units = "s"};
   }
   return n;
 }
@@ -329,6 +401,10 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
   if (mul && mul->length == m->ncon && mul->data != d->lambda && m->ncon > 0) {
     memcpy(d->lambda, mul->data, (size_t)m->ncon * sizeof(double));
+  }
+  const mbsStateArray *inc = mbs_state_find(in, n, "load_increment");
+  if (inc && inc->length == 1 && isfinite(inc->data[0]) && inc->data[0] >= 0.0) {
+    gw->h = inc->data[0];
   }
   /* velocities of another integrator's file are not part of an equilibrium */
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
