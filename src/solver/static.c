@@ -209,6 +209,49 @@ static int free_motion(const mbsModel *m, mbsData *d) {
   return coord;
 }
 
+/* the free motion (free_motion's vector, in d->res) named by what it moves: coordinate
+ * coord, and where coord is a director of a beam node whose motion is mostly a rotation
+ * about the beam's own axis d1 (a cable between two spherical joints twists freely), that
+ * twist with the beam and node and what holds it. The rotation of a director frame is
+ * omega = 1/2 sum_i d_i x dd_i (seed 000 eq. 33's angular velocity, for the increments). */
+static void describe_free(const mbsModel *m, const mbsData *d, int coord, char *buf, size_t n) {
+  if (coord < 0) {
+    snprintf(buf, n, "an unknown coordinate");
+    return;
+  }
+  snprintf(buf, n, "%s", mbs_model_coord_name(m, coord));
+  int vn = coord / 3;
+  for (int b = 0; b < m->nbeam; b++) {
+    const mbsBeam *bm = &m->beam[b];
+    int k = vn - bm->node0;
+    if (k < 0 || k >= 4 * bm->nnode || k % 4 == 0) {
+      continue;
+    }
+    int n0 = bm->node0 + 4 * (k / 4);
+    double om[3] = {0.0, 0.0, 0.0};
+    for (int i = 1; i <= 3; i++) {
+      const double *di = d->q + 3 * (n0 + i), *ddi = d->res + 3 * (n0 + i);
+      om[0] += 0.5 * (di[1] * ddi[2] - di[2] * ddi[1]);
+      om[1] += 0.5 * (di[2] * ddi[0] - di[0] * ddi[2]);
+      om[2] += 0.5 * (di[0] * ddi[1] - di[1] * ddi[0]);
+    }
+    const double *d1 = d->q + 3 * (n0 + 1);
+    double on = sqrt(om[0] * om[0] + om[1] * om[1] + om[2] * om[2]);
+    double d1n = sqrt(d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]);
+    double twist = (om[0] * d1[0] + om[1] * d1[1] + om[2] * d1[2]) / (d1n > 0.0 ? d1n : 1.0);
+    if (on > 0.0 && fabs(twist) >= 0.9 * on) {
+      size_t len = strlen(buf);
+      snprintf(buf + len, n - len,
+               " (the rotation of beam '%s' about its own axis, a twist, at its node '%s': "
+               "nothing holds the beam's twist, as between two spherical joints; hold it with "
+               "a revolute, universal or fixed joint at one end, or a rotational_spring about "
+               "the beam's axis at a node)",
+               bm->name, m->attach_name[bm->attach0 + k / 4]);
+    }
+    return;
+  }
+}
+
 /* Is the Newton matrix singular at the previous equilibrium (q0, mu0)? Then no load
  * increment, however small, has a solution nearby: some motion is resisted by nothing.
  * Returns 1 and the coordinate that this motion moves most in *coord. Leaves d->q, w->dq
@@ -236,21 +279,24 @@ static mbsStatus increment(const mbsModel *m, mbsData *d, double dt, mbsError *e
   double t0 = d->t, t1 = t0 + dt;
   mbsSchemeWeights s;
   prepare(m, d, dt, &s);
-  char why[1200];
+  char why[2000];
   mbsStatus st = mbs_implicit_newton(m, d, w, &s, dt, t0, w->qbase, why, sizeof(why), err);
   if (st != MBS_OK) {
     int coord = -1;
+    char fdesc[600];
     /* a singular matrix at an iterate: say which motion it leaves free (d->jac holds it) */
     if (st == MBS_ERR_LINSOLVE) {
       int it_coord = free_motion(m, d);
+      describe_free(m, d, it_coord, fdesc, sizeof(fdesc));
       size_t len = strlen(why);
       snprintf(why + len, sizeof(why) - len,
                " at an iterate where nothing resists a motion that moves %s most (a load "
                "level where the stiffness against it vanishes: a limit point, or springs "
                "at their rest length with nothing else holding a body sideways)",
-               it_coord >= 0 ? mbs_model_coord_name(m, it_coord) : "an unknown coordinate");
+               fdesc);
     }
     if (st == MBS_ERR_LINSOLVE && singular_at_start(m, d, w, &s, dt, t0, &coord)) {
+      describe_free(m, d, coord, fdesc, sizeof(fdesc));
       restore(m, d, w);
       return mbs_error_set(
           err, MBS_ERR_MODEL, NULL, 0, 0,
@@ -262,7 +308,7 @@ static mbsStatus increment(const mbsModel *m, mbsData *d, double dt, mbsError *e
           "stiffness against the motion vanishes, such as a pendulum held horizontal) has no "
           "static solution: hold it with a spring, a joint or a prescribed motion, or use a "
           "dynamic integrator",
-          t1, t0, coord >= 0 ? mbs_model_coord_name(m, coord) : "an unknown coordinate");
+          t1, t0, fdesc);
     }
     int wr;
     double viol = mbs_constraint_violation(m, d->q, t1, &wr);
