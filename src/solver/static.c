@@ -431,8 +431,7 @@ static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int m
   }
   /* the load increment the next step starts with */
   if (n < max) {
-    out[n++] = (mbsStateArray){.name = "load_increment", .length = 1, .data = &gw->h,
-                               .units = "s"};
+    out[n++] = (mbsStateArray){.name = "load_increment", .length = 1, .data = &gw->h, .units = "s"};
   }
   return n;
 }
