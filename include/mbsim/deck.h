@@ -226,6 +226,8 @@ typedef struct {
                                 converges fast (default 1) */
   double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
   int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
+  int static_gravity_full;   /* solver.static.gravity: 0 ramp (gravity follows the load factor
+                                min(t, 1), default), 1 full (from the first increment) */
   double memory_limit;       /* [GB] solver.memory_limit: the memory a model may need (its
                                 estimate, mbs_model_memory_estimate); 0 (default): what the
                                 machine allows (physical memory, cgroup and address-space

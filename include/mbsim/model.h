@@ -363,6 +363,8 @@ typedef struct mbsModel {
   double contact_tolerance;     /* moreau: residual of the prox equations */
   int contact_iterations;       /* moreau: iteration cap of the contact solver */
   int max_halvings; /* step control: max halvings of dt within one step */
+  int static_gravity_full; /* static: 1 gravity in full from the first increment, 0 gravity
+                              scaled by the load factor min(t, 1) (solver.static.gravity) */
   int spacetime_degree;   /* spacetime: Lagrange degree in time, 1 or 2 */
   int spacetime_elements; /* spacetime: temporal elements per block (one Newton solve) */
   int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */

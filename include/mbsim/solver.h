@@ -68,6 +68,10 @@ typedef struct mbsData {
   double friction_dissipated;  /* [J] by Coulomb's law: the work of the tangential impulses */
   double contact_potential;    /* [J] the penalty contacts' springs, 1/2 k g^2 over the
                                   penetrating points at q: part of the potential energy */
+  double gravity_unapplied;    /* [J] static with ramped gravity: -(1 - lambda) V_g(q), minus
+                                  the potential of the share of gravity not applied at the load
+                                  level lambda, so that the potential energy holds lambda V_g;
+                                  0 otherwise (part of the potential energy) */
   double numerical_dissipated; /* [J] by the theta method itself (theta > 1/2, and the
                                   projection of the velocities onto the constraints) */
   int contact_iterations;    /* contact solver sweeps of the last step (moreau) */

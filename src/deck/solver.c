@@ -14,11 +14,13 @@ static const char *const initial_keys[] = {"assemble", "project_velocities", NUL
 static const char *const solver_keys[] = {"integrator",    "dt",           "t_end",
                                           "newton",        "genalpha",     "moreau",
                                           "max_halvings",  "linear_solver", "energy_balance",
-                                          "spacetime",     "memory_limit", NULL};
+                                          "spacetime",     "memory_limit", "static", NULL};
 static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const spacetime_keys[] = {"degree", "elements_per_block", NULL};
+static const char *const static_keys[] = {"gravity", NULL};
+static const char *const static_gravity_words[] = {"ramp", "full"};
 static const char *const output_keys[] = {"file", "every", "dt", "xdmf", NULL};
 
 
@@ -285,6 +287,26 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
     if ((v = deck_map_get(&nm, "unstable")) &&
         (st = deck_positive(r, v, "energy_balance.unstable", &s->energy_unstable)) != MBS_OK) {
+      goto fail;
+    }
+  }
+
+  /* static: {gravity: ramp | full}: gravity follows the load factor min(t, 1) (ramp, the
+   * default) or acts in full from the first increment */
+  if ((v = deck_map_get(&m, "static")) && !deck_is_null(v)) {
+    deck_map_free(&nm);
+    if (v->type != YAML_MAPPING_NODE) {
+      st = deck_fail(r, v, "static: expected a mapping {gravity: ramp | full}, got %s",
+                     deck_kind(v));
+      goto fail;
+    }
+    if ((st = deck_map_flatten(r, v, &nm)) != MBS_OK ||
+        (st = deck_check_keys(r, &nm, "solver.static", static_keys, NULL)) != MBS_OK) {
+      goto fail;
+    }
+    if ((v = deck_map_get(&nm, "gravity")) &&
+        (st = deck_word(r, v, "static.gravity", "static gravity", static_gravity_words, 2,
+                        &s->static_gravity_full)) != MBS_OK) {
       goto fail;
     }
   }

@@ -2256,6 +2256,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->linear_solver = deck->solver.linear_solver;
   m->rho_inf = deck->solver.rho_inf;
   m->max_halvings = deck->solver.max_halvings;
+  m->static_gravity_full = deck->solver.static_gravity_full;
   m->output_every = deck->output.every;
   m->output_dt = deck->output.dt;
   m->output_xdmf = deck->output.xdmf;

@@ -527,7 +527,7 @@ mbsStatus mbs_run_start(mbsRun *r, const char *restart_path, const char *out_pat
    * kinetic energy itself, it does not grow when the motion blows up */
   double T0, V0;
   mbs_energy(m, d->q, d->v, &T0, &V0);
-  V0 += d->contact_potential;
+  V0 += d->contact_potential + d->gravity_unapplied;
   double E0 = r->o.kinetic + r->o.potential;
   r->B0 = T0 + V0 - d->external_work + d->dissipated;
   r->Escale = fmax(fabs(E0), T0);
@@ -674,7 +674,7 @@ static int monitor(mbsRun *r) {
   mbsData *d = r->d;
   double T, V;
   mbs_energy(m, d->q, d->v, &T, &V);
-  V += d->contact_potential;
+  V += d->contact_potential + d->gravity_unapplied;
   double gain = T + V - d->external_work + d->dissipated - r->B0;
   r->Escale = fmax(r->Escale, r->B0 + d->external_work - d->dissipated - V);
   r->dEmax = fmax(r->dEmax, fabs(gain));

@@ -1,8 +1,8 @@
 /* advance.c: step control around mbs_solver_step. A step whose Newton iteration fails
  * (no convergence, a singular matrix, a non-finite residual) is retried with half the step
- * (static: half the load increment, so an intermediate load level is solved first),
  * at most m->max_halvings levels below the requested step; after two successful steps at a
- * level the step doubles again, back up to the requested size. */
+ * level the step doubles again, back up to the requested size. static adapts its load
+ * increments within the step itself (static.c), and its failure is final here. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,15 +43,12 @@ mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target
       }
       return st;
     }
-    if (level >= m->max_halvings && m->integrator == MBS_INTEGRATOR_STATIC) {
-      /* static: the step is a load increment, and no inertia can blow up */
+    if (m->integrator == MBS_INTEGRATOR_STATIC) {
+      /* static controls its load increments itself (static.c): it has halved them already */
       d->iterations = iterations;
-      mbs_error_set(err, st, NULL, 0, 0,
-                    "%s; gave up at a load increment of dt = %.3g after halving it %d times. "
-                    "Past a limit point (snap-through, buckling) or beyond the largest load "
-                    "the structure carries there is no nearby equilibrium to follow; else try "
-                    "a smaller dt (--dt) or more halvings (solver.max_halvings)",
-                    step_err.msg, hs, level);
+      if (err) {
+        *err = step_err;
+      }
       return st;
     }
     if (level >= m->max_halvings) {

@@ -205,6 +205,12 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
       } else {
         kind->gradient(m, el, iw->qm, g, with_jac ? H : NULL);
       }
+      /* static: gravity at the load level (linear: its Hessian is zero) */
+      if (el->kind == MBS_ELEM_GRAVITY && iw->gravity_off != 0.0) {
+        for (int i = 0; i < n; i++) {
+          g[i] *= 1.0 - iw->gravity_off;
+        }
+      }
       for (int i = 0; i < n; i++) {
         r[el->qidx[i]] += dt2 * g[i];
         scale = fmax(scale, fabs(dt2 * g[i]));

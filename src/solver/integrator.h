@@ -82,6 +82,9 @@ typedef struct {
                                    last assembly with the Newton matrix: the round-off of a
                                    stiff element's gradient (a beam's EA times the rounding of
                                    its strains), a floor of the residual's scale */
+  double gravity_off;           /* static: 1 - lambda, the share of gravity not applied at the
+                                   step's load level lambda (static.c); 0 for the other schemes
+                                   (zeroed by mbs_implicit_work_init) */
 } mbsImplicitWork;
 
 /* the scheme's weights for a step of size dt (seed 000 eq. 57 and its variants) */
@@ -140,6 +143,12 @@ typedef struct {
    * constraint rows *rg. A reused factorization's iteration then stops, within the
    * tolerance, once neither falls by 4 any more: each kind is at its own round-off */
   void (*split)(void *ctx, const double *res, double *rq, double *rg);
+  /* 1: an equilibrium without inertia (static): an iterate of a reused factorization is
+   * accepted by the tolerance test (there is no conservation law that round-off must
+   * keep), and a chord iteration that stalls near the tolerance switches to full Newton
+   * (a fresh factorization every iteration) for the rest of the step. 0: the dynamic
+   * schemes' tests (newton.c) */
+  int equilibrium;
 } mbsNewtonProblem;
 
 /* Newton's method on p with d's linear solver (see newton.c); repivot asks the first

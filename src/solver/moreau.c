@@ -2336,7 +2336,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
     }
   }
   StepCtx ctx = {m, d, w, &s, dt, t0};
-  mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset, NULL};
+  mbsNewtonProblem p = {m->nq, m->ncon, &ctx, ctx_assemble, ctx_scales, ctx_apply, ctx_reset, NULL, 0};
   ctx_reset(&ctx);
   int repivot = b->refactor_next;
   b->refactor_next = 0;

@@ -175,7 +175,7 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
       o->potential += kind->potential(m, &m->elem[k], q);
     }
   }
-  o->potential += d->contact_potential;
+  o->potential += d->contact_potential + d->gravity_unapplied;
   o->external_work = d->external_work;
   o->dissipated = d->dissipated;
   o->contact_dissipated = d->contact_dissipated;

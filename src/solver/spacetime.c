@@ -856,7 +856,7 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   d->res = w->res;
   d->dx = w->dx;
   d->jac = w->jac;
-  mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset, st_split};
+  mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset, st_split, 0};
   char why[1200];
   w->hterm = 0.0;
   int cubic = w->pred_cubic;

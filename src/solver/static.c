@@ -8,9 +8,17 @@
  * dampers exert no force), tf = dt (the loads at t1 itself) and no discrete gradients. dt
  * only scales the balance rows and the multipliers, as in the dynamic schemes, so the
  * assembler, the driver and its convergence test are shared unchanged. Newton starts from
- * the previous equilibrium (q0, lambda0). A failed iteration is retried by the step control
- * (advance.c) with half the load increment: an intermediate load level is solved, then the
- * grid time again.
+ * the previous equilibrium (q0, lambda0). A step of the grid is taken in load increments
+ * that adapt (step below): a failed increment is halved, an intermediate load level is
+ * solved, then the grid time again. Newton's driver knows the problem is an equilibrium
+ * (mbsNewtonProblem.equilibrium, newton.c): a reused factorization's iterate is accepted by
+ * the tolerance test, the matrix is assembled afresh while the increment is large, and a
+ * chord iteration that stalls near the tolerance goes over to full Newton.
+ *
+ * Gravity follows the load factor min(t, 1) unless solver.static.gravity is full: the
+ * assembler scales the gravity elements by 1 - w->gravity_off. The potential energy then
+ * holds lambda V_g (mbsData.gravity_unapplied) and the external work its rise, the power
+ * V_g dlambda of a time-dependent potential, by the trapezoidal rule.
  *
  * Velocities are zero by definition (the initial velocities of the deck are ignored), so the
  * kinetic energy is zero. The external work is that of the non-potential loads and of
@@ -30,8 +38,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbsim/elements.h"
 #include "solver/integrator.h"
 #include "solver/system.h"
+
+/* the load factor of gravity at t: min(t, 1), as if gravity had the profile {ramp: [0, 1]}
+ * (solver.static.gravity: ramp, the default), or 1 (full: from the first increment). t, not
+ * t / t_end: a run stopped early (--t-end) or restarted follows the same path */
+static double gravity_factor(const mbsModel *m, double t) {
+  if (m->static_gravity_full) {
+    return 1.0;
+  }
+  return t <= 0.0 ? 0.0 : t >= 1.0 ? 1.0 : t;
+}
+
+/* V_g(q): the potential of full gravity (the gravity elements) */
+static double gravity_potential(const mbsModel *m, const double *q) {
+  double V = 0.0;
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind == MBS_ELEM_GRAVITY) {
+      V += mbs_element_kind(el->kind)->potential(m, el, q);
+    }
+  }
+  return V;
+}
+
+/* the potential energy holds lambda V_g, the gravity applied (mbsData.gravity_unapplied) */
+static void gravity_unapplied(const mbsModel *m, mbsData *d) {
+  double lam = gravity_factor(m, d->t);
+  d->gravity_unapplied = lam < 1.0 ? -(1.0 - lam) * gravity_potential(m, d->q) : 0.0;
+}
 
 /* the assembler's weights: no inertia, everything at the end point q1 and at t1 */
 static mbsSchemeWeights weights(double dt) {
@@ -41,6 +78,9 @@ static mbsSchemeWeights weights(double dt) {
 typedef struct {
   mbsImplicitWork base; /* first: the assembler and the Newton driver see this */
   int started;          /* the multipliers Newton starts from are set (start, or an import) */
+  double h;             /* the load increment the next step starts with (0: the grid's dt);
+                           carried from step to step and in the records (a restart repeats
+                           the run bit for bit) */
 } Work;
 
 static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
@@ -71,6 +111,7 @@ static void work_free(void *work) {
 static void start(const mbsModel *m, mbsData *d) {
   Work *gw = d->integrator_work;
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  gravity_unapplied(m, d);
   if (gw->started) {
     return;
   }
@@ -91,6 +132,8 @@ static void prepare(const mbsModel *m, mbsData *d, double dt, mbsSchemeWeights *
   *s = weights(dt);
   start(m, d);
   mbs_implicit_begin(m, d, w);
+  /* gravity at the increment's load level */
+  w->gravity_off = 1.0 - gravity_factor(m, d->t + dt);
   /* the multipliers of the previous equilibrium, scaled for this increment (a halved
    * increment after a failure has another dt than the step that found them) */
   for (int r = 0; r < m->ncon; r++) {
@@ -166,6 +209,49 @@ static int free_motion(const mbsModel *m, mbsData *d) {
   return coord;
 }
 
+/* the free motion (free_motion's vector, in d->res) named by what it moves: coordinate
+ * coord, and where coord is a director of a beam node whose motion is mostly a rotation
+ * about the beam's own axis d1 (a cable between two spherical joints twists freely), that
+ * twist with the beam and node and what holds it. The rotation of a director frame is
+ * omega = 1/2 sum_i d_i x dd_i (seed 000 eq. 33's angular velocity, for the increments). */
+static void describe_free(const mbsModel *m, const mbsData *d, int coord, char *buf, size_t n) {
+  if (coord < 0) {
+    snprintf(buf, n, "an unknown coordinate");
+    return;
+  }
+  snprintf(buf, n, "%s", mbs_model_coord_name(m, coord));
+  int vn = coord / 3;
+  for (int b = 0; b < m->nbeam; b++) {
+    const mbsBeam *bm = &m->beam[b];
+    int k = vn - bm->node0;
+    if (k < 0 || k >= 4 * bm->nnode || k % 4 == 0) {
+      continue;
+    }
+    int n0 = bm->node0 + 4 * (k / 4);
+    double om[3] = {0.0, 0.0, 0.0};
+    for (int i = 1; i <= 3; i++) {
+      const double *di = d->q + 3 * (n0 + i), *ddi = d->res + 3 * (n0 + i);
+      om[0] += 0.5 * (di[1] * ddi[2] - di[2] * ddi[1]);
+      om[1] += 0.5 * (di[2] * ddi[0] - di[0] * ddi[2]);
+      om[2] += 0.5 * (di[0] * ddi[1] - di[1] * ddi[0]);
+    }
+    const double *d1 = d->q + 3 * (n0 + 1);
+    double on = sqrt(om[0] * om[0] + om[1] * om[1] + om[2] * om[2]);
+    double d1n = sqrt(d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]);
+    double twist = (om[0] * d1[0] + om[1] * d1[1] + om[2] * d1[2]) / (d1n > 0.0 ? d1n : 1.0);
+    if (on > 0.0 && fabs(twist) >= 0.9 * on) {
+      size_t len = strlen(buf);
+      snprintf(buf + len, n - len,
+               " (the rotation of beam '%s' about its own axis, a twist, at its node '%s': "
+               "nothing holds the beam's twist, as between two spherical joints; hold it with "
+               "a revolute, universal or fixed joint at one end, or a rotational_spring about "
+               "the beam's axis at a node)",
+               bm->name, m->attach_name[bm->attach0 + k / 4]);
+    }
+    return;
+  }
+}
+
 /* Is the Newton matrix singular at the previous equilibrium (q0, mu0)? Then no load
  * increment, however small, has a solution nearby: some motion is resisted by nothing.
  * Returns 1 and the coordinate that this motion moves most in *coord. Leaves d->q, w->dq
@@ -187,27 +273,30 @@ static int singular_at_start(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
   return 1;
 }
 
-static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+static mbsStatus increment(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   mbsImplicitWork *w = d->integrator_work;
   int nq = m->nq;
   double t0 = d->t, t1 = t0 + dt;
   mbsSchemeWeights s;
   prepare(m, d, dt, &s);
-  char why[1200];
+  char why[2000];
   mbsStatus st = mbs_implicit_newton(m, d, w, &s, dt, t0, w->qbase, why, sizeof(why), err);
   if (st != MBS_OK) {
     int coord = -1;
+    char fdesc[600];
     /* a singular matrix at an iterate: say which motion it leaves free (d->jac holds it) */
     if (st == MBS_ERR_LINSOLVE) {
       int it_coord = free_motion(m, d);
+      describe_free(m, d, it_coord, fdesc, sizeof(fdesc));
       size_t len = strlen(why);
       snprintf(why + len, sizeof(why) - len,
                " at an iterate where nothing resists a motion that moves %s most (a load "
                "level where the stiffness against it vanishes: a limit point, or springs "
                "at their rest length with nothing else holding a body sideways)",
-               it_coord >= 0 ? mbs_model_coord_name(m, it_coord) : "an unknown coordinate");
+               fdesc);
     }
     if (st == MBS_ERR_LINSOLVE && singular_at_start(m, d, w, &s, dt, t0, &coord)) {
+      describe_free(m, d, coord, fdesc, sizeof(fdesc));
       restore(m, d, w);
       return mbs_error_set(
           err, MBS_ERR_MODEL, NULL, 0, 0,
@@ -219,7 +308,7 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
           "stiffness against the motion vanishes, such as a pendulum held horizontal) has no "
           "static solution: hold it with a spring, a joint or a prescribed motion, or use a "
           "dynamic integrator",
-          t1, t0, coord >= 0 ? mbs_model_coord_name(m, coord) : "an unknown coordinate");
+          t1, t0, fdesc);
     }
     int wr;
     double viol = mbs_constraint_violation(m, d->q, t1, &wr);
@@ -240,6 +329,13 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
                     &d->external_work, &d->dissipated);
   mbs_assemble_work(m, d, w, &s, d->q, w->vbase, t1, t1, w->mu, 1.0 / (dt * dt), 0.5,
                     &d->external_work, &d->dissipated);
+  /* ramped gravity, lambda V_g(q) in the potential: its rise is the power V_g d(lambda), by
+   * the same rule (the partial time derivative of a time-dependent potential) */
+  double lam0 = gravity_factor(m, t0), lam1 = gravity_factor(m, t1);
+  if (lam1 != lam0) {
+    d->external_work +=
+        0.5 * (gravity_potential(m, w->q_prev) + gravity_potential(m, d->q)) * (lam1 - lam0);
+  }
   memset(d->v, 0, (size_t)nq * sizeof(double));
   /* the end of the step (the dynamic schemes' mbs_implicit_end without its velocity jump
    * at a drive's kink: there are no velocities) */
@@ -250,10 +346,66 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   for (int r = 0; r < m->ncon; r++) {
     d->lambda[r] = w->mu[r] / (dt * dt);
   }
+  gravity_unapplied(m, d);
   return MBS_OK;
 }
 
-/* between two equilibria: linear in the load factor, at rest */
+/* One step of the grid, from t0 to t0 + dt, in load increments that adapt: an increment
+ * whose Newton iteration fails is halved (at most solver.max_halvings times below dt), one
+ * that converged slowly (more than half of newton.max_iterations) halves the next, one that
+ * converged easily (at most 4 iterations) doubles it, up to dt. The increments of a step are
+ * equal (the rest of the step divided evenly), so the step ends on the grid, where the
+ * records are; the increment reached is where the next step starts. */
+static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  Work *gw = d->integrator_work;
+  double t_end = d->t + dt, hmin = ldexp(dt, -m->max_halvings);
+  double h = gw->h > 0.0 ? fmin(gw->h, dt) : dt;
+  long iterations = 0;
+  mbsError ierr;
+  mbs_error_clear(&ierr);
+  while (t_end - d->t > 1e-12 * fmax(1.0, fabs(t_end))) {
+    double rest = t_end - d->t;
+    double n = ceil(rest / h * (1.0 - 1e-12));
+    double hs = n <= 1.0 ? rest : rest / n;
+    mbsStatus st = increment(m, d, hs, &ierr);
+    iterations += d->iterations;
+    if (st == MBS_OK) {
+      if (d->iterations > m->newton_max_iterations / 2) {
+        h = fmax(0.5 * hs, hmin);
+      } else if (d->iterations <= 4) {
+        h = fmin(2.0 * fmax(h, hs), dt);
+      }
+      continue;
+    }
+    if (st != MBS_ERR_SOLVER && st != MBS_ERR_LINSOLVE) {
+      d->iterations = (int)iterations;
+      if (err) {
+        *err = ierr;
+      }
+      return st;
+    }
+    if (hs <= hmin * (1.0 + 1e-9)) {
+      /* the step is a load increment, and no inertia can blow up */
+      d->iterations = (int)iterations;
+      return mbs_error_set(
+          err, st, NULL, 0, 0,
+          "%s; gave up at a load increment of dt = %.3g after halving it %d times. Past a "
+          "limit point (snap-through, buckling) or beyond the largest load the structure "
+          "carries there is no nearby equilibrium to follow; else try a smaller dt (--dt) or "
+          "more halvings (solver.max_halvings)",
+          ierr.msg, hs, (int)lround(log2(dt / hs)));
+    }
+    h = 0.5 * hs;
+    d->rejected++;
+  }
+  d->t = t_end;
+  gw->h = h;
+  d->iterations = (int)iterations;
+  return MBS_OK;
+}
+
+/* between two equilibria: linear in the load factor, at rest (within the last increment of
+ * the step; before it, the equilibrium at its start) */
 static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
   const mbsImplicitWork *w = d->integrator_work;
   double h = d->last_dt;
@@ -273,8 +425,13 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
  * iteration starts from them); q is the record's own, and there are no velocities */
 static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   int n = 0;
+  Work *gw = d->integrator_work;
   if (n < max) {
     out[n++] = (mbsStateArray){.name = "multipliers", .length = m->ncon, .data = d->lambda};
+  }
+  /* the load increment the next step starts with */
+  if (n < max) {
+    out[n++] = (mbsStateArray){.name = "load_increment", .length = 1, .data = &gw->h, .units = "s"};
   }
   return n;
 }
@@ -290,8 +447,13 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   if (mul && mul->length == m->ncon && mul->data != d->lambda && m->ncon > 0) {
     memcpy(d->lambda, mul->data, (size_t)m->ncon * sizeof(double));
   }
+  const mbsStateArray *inc = mbs_state_find(in, n, "load_increment");
+  if (inc && inc->length == 1 && isfinite(inc->data[0]) && inc->data[0] >= 0.0) {
+    gw->h = inc->data[0];
+  }
   /* velocities of another integrator's file are not part of an equilibrium */
   memset(d->v, 0, (size_t)m->nq * sizeof(double));
+  gravity_unapplied(m, d);
   /* fresh pivots for the next factorization, as the other implicit schemes (a restart from
    * a record then repeats the run bit for bit) */
   w->refactor_next = 1;

@@ -47,30 +47,42 @@ def violation(r, what):
     check(v <= 1e-10, "%s: constraint violation %.1e <= 1e-10 at every record" % (what, v))
 
 
-# ---- static_spring.yaml: k (l - L) = m g + F t ----
+# ---- static_spring.yaml: k (l - L) = (m g + F) t (gravity ramped), m g + F t (full) ----
 m, k, L, F = 2.0, 100.0, 0.5, 50.0
-for dt in ("0.1", "0.25"):
-    _, _, _, out = run(deck("static_spring.yaml"), "--dt", dt)
+for dt, gmode in (("0.1", "ramp"), ("0.25", "ramp"), ("0.1", "full")):
+    _, _, _, out = run(deck("static_spring.yaml"), "--dt", dt,
+                       "--set", "solver.static.gravity=%s" % gmode)
+    dt = "%s, gravity %s" % (dt, gmode)
     r = load(out)
     t, z = r["time"], r["state/q"][:, 2]
-    l_ref = L + (m * G + F * t[1:]) / k
+    lam = np.clip(t, 0.0, 1.0) if gmode == "ramp" else np.ones_like(t)
+    l_ref = L + (m * G * lam[1:] + F * t[1:]) / k
     err = np.max(np.abs(-z[1:] - l_ref))
     check(status(r) == "completed" and r["attrs"]["integrator"] in ("static", b"static"),
           "static_spring (dt %s): runs with integrator static" % dt)
-    check(err <= 1e-12, "static_spring (dt %s): spring length L + (m g + F t)/k at every "
+    check(err <= 1e-12, "static_spring (dt %s): spring length L + (m g lambda + F t)/k at every "
           "record, error %.1e m (<= 1e-12)" % (dt, err))
     check(np.all(r["state/q"][:, :2] == 0.0), "static_spring (dt %s): no sideways motion" % dt)
     # the force the spring exerts on the mass: k (l - L) up
     fs = r["loads/force"][1:, 0, 2]
     check(np.max(np.abs(fs - k * (l_ref - L))) <= 1e-9,
-          "static_spring (dt %s): the spring's force k (l - L) = m g + F t" % dt)
+          "static_spring (dt %s): the spring's force k (l - L) = m g lambda + F t" % dt)
     at_rest(r, "static_spring (dt %s)" % dt)
-    # external work: the ramped force -F t e_z along the recorded path, trapezoidal rule
+    # external work: the ramped force -F t e_z along the recorded path, trapezoidal rule,
+    # and the rise of the ramped gravity's potential lambda V_g (V_g = m g z): V_g d(lambda)
     f = -F * np.clip(t, 0.0, 1.0)
     W = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(z))])
+    Vg = m * G * z
+    W += np.concatenate([[0.0], np.cumsum(0.5 * (Vg[1:] + Vg[:-1]) * np.diff(lam))])
+    # the potential holds lambda V_g and the spring's energy
+    Vref = lam * Vg + 0.5 * k * (-z - L) ** 2
+    check(np.max(np.abs(r["energy/potential"] - Vref)) <= 1e-12 * np.max(np.abs(Vref)),
+          "static_spring (dt %s): /energy/potential is lambda m g z + k (l - L)^2 / 2 (%.1e J)"
+          % (dt, np.max(np.abs(r["energy/potential"] - Vref))))
     werr = np.max(np.abs(r["energy/external_work"] - W))
     check(werr <= 1e-12 * F, "static_spring (dt %s): /energy/external_work is the trapezoidal "
-          "work of the load along the equilibria (error %.1e J)" % (dt, werr))
+          "work of the load and of the gravity's rise along the equilibria (error %.1e J)"
+          % (dt, werr))
     # along a path of equilibria (from t = dt on) V - W is constant (here exactly: linear)
     B = r["energy/potential"] - r["energy/external_work"]
     check(np.max(np.abs(B[1:] - B[1])) <= 1e-12 * np.max(np.abs(r["energy/potential"])),
@@ -138,17 +150,24 @@ loads:
   - {name: push, type: force, body: bob, value: [30, 0, 0], profile: {ramp: [0, 1]}}
 solver: {integrator: static, dt: 0.125, t_end: 1.5}
 """)
-_, _, _, out = run(hang)
-r = load(out)
-t, p = r["time"], r["bodies/position"][:, 0, :]
-Ft = 30.0 * np.clip(t, 0, 1)
-ang = np.arctan2(p[:, 0], -p[:, 2])
-err = np.max(np.abs(ang[1:] - np.arctan2(Ft[1:], 2.0 * G)))
-check(err <= 1e-12, "hanging pendulum: tan(angle) = F t / (m g) at every record (%.1e rad)" % err)
-T = np.linalg.norm(r["joints/reaction"][1:, 0, :3], axis=1)
-check(np.max(np.abs(T - np.hypot(2.0 * G, Ft[1:]))) <= 1e-9,
-      "hanging pendulum: the rod's tension sqrt((m g)^2 + (F t)^2)")
-violation(r, "hanging pendulum")
+# gravity ramped with the push (the default): the angle atan(F / (m g)) from the first
+# increment on, the tension min(t, 1) sqrt((m g)^2 + F^2); gravity in full: tan(angle) =
+# F t / (m g), the tension sqrt((m g)^2 + (F t)^2)
+for gmode in ("ramp", "full"):
+    _, _, _, out = run(hang, "--set", "solver.static.gravity=%s" % gmode)
+    r = load(out)
+    t, p = r["time"], r["bodies/position"][:, 0, :]
+    Ft = 30.0 * np.clip(t, 0, 1)
+    Wt = 2.0 * G * (np.clip(t, 0, 1) if gmode == "ramp" else np.ones_like(t))
+    ang = np.arctan2(p[:, 0], -p[:, 2])
+    err = np.max(np.abs(ang[1:] - np.arctan2(Ft[1:], Wt[1:])))
+    check(err <= 1e-12, "hanging pendulum, gravity %s: tan(angle) = F t / (m g %s) at every "
+          "record (%.1e rad)" % (gmode, "t" if gmode == "ramp" else "", err))
+    T = np.linalg.norm(r["joints/reaction"][1:, 0, :3], axis=1)
+    check(np.max(np.abs(T - np.hypot(Wt[1:], Ft[1:]))) <= 1e-9,
+          "hanging pendulum, gravity %s: the rod's tension sqrt((m g %s)^2 + (F t)^2)"
+          % (gmode, "t" if gmode == "ramp" else ""))
+    violation(r, "hanging pendulum, gravity %s" % gmode)
 
 # ---- static_truss.yaml: snap-through ----
 a, h, kt, P = 1.0, 0.2, 1000.0, 10.0
