@@ -381,8 +381,8 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->comp_of = calloc(nsp, sizeof(int));
   w->pos_in = calloc(nsp, sizeof(int));
   w->comp_unk = calloc(nsp, sizeof(int));
-  w->rhs = calloc(nsp, sizeof(double));
-  w->sol = calloc(nsp, sizeof(double));
+  w->rhs = calloc(3 * nsp, sizeof(double)); /* 3 right-hand sides: contact_solve */
+  w->sol = calloc(3 * nsp, sizeof(double));
   w->u = calloc(nq, sizeof(double));
   w->du = calloc(nq, sizeof(double));
   w->gq = calloc(nq, sizeof(double));
@@ -1152,22 +1152,33 @@ static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, 
       }
     }
   }
-  /* large components: sparse solves with the whole matrix */
+  /* large components: sparse solves with the whole matrix, the ndir directions together
+   * (one pass through the factors for all of them and every large side) */
+  int large = 0;
+  for (int side = 0; side < c->ncomp; side++) {
+    large |= w->comp[c->comp[side]].lu0 < 0;
+  }
+  if (!large) {
+    return MBS_OK;
+  }
+  int n = d->sys->n;
+  memset(w->rhs, 0, (size_t)ndir * (size_t)n * sizeof(double));
+  for (int dir = 0; dir < ndir; dir++) {
+    for (int e = 0; e < c->nw; e++) {
+      w->rhs[(size_t)dir * n + c->widx[e]] = c->w[dir][e];
+    }
+  }
+  mbsStatus st = mbs_newton_linear_solve_many(d, ndir, w->rhs, w->sol, err);
+  if (st != MBS_OK) {
+    return st;
+  }
   for (int side = 0; side < c->ncomp; side++) {
     const Component *cp = &w->comp[c->comp[side]];
     for (int dir = 0; dir < ndir && cp->lu0 < 0; dir++) {
       double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
-      int n = d->sys->n;
-      memset(w->rhs, 0, (size_t)n * sizeof(double));
-      for (int e = 0; e < c->nw; e++) {
-        w->rhs[c->widx[e]] = c->w[dir][e];
-      }
-      mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
-      if (st != MBS_OK) {
-        return st;
-      }
+      const double *so = w->sol + (size_t)dir * n;
       for (int i = 0; i < cp->ncoord; i++) {
-        xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
+        xo[i] = so[w->comp_unk[cp->unk0 + i]];
       }
     }
   }
