@@ -19,7 +19,11 @@
  *     faces) have a singular G and non-unique impulses; the term keeps each step defined and
  *     shrinks with the residual, so the iteration converges fast to an impulse set near the
  *     start (Yamashita and Fukushima's rule for equations whose solutions are not isolated).
- *     Armijo's line search on sum (Phi_k / r_k)^2; a step that does not descend raises eps.
+ *     A non-monotone line search on sum (Phi_k / r_k)^2 (Grippo, Lampariello and Lucidi:
+ *     Armijo's condition against the largest merit of the last NONMONO iterates, so that a
+ *     full step across a kink of the prox map is taken where a monotone search cut it to a
+ *     few percent), the lowest-residual iterate kept; a step that does not descend raises
+ *     eps.
  *     The Jacobian H = B G + A + (eps + reg) B has G's block pattern: islands of up to
  *     DENSE_MAX unknowns take a dense LU (LAPACK). Larger ones take a sparse LU (KLU,
  *     util/linsolve.c) either of H on G's pattern, or, where the caller passes G's factors
