@@ -19,7 +19,11 @@
  *     faces) have a singular G and non-unique impulses; the term keeps each step defined and
  *     shrinks with the residual, so the iteration converges fast to an impulse set near the
  *     start (Yamashita and Fukushima's rule for equations whose solutions are not isolated).
- *     Armijo's line search on sum (Phi_k / r_k)^2; a step that does not descend raises eps.
+ *     A non-monotone line search on sum (Phi_k / r_k)^2 (Grippo, Lampariello and Lucidi:
+ *     Armijo's condition against the largest merit of the last NONMONO iterates, so that a
+ *     full step across a kink of the prox map is taken where a monotone search cut it to a
+ *     few percent), the lowest-residual iterate kept; a step that does not descend raises
+ *     eps.
  *     The Jacobian H = B G + A + (eps + reg) B has G's block pattern: islands of up to
  *     DENSE_MAX unknowns take a dense LU (LAPACK). Larger ones take a sparse LU (KLU,
  *     util/linsolve.c) either of H on G's pattern, or, where the caller passes G's factors
@@ -57,6 +61,7 @@
 #define STALL_ITER_OK 3    /* the same once the residual is within the accepted one */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
 #define SEG_MAX 32         /* components one contact may touch in the augmented form */
+#define NONMONO 8          /* Armijo against the largest merit of this many iterates */
 #define AUG_RATIO 1.0      /* the augmented form where its entries times this are fewer than H's */
 
 /* a sparse LU of island Newton matrices (util/linsolve.h, KLU): the pattern (hp, hi: CSC) and
@@ -87,7 +92,7 @@ struct mbsContactSolver {
   int *local;       /* (cap) index of a contact within its island */
   int *pos;         /* (cap) fill counters */
   double *Lb;       /* (3 cap) the start impulses */
-  double *xi, *phi, *D, *B, *dL, *Lt, *xit, *phit, *gd, *best, *r; /* (3 cap), D, B: the
+  double *xi, *phi, *D, *B, *dL, *Lt, *xit, *phit, *gd, *best, *nbest, *r; /* (3 cap), D, B: the
                                                        Jacobian blocks A, B (9 cap), r (cap) */
   int *tpos;        /* (blocks) position of the transposed block */
   int bcap;
@@ -124,11 +129,12 @@ void mbs_contact_solver_destroy(mbsContactSolver *cs) {
   if (!cs) {
     return;
   }
-  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local,  cs->pos,   cs->Lb,   cs->xi,
-                  cs->phi,    cs->D,      cs->B,     cs->dL,     cs->Lt,    cs->xit,  cs->phit,
-                  cs->gd,     cs->best,   cs->r,     cs->tpos,   cs->H,     cs->piv,  cs->ymap,
-                  cs->ycomp,  cs->cy0,    cs->clen,  cs->cfirst, cs->cperm, cs->cgp,  cs->ccnt,
-                  cs->cgi,    cs->awe,    cs->awk,   cs->ident,  cs->arhs,  cs->asol, cs->yv};
+  void *ptrs[] = {cs->parent, cs->member, cs->start, cs->local, cs->pos,   cs->Lb,
+                  cs->xi,     cs->phi,    cs->D,     cs->B,     cs->dL,    cs->Lt,
+                  cs->xit,    cs->phit,   cs->gd,    cs->best,  cs->nbest, cs->r,
+                  cs->tpos,   cs->H,      cs->piv,   cs->ymap,  cs->ycomp, cs->cy0,
+                  cs->clen,   cs->cfirst, cs->cperm, cs->cgp,   cs->ccnt,  cs->cgi,
+                  cs->awe,    cs->awk,    cs->ident, cs->arhs,  cs->asol,  cs->yv};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -166,6 +172,7 @@ static mbsStatus reserve(mbsContactSolver *cs, int n, int nblock, mbsError *err)
          grow((void **)&cs->phit, c3, sizeof(double)) &&
          grow((void **)&cs->gd, c3, sizeof(double)) &&
          grow((void **)&cs->best, c3, sizeof(double)) &&
+         grow((void **)&cs->nbest, c3, sizeof(double)) &&
          grow((void **)&cs->r, (size_t)c, sizeof(double));
     if (ok) {
       cs->cap = c;
@@ -1016,7 +1023,14 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   }
   *res = r0;
   double lm = 1.0; /* raises the Levenberg-Marquardt term after a failed line search */
-  double rbest = *res;
+  double rbest = *res, rlow = *res; /* rlow: the lowest residual, its impulses in nbest */
+  double mhist[NONMONO];
+  for (int j = 0; j < NONMONO; j++) {
+    mhist[j] = merit;
+  }
+  for (int i = 0; i < n; i++) {
+    memcpy(cs->nbest + 3 * mem[i], p->L + 3 * mem[i], 3 * sizeof(double));
+  }
   int it, slow = 0;
   /* the LU is kept while the steps it gives contract the residual by CHORD_CONTRACT (a
    * factorization costs what many solves cost); the same sparse island again (the step's next
@@ -1131,7 +1145,10 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         memcpy(cs->gd + 3 * i, s, sizeof(s));
       }
     }
-    double alpha = 1.0, mt = INFINITY, rt = INFINITY;
+    double alpha = 1.0, mt = INFINITY, rt = INFINITY, mref = merit;
+    for (int j = 0; j < NONMONO && !chord; j++) {
+      mref = fmax(mref, mhist[j]); /* a step on a kept LU must descend */
+    }
     for (int ls = 0; ls < 30; ls++) {
       mt = 0.0;
       rt = 0.0;
@@ -1144,12 +1161,12 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         rt = fmax(rt, law_phi(p, cs, k, cs->Lt + 3 * k, cs->xit + 3 * k, cs->phit + 3 * k, NULL,
                               NULL, &mt));
       }
-      if (mt <= (1.0 - 1e-4 * alpha) * merit || rt <= GOAL * p->tol) {
+      if (mt <= mref - 1e-4 * alpha * merit || rt <= GOAL * p->tol) {
         break;
       }
       alpha *= 0.5;
     }
-    if (!(mt < merit) && !(rt <= GOAL * p->tol)) {
+    if (!(mt <= mref - 1e-4 * alpha * merit) && !(rt <= GOAL * p->tol)) {
       refactor = 1;
       if (chord) {
         continue; /* the kept LU gave no descent: a fresh one */
@@ -1171,6 +1188,13 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                                 cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
+    mhist[it % NONMONO] = merit;
+    if (*res < rlow) {
+      rlow = *res;
+      for (int i = 0; i < n; i++) {
+        memcpy(cs->nbest + 3 * mem[i], p->L + 3 * mem[i], 3 * sizeof(double));
+      }
+    }
     refactor = !(*res <= CHORD_CONTRACT * res_before);
     /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */
@@ -1180,6 +1204,12 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     } else {
       slow++;
     }
+  }
+  if (*res > rlow) { /* the non-monotone search left a worse iterate: the best one */
+    for (int i = 0; i < n; i++) {
+      memcpy(p->L + 3 * mem[i], cs->nbest + 3 * mem[i], 3 * sizeof(double));
+    }
+    *res = rlow;
   }
   cs->glu.held = !dense && !aug && lu_ok;
   cs->alu.held = aug && lu_ok;

@@ -167,6 +167,9 @@ mbsStatus mbs_newton_solve_again(const mbsModel *m, mbsData *d, const mbsNewtonP
 mbsStatus mbs_newton_factor(mbsData *d, int repivot, mbsError *err);
 /* x = A^-1 b with the last factorization, counted in d->solves */
 mbsStatus mbs_newton_linear_solve(mbsData *d, const double *b, double *x, mbsError *err);
+/* the same for nrhs right-hand sides at once (b, x: n x nrhs, column-major) */
+mbsStatus mbs_newton_linear_solve_many(mbsData *d, int nrhs, const double *b, double *x,
+                                       mbsError *err);
 
 /* max |x_i|, NaN if any x_i is NaN */
 double mbs_norm_inf(const double *x, int n);

@@ -93,6 +93,8 @@
 #define BROAD_NOMEM (-2)    /* detect's return when the broad phase ran out of memory */
 /* mbsContactProblem.augmented: 0 the augmented form where it is the smaller (-1 never, 1
  * every large island: builds for tests and measurements, -DMBS_CONTACT_AUGMENTED=...) */
+#define SOLVE_BATCH 4 /* contacts whose J^-1 W columns on large components are solved together
+                         (12 right-hand sides: KLU's blocks of 4) */
 #ifndef MBS_CONTACT_AUGMENTED
 #define MBS_CONTACT_AUGMENTED 0
 #endif
@@ -186,6 +188,8 @@ typedef struct {
   mbsShapePair *cand; /* (cap) detect's pairs of the contacts it looks at again */
   mbsBroad *broad;
   double *rhs, *sol; /* (n) sparse solves */
+  double *mrhs, *msol; /* (mcap) the J^-1 W columns' solves, SOLVE_BATCH contacts at a time */
+  size_t mcap;
   double *u;         /* (nq) velocities of the linear model */
   double *du;        /* (nq) */
   double *gq;        /* (nq) projection increments */
@@ -325,7 +329,7 @@ static void work_free(void *p) {
   free(w->hres);
   void *ptrs[] = {w->comp,  w->comp_of, w->pos_in, w->comp_unk, w->lu,      w->c,     w->prev,
                   w->rec,   w->stepr,   w->old,    w->now,      w->x,       w->pts,   w->pose,
-                  w->extra, w->cand,    w->rhs,    w->sol,      w->u,       w->du,    w->gq,
+                  w->extra, w->cand,    w->rhs,    w->sol, w->mrhs, w->msol,      w->u,       w->du,    w->gq,
                   w->qe,    w->nu,      w->vc,     w->vp,       w->rowwork, w->zinv,  w->zwork,
                   w->gptr,  w->gcol,    w->gval,   w->ccnt,     w->cfill,   w->clist, w->cmark,
                   w->pxi,   w->pL,      w->pmu,    w->ppen,     w->force,   w->ybase, w->fsptr,
@@ -1114,18 +1118,22 @@ static void contact_components(const MoreauWork *w, Contact *c) {
 /* the columns J^-1 [W_dir; 0] (coordinates of c's components) for ndir directions, into the
  * pool w->x (grown by doubling when full: the contacts keep offsets into it, xoff, never
  * pointers, so the columns stay valid); MBS_ERR_NOMEM when it cannot grow */
-static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
+/* c's J^-1 W columns (ndir directions): room in w->x for each of its components, and those
+ * of its dense components (x = Z w); 1 when one of its components is large (its columns
+ * then come from large_solves), 0 if not, -1 out of memory (err) */
+static int columns_dense(MoreauWork *w, Contact *c, int ndir, mbsError *err) {
   for (int side = 0; side < c->ncomp; side++) {
     const Component *cp = &w->comp[c->comp[side]];
     long need = w->xused + (long)ndir * cp->ncoord;
     if (need > w->xcap) {
       long xcap = need > 2 * w->xcap ? need : 2 * w->xcap;
       if (!grow_array(&w->x, (size_t)xcap, sizeof(double))) {
-        return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+        mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
                              "out of memory for the contact solver's impulse responses J^-1 W "
                              "(%ld doubles, %.0f MB, for %d contact points); fewer points in "
                              "contact or more memory help, a smaller step does not",
                              xcap, xcap * 8e-6, w->nc);
+        return -1;
       }
       w->xcap = xcap;
     }
@@ -1152,26 +1160,67 @@ static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, 
       }
     }
   }
-  /* large components: sparse solves with the whole matrix */
+  int large = 0;
   for (int side = 0; side < c->ncomp; side++) {
-    const Component *cp = &w->comp[c->comp[side]];
-    for (int dir = 0; dir < ndir && cp->lu0 < 0; dir++) {
-      double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
-      int n = d->sys->n;
-      memset(w->rhs, 0, (size_t)n * sizeof(double));
+    large |= w->comp[c->comp[side]].lu0 < 0;
+  }
+  return large;
+}
+
+/* the J^-1 W columns (ndir directions) of the contacts list[0..m) on their large components:
+ * sparse solves with the whole matrix, all m ndir right-hand sides in one pass through the
+ * factors (KLU takes them four at a time), once for all of a contact's large sides */
+static mbsStatus large_solves(mbsData *d, MoreauWork *w, Contact *const *list, int m, int ndir,
+                              mbsError *err) {
+  if (m == 0) {
+    return MBS_OK;
+  }
+  size_t n = (size_t)d->sys->n, need = (size_t)m * (size_t)ndir * n;
+  if (need > w->mcap) {
+    if (!grow_array(&w->mrhs, need, sizeof(double)) ||
+        !grow_array(&w->msol, need, sizeof(double))) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0,
+                           "out of memory for the contact solver's right-hand sides");
+    }
+    w->mcap = need;
+  }
+  memset(w->mrhs, 0, need * sizeof(double));
+  for (int j = 0; j < m; j++) {
+    const Contact *c = list[j];
+    for (int dir = 0; dir < ndir; dir++) {
+      double *b = w->mrhs + ((size_t)j * ndir + dir) * n;
       for (int e = 0; e < c->nw; e++) {
-        w->rhs[c->widx[e]] = c->w[dir][e];
+        b[c->widx[e]] = c->w[dir][e];
       }
-      mbsStatus st = mbs_newton_linear_solve(d, w->rhs, w->sol, err);
-      if (st != MBS_OK) {
-        return st;
-      }
-      for (int i = 0; i < cp->ncoord; i++) {
-        xo[i] = w->sol[w->comp_unk[cp->unk0 + i]];
+    }
+  }
+  mbsStatus st = mbs_newton_linear_solve_many(d, m * ndir, w->mrhs, w->msol, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  for (int j = 0; j < m; j++) {
+    const Contact *c = list[j];
+    for (int side = 0; side < c->ncomp; side++) {
+      const Component *cp = &w->comp[c->comp[side]];
+      for (int dir = 0; dir < ndir && cp->lu0 < 0; dir++) {
+        double *xo = w->x + c->xoff[side] + (long)dir * cp->ncoord;
+        const double *so = w->msol + ((size_t)j * ndir + dir) * n;
+        for (int i = 0; i < cp->ncoord; i++) {
+          xo[i] = so[w->comp_unk[cp->unk0 + i]];
+        }
       }
     }
   }
   return MBS_OK;
+}
+
+/* c's J^-1 W columns (ndir directions) into w->x (columns_dense, large_solves) */
+static mbsStatus contact_solve(mbsData *d, MoreauWork *w, Contact *c, int ndir, mbsError *err) {
+  int large = columns_dense(w, c, ndir, err);
+  if (large < 0) {
+    return MBS_ERR_NOMEM;
+  }
+  return large ? large_solves(d, w, &c, 1, ndir, err) : MBS_OK;
 }
 
 /* The velocity scale of a step's contact problem: the fastest approach, at least g dt and
@@ -1237,11 +1286,23 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
     contact_components(w, &w->c[k]);
   }
   mbsStatus st = factor_components(d, w, w->c, w->nc, err);
+  Contact *batch[SOLVE_BATCH];
+  int nb = 0;
   for (int k = 0; k < w->nc && st == MBS_OK; k++) {
-    st = contact_solve(d, w, &w->c[k], 3, err);
-    if (st == MBS_OK) {
-      delassus_block(w, &w->c[k]);
+    int large = columns_dense(w, &w->c[k], 3, err);
+    if (large < 0) {
+      return MBS_ERR_NOMEM;
     }
+    if (large) {
+      batch[nb++] = &w->c[k];
+    }
+    if (nb == SOLVE_BATCH || (k == w->nc - 1 && nb > 0)) {
+      st = large_solves(d, w, batch, nb, 3, err);
+      nb = 0;
+    }
+  }
+  for (int k = 0; k < w->nc && st == MBS_OK; k++) {
+    delassus_block(w, &w->c[k]);
   }
   return st;
 }

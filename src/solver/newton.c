@@ -31,6 +31,13 @@ mbsStatus mbs_newton_linear_solve(mbsData *d, const double *b, double *x, mbsErr
   return st;
 }
 
+mbsStatus mbs_newton_linear_solve_many(mbsData *d, int nrhs, const double *b, double *x,
+                                       mbsError *err) {
+  mbsStatus st = mbs_linsolve_solve_many(d->ls, d->jac, nrhs, b, x, err);
+  d->solves += nrhs;
+  return st;
+}
+
 static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
                        int keep, char *why, size_t nwhy, mbsError *err) {
   int n1 = p->n1, n2 = p->n2;

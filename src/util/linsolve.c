@@ -201,6 +201,28 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
   return MBS_OK;
 }
 
+mbsStatus mbs_linsolve_solve_many(mbsLinsolve *ls, const double *values, int nrhs,
+                                  const double *b, double *x, mbsError *err) {
+  if (ls->kind != MBS_LINEAR_KLU) {
+    for (int j = 0; j < nrhs; j++) {
+      mbsStatus st = mbs_linsolve_solve(ls, values, b + (size_t)j * ls->n,
+                                        x + (size_t)j * ls->n, err);
+      if (st != MBS_OK) {
+        return st;
+      }
+    }
+    return MBS_OK;
+  }
+  if (!ls->knum) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: solve before factorization");
+  }
+  memcpy(x, b, (size_t)nrhs * (size_t)ls->n * sizeof(double));
+  if (!klu_solve(ls->ksym, ls->knum, ls->n, nrhs, x, &ls->common)) {
+    return klu_fail(ls, "solve failed: ", err);
+  }
+  return MBS_OK;
+}
+
 /* drop both factorizations: the next factor() analyses the new pattern */
 static void drop(mbsLinsolve *ls) {
   if (ls->numeric) {

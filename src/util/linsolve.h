@@ -19,6 +19,11 @@ mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot
 /* solve A x = b with the last factorization */
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err);
+/* solve A x_j = b_j for nrhs right-hand sides at once (b and x: n x nrhs, column-major) with
+ * the last factorization: KLU passes them through its factors together (four at a time),
+ * each x_j the same as a single solve's */
+mbsStatus mbs_linsolve_solve_many(mbsLinsolve *ls, const double *values, int nrhs,
+                                  const double *b, double *x, mbsError *err);
 /* the pattern changed (the dynamic tail of system.h): n and the arrays (referenced, as in
  * create) describe it; the factorization is dropped and the next factor() analyses afresh */
 void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind);
