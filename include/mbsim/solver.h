@@ -111,6 +111,7 @@ typedef struct mbsData {
   double *res;            /* (sys->n_max) residual */
   double *dx;             /* (sys->n_max) Newton increment */
   double *jac;            /* (sys->nnz_max) Newton matrix values */
+  double *kkt_jac;        /* (sys->nnz_max) the records' KKT matrix values (consistent.c) */
   double *ework;          /* (sys->ework_len) element Jacobian blocks (layout in system.h;
                              outside the step) */
   struct mbsArena *arena; /* per-step storage (util/arena.h), sized from the model's bounds,
@@ -120,6 +121,7 @@ typedef struct mbsData {
   double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
   mbsSystem *sys;  /* the Newton matrix's pattern, scatter maps and LU (solver/system.h) */
   mbsLinsolve *ls; /* sys->ls */
+  mbsLinsolve *kkt_ls; /* sys->kkt_ls */
 
   /* spacetime's action integral per temporal element (seed 003 sec. 4.2): when set, called
    * once for each element whose end a step passes, in time order, with row = its start and
@@ -225,9 +227,18 @@ mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target
 /* the consistent state of a record at (d->t, d->q, d->v) into d->v_rec (velocities
  * projected onto G v + g_t = 0 in the mass metric; the residual left in
  * d->velocity_violation), d->lambda_rec and d->acc_rec (the index-1 equations at the
- * projected state). d->q, d->v and the integrator's state are not changed. Uses the linear
- * solver (the next step refactors). Fails only if the KKT matrix is singular. */
+ * projected state). d->q, d->v and the integrator's state (its Newton factorization too: the
+ * KKT matrix has its own, d->kkt_ls) are not changed. Fails only if the KKT matrix is
+ * singular. */
 mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err);
+
+/* pin the pivot order of the KKT matrix [M G^T; G 0] at (d->q, d->t) for the records' KKT
+ * factorizations and the first factorization of every step of em, midpoint, euler and
+ * genalpha (util/linsolve.h, mbs_linsolve_pin): call once at the start of a run, at the
+ * configuration a restart of the run starts from as well (the assembled initial one), so
+ * that both factor every matrix alike. Nothing for the other integrators, without
+ * constraints or when that KKT matrix is singular; fails only when out of memory. */
+mbsStatus mbs_solver_pin(const mbsModel *m, mbsData *d, mbsError *err);
 
 /* project d->v itself onto G v + g_t = 0 at (d->t, d->q), adding the kinetic energy it
  * changes to d->external_work (the impulse of a prescribed motion whose rate jumps) */

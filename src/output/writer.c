@@ -54,6 +54,10 @@
 
 #define FORMAT_NAME "mbsim-run/1"
 #define CHUNK_TARGET_BYTES 16384
+/* shuffle + deflate 4: on the 200-link chain with a record every step (8400 numbers each)
+ * deflate costs about 2 ms per record for files 2.6x smaller than uncompressed; levels 1 and 4
+ * cost the same within a shared machine's noise (4: 5 % smaller), 6 is 20 % slower for
+ * 0.4 % (README "Output") */
 #define DEFLATE_LEVEL 4
 #define DEFAULT_FLUSH_SECONDS 2.0
 /* free space a flush must find on the file system: new index nodes and object header

@@ -477,6 +477,11 @@ mbsStatus mbs_run_start(mbsRun *r, const char *restart_path, const char *out_pat
     r->start.assembled = 1;
     r->start.q_deck = r->q_deck;
   }
+  /* the pivot order of the records' and steps' factorizations, from the configuration both
+   * an uninterrupted run and a restart of it start from */
+  if (mbs_solver_pin(m, d, err) != MBS_OK) {
+    return err->status;
+  }
   if (restart_path) {
     mbsInspectLimits lim = {MBS_INSPECT_SECONDS, MBS_INSPECT_MEMORY_MB};
     if (mbs_restart_load(&r->restart, restart_path, out_path, limits ? limits : &lim, m, d,

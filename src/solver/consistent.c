@@ -58,11 +58,10 @@ static int first_beam_node(const mbsModel *m) {
   return n;
 }
 
-/* the KKT matrix [M G^T; G 0] at (q, t) into d->jac, factored with fresh pivots; the beams'
- * mass entries times beam_weight (the assembly's metric; 1 elsewhere) */
-static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double *q, double t,
-                                     double beam_weight, mbsError *err) {
-  double *jac = d->jac;
+/* the KKT matrix [M G^T; G 0] at (q, t) into d->kkt_jac; the beams' mass entries times
+ * beam_weight (the assembly's metric; 1 elsewhere) */
+static void kkt_fill(const mbsModel *m, mbsData *d, const double *q, double t, double beam_weight) {
+  double *jac = d->kkt_jac;
   int nb0 = first_beam_node(m);
   memset(jac, 0, (size_t)d->sys->nnz * sizeof(double));
   for (int e = 0; e < m->nmass; e++) {
@@ -81,9 +80,45 @@ static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double
     }
   }
   mbs_released_rows_diag(m, d, jac);
-  mbsStatus st = mbs_newton_factor(d, 1, err);
-  d->factor_valid = 0;
-  return st;
+}
+
+/* the KKT matrix at (q, t) factored in its own storage (d->kkt_ls, d->kkt_jac), never the
+ * Newton matrix's: a record leaves the integrator's factorization as it was. The pivots are
+ * those pinned at the start of the run (mbs_solver_pin: a klu_refactor, no pivot search, no
+ * allocation) while they stay well conditioned, else fresh ones: either way a function of
+ * this matrix alone, so a record's reactions do not depend on the records before it (a
+ * restart writes the same bits). Counted with the Newton driver's factorizations. */
+static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double *q, double t,
+                                     double beam_weight, mbsError *err) {
+  kkt_fill(m, d, q, t, beam_weight);
+  d->factorizations++;
+  return mbs_linsolve_factor(d->kkt_ls, d->kkt_jac, 1, err);
+}
+
+/* a solve with the KKT factorization, counted with the Newton driver's */
+static mbsStatus kkt_solve(mbsData *d, const double *b, double *x, mbsError *err) {
+  d->solves++;
+  return mbs_linsolve_solve(d->kkt_ls, d->kkt_jac, b, x, err);
+}
+
+mbsStatus mbs_solver_pin(const mbsModel *m, mbsData *d, mbsError *err) {
+  int pinned = m->integrator == MBS_INTEGRATOR_EM || m->integrator == MBS_INTEGRATOR_MIDPOINT ||
+               m->integrator == MBS_INTEGRATOR_EULER || m->integrator == MBS_INTEGRATOR_GENALPHA;
+  if (!pinned || m->ncon == 0) {
+    return MBS_OK;
+  }
+  /* a singular matrix pins nothing: every factorization then pivots afresh, and the first
+   * record reports the singular KKT matrix where it is */
+  kkt_fill(m, d, d->q, d->t, 1.0);
+  mbsError perr;
+  mbsStatus st = mbs_linsolve_pin(d->kkt_ls, d->kkt_jac, &perr);
+  if (st == MBS_OK) {
+    st = mbs_linsolve_pin(d->ls, d->kkt_jac, &perr);
+  }
+  if (st == MBS_ERR_NOMEM) {
+    return mbs_error_set(err, st, NULL, 0, 0, "%s", perr.msg);
+  }
+  return MBS_OK;
 }
 
 static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
@@ -143,7 +178,7 @@ static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double 
     for (int i = 0; i < m->ncon; i++) {
       rhs[nq + i] = -rhs[nq + i];
     }
-    mbsStatus st = mbs_newton_linear_solve(d, rhs, x, err);
+    mbsStatus st = kkt_solve(d, rhs, x, err);
     if (st != MBS_OK) {
       return st;
     }
@@ -310,7 +345,7 @@ mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
     }
     r[nq + row] = -curv;
   }
-  st = mbs_newton_linear_solve(d, r, d->dx, err);
+  st = kkt_solve(d, r, d->dx, err);
   if (st != MBS_OK) {
     return st;
   }
@@ -437,7 +472,7 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
   for (int i = 0; i < m->ncon; i++) {
     rhs[nq + i] = -rhs[nq + i];
   }
-  if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, y0, err)) != MBS_OK) {
+  if ((st = kkt_solve(d, rhs, y0, err)) != MBS_OK) {
     goto done;
   }
   for (int k = 0; k < nr; k++) {
@@ -445,7 +480,7 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
     for (int i = 0; i < nrow[k]; i++) {
       rhs[idx[k * mq + i]] = coef[k * mq + i];
     }
-    if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
+    if ((st = kkt_solve(d, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
       goto done;
     }
   }
@@ -621,7 +656,7 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
     for (mbs_rows_begin(&ri, m, q, 0.0, 0, work); mbs_rows_next(&ri);) {
       rhs[nq + ri.row] = -ri.g;
     }
-    if ((st = mbs_linsolve_solve(d->ls, d->jac, rhs, x, err)) != MBS_OK) {
+    if ((st = kkt_solve(d, rhs, x, err)) != MBS_OK) {
       goto done;
     }
     int gained = 0;

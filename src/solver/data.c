@@ -33,6 +33,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
     return NULL;
   }
   d->ls = d->sys->ls;
+  d->kkt_ls = d->sys->kkt_ls;
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1), nc = (size_t)(m->ncon > 0 ? m->ncon : 1);
   size_t ns = (size_t)(d->sys->n_max > 0 ? d->sys->n_max : 1);
   size_t nb = (size_t)(m->nbody > 0 ? m->nbody : 1);
@@ -42,6 +43,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   d->res = calloc(ns, sizeof(double));
   d->dx = calloc(ns, sizeof(double));
   d->jac = calloc((size_t)(d->sys->nnz_max > 0 ? d->sys->nnz_max : 1), sizeof(double));
+  d->kkt_jac = calloc((size_t)(d->sys->nnz_max > 0 ? d->sys->nnz_max : 1), sizeof(double));
   /* element blocks (system.h) outside the step, and the row walk's work (observe.c) */
   size_t nework = (size_t)d->sys->ework_len;
   if (nework < mbs_rows_work_size(m)) {
@@ -72,7 +74,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   for (int r = 0; d->con_diag && r < m->ncon; r++) {
     d->con_diag[r] = m->nengage > 0 ? mbs_system_slot(d->sys, m->nq + r, m->nq + r) : -1;
   }
-  if (!d->con_diag || !d->joint_active || !d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->ework || !d->body_pos ||
+  if (!d->con_diag || !d->joint_active || !d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->kkt_jac || !d->ework || !d->body_pos ||
       !d->body_rot || !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec ||
       !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord ||
       !d->joint_rate || !d->load_force || !d->joint_drive || !d->arena ||
@@ -116,7 +118,7 @@ void mbs_data_destroy(mbsData *d) {
       d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
       d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,
       d->v_rec,      d->lambda_rec,  d->acc_rec,    d->vtmp,     d->joint_coord, d->joint_rate,
-      d->load_force, d->redund_work, d->joint_drive, d->con_diag, d->joint_active};
+      d->load_force, d->redund_work, d->joint_drive, d->con_diag, d->joint_active, d->kkt_jac};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -598,7 +598,10 @@ static mbsSystem *create(const mbsModel *m, int nstage, const int *couple, int n
   sys->n = sys->nfix;
   sys->nnz = sys->nfix_nnz;
   sys->ls = mbs_linsolve_create(m->linear_solver, sys->n, sys->colptr, sys->rowind, err);
-  if (!sys->ls) {
+  if (sys->ls) {
+    sys->kkt_ls = mbs_linsolve_create(m->linear_solver, sys->n, sys->colptr, sys->rowind, err);
+  }
+  if (!sys->ls || !sys->kkt_ls) {
     mbs_system_destroy(sys);
     return NULL;
   }
@@ -610,6 +613,7 @@ void mbs_system_destroy(mbsSystem *sys) {
     return;
   }
   mbs_linsolve_destroy(sys->ls);
+  mbs_linsolve_destroy(sys->kkt_ls);
   if (sys->colptr != sys->fix_colptr) {
     free(sys->colptr);
     free(sys->rowind);
@@ -724,6 +728,7 @@ mbsStatus mbs_system_set_tail(mbsSystem *sys, int ntail, int nent, const int *ro
   sys->tail_nnz = m;
   rebuild(sys, ntail);
   mbs_linsolve_reanalyse(sys->ls, sys->n, sys->colptr, sys->rowind);
+  mbs_linsolve_reanalyse(sys->kkt_ls, sys->n, sys->colptr, sys->rowind);
   sys->tail_changes++;
   if (changed) {
     *changed = 1;

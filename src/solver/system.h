@@ -101,7 +101,10 @@ typedef struct mbsSystem {
 
   /* the LU and its counters */
   mbsLinsolve *ls;
-  long tail_changes; /* set_tail calls that changed the structure */
+  mbsLinsolve *kkt_ls; /* the records' KKT matrix [M G^T; G 0] (consistent.c) on the same
+                          pattern, with its own numeric factorization and pivots, so that a
+                          record never touches the Newton matrix's */
+  long tail_changes;   /* set_tail calls that changed the structure */
 } mbsSystem;
 
 /* Build the system of model m (m->linear_solver's LU): nstage >= 1 temporal nodes with

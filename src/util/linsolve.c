@@ -20,6 +20,12 @@
 /* a reused KLU pivot order is dropped once the crude reciprocal condition estimate
  * min|u_kk| / max|u_kk| falls this far below the one of the last fresh pivoting */
 #define REPIVOT_RCOND 1e-3
+/* a pinned order (mbs_linsolve_pin) is kept only while it stays within this factor of the
+ * pin's own estimate: it was chosen for another matrix (the run's initial one), and a heavy
+ * top whose body turns over on its pin left a chord iteration 4x the energy drift of fresh
+ * pivots with 1e-3 (1.2e-14 per 1e4 steps against 2e-15; 1e-1: 2e-15, pivoting afresh at
+ * a fifth of its steps; the 200-link chain never leaves its pin) */
+#define PIN_RCOND 1e-1
 
 struct mbsLinsolve {
   mbsLinearSolver kind;
@@ -31,7 +37,10 @@ struct mbsLinsolve {
   /* klu */
   klu_common common;
   klu_symbolic *ksym;
-  klu_numeric *knum;
+  klu_numeric *knum;  /* the last factorization with fresh pivots */
+  klu_numeric *kpin;  /* the pinned pivot order (mbs_linsolve_pin), or NULL */
+  klu_numeric *kcur;  /* the factorization solves use: knum or kpin */
+  double rcond_pin;   /* rcond of the pinned order's own factorization */
   const int *perm;    /* NULL, or the pivot order given (mbs_linsolve_set_order) */
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
   long analyses;      /* symbolic analyses done */
@@ -128,11 +137,10 @@ static mbsStatus klu_fail(mbsLinsolve *ls, const char *what, mbsError *err) {
                        klu_reason(ls->common.status), ls->common.status);
 }
 
-static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int repivot,
-                                   mbsError *err) {
+/* KLU's symbolic analysis of the pattern, once */
+static mbsStatus klu_analyse(mbsLinsolve *ls, mbsError *err) {
   /* KLU's prototypes take non-const arrays that they only read */
   int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
-  double *ax = (double *)values;
   if (!ls->ksym) {
     if (ls->perm) {
       /* KLU's prototype takes non-const permutations that it only reads */
@@ -147,12 +155,29 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
     }
     ls->analyses++;
   }
-  /* the last pivot order, while it stays about as well conditioned as fresh pivoting */
-  if (ls->knum && !repivot && klu_refactor(ap, ai, ax, ls->ksym, ls->knum, &ls->common) &&
-      ls->common.status == KLU_OK && klu_rcond(ls->ksym, ls->knum, &ls->common) &&
-      ls->common.rcond >= REPIVOT_RCOND * ls->rcond_fresh) {
+  return MBS_OK;
+}
+
+static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int repivot,
+                                   mbsError *err) {
+  int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
+  double *ax = (double *)values;
+  mbsStatus st = klu_analyse(ls, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  /* the pinned order (repivot, with a pin) or the last one, while it stays about as well
+   * conditioned as the pivoting it came from */
+  klu_numeric *order = repivot ? ls->kpin : ls->kcur;
+  if (order && klu_refactor(ap, ai, ax, ls->ksym, order, &ls->common) &&
+      ls->common.status == KLU_OK && klu_rcond(ls->ksym, order, &ls->common) &&
+      ls->common.rcond >=
+          (order == ls->kpin ? PIN_RCOND * ls->rcond_pin : REPIVOT_RCOND * ls->rcond_fresh)) {
+    ls->kcur = order;
     return MBS_OK;
   }
+  /* fresh pivoting, into knum (the pinned order stays for the next repivot) */
+  ls->kcur = NULL;
   if (ls->knum) {
     klu_free_numeric(&ls->knum, &ls->common);
   }
@@ -165,9 +190,11 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
     return klu_fail(ls, "", err);
   }
   if (!klu_rcond(ls->ksym, ls->knum, &ls->common)) {
+    klu_free_numeric(&ls->knum, &ls->common);
     return klu_fail(ls, "condition estimate failed: ", err);
   }
   ls->rcond_fresh = ls->common.rcond;
+  ls->kcur = ls->knum;
   return MBS_OK;
 }
 
@@ -183,11 +210,11 @@ mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err) {
   if (ls->kind == MBS_LINEAR_KLU) {
-    if (!ls->knum) {
+    if (!ls->kcur) {
       return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: solve before factorization");
     }
     memcpy(x, b, (size_t)ls->n * sizeof(double));
-    if (!klu_solve(ls->ksym, ls->knum, ls->n, 1, x, &ls->common)) {
+    if (!klu_solve(ls->ksym, ls->kcur, ls->n, 1, x, &ls->common)) {
       return klu_fail(ls, "solve failed: ", err);
     }
     return MBS_OK;
@@ -234,6 +261,10 @@ static void drop(mbsLinsolve *ls) {
   if (ls->knum) {
     klu_free_numeric(&ls->knum, &ls->common);
   }
+  if (ls->kpin) {
+    klu_free_numeric(&ls->kpin, &ls->common);
+  }
+  ls->kcur = NULL;
   if (ls->ksym) {
     klu_free_symbolic(&ls->ksym, &ls->common);
   }
@@ -268,8 +299,38 @@ void mbs_linsolve_set_order(mbsLinsolve *ls, const int *perm) {
 }
 
 double mbs_linsolve_lu_entries(const mbsLinsolve *ls) {
-  return ls->kind == MBS_LINEAR_KLU && ls->knum ? (double)ls->knum->lnz + (double)ls->knum->unz
+  return ls->kind == MBS_LINEAR_KLU && ls->kcur ? (double)ls->kcur->lnz + (double)ls->kcur->unz
                                                 : 0.0;
+}
+
+mbsStatus mbs_linsolve_pin(mbsLinsolve *ls, const double *values, mbsError *err) {
+  if (ls->kind != MBS_LINEAR_KLU) {
+    return MBS_OK;
+  }
+  mbsStatus st = klu_analyse(ls, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  if (ls->kpin) {
+    klu_free_numeric(&ls->kpin, &ls->common);
+  }
+  ls->kcur = ls->knum;
+  ls->fresh++;
+  ls->kpin =
+      klu_factor((int *)ls->colptr, (int *)ls->rowind, (double *)values, ls->ksym, &ls->common);
+  if (!ls->kpin || ls->common.status != KLU_OK) {
+    if (ls->kpin) {
+      klu_free_numeric(&ls->kpin, &ls->common);
+    }
+    return klu_fail(ls, "", err);
+  }
+  if (!klu_rcond(ls->ksym, ls->kpin, &ls->common)) {
+    klu_free_numeric(&ls->kpin, &ls->common);
+    return klu_fail(ls, "condition estimate failed: ", err);
+  }
+  ls->rcond_pin = ls->common.rcond;
+  ls->kcur = ls->kpin;
+  return MBS_OK;
 }
 
 mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err) {

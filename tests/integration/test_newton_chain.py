@@ -1,0 +1,55 @@
+"""Newton on a long chain and the records' factorizations (the chain of scripts/bench/chain:
+N box links on ball joints, em, dt = 1e-3).
+
+- em conserves the energy of the falling 500-link chain to round-off (no loads but gravity,
+  no dissipation: E - E0 is the conservation law itself), on the KKT matrix's pivot order
+  pinned at t = 0 for every step.
+- A record is an observation: its KKT factorization has storage of its own, so a run with a
+  record every step takes the same steps, bit for bit, with the same Newton iterations, and
+  costs exactly one factorization more per record than a run without records."""
+import numpy as np
+
+from common import check, done, load, run, write_deck
+
+
+def chain_deck(n, steps, dt, every):
+    lines = ["mbsim: 1", "title: %d-link chain" % n, "gravity: [0, 0, -9.81]", "bodies:"]
+    for i in range(n):
+        lines += ["  - name: link%d" % i, "    shape: {box: [0.1, 0.01, 0.01]}",
+                  "    density: 1000", "    position: [%.17g, 0, 0]" % (0.1 * i + 0.05)]
+    lines.append("joints:")
+    for i in range(n):
+        lines += ["  - name: j%d" % i, "    type: spherical",
+                  "    bodies: [%s, link%d]" % ("ground" if i == 0 else "link%d" % (i - 1), i),
+                  "    point: [%.17g, 0, 0]" % (0.1 * i)]
+    lines += ["solver: {integrator: em, dt: %g, t_end: %.17g}" % (dt, steps * dt),
+              "output: {every: %d, xdmf: false}" % every]
+    return "\n".join(lines) + "\n"
+
+
+def counts(r):
+    """Newton iterations of the last step, factorizations of the whole run (the dataset counts
+    those since the previous record)"""
+    return int(r["solver/iterations"][-1]), int(np.sum(r["solver/factorizations"]))
+
+
+STEPS = 10
+path = write_deck("chain500.yaml", chain_deck(500, STEPS, 1e-3, 1))
+_, _, _, h1 = run(path, "--set", "output.every=1")
+_, _, _, hn = run(path, "--set", "output.every=%d" % (10 * STEPS))
+a, b = load(h1), load(hn)
+E = a["energy/total"]
+T = a["energy/kinetic"]
+rel = np.max(np.abs(E - E[0])) / max(abs(E[0]), np.max(T))
+check(a["attrs"]["status"] == "completed" and rel <= 1e-12,
+      "500-link chain, em: energy conserved to %.1e relative over %d steps" % (rel, STEPS))
+check(np.array_equal(a["state/q"][-1], b["state/q"][-1]) and
+      np.array_equal(a["state/v"][-1], b["state/v"][-1]),
+      "a record every step leaves the final state as without records, bit for bit")
+i1, f1 = counts(a)
+i2, f2 = counts(b)
+records1, records2 = len(a["time"]), len(b["time"])
+check(i1 == i2 and f1 - f2 == records1 - records2,
+      "records add one factorization each and no Newton iteration (last step: %d and %d, "
+      "factorizations %d and %d, records %d and %d)" % (i1, i2, f1, f2, records1, records2))
+done()
