@@ -48,14 +48,14 @@ typedef struct {
   double c0;
   int joint; /* owning joint index, or -1 for a body's rigidity */
   int body;  /* owning body for rigidity rows, else -1 (also for a beam node's rigidity) */
-  int jrow;  /* its row number within the joint (0-based, as listed in decks/README.md,
+  int jrow;  /* its row number within the joint (0-based, as listed in docs/decks.md,
                 whatever was dropped), or within the body's rigidity */
 } mbsConRow;
 
 #define MBS_ELEM_NPARAM 32
 #define MBS_ELEM_NIPARAM 4
 
-/* a time profile f(t) that scales a load or a prescribed motion (decks/README.md "Profiles";
+/* a time profile f(t) that scales a load or a prescribed motion (docs/decks.md "Profiles";
  * evaluated by src/util/profile.c) */
 typedef struct {
   mbsProfileKind kind;
@@ -168,7 +168,7 @@ typedef struct {
   int spec; /* its contacts: entry */
 } mbsShapePair;
 
-/* A beam (decks/README.md "Beams"): a geometrically exact director beam (Simo-Reissner in
+/* A beam (docs/decks.md "Beams"): a geometrically exact director beam (Simo-Reissner in
  * director form, seed 000 sec. 5, seed 001). Its node k is a director frame like a rigid
  * body's: vector nodes node0 + 4 k .. node0 + 4 k + 3 are phi, d1, d2, d3 (d1 the tangent at
  * t = 0, d2 the section's `up` axis, d3 = d1 x d2), with the six rigidity rows of a rigid
@@ -403,7 +403,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
 void mbs_model_number_rows(mbsModel *m);
 
 /* "joint 'D' rows 3, 4, 5; joint 'E' row 1": the dropped rows (1-based row numbers within
- * each joint, as in decks/README.md), "" when none; returns the length it needed */
+ * each joint, as in docs/decks.md), "" when none; returns the length it needed */
 int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);
 
 /* Minimum-norm reactions of the loops with dropped rows. The multipliers lambda_i =

@@ -1,4 +1,4 @@
-/* joints.c: one entry of `joints:` (decks/README.md "Joints"): its type, bodies, point, axes,
+/* joints.c: one entry of `joints:` (docs/decks.md "Joints"): its type, bodies, point, axes,
  * prescribed motion and initial rate. */
 #include <limits.h>
 #include <math.h>

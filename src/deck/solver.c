@@ -1,5 +1,5 @@
 /* solver.c: the run settings of a deck: the sections `initial:`, `solver:` and `output:`
- * (decks/README.md "Top level", "Solver and output"). */
+ * (docs/decks.md "Top level", "Solver and output"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

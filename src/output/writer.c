@@ -1,4 +1,4 @@
-/* writer.c: the HDF5 result file (format "mbsim-run/1", README "Output").
+/* writer.c: the HDF5 result file (format "mbsim-run/1", docs/output.md).
  *
  * The writer keeps a registry: the code that owns a quantity declares its series (path,
  * type, row shape, units: mbs_output_add_series) or ragged table (mbs_output_add_ragged:
@@ -1098,7 +1098,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   }
   created = 1;
 
-  /* root attributes (README "Output") */
+  /* root attributes (docs/output.md) */
   struct {
     const char *name;
     const char *value;
