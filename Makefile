@@ -244,3 +244,9 @@ bench-compare: all
 	$(PYTHON) scripts/bench/compare $(BASE) --current $(BUILD)/mbsim-run
 
 .PHONY: check-unchanged bench-compare
+
+# the pictures of the how-to guides (docs/howto/img/*.png), from their decks in decks/howto/
+.PHONY: howto-figures
+howto-figures: deps
+	$(MAKE) all
+	MBSIM=$(abspath $(BUILD)/mbsim-run) $(PYTHON) scripts/howto-figures

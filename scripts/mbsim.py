@@ -1,6 +1,6 @@
 """mbsim.py: the Python package mbsim (python/mbsim/ of the checkout, or where `make install`
 put it), for the tools beside this file that import it by this path: importing this module
-imports the package in its place (README "Library and Python package")."""
+imports the package in its place (docs/library.md)."""
 import importlib.util
 import os
 import sys

@@ -1,4 +1,4 @@
-/* std_layout.h: the datasets of an mbsim-run result (README "Output") written through the
+/* std_layout.h: the datasets of an mbsim-run result (docs/output.md) written through the
  * writer's registry from plain arrays, for the tests of the writer and the reader (the
  * command registers the same datasets from its model in src/run/record.c). testInfo holds
  * the root attributes (mbsOutputInfo) and the sizes and labels; testRecord one record. */

@@ -1,4 +1,4 @@
-/* test_expr.c: the expression engine (util/expr.h) against the README's grammar: every
+/* test_expr.c: the expression engine (util/expr.h) against the grammar of docs/decks.md: every
  * documented operator and function against the C library's value at several points, their
  * first and second derivatives against central differences, the right limits at the kinks
  * of the piecewise functions, the error positions and the size limits. */
@@ -149,7 +149,7 @@ START_TEST(test_functions_and_derivatives) {
 }
 END_TEST
 
-/* the README's grammar: ^ right-associative and above unary minus */
+/* the grammar of docs/decks.md: ^ right-associative and above unary minus */
 START_TEST(test_grammar) {
   ck_assert_double_eq(f_of("2^t^2", 1.0, NULL), 2.0);
   ck_assert_double_eq(f_of("2^3^2", 0.0, NULL), 512.0);

@@ -1,4 +1,4 @@
-/* test_output.c: the HDF5 result writer (README "Output"): shapes, values, attributes, chunking
+/* test_output.c: the HDF5 result writer (docs/output.md): shapes, values, attributes, chunking
  * and filters read back with the HDF5 C API; status and records visible after a flush
  * while the writer is still open; the XDMF sidecar; clean failures; no leaked HDF5 ids. */
 #include <check.h>

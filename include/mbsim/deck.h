@@ -1,4 +1,4 @@
-/* deck.h: the model graph read from a YAML deck (decks/README.md, format version 1).
+/* deck.h: the model graph read from a YAML deck (docs/decks.md, format version 1).
  *
  * mbs_deck_load() parses the file with libyaml, applies --set overrides, resolves
  * $parameters, anchors, aliases and merge keys, validates every value and fills an
@@ -53,7 +53,7 @@ typedef struct {
   mbsDeckShape *collision;    /* (ncollision, owned) */
 } mbsDeckBody;
 
-/* a `beams:` entry (decks/README.md "Beams"): a geometrically exact director beam, its nodes
+/* a `beams:` entry (docs/decks.md "Beams"): a geometrically exact director beam, its nodes
  * and section already resolved. A body reference (joints, loads, springs: mbsDeckJoint.body,
  * mbsDeckLoad.body, bodies) b >= mbsDeck.nbody names beam node b - nbody counted over all
  * beams in order: node i of beam k is nbody + beams[k].node0 + i (mbs_deck_ref_beam). */
@@ -113,7 +113,7 @@ typedef struct {
   double margin;            /* [m] >= 0, default 1e-3 */
 } mbsDeckContact;
 
-/* a time profile f(t) (decks/README.md "Profiles"), validated: t0 < t1, table strictly increasing
+/* a time profile f(t) (docs/decks.md "Profiles"), validated: t0 < t1, table strictly increasing
  * in t */
 typedef struct {
   mbsProfileKind kind;
@@ -162,7 +162,7 @@ typedef struct {
   mbsMark active_mark;  /* the `active` key */
 } mbsDeckJoint;
 
-/* a `chains:` entry (decks/README.md "Chains"): a serial arm by its Denavit-Hartenberg table,
+/* a `chains:` entry (docs/decks.md "Chains"): a serial arm by its Denavit-Hartenberg table,
  * expanded by the reader into ordinary bodies NAME.link1..n (appended to mbsDeck.bodies from
  * body0 on) and joints NAME.joint1..n (in mbsDeck.joints from joint0 on, before the deck's
  * own joints) */

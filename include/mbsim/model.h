@@ -53,14 +53,14 @@ typedef struct {
   double c0;
   int joint; /* owning joint index, or -1 for a body's rigidity */
   int body;  /* owning body for rigidity rows, else -1 (also for a beam node's rigidity) */
-  int jrow;  /* its row number within the joint (0-based, as listed in decks/README.md,
+  int jrow;  /* its row number within the joint (0-based, as listed in docs/decks.md,
                 whatever was dropped), or within the body's rigidity */
 } mbsConRow;
 
 #define MBS_ELEM_NPARAM 32
 #define MBS_ELEM_NIPARAM 4
 
-/* a time profile f(t) that scales a load or a prescribed motion (decks/README.md "Profiles";
+/* a time profile f(t) that scales a load or a prescribed motion (docs/decks.md "Profiles";
  * evaluated by src/util/profile.c) */
 typedef struct {
   mbsProfileKind kind;
@@ -173,7 +173,7 @@ typedef struct {
   int spec; /* its contacts: entry */
 } mbsShapePair;
 
-/* A beam (decks/README.md "Beams"): a geometrically exact director beam (Simo-Reissner in
+/* A beam (docs/decks.md "Beams"): a geometrically exact director beam (Simo-Reissner in
  * director form, seed 000 sec. 5, seed 001). Its node k is a director frame like a rigid
  * body's: vector nodes node0 + 4 k .. node0 + 4 k + 3 are phi, d1, d2, d3 (d1 the tangent at
  * t = 0, d2 the section's `up` axis, d3 = d1 x d2), with the six rigidity rows of a rigid
@@ -282,7 +282,7 @@ typedef struct mbsModel {
                                (mbs_attach_point; the world point if static) */
   double *joint_point_first; /* (njoint x 3) the same on its first side's frame (viewers: a
                                 distance joint's other end) */
-  /* joints that engage and release (`active`, decks/README.md): joint j holds from the first
+  /* joints that engage and release (`active`, docs/decks.md): joint j holds from the first
    * step that starts at t >= joint_from[j] until the first that starts at t >= joint_until[j].
    * Its run state, like ctrl_state, sits behind this pointer of the otherwise constant model
    * (mbs_data_create resets it, the solver switches it (through the const model, as
@@ -428,7 +428,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
 void mbs_model_number_rows(mbsModel *m);
 
 /* "joint 'D' rows 3, 4, 5; joint 'E' row 1": the dropped rows (1-based row numbers within
- * each joint, as in decks/README.md), "" when none; returns the length it needed */
+ * each joint, as in docs/decks.md), "" when none; returns the length it needed */
 int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);
 
 /* Minimum-norm reactions of the loops with dropped rows. The multipliers lambda_i =

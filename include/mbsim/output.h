@@ -1,4 +1,4 @@
-/* output.h: the HDF5 result file (format "mbsim-run/1", README "Output") and its XDMF sidecar.
+/* output.h: the HDF5 result file (format "mbsim-run/1", docs/output.md) and its XDMF sidecar.
  *
  * The writer knows nothing about models or integrators: the code that owns a quantity
  * registers its dataset (path, type, row shape, units), then gives one row per output step. Datasets are chunked along time with an

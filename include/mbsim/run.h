@@ -1,4 +1,4 @@
-/* run.h: a run of a deck as an object (README "Library and Python package").
+/* run.h: a run of a deck as an object (docs/library.md).
  *
  * An mbsRun holds everything of one run: the deck, the compiled model, the run state, the
  * step grid t_n = n dt (the last step shortened to land on t_end), the energy monitor, its
@@ -132,7 +132,7 @@ mbsStatus mbs_run_finish(mbsRun *r, long *nrecords, mbsError *err);
 size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n);
 
 /* Observe the current state into caller memory: what names one quantity of the record
- * (README "Library and Python package" lists them: "time", "q", "v", "bodies/position",
+ * (docs/library.md lists them: "time", "q", "v", "bodies/position",
  * "energy/kinetic", ...); up to n values into out (may be NULL with n = 0). Returns the
  * number of values the quantity has, or -1 for an unknown name. Quantities of a record
  * (velocities on the constraints, reactions, energies) are computed on first use after a

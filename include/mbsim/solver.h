@@ -161,7 +161,7 @@ int mbs_solver_contacts(const mbsData *d, const mbsContactRecord **rec);
 /* restart the sums of mbs_solver_contacts (after a record): contacts gone since drop out */
 void mbs_solver_contacts_clear(mbsData *d);
 
-/* observables at the current state (README "Output"); bodies go into d->body_* */
+/* observables at the current state (docs/output.md); bodies go into d->body_* */
 typedef struct {
   double kinetic, potential, external_work, dissipated, contact_dissipated;
   double impact_dissipated, friction_dissipated, numerical_dissipated;

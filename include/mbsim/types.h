@@ -57,7 +57,7 @@ typedef struct {
   X(MBS_AUGMENTATION_VARIABLE, "variable")                                                         \
   X(MBS_AUGMENTATION_CLASSICAL, "classical")
 
-/* time profiles f(t) (decks/README.md "Profiles"; src/util/profile.c) */
+/* time profiles f(t) (docs/decks.md "Profiles"; src/util/profile.c) */
 #define MBS_PROFILE_LIST(X)                                                                        \
   X(MBS_PROFILE_CONSTANT, "constant")                                                              \
   X(MBS_PROFILE_WINDOW, "window")                                                                  \

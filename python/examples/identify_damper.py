@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Identify a damper's coefficient from a measured trace with scipy.optimize, running the deck
-in process (README "Library and Python package").
+in process (docs/library.md).
 
 The "measurement" is a run of decks/damped_oscillator.yaml with a known damping c_true plus
 Gaussian noise on the mass's position x(t); the identification minimizes the squared error

@@ -1,5 +1,5 @@
-"""mbsim: read mbsim-run result files (README "Output", "mbsim-run/1") with numpy and h5py,
-and run decks in process (mbsim.Simulation, mbsim.run: README "Library and Python package").
+"""mbsim: read mbsim-run result files (docs/output.md, "mbsim-run/1") with numpy and h5py,
+and run decks in process (mbsim.Simulation, mbsim.run: docs/library.md).
 
     import sys; sys.path.insert(0, "python")     # a checkout (or: PYTHONPATH=python)
     import mbsim
@@ -585,7 +585,7 @@ def reduce_series(run, values, how):
 # ---------- contacts ----------
 
 class Contacts:
-    """The rows of /contacts/table, one per contact of each record (README "Output"), as
+    """The rows of /contacts/table, one per contact of each record (docs/output.md), as
     arrays over all rows. A record lists every contact since the previous record: those of
     its last step, and those gone since (status 0, no impulse in the last step).
 
@@ -785,7 +785,7 @@ class Run:
         return {k: v[:, i] for k, v in self.joints.items() if k != "names"}
 
     def beam(self, name):
-        """{position, directors, strain} of one beam over time (README "Output")."""
+        """{position, directors, strain} of one beam over time (docs/output.md)."""
         return self.beams[name]
 
     def coordinate(self, name):
@@ -796,7 +796,7 @@ class Run:
     def body_label(self, index):
         """The name of body index `index` of /contacts/table: "ground" for -1, a body's name,
         or a beam node "cable[3]" for nbody + k (k counted over the beams' nodes in the
-        model's order, decks/README.md "Contacts")."""
+        model's order, docs/decks.md "Contacts")."""
         index = int(index)
         names = self.bodies["names"]
         if index == -1:

@@ -208,7 +208,7 @@ _CONTACT_ENERGIES = ("contact_dissipated", "impact_dissipated", "friction_dissip
 
 
 class Simulation:
-    """A run of a deck in this process (README "Library and Python package").
+    """A run of a deck in this process (docs/library.md).
 
     deck: the deck file (with text: the name its messages use); set: overrides as --set
     gives them, a dict {"solver.t_end": 2, "bodies.link1.mass": "3"} or a list of
@@ -308,7 +308,7 @@ class Simulation:
     # ---- observing ----
     def get(self, what):
         """One quantity of the current state by its record name ("q", "bodies/position",
-        "energy/kinetic", ...; README) as a numpy array."""
+        "energy/kinetic", ...; docs/library.md) as a numpy array."""
         err = _Error()
         lib = _lib()
         n = lib.mbs_run_get(self._handle(), what.encode(), None, 0, ctypes.byref(err))

@@ -7,7 +7,7 @@ usage:
            [--report FILE.json]
 
 Loads RUN.xmf (the XDMF sidecar beside RUN.h5) with ParaView's "XDMF Reader" and draws, at
-each record, every body with the shapes the result file lists in /shapes (README "Output":
+each record, every body with the shapes the result file lists in /shapes (docs/output.md:
 no deck is read): a body's drawn `shape` (box, sphere or cylinder), else its contact shapes
 (box, sphere, capsule, points), placed by its centre and directors d1, d2, d3; a rigid body
 without shapes as its three director arrows (d1 red, d2 green, d3 blue), a point mass without
@@ -43,7 +43,7 @@ import tempfile
 
 import numpy as np
 
-# /shapes/table columns (README "Output")
+# /shapes/table columns (docs/output.md)
 OWNER, ROLE, KIND, SIZE, OFFSET, AXES, PT_FIRST, PT_COUNT, SEGMENT = 0, 1, 2, 3, 6, 9, 18, 19, 20
 DRAWN, COLLISION, SECTION = 0, 1, 2
 COLORS = [[0.90, 0.55, 0.20], [0.30, 0.65, 0.90], [0.55, 0.80, 0.35], [0.85, 0.35, 0.55],

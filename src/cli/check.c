@@ -106,7 +106,7 @@ static void print_joints(FILE *f, const mbsDeck *deck) {
               vec(p, sizeof(p), dj->points[0]), sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
     }
     if (dj->has_active) {
-      /* a joint that engages and releases (decks/README.md) */
+      /* a joint that engages and releases (docs/decks.md) */
       if (dj->active_from > 0.0) {
         fprintf(f, ", engages at %.6g s", dj->active_from);
       }

@@ -1,5 +1,5 @@
 /* main.c: the mbsim-run command: arguments, --set overrides, the step loop with output,
- * progress and summary, signals and exit codes (README "Command line").
+ * progress and summary, signals and exit codes (docs/command-line.md).
  * Exit status: 0 done; 1 bad deck or arguments (nothing written); 2 the solver failed
  * (output so far kept); 3 interrupted by SIGINT, SIGTERM, SIGHUP or SIGPIPE (output flushed and
  * closed). */

@@ -1,4 +1,4 @@
-/* beams.c: the section `beams:` (decks/README.md "Beams"): per beam its nodes (a straight
+/* beams.c: the section `beams:` (docs/decks.md "Beams"): per beam its nodes (a straight
  * beam from/to with `elements`, or a polyline `nodes`), element order, section axes (`up`),
  * section (elastic moduli, density, rectangle / circle / explicit constants), initial
  * velocity and damping; and the names `NAME[i]` by which joints, loads and springs name a beam

@@ -1,4 +1,4 @@
-/* chains.c: the section `chains:` (decks/README.md "Chains"): a serial arm written as a
+/* chains.c: the section `chains:` (docs/decks.md "Chains"): a serial arm written as a
  * Denavit-Hartenberg table. Each row expands into one rigid body NAME.linkI, posed in its DH
  * frame at zero joint coordinates (the offsets theta and d as written), and one revolute or
  * prismatic joint NAME.jointI from the previous link (the base for the first) to it, so that

@@ -1,4 +1,4 @@
-/* contacts.c: contact geometry and contact laws of a deck (decks/README.md "Contacts"): a
+/* contacts.c: contact geometry and contact laws of a deck (docs/decks.md "Contacts"): a
  * body's `collision` shapes, the ground's (`ground: collision:`), and the `contacts:` entries
  * whose body-name patterns (fnmatch(3)) pick the pairs of shapes that may touch. The pairs
  * themselves are formed by the compiler (src/model/contacts.c); the reader checks every value

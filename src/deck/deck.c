@@ -1,4 +1,4 @@
-/* deck.c: mbs_deck_load and the top level of the deck schema (decks/README.md, format version
+/* deck.c: mbs_deck_load and the top level of the deck schema (docs/decks.md, format version
  * 1): the sections in order (parameters, bodies, chains, beams, joints, loads, ground, contacts,
  * initial, solver, output) and the helpers the section readers share. The sections live in body.c,
  * joints.c, loads.c, profiles.c, contacts.c and solver.c. The pipeline is

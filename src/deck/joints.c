@@ -1,4 +1,4 @@
-/* joints.c: one entry of `joints:` (decks/README.md "Joints"): its type, bodies, point, axes,
+/* joints.c: one entry of `joints:` (docs/decks.md "Joints"): its type, bodies, point, axes,
  * prescribed motion and initial rate. */
 #include <limits.h>
 #include <math.h>
@@ -24,7 +24,7 @@ static const char *const joint_later[] = {NULL};
 /* joints */
 
 /* active: {from: T0, until: T1} (either optional, at least one): the joint engages at T0 >= 0
- * and releases at T1 > T0 (decks/README.md "Joints that engage and release") */
+ * and releases at T1 > T0 (docs/decks.md "Joints that engage and release") */
 static mbsStatus read_active(DeckReader *r, mbsDeckJoint *j, yaml_node_t *key, yaml_node_t *n) {
   static const char *const active_keys[] = {"from", "until", NULL};
   DeckMap m = {0};

@@ -1,4 +1,4 @@
-/* loads.c: one entry of `loads:` (decks/README.md "Loads"): forces, torques, joint torques
+/* loads.c: one entry of `loads:` (docs/decks.md "Loads"): forces, torques, joint torques
  * and forces, springs and rotational springs. */
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* profiles.c: time profiles f(t) of loads and prescribed motions (decks/README.md "Profiles"):
+/* profiles.c: time profiles f(t) of loads and prescribed motions (docs/decks.md "Profiles"):
  * constant, window, ramp, sine, table and expression, validated (t0 < t1, tables strictly
  * increasing in t, expressions of t that can be differentiated). */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include "util/profile.h"
 
 /* ---------------------------------------------------------------------------------------- */
-/* profiles (decks/README.md "Profiles") */
+/* profiles (docs/decks.md "Profiles") */
 
 /* [t0, t1] with t0 < t1 */
 static mbsStatus profile_interval(DeckReader *r, yaml_node_t *n, const char *field, double p[3]) {

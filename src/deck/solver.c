@@ -1,5 +1,5 @@
 /* solver.c: the run settings of a deck: the sections `initial:`, `solver:` and `output:`
- * (decks/README.md "Top level", "Solver and output"). */
+ * (docs/decks.md "Top level", "Solver and output"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,7 +413,7 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
   }
   if ((v = dt)) {
-    /* record times k dt independent of the step (README "Record times") */
+    /* record times k dt independent of the step (docs/output.md "Records between steps") */
     if ((st = deck_positive(r, v, "dt", &o->dt)) != MBS_OK) {
       goto fail;
     }

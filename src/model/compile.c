@@ -1115,7 +1115,7 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
   return MBS_OK;
 }
 
-/* joints with `active`: what they cannot do, at the key (decks/README.md "Joints that engage
+/* joints with `active`: what they cannot do, at the key (docs/decks.md "Joints that engage
  * and release") */
 static mbsStatus check_switching(const mbsModel *m, const mbsDeck *deck, mbsError *err) {
   for (int j = 0; j < deck->njoint; j++) {

@@ -1,4 +1,4 @@
-/* engage.c: joints that engage and release during a run (decks/README.md "Joints that engage
+/* engage.c: joints that engage and release during a run (docs/decks.md "Joints that engage
  * and release"). A switching joint keeps its rows in the model all the time, so the Newton
  * matrix keeps its size and pattern: while it is released they are zero rows (their node
  * lists kept), which the solver closes with an identity on their multipliers (lambda = 0);

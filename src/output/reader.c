@@ -1,4 +1,4 @@
-/* reader.c: read the last record of a result file (format "mbsim-run/1", README "Output")
+/* reader.c: read the last record of a result file (format "mbsim-run/1", docs/output.md)
  * back, so that a run can continue from it (mbsim-run --restart), and look at a file at an
  * output path before it is replaced.
  *

@@ -1,4 +1,4 @@
-/* writer.c: the HDF5 result file (format "mbsim-run/1", README "Output").
+/* writer.c: the HDF5 result file (format "mbsim-run/1", docs/output.md).
  *
  * The writer keeps a registry: the code that owns a quantity declares its series (path,
  * type, row shape, units: mbs_output_add_series) or ragged table (mbs_output_add_ragged:
@@ -57,7 +57,7 @@
 /* shuffle + deflate 4: on the 200-link chain with a record every step (8400 numbers each)
  * deflate costs about 2 ms per record for files 2.6x smaller than uncompressed; levels 1 and 4
  * cost the same within a shared machine's noise (4: 5 % smaller), 6 is 20 % slower for
- * 0.4 % (README "Output") */
+ * 0.4 % (docs/output.md) */
 #define DEFLATE_LEVEL 4
 #define DEFAULT_FLUSH_SECONDS 2.0
 /* free space a flush must find on the file system: new index nodes and object header
@@ -1102,7 +1102,7 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
   }
   created = 1;
 
-  /* root attributes (README "Output") */
+  /* root attributes (docs/output.md) */
   struct {
     const char *name;
     const char *value;

@@ -1,4 +1,4 @@
-/* xdmf.c: the XDMF 2 sidecar of the result file (README "Viewing in ParaView").
+/* xdmf.c: the XDMF 2 sidecar of the result file (docs/paraview.md).
  *
  * ParaView's "XDMF Reader" (Xdmf2) reads temporal collections of Uniform grids and shows
  * them as the blocks of one multiblock data set. The sidecar is built from a list of grids

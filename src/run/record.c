@@ -21,7 +21,7 @@ void mbs_record_extras(const mbsModel *m, const mbsData *d, double *joint_pos) {
   }
 }
 
-/* ---------- the datasets of a run (README "Output"), registered by what owns them ---------- */
+/* ---------- the datasets of a run (docs/output.md), registered by what owns them ---------- */
 
 /* units of the /state series: those of /state/q per second, per second squared */
 #define U_Q "m, 1 or rad (per column: attribute column_units)"
@@ -174,7 +174,7 @@ static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray
   };
   out->nstate = 0;
   for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
-    const char *units = a[i].units ? a[i].units : "the integrator's own (README \"Output\")";
+    const char *units = a[i].units ? a[i].units : "the integrator's own (docs/output.md)";
     const char *suffix = NULL;
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
       if (strcmp(a[i].name, known[k].name) == 0) {
@@ -658,7 +658,7 @@ static void put_action(mbsRecorder *out) {
   out->action_sent = 1;
 }
 
-/* shapes (README "Output"): every shape the model holds, evaluated, for viewers that must not
+/* shapes (docs/output.md): every shape the model holds, evaluated, for viewers that must not
  * read the deck: /shapes/table [rows, SHAPE_COLS], /shapes/names [rows], /shapes/points
  * [points, 3]. A row is a body's drawn `shape` (role 0), a contact shape of a body, beam node
  * or the ground (role 1), or a beam's section swept along its nodes (role 2), placed in its

@@ -104,7 +104,7 @@ typedef struct {
   int action_nomem;    /* a row could not be kept (out of memory): the next record fails */
 } mbsRecorder;
 
-/* register every dataset and sidecar grid of a run of model m with w (README "Output"; the
+/* register every dataset and sidecar grid of a run of model m with w (docs/output.md; the
  * integrator's arrays as mbs_solver_state_export lists them, under /state/<name>);
  * names, qunits: (nq) coordinate names and units; junits, jrunits: (njoint) units of the
  * joint coordinates and rates. Release out with mbs_recorder_free. */

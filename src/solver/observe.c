@@ -1,4 +1,4 @@
-/* observe.c: energies, momenta, constraint violation and body kinematics (README "Output") */
+/* observe.c: energies, momenta, constraint violation and body kinematics (docs/output.md) */
 #include <math.h>
 #include <string.h>
 
@@ -60,7 +60,7 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
       }
     }
   }
-  /* a loop with rows dropped as redundant: its reactions of least norm (README, Output) */
+  /* a loop with rows dropped as redundant: its reactions of least norm (docs/output.md) */
   if (m->ndrop > 0) {
     mbs_model_min_norm_reactions(m, q, d->t, d->lambda_rec, 1.0, d->joint_reaction,
                                  d->redund_work);

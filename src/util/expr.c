@@ -1,8 +1,8 @@
 /* expr.c: the expression engine of decks (expr.h): a recursive-descent parser into a postfix
  * program, evaluated with its first and second time derivatives.
  *
- * Why our own engine and not a library: deck values and profiles need one grammar (the
- * README's: ^ right-associative and above unary minus), the piecewise functions of profiles
+ * Why our own engine and not a library: deck values and profiles need one grammar (that of
+ * docs/decks.md: ^ right-associative and above unary minus), the piecewise functions of profiles
  * (min, max, clamp, if, smoothstep) with exact one-sided derivatives at their kinks, and
  * derivatives whose cost does not explode. Debian's libmuparser parses and evaluates but
  * does not differentiate; libmatheval differentiates symbolically but groups ^ from the left

@@ -1,4 +1,4 @@
-/* expr.h: the expressions of a deck (decks/README.md "Parameters and expressions",
+/* expr.h: the expressions of a deck (docs/decks.md "Parameters and expressions",
  * "Profiles"), one engine for reading, evaluating and differentiating them.
  *
  * An expression is parsed once into a postfix program; evaluating it carries, with each

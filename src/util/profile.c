@@ -1,4 +1,4 @@
-/* profile.c: evaluation of the time profiles of decks/README.md */
+/* profile.c: evaluation of the time profiles of docs/decks.md */
 #include "util/profile.h"
 
 #include <math.h>

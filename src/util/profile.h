@@ -1,4 +1,4 @@
-/* profile.h: time profiles f(t) that scale loads and prescribed motions (decks/README.md
+/* profile.h: time profiles f(t) that scale loads and prescribed motions (docs/decks.md
  * "Profiles"): constant 1; window [t0, t1): 1 inside, 0 outside (the rectangular load of
  * seed 003 sec. 4.1); ramp: 0 before t0, linear to 1 at t1, 1 after; sine a sin(2 pi f t + p);
  * table: piecewise linear through (t_k, f_k), held constant outside. The deck reader

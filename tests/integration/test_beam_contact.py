@@ -1,4 +1,4 @@
-"""Contacts on beams (decks/README.md "Beams" `collision`, "Contacts"): a sphere on every beam
+"""Contacts on beams (docs/decks.md "Beams" `collision`, "Contacts"): a sphere on every beam
 node or a capsule along every segment, against the ground and a rigid body, integrated by
 `moreau`, against closed forms and an independent
 Euler-Bernoulli computation (nothing here uses the program's own contact code):
@@ -34,7 +34,7 @@ Euler-Bernoulli computation (nothing here uses the program's own contact code):
   and the contact opening and closing again after the first impact (the seed's figure 6.3
   shows the same for its configuration); the beam carries capsules along its segments, so the
   point may touch it anywhere, as in the seed.
-/contacts/table columns (README "Output"): 0 record, 1 body a, 2 body b (-1 ground),
+/contacts/table columns (docs/output.md): 0 record, 1 body a, 2 body b (-1 ground),
 3-5 point, 6-8 normal, 9 gap, 10 normal impulse, 11-12 tangential impulse, 13 status."""
 import os
 import sys

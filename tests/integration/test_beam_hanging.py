@@ -1,4 +1,4 @@
-"""A beam given by its end points and its `length` (decks/README.md "Beams": length, sag)
+"""A beam given by its end points and its `length` (docs/decks.md "Beams": length, sag)
 starts on the curve of that length hanging between them under gravity, its nodes at equal
 arc lengths, against curves computed here with scipy (nothing of the program's geometry):
 - `sag: catenary` (the default), ends at different heights: every node on the catenary

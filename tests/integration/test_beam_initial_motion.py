@@ -1,4 +1,4 @@
-"""A beam's initial motion (decks/README.md "Beams": velocity, angular_velocity, about,
+"""A beam's initial motion (docs/decks.md "Beams": velocity, angular_velocity, about,
 node_velocities) against closed forms of a rigid rod, at the first record and over the run:
 - a steel rod of circular section (L = 1 m, r = 10 mm) spinning at w = 2 rad/s about the
   normal through its centre while its centre moves at v: the kinetic energy

@@ -36,7 +36,7 @@
   the torque's impulse to 1e-10, the arm really bends (strain energy above 10 % of the
   kinetic, the tip off the hub's rigid line by more than 0.1 L).
 QUICK=1 runs k = 1 and 10 only and leaves out the midpoint/genalpha comparison.
-Output used (README "Output"): /beams/<name>/position [N,nodes,3], /directors [N,nodes,3,3]
+Output used (docs/output.md): /beams/<name>/position [N,nodes,3], /directors [N,nodes,3,3]
 (column i = d_i), /strain [N,elements,6] (Gamma1, Gamma2, Gamma3, K1, K2, K3 at element
 midpoints), /energy/strain.
 """

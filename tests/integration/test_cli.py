@@ -1,5 +1,5 @@
 """The command line: --help, --version, --check, --set, the summary, determinism, the
-output layout of the README."""
+output layout of docs/output.md."""
 import glob
 import os
 import subprocess
@@ -49,7 +49,7 @@ for want in ("steps:", "newton:", "constraints:  max violation", "energy:       
              "wall time:", "status:       completed"):
     check(want in p.stdout, "summary shows '%s'" % want.strip())
 
-# the output layout of the README
+# the output layout of docs/output.md
 with h5py.File(out, "r") as f:
     a = f.attrs
     check(a["format"] == "mbsim-run/1", "format attribute")

@@ -1,4 +1,4 @@
-"""/contacts/impulse_since_record and /contacts/tangent1 (README "Output"), read with h5py
+"""/contacts/impulse_since_record and /contacts/tangent1 (docs/output.md), read with h5py
 alone and checked against mechanics, not against the program's own numbers:
 
 - a box resting on a floor: the contact impulses since the previous record over the time
@@ -129,8 +129,8 @@ want = {"box": G * np.cos(alpha) * (n - mu * d),
 for name, Fw in want.items():
     F = mean_force(r, r["names"].index(name))
     err = np.max(np.linalg.norm(F[1:] - Fw, axis=1)) / np.linalg.norm(Fw)
-    # (sliding: exact but for the contact tolerance; rolling: the scheme's error, README
-    # "Integrators": 1.5e-5 in the speed at dt = 1e-3)
+    # (sliding: exact but for the contact tolerance; rolling: the scheme's error,
+    # docs/integrators.md: 1.5e-5 in the speed at dt = 1e-3)
     bound = 1e-8 if name == "box" else 3e-5
     check(err <= bound, "incline: the contact force on the %s is %s (closed form), max "
           "relative error %.1e (<= %g; measured 1.5e-9 box, 9.4e-6 ball)" % (

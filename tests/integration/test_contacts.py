@@ -20,7 +20,7 @@ own contact code):
   with dt (dt, dt/2, dt/4);
 - decks/woodpecker.yaml (seed 002 sec. 6.3, Table 6.3) against tests/reference/woodpecker.py:
   period and descent per cycle, and that they repeat from the third cycle on.
-/contacts/table columns (README "Output"): 0 record, 1 body a, 2 body b (-1 ground),
+/contacts/table columns (docs/output.md): 0 record, 1 body a, 2 body b (-1 ground),
 3-5 point, 6-8 normal, 9 gap, 10 normal impulse, 11-12 tangential impulse, 13 status."""
 import os
 import sys

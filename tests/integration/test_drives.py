@@ -93,7 +93,7 @@ for integ in INTEGRATORS:
               "%s: kinetic energy gained = work (%.1e%s)"
               % (integ, eT, ", O(dt) after a jump" if integ == "genalpha" else ""))
 
-# genalpha and the window (decks/README.md "Profiles"): the load acts on the same steps, its
+# genalpha and the window (docs/decks.md "Profiles"): the load acts on the same steps, its
 # total impulse equals em's to round-off; at the window's end the velocity lacks half a step's
 # impulse (F dt / 2m, whatever rho_inf), which arrives over the following steps
 _, _, _, out_em = run(wpath, "--integrator", "em")

@@ -1,4 +1,4 @@
-"""dt against the stiffest elements under Moreau's semi-explicit variant (decks/README.md
+"""dt against the stiffest elements under Moreau's semi-explicit variant (docs/decks.md
 "Contacts", variant explicit): a warning before the run, at the element's file:line:column,
 with the closed-form limits:
 - a spring k on a point mass m: period T = 2 pi sqrt(m / k) (k = 1e6 N/m, m = 1 kg: 6.28 ms),

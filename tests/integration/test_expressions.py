@@ -1,4 +1,4 @@
-"""Profile expressions as the README defines them (decks/README.md "Parameters and
+"""Profile expressions as docs/decks.md "Parameters and
 expressions", "Profiles"), through whole runs:
 - `2^t^2` is 2^(t^2): a unit force with that profile on a unit point mass gives the velocity
   int_0^1 2^(t^2) dt at t = 1 (scipy's quadrature), not int (2^t)^2 dt;

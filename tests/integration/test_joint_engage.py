@@ -1,4 +1,4 @@
-"""Joints that engage and release (`active: {from, until}`, decks/README.md "Joints that engage
+"""Joints that engage and release (`active: {from, until}`, docs/decks.md "Joints that engage
 and release"), against references we did not write:
 
 1. two free bodies (different masses, inertias, velocities and spins, no gravity) captured by

@@ -1,6 +1,6 @@
 """solver.linear_solver: the default klu against umfpack. Both solve the same Newton
 equations, so on decks that are not chaotic over the horizon the records agree to round-off
-amplified by the step count; with klu the conservation laws of em hold as the README promises
+amplified by the step count; with klu the conservation laws of em hold as docs/integrators.md promises
 (energy to 1e-9, constraints to 1e-10, J_{n+1} - J_n = dt m), and a restart is bit-exact
 (the step after a record pivots afresh, so KLU's reused pivot order carries no history)."""
 import os

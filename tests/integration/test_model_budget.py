@@ -1,4 +1,4 @@
-"""The model-size budget (decks/README.md "Solver and output", solver.memory_limit): a model
+"""The model-size budget (docs/decks.md "Solver and output", solver.memory_limit): a model
 whose estimated memory exceeds what the machine allows, or the deck's or command line's
 limit, is refused with exit status 1 before anything of its size is allocated, the estimate
 and the key in the message; the documented maximum sizes check quickly.

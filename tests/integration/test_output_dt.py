@@ -1,5 +1,5 @@
 """output.dt: records at k dt independent of the step, each from the scheme's own
-interpolation inside the step that holds it (README "Record times").
+interpolation inside the step that holds it (docs/output.md "Records between steps").
 
 - A projectile (constant gravity): every scheme's step and interpolation reproduce the
   parabola, so the records between steps carry its position and velocity to round-off.

@@ -1,4 +1,4 @@
-"""/shapes (README "Output"): the evaluated shapes of bodies, beam nodes and the ground, for
+"""/shapes (docs/output.md): the evaluated shapes of bodies, beam nodes and the ground, for
 viewers that must not read the deck. A deck written here gives every kind of row, its sizes as
 expressions of parameters, offsets and orientations; each row is checked against the deck's
 numbers worked out here by hand (not by the program):

@@ -1,5 +1,4 @@
-"""Damaged and hostile result files given to the Python tools (README "Post-processing in
-Python", "Robustness"): every tool reads a file in a separate process with time and memory
+"""Damaged and hostile result files given to the Python tools (docs/post-processing.md, "Robustness"): every tool reads a file in a separate process with time and memory
 limits (mbsim.read_isolated), so each of the files on which HDF5 itself crashes, loops or
 allocates gigabytes (tests/fuzz/restart-regressions/) and each crafted file (a 2-D or text
 /time, a dataset declaring 2^31 rows, a dataset stored in another file, a FIFO) ends with exit

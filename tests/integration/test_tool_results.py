@@ -1,5 +1,4 @@
-"""Seeing every result with the Python tools (README "Post-processing in Python", "Parameter
-sweeps"), each number against mechanics or against the file read with h5py alone:
+"""Seeing every result with the Python tools (docs/post-processing.md, docs/sweeps.md), each number against mechanics or against the file read with h5py alone:
 
 - mbsim.py: contact_force on a box at rest is m g (1e-9), the ground gets minus it, the
   torque about the box's centre vanishes; a bouncing ball recorded every 10 steps has the

@@ -37,7 +37,7 @@ for i, t in enumerate(TYPES):
     joints += ("  - {name: j_%s, type: %s, bodies: [ground, b_%s], point: [%g, 0, 0]%s}\n"
                % (t, t, t, x, (", " + extra) if extra else ""))
 
-# the units each joint type's coordinates have (README "Output": angles rad, lengths m)
+# the units each joint type's coordinates have (docs/output.md: angles rad, lengths m)
 COORD = {"revolute": ["rad"], "prismatic": ["m"], "cylindrical": ["rad", "m"],
          "universal": ["rad", "rad"], "planar": ["m", "m", "rad"],
          "spherical": ["rad", "rad", "rad"], "fixed": [], "distance": []}

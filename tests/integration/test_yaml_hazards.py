@@ -2,7 +2,7 @@
 huge list, a deck just under the node limit, a file over the size limit, deep nesting, the
 worst anchor/alias pattern libyaml allows us, a huge mapping with a late duplicate key, wide
 merge keys) are rejected with exit 1 within bounded time and memory. The bounds are those of
-the README's robustness table: at most 1,000,000 YAML nodes (aliases expanded), 256 anchors,
+the robustness table of docs/robustness.md: at most 1,000,000 YAML nodes (aliases expanded), 256 anchors,
 64 levels, 64 MiB; under 10 s and 400 MB each here."""
 import os
 import subprocess
