@@ -394,13 +394,18 @@ static mbsStatus record_samples(mbsRun *r, mbsError *err) {
       acc[k] = *acc_field(d, k);
       *acc_field(d, k) = s->acc[(size_t)i * NACC + (size_t)k];
     }
-    memcpy(s->hold_q, d->q, nq * sizeof(double));
-    memcpy(s->hold_v, d->v, nq * sizeof(double));
-    memcpy(s->hold_lambda, d->lambda, nc * sizeof(double));
-    memcpy(s->hold_vrec, d->v_rec, nq * sizeof(double));
-    memcpy(s->hold_lrec, d->lambda_rec, nc * sizeof(double));
-    memcpy(s->hold_arec, d->acc_rec, nq * sizeof(double));
-    memcpy(s->hold_jc, d->joint_coord, nj * sizeof(double));
+    /* the step's own arrays, kept aside while the sample is recorded */
+    struct {
+      double *live, *hold;
+      size_t n;
+    } keep[] = {{d->q, s->hold_q, nq},           {d->v, s->hold_v, nq},
+                {d->lambda, s->hold_lambda, nc}, {d->v_rec, s->hold_vrec, nq},
+                {d->lambda_rec, s->hold_lrec, nc}, {d->acc_rec, s->hold_arec, nq},
+                {d->joint_coord, s->hold_jc, nj}};
+    size_t nkeep = sizeof(keep) / sizeof(keep[0]);
+    for (size_t k = 0; k < nkeep; k++) {
+      memcpy(keep[k].hold, keep[k].live, keep[k].n * sizeof(double));
+    }
     d->t = s->t[i];
     memcpy(d->q, s->q + (size_t)i * nq, nq * sizeof(double));
     memcpy(d->v, s->v + (size_t)i * nq, nq * sizeof(double));
@@ -413,13 +418,9 @@ static mbsStatus record_samples(mbsRun *r, mbsError *err) {
     for (int k = 0; k < NACC; k++) {
       *acc_field(d, k) = acc[k];
     }
-    memcpy(d->q, s->hold_q, nq * sizeof(double));
-    memcpy(d->v, s->hold_v, nq * sizeof(double));
-    memcpy(d->lambda, s->hold_lambda, nc * sizeof(double));
-    memcpy(d->v_rec, s->hold_vrec, nq * sizeof(double));
-    memcpy(d->lambda_rec, s->hold_lrec, nc * sizeof(double));
-    memcpy(d->acc_rec, s->hold_arec, nq * sizeof(double));
-    memcpy(d->joint_coord, s->hold_jc, nj * sizeof(double));
+    for (size_t k = 0; k < nkeep; k++) {
+      memcpy(keep[k].live, keep[k].hold, keep[k].n * sizeof(double));
+    }
     r->observed = 0;
     r->recorded = 0;
     r->last_between = 1;
