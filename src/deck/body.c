@@ -509,6 +509,25 @@ static mbsStatus check_scale(DeckReader *r, const DeckMap *m, const mbsDeckBody 
   return MBS_OK;
 }
 
+/* the last checks of a body's mapping m (its scale against gravity) and its contact geometry
+ * (`collision`, or by default the shape) */
+static mbsStatus body_finish(DeckReader *r, DeckMap *m, mbsDeckBody *b, const double gravity[3]) {
+  mbsStatus st = check_scale(r, m, b, gravity);
+  return st != MBS_OK ? st : deck_read_collision(r, b, deck_map_get(m, "collision"));
+}
+
+/* the end of a body's reader: on failure its shapes are released here (the body is not
+ * counted in deck->nbody yet), and the mapping m always; returns st */
+static mbsStatus body_release(mbsDeckBody *b, DeckMap *m, mbsStatus st) {
+  if (st != MBS_OK) {
+    deck_free_shapes(b->collision, b->ncollision);
+    b->collision = NULL;
+    b->ncollision = 0;
+  }
+  deck_map_free(m);
+  return st;
+}
+
 static mbsStatus opt_vec3(DeckReader *r, const DeckMap *m, const char *key, double v[3]) {
   yaml_node_t *n = deck_map_get(m, key);
   return n ? deck_vec3(r, n, key, v) : MBS_OK;
@@ -625,21 +644,10 @@ mbsStatus deck_read_body(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *node)
   if ((v = deck_map_get(&m, "fixed")) && (st = deck_bool(r, v, "fixed", &b->fixed)) != MBS_OK) {
     goto fail;
   }
-  if ((st = check_scale(r, &m, b, deck->gravity)) != MBS_OK) {
-    goto fail;
-  }
-  /* contact geometry: `collision`, or by default the shape */
-  st = deck_read_collision(r, b, deck_map_get(&m, "collision"));
+  st = body_finish(r, &m, b, deck->gravity);
 
 fail:
-  if (st != MBS_OK) {
-    /* this body is not counted in deck->nbody yet: release its shapes here */
-    deck_free_shapes(b->collision, b->ncollision);
-    b->collision = NULL;
-    b->ncollision = 0;
-  }
-  deck_map_free(&m);
-  return st;
+  return body_release(b, &m, st);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -677,17 +685,8 @@ mbsStatus deck_read_link_body(DeckReader *r, const mbsDeck *deck, mbsDeckBody *b
   for (int a = 0; a < 3; a++) {
     b->position[a] = origin[a] + R[3 * a] * c[0] + R[3 * a + 1] * c[1] + R[3 * a + 2] * c[2];
   }
-  if ((st = check_scale(r, &m, b, deck->gravity)) != MBS_OK) {
-    goto fail;
-  }
-  st = deck_read_collision(r, b, deck_map_get(&m, "collision"));
+  st = body_finish(r, &m, b, deck->gravity);
 
 fail:
-  if (st != MBS_OK) {
-    deck_free_shapes(b->collision, b->ncollision);
-    b->collision = NULL;
-    b->ncollision = 0;
-  }
-  deck_map_free(&m);
-  return st;
+  return body_release(b, &m, st);
 }
