@@ -158,6 +158,29 @@ static mbsStatus klu_analyse(mbsLinsolve *ls, mbsError *err) {
   return MBS_OK;
 }
 
+/* a factorization with fresh pivoting into the numeric slot *slot (freed first), and its
+ * condition estimate into *rcond */
+static mbsStatus klu_fresh_into(mbsLinsolve *ls, int *ap, int *ai, double *ax, klu_numeric **slot,
+                                double *rcond, mbsError *err) {
+  if (*slot) {
+    klu_free_numeric(slot, &ls->common);
+  }
+  ls->fresh++;
+  *slot = klu_factor(ap, ai, ax, ls->ksym, &ls->common);
+  if (!*slot || ls->common.status != KLU_OK) {
+    if (*slot) {
+      klu_free_numeric(slot, &ls->common);
+    }
+    return klu_fail(ls, "", err);
+  }
+  if (!klu_rcond(ls->ksym, *slot, &ls->common)) {
+    klu_free_numeric(slot, &ls->common);
+    return klu_fail(ls, "condition estimate failed: ", err);
+  }
+  *rcond = ls->common.rcond;
+  return MBS_OK;
+}
+
 static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int repivot,
                                    mbsError *err) {
   int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
@@ -178,24 +201,11 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
   }
   /* fresh pivoting, into knum (the pinned order stays for the next repivot) */
   ls->kcur = NULL;
-  if (ls->knum) {
-    klu_free_numeric(&ls->knum, &ls->common);
+  st = klu_fresh_into(ls, ap, ai, ax, &ls->knum, &ls->rcond_fresh, err);
+  if (st == MBS_OK) {
+    ls->kcur = ls->knum;
   }
-  ls->fresh++;
-  ls->knum = klu_factor(ap, ai, ax, ls->ksym, &ls->common);
-  if (!ls->knum || ls->common.status != KLU_OK) {
-    if (ls->knum) {
-      klu_free_numeric(&ls->knum, &ls->common);
-    }
-    return klu_fail(ls, "", err);
-  }
-  if (!klu_rcond(ls->ksym, ls->knum, &ls->common)) {
-    klu_free_numeric(&ls->knum, &ls->common);
-    return klu_fail(ls, "condition estimate failed: ", err);
-  }
-  ls->rcond_fresh = ls->common.rcond;
-  ls->kcur = ls->knum;
-  return MBS_OK;
+  return st;
 }
 
 long mbs_linsolve_fresh_count(const mbsLinsolve *ls) {
@@ -311,26 +321,13 @@ mbsStatus mbs_linsolve_pin(mbsLinsolve *ls, const double *values, mbsError *err)
   if (st != MBS_OK) {
     return st;
   }
-  if (ls->kpin) {
-    klu_free_numeric(&ls->kpin, &ls->common);
-  }
   ls->kcur = ls->knum;
-  ls->fresh++;
-  ls->kpin =
-      klu_factor((int *)ls->colptr, (int *)ls->rowind, (double *)values, ls->ksym, &ls->common);
-  if (!ls->kpin || ls->common.status != KLU_OK) {
-    if (ls->kpin) {
-      klu_free_numeric(&ls->kpin, &ls->common);
-    }
-    return klu_fail(ls, "", err);
+  st = klu_fresh_into(ls, (int *)ls->colptr, (int *)ls->rowind, (double *)values, &ls->kpin,
+                      &ls->rcond_pin, err);
+  if (st == MBS_OK) {
+    ls->kcur = ls->kpin;
   }
-  if (!klu_rcond(ls->ksym, ls->kpin, &ls->common)) {
-    klu_free_numeric(&ls->kpin, &ls->common);
-    return klu_fail(ls, "condition estimate failed: ", err);
-  }
-  ls->rcond_pin = ls->common.rcond;
-  ls->kcur = ls->kpin;
-  return MBS_OK;
+  return st;
 }
 
 mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err) {
