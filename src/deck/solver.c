@@ -333,8 +333,9 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
 
   /* tolerance: error control (docs/integrators.md "Error control"), for the schemes whose
-   * steps it can choose; without dt the largest step is t_end / 100 (and then every step
-   * is chosen from the local error) */
+   * steps it can choose; without dt the largest step is t_end / 20 (the interval of the
+   * energy monitor and of the step ends a restart can start from), and records fall every
+   * t_end / 100 (output.dt, unless the output section says otherwise) */
   if ((v = deck_map_get(&m, "tolerance"))) {
     if ((st = deck_positive(r, v, "tolerance", &s->tolerance)) != MBS_OK) {
       goto fail;
@@ -356,7 +357,7 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
       goto fail;
     }
     if (!s->dt_given) {
-      s->dt = s->t_end / 100.0;
+      s->dt = s->t_end / 20.0;
     }
   }
 
@@ -405,6 +406,9 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
   snprintf(r->ctx, sizeof(r->ctx), "output");
   if (!node || deck_is_null(node)) {
+    if (deck->solver.tolerance > 0.0 && !deck->solver.dt_given) {
+      o->dt = deck->solver.t_end / 100.0;
+    }
     return MBS_OK;
   }
   if (node->type != YAML_MAPPING_NODE) {
@@ -467,6 +471,11 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
   if ((v = deck_map_get(&m, "xdmf")) && (st = deck_bool(r, v, "xdmf", &o->xdmf)) != MBS_OK) {
     goto fail;
+  }
+  /* error control without dt: records every t_end / 100 between the chosen steps, unless
+   * output.every or output.dt says otherwise */
+  if (deck->solver.tolerance > 0.0 && !deck->solver.dt_given && !every && !dt) {
+    o->dt = deck->solver.t_end / 100.0;
   }
 
 fail:
