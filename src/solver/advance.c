@@ -306,8 +306,10 @@ static mbsStatus advance_controlled(const mbsModel *m, mbsData *d, double t_targ
   while (t_target - d->t > 1e-12 * fmax(1.0, fabs(t_target))) {
     double rest = t_target - d->t;
     double h_prop = fmin(c->carry[0], m->dt);
-    /* the steps left split evenly */
-    double nsplit = ceil(rest / h_prop * (1.0 - 1e-12));
+    /* the steps left split evenly (rest carries the round-off of the grid's times, up to
+     * about 1e-12 of it relative at t = 1e4 dt: a step at most 1e-10 longer than proposed
+     * is not split) */
+    double nsplit = ceil(rest / h_prop - 1e-10);
     double hs = nsplit <= 1.0 ? rest : rest / nsplit;
     if (!(hs > 64.0 * DBL_EPSILON * fmax(1.0, fabs(d->t)))) {
       d->iterations = iterations;
