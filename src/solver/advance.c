@@ -2,7 +2,9 @@
  * (no convergence, a singular matrix, a non-finite residual) is retried with half the step
  * at most m->max_halvings levels below the requested step; after two successful steps at a
  * level the step doubles again, back up to the requested size. static adapts its load
- * increments within the step itself (static.c), and its failure is final here. */
+ * increments within the step itself (static.c), and its failure is final here. With
+ * solver.tolerance (m->tolerance > 0) the steps are chosen from a local error estimate
+ * instead (error control, below). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -74,13 +74,15 @@ for name, path, err_of, extra, integrators in (
          ("em", "genalpha")),
         ("heavy top", TOP, top_error, ("--set", "output.dt=0.005"), ("em", "midpoint"))):
     for integ in integrators:
+        # midpoint: the two ends of the range (it takes em's steps on these models)
+        tols = (TOLS[0], TOLS[-1]) if integ == "midpoint" else TOLS
         errs, steps = [], []
-        for tol in TOLS:
+        for tol in tols:
             out, h5 = run_v(path, "--integrator", integ, "--set", "solver.tolerance=%g" % tol,
                             *extra)
             errs.append(err_of(load(h5)))
             steps.append(steps_of(out)[0])
-        slope = np.polyfit(np.log(TOLS), np.log(errs), 1)[0]
+        slope = np.polyfit(np.log(tols), np.log(errs), 1)[0]
         print("%s %s: errors %s, steps %s, slope %.2f" % (
             name, integ, ", ".join("%.2e" % e for e in errs), steps, slope))
         check(all(errs[i + 1] < errs[i] for i in range(len(errs) - 1)),
