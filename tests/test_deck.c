@@ -303,6 +303,54 @@ START_TEST(test_defaults) {
 }
 END_TEST
 
+/* solver.tolerance: parsed with its mark; without dt the largest step is t_end / 20 and
+ * records fall every t_end / 100 (unless output says otherwise); refused out of range and for
+ * the integrators without an error estimate, at the key */
+START_TEST(test_tolerance) {
+  mbsDeck d;
+  const char *body = "bodies:\n  - {name: bob, type: point, mass: 1, position: [0, 0, 0]}\n";
+  char text[512];
+  snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {tolerance: 1.0e-6, t_end: 2}\n", body);
+  load_ok(text, NULL, 0, &d);
+  ck_assert_double_eq(d.solver.tolerance, 1e-6);
+  ck_assert_int_eq(d.solver.tolerance_mark.line, 4);
+  ck_assert_int_eq(d.solver.dt_given, 0);
+  ck_assert_double_eq_tol(d.solver.dt, 0.1, 1e-15);
+  ck_assert_double_eq_tol(d.output.dt, 0.02, 1e-15);
+  mbs_deck_free(&d);
+  /* dt given: it is the largest step, and records follow output.every */
+  snprintf(text, sizeof(text),
+           "mbsim: 1\n%ssolver: {tolerance: 1.0e-6, t_end: 2, dt: 0.01}\n", body);
+  load_ok(text, NULL, 0, &d);
+  ck_assert_int_eq(d.solver.dt_given, 1);
+  ck_assert_double_eq(d.solver.dt, 0.01);
+  ck_assert_double_eq(d.output.dt, 0.0);
+  mbs_deck_free(&d);
+  /* output.every given: no default output.dt */
+  snprintf(text, sizeof(text),
+           "mbsim: 1\n%ssolver: {tolerance: 1.0e-6}\noutput: {every: 2}\n", body);
+  load_ok(text, NULL, 0, &d);
+  ck_assert_double_eq(d.output.dt, 0.0);
+  ck_assert_double_eq_tol(d.solver.dt, 0.05, 1e-15);
+  mbs_deck_free(&d);
+  /* without tolerance: fixed steps */
+  snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {t_end: 2}\n", body);
+  load_ok(text, NULL, 0, &d);
+  ck_assert_double_eq(d.solver.tolerance, 0.0);
+  ck_assert_double_eq(d.solver.dt, 1e-3);
+  mbs_deck_free(&d);
+  snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {tolerance: 0.5}\n", body);
+  load_bad(text, NULL, 0, MBS_ERR_DECK, 4, 21, "tolerance must be in [1e-10, 0.1]");
+  const char *words[] = {"euler", "static", "moreau", "spacetime"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {integrator: %s, tolerance: 1.0e-6}\n",
+             body, words[i]);
+    int col = 35 + (int)strlen(words[i]);
+    load_bad(text, NULL, 0, MBS_ERR_DECK, 4, col, "em, midpoint and genalpha only");
+  }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------- */
 /* mass properties */
 
@@ -1417,6 +1465,7 @@ Suite *deck_suite(void) {
   tcase_add_test(tc, test_keywords);
   tcase_add_test(tc, test_good_deck);
   tcase_add_test(tc, test_defaults);
+  tcase_add_test(tc, test_tolerance);
   tcase_add_test(tc, test_shapes);
   tcase_add_test(tc, test_euler_tensor);
   tcase_add_test(tc, test_inertia_checks);

@@ -244,6 +244,12 @@ typedef struct {
   int spacetime_degree;      /* solver.spacetime.degree: 1 or 2, default 1 */
   int spacetime_elements;    /* solver.spacetime.elements_per_block >= 1, default 10 */
   mbsMark spacetime_mark;    /* where solver.spacetime was given (line 0: not given) */
+  double tolerance;          /* solver.tolerance: the local error allowed per step, relative
+                                with an absolute floor (docs/integrators.md "Error control");
+                                0 (default): fixed steps of dt */
+  mbsMark tolerance_mark;    /* where solver.tolerance was given */
+  int dt_given;              /* 1: the deck (or an override) gave solver.dt; without it and
+                                with a tolerance, dt (the largest step) is t_end / 100 */
 } mbsDeckSolver;
 
 typedef struct {

@@ -363,6 +363,9 @@ typedef struct mbsModel {
   double contact_tolerance;     /* moreau: residual of the prox equations */
   int contact_iterations;       /* moreau: iteration cap of the contact solver */
   int max_halvings; /* step control: max halvings of dt within one step */
+  double tolerance; /* error control: the local error allowed per step, relative with an
+                       absolute floor (solver/advance.c); dt is then the largest step. 0:
+                       fixed steps of dt */
   int static_gravity_full; /* static: 1 gravity in full from the first increment, 0 gravity
                               scaled by the load factor min(t, 1) (solver.static.gravity) */
   int spacetime_degree;   /* spacetime: Lagrange degree in time, 1 or 2 */

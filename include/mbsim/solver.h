@@ -30,6 +30,33 @@ typedef struct {
 
 #define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
 
+/* error control (solver.tolerance; advance.c, docs/integrators.md "Error control"): what it
+ * carries from step to step, its statistics, and room to take a rejected step back */
+typedef struct mbsStepControl {
+  /* carried (a record's /state/step_control and /state/step_history, so that a restart
+   * chooses the same steps): carry = {the next step [s] (0: not started), the times of the
+   * history's first two nodes relative to d->t [s] (the third is d->t)}; hist (3 x nq): the
+   * quadratic through the last three step ends (nodes repeat at the start, where it is the
+   * Taylor polynomial of the consistent state), q(d->t + s) ~ a + b s + c s^2, a, b, c each
+   * (nq) */
+  double carry[3];
+  double *hist;
+  double *scale; /* (nq) the absolute floor over the tolerance: the model's length [m] for
+                    positions, 1 for directors and angles */
+  /* statistics since the data was created: steps accepted, rejected by the estimate, and
+   * the smallest, largest and summed accepted steps [s] */
+  long accepted, rejected;
+  double h_min, h_max, h_sum;
+  /* the state at the start of the step being tried */
+  double t, last_dt, acc[10];
+  long step;
+  double *q;
+  int nsaved;
+  mbsStateArray saved[MBS_STATE_MAX];
+  double *saved_data;
+  size_t saved_cap;
+} mbsStepControl;
+
 typedef struct mbsData {
   double t;       /* [s] */
   long step;      /* steps taken */
@@ -92,6 +119,7 @@ typedef struct mbsData {
    * where it exceeds the inertia terms, the residual cannot show an error of a soft direction */
   double residual_roundoff;
   double last_dt;       /* [s] size of the last step */
+  mbsStepControl *control; /* error control (m->tolerance > 0), else NULL */
 
   /* the record's consistent state (consistent.c): velocities projected onto
    * G v + g_t = 0, the multipliers and accelerations of the index-1 equations there */
@@ -210,7 +238,9 @@ mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *er
 
 /* Advance from d->t to t_target with step control: a step whose Newton iteration fails is
  * retried with half the step, up to m->max_halvings times, and the step grows back by
- * doubling after two successes. d->iterations holds the Newton iterations of the whole
+ * doubling after two successes. With m->tolerance > 0 each step is chosen from the local
+ * error estimate of the last (at most m->dt, the steps to t_target split evenly), a step
+ * whose estimate exceeds the tolerance is taken back and retried with a smaller one. d->iterations holds the Newton iterations of the whole
  * advance. On failure at the smallest step the state is that of the last success and err
  * says when and why. */
 mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbsError *err);
@@ -218,6 +248,11 @@ mbsStatus mbs_solver_advance(const mbsModel *m, mbsData *d, double t_target, mbs
 /* called after each successful step of an advance, d at the step's end (the step covered
  * [d->t - d->last_dt, d->t]: mbs_solver_interpolate is defined on it) */
 typedef void (*mbsStepVisit)(void *ctx, const mbsModel *m, const mbsData *d);
+
+/* error control's state for model m (m->tolerance > 0) into d->control; MBS_ERR_NOMEM (called
+ * by mbs_data_create) */
+mbsStatus mbs_step_control_create(const mbsModel *m, mbsData *d, mbsError *err);
+void mbs_step_control_destroy(mbsStepControl *c);
 
 /* mbs_solver_advance, calling each (when not NULL) after every step it takes, halved ones
  * included, so that a caller can sample the scheme's interpolation inside every step */

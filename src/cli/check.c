@@ -276,7 +276,12 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
   fprintf(f, "integrator:   %s (%s)\n", mbs_integrator_word(m->integrator), m->integrator_reason);
   fprintf(f, "linear:       %s sparse LU (solver.linear_solver)\n",
           mbs_linear_solver_word(m->linear_solver));
-  fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
+  if (m->tolerance > 0.0) {
+    fprintf(f, "time:         steps chosen for solver.tolerance = %g, at most dt = %g s, t_end = %g s\n",
+            m->tolerance, m->dt, m->t_end);
+  } else {
+    fprintf(f, "time:         dt = %g s, t_end = %g s\n", m->dt, m->t_end);
+  }
 }
 
 /* initial.assemble: how far each body moved (its centre of mass) and turned, those that did */

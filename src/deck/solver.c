@@ -14,7 +14,8 @@ static const char *const initial_keys[] = {"assemble", "project_velocities", NUL
 static const char *const solver_keys[] = {"integrator",    "dt",           "t_end",
                                           "newton",        "genalpha",     "moreau",
                                           "max_halvings",  "linear_solver", "energy_balance",
-                                          "spacetime",     "memory_limit", "static", NULL};
+                                          "spacetime",     "memory_limit", "static",
+                                          "tolerance",     NULL};
 static const char *const energy_keys[] = {"warning", "unstable", NULL};
 static const char *const newton_keys[] = {"tolerance", "max_iterations", "reuse", NULL};
 static const char *const genalpha_keys[] = {"rho_inf", NULL};
@@ -94,6 +95,13 @@ mbsStatus deck_read_initial(DeckReader *r, mbsDeck *deck, yaml_node_t *v) {
 /* ---------------------------------------------------------------------------------------- */
 /* solver and output */
 
+/* 1: solver.tolerance can choose the steps of this integrator (auto becomes em, or moreau
+ * with contacts, which the compiler then refuses at the key) */
+int deck_tolerance_integrator(mbsIntegrator k) {
+  return k == MBS_INTEGRATOR_AUTO || k == MBS_INTEGRATOR_EM || k == MBS_INTEGRATOR_MIDPOINT ||
+         k == MBS_INTEGRATOR_GENALPHA;
+}
+
 mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   mbsDeckSolver *s = &deck->solver;
   DeckMap m = {0}, nm = {0};
@@ -150,6 +158,7 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
        (st = deck_positive(r, ten, "t_end", &s->t_end)) != MBS_OK)) {
     goto fail;
   }
+  s->dt_given = dtn != NULL;
   if (s->dt > s->t_end) {
     st = deck_fail(r, dtn ? dtn : ten, "dt (%g) must not be larger than t_end (%g)", s->dt,
                    s->t_end);
@@ -323,6 +332,35 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
   }
 
+  /* tolerance: error control (docs/integrators.md "Error control"), for the schemes whose
+   * steps it can choose; without dt the largest step is t_end / 20 (the interval of the
+   * energy monitor and of the step ends a restart can start from), and records fall every
+   * t_end / 100 (output.dt, unless the output section says otherwise) */
+  if ((v = deck_map_get(&m, "tolerance"))) {
+    if ((st = deck_positive(r, v, "tolerance", &s->tolerance)) != MBS_OK) {
+      goto fail;
+    }
+    s->tolerance_mark.line = (int)v->start_mark.line + 1;
+    s->tolerance_mark.col = (int)v->start_mark.column + 1;
+    if (s->tolerance < 1e-10 || s->tolerance > 0.1) {
+      st = deck_fail(r, v,
+                     "tolerance must be in [1e-10, 0.1] (got %g): below that the estimate of "
+                     "the local error is lost in the Newton iteration's round-off",
+                     s->tolerance);
+      goto fail;
+    }
+    if (!deck_tolerance_integrator(s->integrator)) {
+      st = deck_fail(r, v,
+                     "tolerance chooses the steps of em, midpoint and genalpha only (integrator "
+                     "is %s): remove it and give dt, or choose one of those",
+                     mbs_integrator_words[s->integrator]);
+      goto fail;
+    }
+    if (!s->dt_given) {
+      s->dt = s->t_end / 20.0;
+    }
+  }
+
   /* max_halvings: step control */
   if ((v = deck_map_get(&m, "max_halvings"))) {
     if ((st = deck_integer(r, v, "max_halvings", &s->max_halvings)) != MBS_OK) {
@@ -368,6 +406,9 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
   snprintf(r->ctx, sizeof(r->ctx), "output");
   if (!node || deck_is_null(node)) {
+    if (deck->solver.tolerance > 0.0 && !deck->solver.dt_given) {
+      o->dt = deck->solver.t_end / 100.0;
+    }
     return MBS_OK;
   }
   if (node->type != YAML_MAPPING_NODE) {
@@ -430,6 +471,11 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
   if ((v = deck_map_get(&m, "xdmf")) && (st = deck_bool(r, v, "xdmf", &o->xdmf)) != MBS_OK) {
     goto fail;
+  }
+  /* error control without dt: records every t_end / 100 between the chosen steps, unless
+   * output.every or output.dt says otherwise */
+  if (deck->solver.tolerance > 0.0 && !deck->solver.dt_given && !every && !dt) {
+    o->dt = deck->solver.t_end / 100.0;
   }
 
 fail:

@@ -2256,6 +2256,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->linear_solver = deck->solver.linear_solver;
   m->rho_inf = deck->solver.rho_inf;
   m->max_halvings = deck->solver.max_halvings;
+  m->tolerance = deck->solver.tolerance;
   m->static_gravity_full = deck->solver.static_gravity_full;
   m->output_every = deck->output.every;
   m->output_dt = deck->output.dt;
@@ -2283,6 +2284,17 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     goto fail;
   }
   choose_integrator(m, deck);
+  /* error control chooses the steps of the schemes that have a local error estimate (auto
+   * may have become moreau) */
+  if (m->tolerance > 0.0 && m->integrator != MBS_INTEGRATOR_EM &&
+      m->integrator != MBS_INTEGRATOR_MIDPOINT && m->integrator != MBS_INTEGRATOR_GENALPHA) {
+    mbs_error_set(err, MBS_ERR_DECK, deck->path, deck->solver.tolerance_mark.line,
+                  deck->solver.tolerance_mark.col,
+                  "solver.tolerance chooses the steps of em, midpoint and genalpha only (the "
+                  "integrator is %s: %s): remove it and give dt",
+                  mbs_integrator_word(m->integrator), m->integrator_reason);
+    goto fail;
+  }
   energy_thresholds(m, deck);
   if (compile_joints(m, deck, err) != MBS_OK) {
     goto fail;

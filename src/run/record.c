@@ -133,7 +133,8 @@ static void put_solver(mbsRecorder *out, const mbsData *d) {
   out->solves = (int)(d->solves - out->solves_seen);
   out->fact_seen = d->factorizations;
   out->solves_seen = d->solves;
-  out->step_size = d->step > 0 ? d->last_dt : 0.0;
+  /* the last step (a restarted run's first record: the step that ended at the restart) */
+  out->step_size = d->step > 0 || d->t > 0.0 ? d->last_dt : 0.0;
   mbs_output_put(out->w, out->h_iterations, &out->iterations);
   mbs_output_put(out->w, out->h_factorizations, &out->factorizations);
   mbs_output_put(out->w, out->h_solves, &out->solves);

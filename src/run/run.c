@@ -878,14 +878,24 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
   if (!d) {
     return len;
   }
-  put(buf, n, &len, "steps:        %ld to t = %.6g s (dt = %g s)\n", d->step, d->t, m->dt);
+  put(buf, n, &len, "steps:        %ld to t = %.6g s (%s = %g s)\n", d->step, d->t,
+      d->control ? "largest step dt" : "dt", m->dt);
   put(buf, n, &len,
       "newton:       %ld iterations (%.2f per step), %ld factorizations, %ld solves\n",
       d->newton_total, d->step > 0 ? (double)d->newton_total / (double)d->step : 0.0,
       d->factorizations, d->solves);
   put(buf, n, &len, "linear:       %s sparse LU (solver.linear_solver)\n",
       mbs_linear_solver_word(m->linear_solver));
-  put(buf, n, &len, "step control: %ld steps rejected and retried with dt/2\n", d->rejected);
+  if (d->control) {
+    const mbsStepControl *c = d->control;
+    put(buf, n, &len,
+        "error control: tolerance %g: %ld steps accepted, %ld rejected by the error estimate, "
+        "%ld retried after Newton failures; step min %.3g s, mean %.3g s, max %.3g s\n",
+        m->tolerance, c->accepted, c->rejected, d->rejected, c->h_min,
+        c->accepted > 0 ? c->h_sum / (double)c->accepted : 0.0, c->h_max);
+  } else {
+    put(buf, n, &len, "step control: %ld steps rejected and retried with dt/2\n", d->rejected);
+  }
   size_t arena_size, arena_high;
   mbs_solver_arena_usage(d, &arena_size, &arena_high);
   put(buf, n, &len, "step storage: %zu of %zu bytes (high-water mark of the per-step arena)\n",

@@ -101,6 +101,10 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   memcpy(d->v, m->v0, (size_t)m->nq * sizeof(double));
   memcpy(d->v_rec, m->v0, (size_t)m->nq * sizeof(double));
   mbs_joint_track(m, d);
+  if (m->tolerance > 0.0 && mbs_step_control_create(m, d, err) != MBS_OK) {
+    mbs_data_destroy(d);
+    return NULL;
+  }
   return d;
 }
 
@@ -108,6 +112,7 @@ void mbs_data_destroy(mbsData *d) {
   if (!d) {
     return;
   }
+  mbs_step_control_destroy(d->control);
   mbs_system_destroy(d->sys); /* and its LU, d->ls */
   if (d->integrator && d->integrator_work) {
     d->integrator->free(d->integrator_work);

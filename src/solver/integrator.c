@@ -150,6 +150,15 @@ int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, i
                                .data = m->ctrl_state,
                                .units = "rad s or m s"};
   }
+  /* error control: the next step and the history of step ends its estimate extrapolates */
+  if (d->control && n + 2 <= max) {
+    out[n++] = (mbsStateArray){
+        .name = "step_control", .length = 3, .data = d->control->carry, .units = "s"};
+    out[n++] = (mbsStateArray){.name = "step_history",
+                               .length = 3 * m->nq,
+                               .data = d->control->hist,
+                               .units = "q, q/s, q/s^2"};
+  }
   return n;
 }
 
@@ -180,6 +189,22 @@ mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateA
     } else if (missing && nmissing > 0) {
       size_t len = strlen(missing);
       snprintf(missing + len, nmissing - len, "%sjoint_engagement", len > 0 ? ", " : "");
+    }
+  }
+  if (d->control) {
+    const mbsStateArray *c = mbs_state_find(in, n, "step_control");
+    const mbsStateArray *h = mbs_state_find(in, n, "step_history");
+    if (c && h && c->length == 3 && h->length == 3 * m->nq) {
+      if (c->data != d->control->carry) {
+        memcpy(d->control->carry, c->data, 3 * sizeof(double));
+        memcpy(d->control->hist, h->data, (size_t)(3 * m->nq) * sizeof(double));
+      }
+    } else if (missing && nmissing > 0) {
+      /* without them the controller starts afresh, as at t = 0 */
+      size_t len = strlen(missing);
+      snprintf(missing + len, nmissing - len, "%sstep_control, step_history (the steps are "
+               "chosen afresh)", len > 0 ? ", " : "");
+      d->control->carry[0] = 0.0;
     }
   }
   if (m->nctrl <= 0) {
