@@ -1794,6 +1794,7 @@ static void compile_node_shape(mbsModel *m, const mbsDeck *deck, int k, int node
     double d[3];
     vsub(d, db->pos + 3 * (node + 1), db->pos + 3 * node);
     s->segment = 1;
+    s->surface = db->collision_surface;
     s->size[1] = 0.5 * vnorm(d);
     s->radius += s->size[1];
   }
