@@ -1756,6 +1756,10 @@ static void compile_shape(mbsModel *m, const mbsDeck *deck, int b, int k, const 
       s->size[1] = 0.5 * ds->size[1];
       s->radius = s->size[0] + s->size[1];
       break;
+    case MBS_SHAPE_RING:
+      s->size[0] = ds->size[0];
+      s->radius = ds->size[0];
+      break;
     case MBS_SHAPE_POINTS:
       s->npts = ds->npts;
       s->pt0 = *npts;
