@@ -973,8 +973,8 @@ START_TEST(test_capsule_ring) {
     d[r] = X[r] - Pr.x[r];
   }
   d[0] = 0.0;
-  double dn = sqrt(d[1] * d[1] + d[2] * d[2]), B[3] = {0.3, 0.02 + 0.15 * d[1] / dn,
-                                                      0.01 + 0.15 * d[2] / dn};
+  double dn = sqrt(d[1] * d[1] + d[2] * d[2]),
+         B[3] = {0.3, 0.02 + 0.15 * d[1] / dn, 0.01 + 0.15 * d[2] / dn};
   for (int i = 0; i <= 20000; i++) {
     double A[3];
     world(A, &Pt, 0, 0, -0.5 + i / 20000.0);
@@ -986,8 +986,8 @@ START_TEST(test_capsule_ring) {
 END_TEST
 
 START_TEST(test_unsupported_pairs) {
-  mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX, MBS_SHAPE_CAPSULE, MBS_SHAPE_POINTS,
-                          MBS_SHAPE_PLANE,  MBS_SHAPE_RING};
+  mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX,   MBS_SHAPE_CAPSULE,
+                          MBS_SHAPE_POINTS, MBS_SHAPE_PLANE, MBS_SHAPE_RING};
   mbsPose P = pose(0, 0, 0, NULL);
   mbsContactPoint c[CAP];
   int nsupported = 0;

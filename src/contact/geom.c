@@ -1,7 +1,7 @@
 /* geom.c: the narrow phase. Where a shape is at a configuration (mbs_shape_pose) and the
  * contact points of two shapes (mbs_collide): one static function per pair of kinds, written
- * for the kinds in enum order (sphere, box, capsule, points, plane, ring); the other order swaps the
- * arguments and then flips each normal and swaps the two closest points.
+ * for the kinds in enum order (sphere, box, capsule, points, plane, ring); the other order swaps
+ * the arguments and then flips each normal and swaps the two closest points.
  *
  * Every point is a pair of closest points pa (on a) and pb (on b) with the unit normal n from a
  * to b and the gap (pb - pa) . n, negative in penetration. Polyhedral contacts (boxes) are
@@ -811,8 +811,8 @@ static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb
  * to B (from the capsule towards the ring); an axis already beyond the bore (B on its other
  * side) takes e, with the gap negative. A concentric axis takes any e normal to the ring's
  * axis (the gap is the same all round). */
-static void capsule_ring(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
-                         const mbsPose *Pb, double margin, sink *s) {
+static void capsule_ring(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                         double margin, sink *s) {
   double u[3], ax[3], d[3], X[3], e[3], B[3], A[3], n[3];
   axis(u, Pa->R, 2);
   axis(ax, Pb->R, 2);

@@ -17,7 +17,7 @@
 static const char *const shape_keys[] = {"name",  "sphere", "box",    "capsule",     "points",
                                          "plane", "ring",   "offset", "orientation", NULL};
 /* the keys of a body's shape: no name (the shape is named after the body) */
-static const char *const body_shape_keys[] = {"sphere", "box",  "capsule", "points", "plane",
+static const char *const body_shape_keys[] = {"sphere", "box",    "capsule",     "points", "plane",
                                               "ring",   "offset", "orientation", NULL};
 static const char *const capsule_keys[] = {"radius", "length", NULL};
 static const char *const plane_keys[] = {"point", "normal", NULL};

@@ -665,8 +665,9 @@ static void put_action(mbsRecorder *out) {
  * owner's frame: a body's centre of mass and directors (/bodies/position, orientation), a beam
  * node's phi and directors (/beams/<name>/position, directors), the world for the ground. */
 #define SHAPE_COLS 21
-#define SHAPE_CYLINDER 5 /* the kind code after the first five contact shapes' (a ring, added
-                            later, is 6: the codes stay what they were) */
+/* the drawn cylinder's kind code, after the first five contact shapes' (a ring, added later,
+ * is 6: the codes stay what they were) */
+#define SHAPE_CYLINDER 5
 _Static_assert(MBS_SHAPE_RING == SHAPE_CYLINDER && MBS_SHAPE_COUNT == SHAPE_CYLINDER + 1,
                "the shape codes of /shapes/table: 0 .. 4 the first contact shapes, 5 the drawn "
                "cylinder, 6 a ring");

@@ -98,8 +98,9 @@
 #ifndef MBS_CONTACT_AUGMENTED
 #define MBS_CONTACT_AUGMENTED 0
 #endif
-#define MAX_W 48            /* entries of one W column: two beam segments' surfaces, each
-                               over two director frames: 4 frames x 4 vector nodes x 3 */
+/* entries of one W column: two beam segments' surfaces, each over two director frames (4
+ * frames x 4 vector nodes x 3) */
+#define MAX_W 48
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
