@@ -931,14 +931,68 @@ START_TEST(test_capsule_points) {
 }
 END_TEST
 
+/* a capsule through a ring's bore: the bore's point on the side the axis is displaced to,
+ * gap R - r - offset for an axis along the ring's; against a sampled bore when tilted */
+START_TEST(test_capsule_ring) {
+  double R[9];
+  rot(R, 0, 1, 0, PI / 2); /* the capsule's axis 3 along x */
+  mbsShape cp = shape(MBS_SHAPE_CAPSULE, 0.1, 0.5, 0), rg = shape(MBS_SHAPE_RING, 0.15, 0, 0);
+  rg.radius = 0.15;
+  mbsPose Pc = pose(0.2, 0.0, 0.0, R), Pr = pose(0.4, 0.03, -0.02, R); /* ring axis along x */
+  mbsContactPoint c[CAP];
+  /* the axis is 0.036 from the ring's centre, towards (-3, 2) / sqrt(13) in y, z */
+  double off = sqrt(0.03 * 0.03 + 0.02 * 0.02), ey = -0.03 / off, ez = 0.02 / off;
+  ck_assert_int_eq(collide(&cp, &Pc, &rg, &Pr, NULL, 0.1, c), 1);
+  ck_assert_double_eq_tol(c[0].gap, 0.15 - 0.1 - off, 1e-15);
+  ASSERT_V3(c[0].n, 0, ey, ez, 1e-15);
+  ASSERT_V3(c[0].pb, 0.4, 0.03 + 0.15 * ey, -0.02 + 0.15 * ez, 1e-15);
+  ASSERT_V3(c[0].pa, 0.4, 0.1 * ey, 0.1 * ez, 1e-15);
+  ck_assert_int_eq(collide(&cp, &Pc, &rg, &Pr, NULL, 0.15 - 0.1 - off - 1e-12, c), 0);
+  /* the axis beyond the bore: the gap is negative by more than the radius */
+  Pr = pose(0.4, 0.0, -0.2, R);
+  ck_assert_int_eq(collide(&cp, &Pc, &rg, &Pr, NULL, 0.0, c), 1);
+  ck_assert_double_eq_tol(c[0].gap, -0.05 - 0.1, 1e-15);
+  ASSERT_V3(c[0].n, 0, 0, 1, 1e-15);
+  /* the segment ends before the ring's plane, or lies in it: nothing */
+  Pr = pose(0.8, 0.0, 0.0, R);
+  ck_assert_int_eq(collide(&cp, &Pc, &rg, &Pr, NULL, 1.0, c), 0);
+  Pr = pose(0.2, 0.0, 0.0, NULL);
+  ck_assert_int_eq(collide(&cp, &Pc, &rg, &Pr, NULL, 1.0, c), 0);
+  /* tilted axis: the gap is the distance from the segment to the bore's point on the side
+   * of the axis' crossing, less r (the bore sampled) */
+  double Rt[9];
+  rot(Rt, 0.2, 1.0, 0.1, PI / 2 + 0.2);
+  Pr = pose(0.3, 0.02, 0.01, R);
+  mbsPose Pt = pose(0.25, 0.0, 0.0, Rt);
+  ck_assert_int_eq(collide(&cp, &Pt, &rg, &Pr, NULL, 1.0, c), 1);
+  double best = INFINITY, u[3], ax[3] = {1, 0, 0}, X[3], d[3];
+  wdir(u, &Pt, 0, 0, 1);
+  double t = ((0.3 - 0.25) * ax[0]) / (u[0] * ax[0]);
+  world(X, &Pt, 0, 0, t);
+  for (int r = 0; r < 3; r++) {
+    d[r] = X[r] - Pr.x[r];
+  }
+  d[0] = 0.0;
+  double dn = sqrt(d[1] * d[1] + d[2] * d[2]),
+         B[3] = {0.3, 0.02 + 0.15 * d[1] / dn, 0.01 + 0.15 * d[2] / dn};
+  for (int i = 0; i <= 20000; i++) {
+    double A[3];
+    world(A, &Pt, 0, 0, -0.5 + i / 20000.0);
+    best = fmin(best, dist3(A, B));
+  }
+  ASSERT_V3V(c[0].pb, B, 1e-15);
+  ck_assert_double_eq_tol(c[0].gap, best - 0.1, 1e-8);
+}
+END_TEST
+
 START_TEST(test_unsupported_pairs) {
-  mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX, MBS_SHAPE_CAPSULE, MBS_SHAPE_POINTS,
-                          MBS_SHAPE_PLANE};
+  mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX,   MBS_SHAPE_CAPSULE,
+                          MBS_SHAPE_POINTS, MBS_SHAPE_PLANE, MBS_SHAPE_RING};
   mbsPose P = pose(0, 0, 0, NULL);
   mbsContactPoint c[CAP];
   int nsupported = 0;
-  for (int i = 0; i < 5; i++) {
-    for (int j = 0; j < 5; j++) {
+  for (int i = 0; i < 6; i++) {
+    for (int j = 0; j < 6; j++) {
       mbsShape a = shape(kinds[i], 0.5, 0.5, 0.5), b = shape(kinds[j], 0.5, 0.5, 0.5);
       int r = mbs_collide(&a, &P, &b, &P, PTS, 0.1, c, CAP);
       if (mbs_collide_supported(kinds[i], kinds[j])) {
@@ -951,7 +1005,7 @@ START_TEST(test_unsupported_pairs) {
       }
     }
   }
-  ck_assert_int_eq(nsupported, 2 * 13 - 3); /* 13 pairs, 3 of one kind */
+  ck_assert_int_eq(nsupported, 2 * 14 - 3); /* 14 pairs, 3 of one kind */
   mbsShape p1 = shape(MBS_SHAPE_PLANE, 0, 0, 0), p2 = shape(MBS_SHAPE_POINTS, 0, 0, 0);
   ck_assert_int_eq(mbs_collide(&p1, &P, &p1, &P, NULL, 1, c, CAP), -1);
   ck_assert_int_eq(mbs_collide(&p2, &P, &p2, &P, PTS, 1, c, CAP), -1);
@@ -1317,6 +1371,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_points_sphere);
   tcase_add_test(tc, test_sphere_capsule);
   tcase_add_test(tc, test_capsule_points);
+  tcase_add_test(tc, test_capsule_ring);
   tcase_add_test(tc, test_unsupported_pairs);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("model");

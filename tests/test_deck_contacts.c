@@ -596,6 +596,7 @@ START_TEST(test_shape_errors) {
          "capsule.length must be > 0 (got -1)");
   bad_at(BODY("[{capsule: {radius: 1}}]"), NULL, 0, 0, "{radius", 0,
          "capsule: needs radius and length");
+  bad_at(BODY("[{ring: 0}]"), NULL, 0, 0, "0}", 0, "ring must be > 0 (got 0)");
   bad_at(BODY("[{points: []}]"), NULL, 0, 0, "[]", 0, "points: the list is empty");
   bad_at(BODY("[{points: [[0, 0, 0], [1, 2]]}]"), NULL, 0, 0, "[1, 2]", 0,
          "points[1]: expected a list of 3 numbers (got 2 items)");

@@ -89,6 +89,9 @@ typedef struct {
   mbsMark collision_mark;  /* deck position of `collision` */
   int collision_segments;  /* 1: `collision: {capsule: r}`: a capsule of radius r along every
                               segment between consecutive nodes instead of the spheres */
+  int collision_surface;   /* 1: `surface: true` of the capsules: a contact point is the
+                              material point of the section's perimeter under it, moving with
+                              the nodes' directors (0: the point of the axis) */
   int planar;              /* 1: `planar: {normal: n}`: every node moves in the plane through
                               its position normal to planar_normal and turns only about it
                               (a generated planar joint to the ground per node) */

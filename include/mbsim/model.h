@@ -132,6 +132,9 @@ typedef struct {
                      attach to that of frame attach + 1 (consecutive nodes of a beam): its centre,
                      axis 3 and half length follow the two points (mbs_shape_pose); c, C and
                      size[1] are unused. 0: a shape fixed to one frame */
+  int surface;    /* a segment only, 1: its contact points are material points of the capsule's
+                     surface, fixed to the two nodes' directors (the impulses have moments on
+                     them); 0: points of its axis */
   int owner;      /* what it moves with: its body, nbody + the beam's index for a beam's node
                      or segment, -1 the ground; shapes of one owner never make a pair */
   int fixed;      /* 1: it never moves (the ground's, a fixed body's); two such never pair */

@@ -188,9 +188,11 @@ def mbs_source(kind, size, res=24):
     elif kind == "sphere":
         s = vtkSphereSource()
         s.SetRadius(size[0]); s.SetThetaResolution(res); s.SetPhiResolution(res // 2 + 2)
-    elif kind in ("cylinder", "capsule"):
+    elif kind in ("cylinder", "capsule", "ring"):
+        # a ring (a bore: a circle of radius size[0]) drawn as a band a tenth of it wide
         s = vtkCylinderSource()
-        s.SetRadius(size[0]); s.SetHeight(size[1]); s.SetResolution(res)
+        s.SetRadius(size[0]); s.SetResolution(res)
+        s.SetHeight(0.1 * size[0] if kind == "ring" else size[1])
         s.SetCapping(kind == "cylinder")
         s.Update()
         # VTK's cylinder lies along y: onto z

@@ -1,7 +1,7 @@
 /* geom.c: the narrow phase. Where a shape is at a configuration (mbs_shape_pose) and the
  * contact points of two shapes (mbs_collide): one static function per pair of kinds, written
- * for the kinds in enum order (sphere, box, capsule, points, plane); the other order swaps the
- * arguments and then flips each normal and swaps the two closest points.
+ * for the kinds in enum order (sphere, box, capsule, points, plane, ring); the other order swaps
+ * the arguments and then flips each normal and swaps the two closest points.
  *
  * Every point is a pair of closest points pa (on a) and pb (on b) with the unit normal n from a
  * to b and the gap (pb - pa) . n, negative in penetration. Polyhedral contacts (boxes) are
@@ -800,6 +800,67 @@ static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb
   }
 }
 
+/* Capsule-ring (feature 0): the capsule's axis passes through the ring's bore (a circle of
+ * radius R about the ring's axis 3) and touches it from inside. The axis crosses the ring's
+ * plane at X (a capsule whose segment does not cross it within its length, or lies in the
+ * plane, gives nothing: a beam's neighbouring segment takes the point); the bore's point B =
+ * c + R e on the side e = (X - c) / |X - c| the axis is displaced to from the centre c is the
+ * one the capsule can reach, and the gap is B's distance from the segment less r: R - |X - c|
+ * - r for an axis along the ring's, the clearance of a sleeve on its pole (seed 002 sec. 6.3:
+ * the two circles of the sleeve's bore against the pole). The normal points from the segment
+ * to B (from the capsule towards the ring); an axis already beyond the bore (B on its other
+ * side) takes e, with the gap negative. A concentric axis takes any e normal to the ring's
+ * axis (the gap is the same all round). */
+static void capsule_ring(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                         double margin, sink *s) {
+  double u[3], ax[3], d[3], X[3], e[3], B[3], A[3], n[3];
+  axis(u, Pa->R, 2);
+  axis(ax, Pb->R, 2);
+  double h = a->size[1], r = a->size[0], R = b->size[0], un = vdot(u, ax);
+  if (fabs(un) < PARALLEL_SIN) {
+    return;
+  }
+  /* where the axis crosses the ring's plane: half open, so that of two segments meeting
+   * there one takes it */
+  vsub(d, Pb->x, Pa->x);
+  double t = vdot(d, ax) / un;
+  if (!(t >= -h && t < h)) {
+    return;
+  }
+  vcopy(X, Pa->x);
+  vaxpy(X, t, u);
+  vsub(e, X, Pb->x);
+  vaxpy(e, -vdot(e, ax), ax); /* in the ring's plane (X is, up to round-off) */
+  double off = vnorm(e);
+  if (off > 0.0) {
+    e[0] /= off;
+    e[1] /= off;
+    e[2] /= off;
+  } else {
+    perpendicular(e, ax);
+  }
+  vcopy(B, Pb->x);
+  vaxpy(B, R, e);
+  segment_nearest(A, Pa, h, B);
+  vsub(n, B, A);
+  double dist = vnorm(n), side = vdot(n, e);
+  double gap = side > 0.0 ? dist - r : side - r;
+  if (!(gap < margin)) {
+    return;
+  }
+  if (side > 0.0 && dist > 0.0) {
+    n[0] /= dist;
+    n[1] /= dist;
+    n[2] /= dist;
+  } else {
+    vcopy(n, e);
+  }
+  double pa[3];
+  vcopy(pa, A);
+  vaxpy(pa, r, n);
+  emit(s, pa, B, n, gap, 0);
+}
+
 /* ---- the pairs of shape kinds: one table ----
  * Each supported pair once: its kinds in enum order (a <= b; the other order swaps the shapes
  * and turns the normals), the name users read (an unsupported pair's message lists them in
@@ -821,7 +882,8 @@ static void points_plane(const mbsShape *a, const mbsPose *Pa, const mbsPose *Pb
   X(POINTS, PLANE, "points-plane", 0, points_plane, AP)                                            \
   X(BOX, POINTS, "points-box", 0, box_points, ABP)                                                 \
   X(SPHERE, POINTS, "points-sphere", 0, sphere_points, ABP)                                        \
-  X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)
+  X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)                                     \
+  X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */
 
 /* one signature for the pair functions, whichever arguments they use */
 typedef void (*pair_fn)(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,

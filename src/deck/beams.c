@@ -25,11 +25,13 @@ static const char *const section_keys[] = {
     "I2", "I3", "J",  "shear_factor", "rotary_inertia", NULL};
 
 /* collision: {sphere: r} (a sphere of radius r on every node) or {capsule: r} (a capsule of
- * radius r along every segment between consecutive nodes): the beam's contact geometry */
+ * radius r along every segment between consecutive nodes), with the capsule's `surface: true`
+ * (its contact points on the section's perimeter, fixed to the nodes' directors): the beam's
+ * contact geometry */
 static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t *node) {
   DeckMap m = {0};
   mbsStatus st = MBS_OK;
-  yaml_node_t *v = NULL;
+  yaml_node_t *v = NULL, *surface = NULL;
   deck_node_pos(node, &b->collision_mark.line, &b->collision_mark.col);
   if (node->type != YAML_MAPPING_NODE) {
     return deck_fail(r, node,
@@ -42,12 +44,17 @@ static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t 
   }
   for (int k = 0; k < m.n; k++) {
     const char *key = deck_text(m.kv[k].key);
+    if (key && strcmp(key, "surface") == 0) {
+      surface = m.kv[k].value;
+      continue;
+    }
     int capsule = key && strcmp(key, "capsule") == 0;
     if (!key || (strcmp(key, "sphere") != 0 && !capsule)) {
       st = deck_fail(r, m.kv[k].key,
                      "collision: unknown key '%s'; a beam's contact geometry is {sphere: r}, a "
                      "sphere of radius r on every node, or {capsule: r}, a capsule of radius r "
-                     "along every segment between consecutive nodes",
+                     "along every segment between consecutive nodes (with surface: true, its "
+                     "contact points on the section's perimeter)",
                      key ? key : "?");
       goto done;
     }
@@ -66,6 +73,17 @@ static mbsStatus read_beam_collision(DeckReader *r, mbsDeckBeam *b, yaml_node_t 
   }
   st = deck_positive(r, v, b->collision_segments ? "collision.capsule" : "collision.sphere",
                      &b->collision_radius);
+  if (st == MBS_OK && surface) {
+    /* a node's sphere is fixed to its frame already: its points are on its surface */
+    if (!b->collision_segments) {
+      st = deck_fail(r, surface,
+                     "collision.surface: only a capsule takes it ({capsule: r, surface: true}); "
+                     "a node's sphere is fixed to the node's frame, so its contact points are "
+                     "on its surface already");
+      goto done;
+    }
+    st = deck_bool(r, surface, "collision.surface", &b->collision_surface);
+  }
 done:
   deck_map_free(&m);
   return st;

@@ -14,11 +14,11 @@
 /* ---------------------------------------------------------------------------------------- */
 /* keys */
 
-static const char *const shape_keys[] = {"name",  "sphere", "box",         "capsule", "points",
-                                         "plane", "offset", "orientation", NULL};
+static const char *const shape_keys[] = {"name",  "sphere", "box",    "capsule",     "points",
+                                         "plane", "ring",   "offset", "orientation", NULL};
 /* the keys of a body's shape: no name (the shape is named after the body) */
-static const char *const body_shape_keys[] = {"sphere", "box",    "capsule",     "points",
-                                              "plane",  "offset", "orientation", NULL};
+static const char *const body_shape_keys[] = {"sphere", "box",    "capsule",     "points", "plane",
+                                              "ring",   "offset", "orientation", NULL};
 static const char *const capsule_keys[] = {"radius", "length", NULL};
 static const char *const plane_keys[] = {"point", "normal", NULL};
 static const char *const ground_keys[] = {"collision", NULL};
@@ -28,8 +28,8 @@ static const char *const contact_keys[] = {"name",     "between",   "law",     "
 /* the keys only the penalty law takes */
 static const char *const penalty_keys[] = {"stiffness", "damping", "friction_velocity", NULL};
 
-#define SHAPES_BODY "sphere, box, capsule, points"
-#define SHAPES_GROUND "sphere, box, capsule, points, plane"
+#define SHAPES_BODY "sphere, box, capsule, points, ring"
+#define SHAPES_GROUND "sphere, box, capsule, points, plane, ring"
 
 /* ---------------------------------------------------------------------------------------- */
 /* shapes */
@@ -167,7 +167,7 @@ static mbsStatus read_shape(DeckReader *r, yaml_node_t *node, const char *sectio
   if (node->type != YAML_MAPPING_NODE) {
     return deck_fail(r, node,
                      "expected a mapping ({sphere: r}, {box: [a, b, c]}, {capsule: {radius: r, "
-                     "length: l}}, {points: [[x, y, z], ...]}%s), got %s",
+                     "length: l}}, {points: [[x, y, z], ...]}, {ring: R}%s), got %s",
                      ground ? ", {plane: {point, normal}}" : "", deck_kind(node));
   }
   if ((st = deck_map_flatten(r, node, &m)) != MBS_OK) {
@@ -230,6 +230,10 @@ static mbsStatus read_shape(DeckReader *r, yaml_node_t *node, const char *sectio
   } else if (strcmp(kw, "points") == 0) {
     s->kind = MBS_SHAPE_POINTS;
     st = read_points(r, v, s);
+  } else if (strcmp(kw, "ring") == 0) {
+    /* the circle of radius R about axis 3 in the plane of axes 1, 2: a bore */
+    s->kind = MBS_SHAPE_RING;
+    st = deck_positive(r, v, "ring", &s->size[0]);
   } else {
     s->kind = MBS_SHAPE_PLANE;
     if (!ground) {

@@ -1756,6 +1756,10 @@ static void compile_shape(mbsModel *m, const mbsDeck *deck, int b, int k, const 
       s->size[1] = 0.5 * ds->size[1];
       s->radius = s->size[0] + s->size[1];
       break;
+    case MBS_SHAPE_RING:
+      s->size[0] = ds->size[0];
+      s->radius = ds->size[0];
+      break;
     case MBS_SHAPE_POINTS:
       s->npts = ds->npts;
       s->pt0 = *npts;
@@ -1794,6 +1798,7 @@ static void compile_node_shape(mbsModel *m, const mbsDeck *deck, int k, int node
     double d[3];
     vsub(d, db->pos + 3 * (node + 1), db->pos + 3 * node);
     s->segment = 1;
+    s->surface = db->collision_surface;
     s->size[1] = 0.5 * vnorm(d);
     s->radius += s->size[1];
   }

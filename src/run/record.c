@@ -666,7 +666,17 @@ static void put_action(mbsRecorder *out) {
  * owner's frame: a body's centre of mass and directors (/bodies/position, orientation), a beam
  * node's phi and directors (/beams/<name>/position, directors), the world for the ground. */
 #define SHAPE_COLS 21
-#define SHAPE_CYLINDER MBS_SHAPE_COUNT /* the kind code after the contact shapes' */
+/* the drawn cylinder's kind code, after the first five contact shapes' (a ring, added later,
+ * is 6: the codes stay what they were) */
+#define SHAPE_CYLINDER 5
+_Static_assert(MBS_SHAPE_RING == SHAPE_CYLINDER && MBS_SHAPE_COUNT == SHAPE_CYLINDER + 1,
+               "the shape codes of /shapes/table: 0 .. 4 the first contact shapes, 5 the drawn "
+               "cylinder, 6 a ring");
+
+/* the code of a contact shape's kind in /shapes/table */
+static int shape_code(mbsShapeKind k) {
+  return k == MBS_SHAPE_RING ? SHAPE_CYLINDER + 1 : (int)k;
+}
 
 /* one row: owner, role, kind, sizes, offset and axes (column i = shape axis i, owner axes) */
 static void shape_row(double *r, int owner, int role, int kind, const double size[3],
@@ -738,6 +748,9 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
       size[0] = s->size[0];
       size[1] = 2.0 * s->size[1];
       break;
+    case MBS_SHAPE_RING:
+      size[0] = s->size[0];
+      break;
     default:
       break;
   }
@@ -747,7 +760,7 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
   } else {
     owner_coords(m, s->attach, s->c, s->C, off, axes);
   }
-  shape_row(r, s->attach - 1, 1, (int)s->kind, size, off, axes);
+  shape_row(r, s->attach - 1, 1, shape_code(s->kind), size, off, axes);
   if (s->kind == MBS_SHAPE_POINTS) {
     r[18] = s->pt0;
     r[19] = s->npts;
@@ -811,7 +824,7 @@ static mbsStatus describe_shapes(mbsRecorder *out, const mbsModel *m, mbsError *
   static const char *const roles[3] = {"shape", "collision", "beam section"};
   const char *kinds[MBS_SHAPE_COUNT + 1];
   for (int i = 0; i < MBS_SHAPE_COUNT; i++) {
-    kinds[i] = mbs_shape_words[i];
+    kinds[shape_code((mbsShapeKind)i)] = mbs_shape_words[i];
   }
   kinds[SHAPE_CYLINDER] = "cylinder";
 

@@ -98,7 +98,9 @@
 #ifndef MBS_CONTACT_AUGMENTED
 #define MBS_CONTACT_AUGMENTED 0
 #endif
-#define MAX_W 24            /* entries of one W column: two director frames, 4 nodes x 3 */
+/* entries of one W column: two beam segments' surfaces, each over two director frames (4
+ * frames x 4 vector nodes x 3) */
+#define MAX_W 48
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
 #define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
@@ -109,6 +111,7 @@ typedef struct {
   int feature;
   int frame[2];      /* attachment frames of shapes a and b */
   int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
+  int surface[2];    /* 1: a segment whose points are on its surface (mbsShape.surface) */
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
@@ -581,11 +584,12 @@ static void side_weights(const mbsModel *m, const Contact *c, int side, const do
   pw->w[1] = s;
 }
 
-/* [m] the radius of a rounded shape fixed to one frame (sphere, capsule), 0 otherwise (and
- * for a beam segment, whose material point is already on its axis) */
+/* [m] the radius of a rounded shape fixed to one frame (sphere, capsule) or of a beam
+ * segment's surface, 0 otherwise (and for a beam segment without it, whose material point is
+ * already on its axis) */
 static double rounded_radius(const mbsShape *s) {
   if (s->segment) {
-    return 0.0;
+    return s->surface ? s->size[0] : 0.0;
   }
   return s->kind == MBS_SHAPE_SPHERE || s->kind == MBS_SHAPE_CAPSULE ? s->size[0] : 0.0;
 }
@@ -632,7 +636,8 @@ static void orthonormal(const double *d, double e[9]) {
 }
 
 /* add sign times the velocity of the material point p (world, at q) of contact side `side`
- * along the directions dirs[d0 .. d1) to c's W columns. On a director frame (a rigid body, a
+ * along the directions dirs[d0 .. d1) to c's W columns (add_point; add_frame_point: the part
+ * of a director frame with node n0, lever r = p - phi). On a director frame (a rigid body, a
  * beam node) the velocity is that of the rigid part of the director rates: phi' + omega x r
  * with r = p - phi and omega = 1/2 sum_i d_i x d_i' (exact for rigid rates, and blind to the
  * rates that violate the rigidity), so its entries are dir on phi and 1/2 (r x dir) x d_i on
@@ -642,6 +647,42 @@ static void orthonormal(const double *d, double e[9]) {
  * columns had that part in it, which depends on the configuration (so the alternation of
  * contact problem and nonlinear step converged only linearly, by dt omega per pass) and which
  * no impulse can remove (so the prox residual of a stack stalled) */
+static void add_frame_point(Contact *c, double (*cols)[MAX_W], const double *q, int n0,
+                            const double r[3], double sign, int d0, int d1) {
+  const double *dirs[3] = {c->n, c->t1, c->t2};
+  double e[9];
+  int ent[12]; /* the entries of phi and d_1, d_2, d_3, looked up once */
+  orthonormal(q + 3 * (n0 + 1), e);
+  for (int j = 0; j < 12; j++) {
+    ent[j] = w_entry(c, 3 * n0 + j);
+  }
+  for (int dd = d0; dd < d1; dd++) {
+    double rn[3];
+    vcross(rn, r, dirs[dd]);
+    for (int j = 0; j < 3; j++) {
+      cols[dd][ent[j]] += sign * dirs[dd][j];
+    }
+    for (int i = 0; i < 3; i++) {
+      double a[3];
+      vcross(a, rn, e + 3 * i);
+      for (int j = 0; j < 3; j++) {
+        cols[dd][ent[3 + 3 * i + j]] += sign * 0.5 * a[j];
+      }
+    }
+  }
+}
+
+/* the axis point x = (1 - s) phi_a + s phi_b of a beam segment side under the world point p
+ * (side_weights' s) and its weights */
+static void segment_axis_point(const mbsModel *m, const Contact *c, int side, const double *q,
+                               const double p[3], mbsPointWeights *pw, double x[3]) {
+  side_weights(m, c, side, q, p, pw);
+  x[0] = x[1] = x[2] = 0.0;
+  for (int k = 0; k < pw->n; k++) {
+    vaxpy(x, pw->w[k], q + 3 * pw->node[k]);
+  }
+}
+
 static void add_point(const mbsModel *m, Contact *c, double (*cols)[MAX_W], int side,
                       const double *q, const double p[3], double sign, int d0, int d1) {
   const double *dirs[3] = {c->n, c->t1, c->t2};
@@ -649,31 +690,27 @@ static void add_point(const mbsModel *m, Contact *c, double (*cols)[MAX_W], int 
   mbsAttachKind kind = m->attach_kind[f];
   if (!c->segment[side] && (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE)) {
     int n0 = m->attach_node[f];
-    const double *phi = q + 3 * n0;
-    double r[3], e[9];
-    int ent[12]; /* the entries of phi and d_1, d_2, d_3, looked up once */
-    vsub(r, p, phi);
-    orthonormal(q + 3 * (n0 + 1), e);
-    for (int j = 0; j < 12; j++) {
-      ent[j] = w_entry(c, 3 * n0 + j);
-    }
-    for (int dd = d0; dd < d1; dd++) {
-      double rn[3];
-      vcross(rn, r, dirs[dd]);
-      for (int j = 0; j < 3; j++) {
-        cols[dd][ent[j]] += sign * dirs[dd][j];
-      }
-      for (int i = 0; i < 3; i++) {
-        double a[3];
-        vcross(a, rn, e + 3 * i);
-        for (int j = 0; j < 3; j++) {
-          cols[dd][ent[3 + 3 * i + j]] += sign * 0.5 * a[j];
-        }
-      }
-    }
+    double r[3];
+    vsub(r, p, q + 3 * n0);
+    add_frame_point(c, cols, q, n0, r, sign, d0, d1);
     return;
   }
   mbsPointWeights pw;
+  if (c->surface[side]) {
+    /* a point of a segment's surface, x = sum_k N_k (phi_k + l_k) with the lever l_k = l =
+     * p - (the axis point under p) fixed to node k's directors (seed 002 eq. 3.44, the
+     * contour point of a cross section, interpolated as its eq. 3.48): its velocity is
+     * sum_k N_k (phi_k' + omega_k x l), the translation of the axis point and the section's
+     * rotation interpolated between the nodes (seed 002 eq. 3.46, 3.49), each node's part
+     * by the rigid part of its director rates as above */
+    double x[3], l[3];
+    segment_axis_point(m, c, side, q, p, &pw, x);
+    vsub(l, p, x);
+    for (int k = 0; k < pw.n; k++) {
+      add_frame_point(c, cols, q, pw.node[k], l, sign * pw.w[k], d0, d1);
+    }
+    return;
+  }
   side_weights(m, c, side, q, p, &pw);
   for (int k = 0; k < pw.n; k++) {
     for (int j = 0; j < 3; j++) {
@@ -735,11 +772,28 @@ static void contact_columns(const mbsModel *m, Contact *c, const double *q, cons
 }
 
 /* the world position at qe of the material point at p at q of side's frame (unchanged on a
- * beam segment, a point mass or the ground, whose columns have no lever arm) */
+ * beam segment's axis, a point mass or the ground, whose columns have no lever arm; on a
+ * segment's surface the axis point moved with its nodes and the lever with their directors) */
 static void point_at(const mbsModel *m, const Contact *c, int side, const double *q,
                      const double *qe, const double p[3], double out[3]) {
   int f = c->frame[side];
   mbsAttachKind kind = m->attach_kind[f];
+  if (c->surface[side]) {
+    mbsPointWeights pw;
+    double x[3];
+    segment_axis_point(m, c, side, q, p, &pw, x);
+    out[0] = out[1] = out[2] = 0.0;
+    for (int k = 0; k < pw.n; k++) {
+      /* the point phi_k + l fixed to node k's frame (frames f, f + 1), carried to qe */
+      double pk[3], cc[3], xk[3];
+      vsub(pk, p, x);
+      vaxpy(pk, 1.0, q + 3 * pw.node[k]);
+      frame_coords(m, f + k, q, pk, cc);
+      mbs_attach_point(m, f + k, cc, qe, xk);
+      vaxpy(out, pw.w[k], xk);
+    }
+    return;
+  }
   if (c->segment[side] || (kind != MBS_ATTACH_DIRECTORS && kind != MBS_ATTACH_BEAM_NODE)) {
     memcpy(out, p, 3 * sizeof(double));
     return;
@@ -835,6 +889,8 @@ static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const 
     c->frame[1] = sb->attach;
     c->segment[0] = sa->segment;
     c->segment[1] = sb->segment;
+    c->surface[0] = sa->segment && sa->surface;
+    c->surface[1] = sb->segment && sb->surface;
     c->body[0] = sa->body;
     c->body[1] = sb->body;
     for (int d3 = 0; d3 < 3; d3++) {
