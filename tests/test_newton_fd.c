@@ -287,7 +287,7 @@ START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
   size_t nrigid = g.gl_pathc;
   ck_assert_int_eq(glob(DECKS "beams/*.yaml", GLOB_APPEND, NULL, &g), 0);
   ck_assert_msg(g.gl_pathc >= nrigid + 4, "only %zu beam decks found", g.gl_pathc - nrigid);
-  int checked = 0, skipped = 0;
+  int checked = 0, skipped = 0, engaged_static = 0;
   for (size_t k = 0; k < g.gl_pathc; k++) {
     /* a deck with contacts runs with moreau only (the others refuse it), whose Newton matrix
      * is not in this list: decks/beams/beam_obstacle.yaml, elastic_rocking_rod.yaml,
@@ -297,13 +297,22 @@ START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
     memset(&probe, 0, sizeof(probe));
     ck_assert_msg(mbs_deck_load(&probe, g.gl_pathv[k], NULL, 0, &perr) == MBS_OK, "%s: %s",
                   g.gl_pathv[k], perr.msg);
-    int contacts = probe.ncontact > 0;
+    int contacts = probe.ncontact > 0, engaging = 0;
+    for (int j = 0; j < probe.njoint; j++) {
+      engaging |= probe.joints[j].has_active;
+    }
     mbs_deck_free(&probe);
     if (contacts) {
       skipped++;
       continue;
     }
     for (size_t i = 0; i < sizeof(INTEGRATORS) / sizeof(INTEGRATORS[0]); i++) {
+      /* joints that engage and release (decks/beams/robot_cable.yaml) need a time-stepping
+       * integrator: static refuses them */
+      if (engaging && strcmp(INTEGRATORS[i], "static") == 0) {
+        engaged_static++;
+        continue;
+      }
       mbsOverride ov[] = {{"solver.integrator", INTEGRATORS[i]}};
       mbsDeck deck;
       mbsError err;
@@ -323,7 +332,8 @@ START_TEST(test_newton_matrix_fd_every_deck_every_integrator) {
   }
   globfree(&g);
   ck_assert_int_le(skipped, 4);
-  ck_assert_int_eq(checked, NINTEGRATORS * ((int)g.gl_pathc - skipped));
+  ck_assert_int_le(engaged_static, 1);
+  ck_assert_int_eq(checked, NINTEGRATORS * ((int)g.gl_pathc - skipped) - engaged_static);
 }
 END_TEST
 

@@ -29,7 +29,7 @@
  * are sized from it (solver/system.c). */
 #define MBS_TWO_BODY_MAXQ 27
 /* doubles of one joint's engagement state (mbsModel.joint_engage) */
-#define MBS_JOINT_ENGAGE_LEN 14
+#define MBS_JOINT_ENGAGE_LEN 15
 
 /* max constraint rows of one constraint element (compile checks it) */
 #define MBS_ELEM_MAXCON 6
@@ -210,7 +210,9 @@ typedef struct mbsModel {
   int nscalar; /* scalar coordinates (e.g. augmentation angles, seed 004 sec. 5) */
   int ncon;    /* bilateral constraint rows: nrow quadratic rows, then element rows */
   int nrow;    /* generic quadratic rows (con) */
-  int ndof;    /* nq - ncon (the rows left after dropping redundant ones are independent) */
+  int ndof;    /* nq - ncon (the rows left after dropping redundant ones are independent);
+                  with joints that engage and release, of the first phase (the zero rows of
+                  joints released at t = 0 not counted) */
   int nbody, njoint, nload, nelem;
   int nattach;   /* attachment frames: the ground, then one per body, then one per beam node */
   int elem_maxq; /* largest element's nq (the solver's element scratch and maps) */
@@ -261,7 +263,8 @@ typedef struct mbsModel {
    * for the minimum-norm reactions of their loop */
   int ndrop;
   mbsConRow *drop; /* (ndrop) in joint order, jrow says which row of the joint */
-  /* the loop block of the minimum-norm reactions (mbs_model_min_norm_reactions): kept rows
+  /* the loop block of the minimum-norm reactions (mbs_model_min_norm_reactions; also the
+   * loops a joint that engages or releases closes, where a phase may drop rows): kept rows
    * (global indices, quadratic rows < nrow, then element rows) and the coordinates they
    * touch; red_nrow = 0 when the block was too large to handle densely */
   int red_nrow, red_ncol;
@@ -296,7 +299,11 @@ typedef struct mbsModel {
    *             coordinates at 1 + 3 a, the point's at 10 .. 12): set at t = 0, re-taken at
    *             engagement from the configuration then (the first body grips the second
    *             where it is),
-   *   [13] a distance joint's squared length (re-taken at engagement). */
+   *   [13] a distance joint's squared length (re-taken at engagement),
+   *   [14] the rows of the joint dropped as redundant in the current phase (the span between
+   *        two switching times, over which the set of joints that hold is constant): bit k
+   *        for its row jrow = k, set by mbs_model_phase_redundant at the phase's start (zero
+   *        rows, lambda 0, as if released). */
   int nengage;          /* joints with `active` */
   double *joint_from;   /* (njoint) [s] -INFINITY: held from t = 0 */
   double *joint_until;  /* (njoint) [s] INFINITY: never released */
@@ -416,7 +423,9 @@ mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err);
 int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, int nq);
 
 /* Redundant constraint rows at the configuration q, time t (mbs_model_compile calls it at q0,
- * t = 0, after the rows are built): a rank-revealing sparse QR
+ * t = 0, after the rows are built; joints that engage later are released then, their zero
+ * rows take no part, and a repeated row of a joint that switches is not removed but dropped
+ * for the first phase only, as mbs_model_phase_redundant does): a rank-revealing sparse QR
  * (SuiteSparseQR) of G(q)^T, rigidity rows first, then joint rows in deck order, then the
  * rows of constraint elements (prescribed motions), finds the rows that repeat earlier ones.
  * A repeated joint row that holds at q (|g| within tolerance) is dropped: it leaves con (the
@@ -428,6 +437,22 @@ int mbs_model_add_element(mbsModel *m, const mbsElem *proto, const int *qidx, in
  * naming the joints of the loop, how many equations repeat and what to change (at the deck
  * position of the first of them). MBS_ERR_NOMEM when out of memory. */
 mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err);
+
+/* Redundant rows of the phase that starts at (q, t) (joints that engage and release,
+ * src/model/engage.c): the switching joints' rows dropped in the previous phase come back,
+ * then the check of mbs_model_drop_redundant runs on the rows of the joints that hold now
+ * (released joints' zero rows take no part) and marks the repeated rows of switching joints
+ * as dropped for this phase (joint_engage [14]: zero rows, lambda 0; their joints' rows are
+ * rebuilt). Refusals are mbs_model_drop_redundant's (a repeated motion row, a repeated row
+ * that does not hold, one that repeats only here), and a repeated row of a joint that holds
+ * all the time (its loop is at a singular position) or a rigidity row. The solver calls it at
+ * every change of the joints that hold, before the capture (the positions are those of the
+ * capture). MBS_ERR_MODEL, or MBS_ERR_NOMEM when out of memory. */
+mbsStatus mbs_model_phase_redundant(const mbsModel *m, const double *q, double t, mbsError *err);
+
+/* "joint 'rocker_pin' rows 3, 4, 5": the rows of switching joints dropped in the current
+ * phase (joint_engage [14]), "" when none; returns the length it needed */
+int mbs_model_describe_phase_dropped(const mbsModel *m, char *buf, size_t n);
 
 /* (compile) number the constraint rows: the quadratic rows, then each constraint element's
  * (con0), and set ncon, ndof */
@@ -444,11 +469,15 @@ int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n);
  * can be added. This adds to reaction (njoint x 6: force and torque on each joint's second
  * body, about the joint point, as mbs_joint_reactions writes it) the change of the loop
  * joints' reactions that makes the multipliers of all the loop's joint and motion rows the
- * ones of least Euclidean norm (N and N m counted alike); rigidity rows are free. work has
- * m->red_nwork doubles. Returns 0, or -1 when the loop's rows no longer repeat at q (a
- * singular position): reaction is then left as it was. */
+ * ones of least Euclidean norm (N and N m counted alike); rigidity rows are free. The dropped
+ * rows are those of t = 0 and, with joints that engage and release, those the current phase
+ * dropped (joint_engage [14]); released joints' rows take no part. work has m->red_nwork
+ * doubles, list m->red_nrow + m->ndrop ints, rebuilt m->red_nrow rows (scratch). Returns 0,
+ * or -1 when the loop's rows no longer repeat at q (a singular position): reaction is then
+ * left as it was. */
 int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, const double *mu,
-                                 double scale, double *reaction, double *work);
+                                 double scale, double *reaction, double *work, int *list,
+                                 mbsConRow *rebuilt);
 
 /* the rows of joint j (its type's rows, jrow 0, 1, ..., at most MBS_ELEM_MAXCON) into rows
  * from the frames of its sides: par[12 s + 3 a + i] = C_a^i, the frame coordinates of the
@@ -470,9 +499,14 @@ static inline int mbs_joint_holds(const mbsModel *m, int j) {
   return m->nengage == 0 || m->joint_engage[(size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j] != 0.0;
 }
 
-/* 1 if quadratic row r (< nrow) belongs to a released joint (a zero row, its multiplier 0) */
+/* 1 if quadratic row r (< nrow) belongs to a released joint, or is a row of a switching joint
+ * dropped as redundant in the current phase (a zero row, its multiplier 0) */
 static inline int mbs_row_released(const mbsModel *m, int r) {
-  return m->nengage > 0 && m->con[r].joint >= 0 && !mbs_joint_holds(m, m->con[r].joint);
+  if (m->nengage == 0 || m->con[r].joint < 0) {
+    return 0;
+  }
+  const double *es = m->joint_engage + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)m->con[r].joint;
+  return es[0] == 0.0 || ((unsigned)es[14] >> m->con[r].jrow & 1u);
 }
 
 /* the rows of joint j from its engagement state: its kept rows (those the redundancy check
@@ -486,6 +520,10 @@ void mbs_model_joint_apply(const mbsModel *m, int j);
  * state says it holds, and its rows follow (mbs_model_joint_apply). MBS_ERR_NUMERIC when the
  * first side's directors are singular at q. */
 mbsStatus mbs_model_joint_engage(const mbsModel *m, int j, const double *q);
+
+/* row jrow of joint j as it holds with its engagement state's frames (whatever the phase
+ * dropped: the minimum-norm reactions of its loop use it) into out; -1 if it has no such row */
+int mbs_model_joint_held_row(const mbsModel *m, int j, int jrow, mbsConRow *out);
 
 /* joint j releases: its rows become zero rows */
 void mbs_model_joint_release(const mbsModel *m, int j);

@@ -75,6 +75,8 @@ typedef struct mbsData {
                                with `active` is released (filled by the recorder) */
   double capture_dissipated; /* [J] the part of dissipated lost in the plastic captures of
                                engaging joints */
+  char phase_note[512];      /* the rows the phases of switching joints dropped as redundant
+                                ("t = 1: joint 'grip' rows 1, 2; ..."), for the summary */
 
   /* statistics */
   int iterations;       /* Newton iterations of the last step */
@@ -147,6 +149,8 @@ typedef struct mbsData {
   double *body_pos, *body_rot, *body_vel, *body_omega; /* (nbody x 3 / 9) observables */
   double *joint_reaction; /* (njoint x 6) force and torque on the second body */
   double *redund_work;    /* (m->red_nwork) minimum-norm reactions of loops with dropped rows */
+  int *redund_list;       /* (m->red_nrow + m->ndrop) their rows (scratch) */
+  mbsConRow *redund_rows; /* (m->red_nrow) the rows a phase dropped, rebuilt (scratch) */
   mbsSystem *sys;  /* the Newton matrix's pattern, scatter maps and LU (solver/system.h) */
   mbsLinsolve *ls; /* sys->ls */
   mbsLinsolve *kkt_ls; /* sys->kkt_ls */

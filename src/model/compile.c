@@ -2333,10 +2333,21 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                                  : (r - b0) % 6;
   }
   mbs_model_number_rows(m);
+  /* joints that engage later leave the system until then (zero rows): the checks of t = 0
+   * below see the joints that hold at t = 0 */
+  mbs_model_joint_reset(m);
   /* redundant rows first: repeated joint rows of closed loops are dropped, conflicting ones
-   * refused (they also explain most over-constrained models) */
+   * refused (they also explain most over-constrained models). Those of joints that hold at
+   * t = 0 only: a loop that a switching joint closes later is checked when it engages
+   * (mbs_model_phase_redundant), and a switching joint's repeated rows are dropped for the
+   * first phase only (engagement state [14], kept in joint_engage0) */
   if (mbs_model_drop_redundant(m, m->q0, 0.0, err) != MBS_OK) {
     goto fail;
+  }
+  /* the degrees of freedom of the first phase: the zero rows of joints released at t = 0 (or
+   * dropped for it) hold nothing */
+  for (int r = 0; r < m->nrow && m->nengage > 0; r++) {
+    m->ndof += mbs_row_released(m, r);
   }
   if (m->ndof < 0) {
     mbs_error_set(err, MBS_ERR_MODEL, deck->path, 0, 0,
@@ -2345,10 +2356,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
                   m->ncon, m->nq);
     goto fail;
   }
-  /* joints that engage later leave the system until then (zero rows): the checks of t = 0
-   * below see the joints that hold at t = 0. (The redundancy check above saw them engaged
-   * with the frames of t = 0: rows they would repeat in a loop are dropped as for a joint of
-   * t = 0.) */
+  /* the rows of the first phase (those dropped above as a switching joint's too) */
   mbs_model_joint_reset(m);
   /* positions: the joints hold at t = 0, or are made to when the run starts
    * (initial.assemble: mbs_solver_assemble, then mbs_model_set_initial) */

@@ -31,13 +31,14 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
     if (row->joint != j) {
       continue;
     }
-    if (holds) {
+    if (holds && !((unsigned)es[14] >> row->jrow & 1u)) {
       /* its row of that number (jrow: the row within the joint, whatever was dropped) */
       assert(row->jrow < nr && rows[row->jrow].nnode == row->nnode);
       int jrow = row->jrow;
       *row = rows[jrow];
     } else {
-      /* a zero row on the same nodes: g = 0, G = 0, no Hessian */
+      /* a zero row on the same nodes (released, or dropped as redundant in this phase):
+       * g = 0, G = 0, no Hessian */
       memset(row->wa, 0, sizeof(row->wa));
       memset(row->wb, 0, sizeof(row->wb));
       memset(row->ca, 0, sizeof(row->ca));
@@ -51,6 +52,20 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
   memcpy(m->joint_frame[j].param, es + 1, 12 * sizeof(double));
   /* the joint point on the first side (viewers) */
   vcopy(m->joint_point_first + 3 * j, es + 10);
+}
+
+int mbs_model_joint_held_row(const mbsModel *m, int j, int jrow, mbsConRow *out) {
+  const double *es = state(m, j);
+  mbsConRow rows[MBS_ELEM_MAXCON];
+  double par[24];
+  memcpy(par, es + 1, 12 * sizeof(double));
+  memcpy(par + 12, m->joint_frame[j].param + 12, 12 * sizeof(double));
+  int nr = mbs_model_joint_rows(m, j, par, es[13], rows);
+  if (jrow < 0 || jrow >= nr) {
+    return -1;
+  }
+  *out = rows[jrow];
+  return 0;
 }
 
 /* the frame of side s of joint j at q: its directions D (column a... as rows: D[3 a + c]) in
@@ -121,6 +136,7 @@ mbsStatus mbs_model_joint_engage(const mbsModel *m, int j, const double *q) {
 
 void mbs_model_joint_release(const mbsModel *m, int j) {
   state(m, j)[0] = 0.0;
+  state(m, j)[14] = 0.0;
   mbs_model_joint_apply(m, j);
 }
 

@@ -546,11 +546,25 @@ static int loop_block(mbsModel *m) {
   if (!compv || !compj || !want || loop_components(m, compv, compj) < 0) {
     goto done;
   }
+  int any = 0;
   for (int a = 0; a < m->ndrop; a++) {
     int j = m->drop[a].joint;
     if (compj[j] >= 0) {
       want[compj[j]] = 1;
+      any = 1;
     }
+  }
+  /* and the loops of the union graph that a joint that engages or releases closes: a phase
+   * may drop rows there (mbs_model_phase_redundant) */
+  for (int j = 0; j < m->njoint; j++) {
+    if (mbs_joint_switches(m, j) && compj[j] >= 0) {
+      want[compj[j]] = 1;
+      any = 1;
+    }
+  }
+  if (!any) {
+    rc = 0; /* no loop can hold a dropped row: no block */
+    goto done;
   }
   m->red_row = malloc((size_t)(m->nrow > 0 ? m->nrow : 1) * sizeof(int));
   m->red_colmap = malloc((size_t)m->nq * sizeof(int));
@@ -587,6 +601,10 @@ static int loop_block(mbsModel *m) {
   if ((ns + nd) * nc > MAX_DENSE) {
     m->red_nrow = 0; /* too large to handle densely: the reduced system's reactions */
     m->red_nwork = 0;
+  } else if (m->nengage > 0) {
+    /* a phase moves rows of the block from kept to dropped: the largest split's need */
+    long nt = ns + nd;
+    m->red_nwork = (int)(2 * nt * nc + 3 * nt * nt + 3 * nt);
   } else {
     m->red_nwork =
         (int)((ns + nd) * nc + ns * nc + ns * ns + 2 * (ns + nd) + nd * (ns + nd) + nd * nd + nd);
@@ -599,7 +617,19 @@ done:
   return rc;
 }
 
-mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err) {
+/* 1 if global row r is a zero row of a released joint (or one dropped in this phase) */
+static int row_off(const mbsModel *m, int r) {
+  return r < m->nrow && mbs_row_released(m, r);
+}
+
+/* The rows that repeat the others at (q, t), into dead (ncon, zeroed on entry; *ndead of
+ * them): every row except the zero rows of released joints, which take no part (their zero
+ * columns in the QR are dead and move nothing). Refusals (MBS_ERR_MODEL): a repeated motion
+ * row, a repeated joint row that does not hold, a repeated row that repeats the others only
+ * at q, a repeated rigidity row; MBS_ERR_NOMEM. */
+static mbsStatus find_dead(const mbsModel *m, const double *q, double t, int *dead, int *ndead_out,
+                           mbsError *err) {
+  *ndead_out = 0;
   if (m->ncon == 0 || m->njoint < 2) {
     return MBS_OK; /* a loop needs two joints */
   }
@@ -628,18 +658,17 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
   cholmod_sparse *A = NULL, *R = NULL;
   SuiteSparse_long *E = NULL;
   double *scatter = NULL, *b = NULL, *y = NULL;
-  int *dead = NULL, *live_col = NULL, *loop = NULL, *mark = NULL;
+  int *live_col = NULL, *loop = NULL, *mark = NULL;
   mbsStatus st = MBS_OK;
   int started = cholmod_l_start(&cc);
   cc.print = 0;
   scatter = calloc((size_t)m->nq, sizeof(double));
   mark = malloc((size_t)m->nq * sizeof(int));
-  dead = calloc((size_t)m->ncon, sizeof(int));
   live_col = malloc((size_t)m->ncon * sizeof(int));
   loop = calloc((size_t)m->njoint, sizeof(int));
   b = malloc((size_t)m->ncon * sizeof(double));
   y = malloc((size_t)m->ncon * sizeof(double));
-  if (!started || !scatter || !mark || !dead || !live_col || !loop || !b || !y) {
+  if (!started || !scatter || !mark || !live_col || !loop || !b || !y) {
     st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
     goto done;
   }
@@ -700,7 +729,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
   int motion_joint = -1, bad_row = -1;
   double bad_value = 0.0;
   for (int r = 0; r < m->ncon; r++) {
-    if (!dead[r]) {
+    if (!dead[r] || row_off(m, r)) {
       continue;
     }
     int is_elem, owner = row_owner(m, r, &is_elem);
@@ -749,12 +778,22 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
     int nrow_joints = 0, ndep = 0;
     for (int r = 0; r < m->ncon; r++) {
       int e, o = row_owner(m, r, &e);
-      if (o >= 0 && loop[o]) {
+      if (o >= 0 && loop[o] && !row_off(m, r)) {
         nrow_joints++;
         ndep += dead[r];
       }
     }
     st = report(m, loop, ndep, nrow_joints, t, motion_joint, bad_row, bad_value, err);
+    goto done;
+  }
+  int nlive_dead = 0;
+  for (int r = 0; r < m->ncon; r++) {
+    nlive_dead += dead[r] && !row_off(m, r);
+  }
+  if (nlive_dead == 0) {
+    for (int r = 0; r < m->ncon; r++) {
+      dead[r] = 0; /* only the zero rows of released joints */
+    }
     goto done;
   }
   int gone = -1;
@@ -770,9 +809,17 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
                        "others at t = %g but not once the loop moves, so the loop starts at a "
                        "singular position (a dead centre, or a change point where its links line "
                        "up) and the Newton matrix would be singular; start the mechanism away "
-                       "from that position",
-                       m->joint_name[j], m->con[gone].jrow + 1, t);
+                       "from that position%s",
+                       m->joint_name[j], m->con[gone].jrow + 1, t,
+                       t > 0.0 ? " (or engage the joints that close the loop elsewhere)" : "");
     goto done;
+  }
+  /* the zero rows of released joints are no part of the phase */
+  for (int r = 0; r < m->nrow; r++) {
+    if (dead[r] && row_off(m, r)) {
+      dead[r] = 0;
+      ndead--;
+    }
   }
   for (int r = 0; r < m->ncon; r++) {
     int e;
@@ -785,9 +832,7 @@ mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsEr
       goto done;
     }
   }
-  if (compact(m, dead, ndead) < 0 || loop_block(m) < 0) {
-    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory dropping redundant rows");
-  }
+  *ndead_out = ndead;
 
 done:
   cholmod_l_free_sparse(&A, &cc);
@@ -800,12 +845,121 @@ done:
   }
   free(scatter);
   free(mark);
-  free(dead);
   free(live_col);
   free(loop);
   free(b);
   free(y);
   return st;
+}
+
+/* the engagement state of joint j (model.h joint_engage) */
+static double *engage_state(const mbsModel *m, int j) {
+  return m->joint_engage + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j;
+}
+
+/* mark the repeated rows of switching joints as dropped for the phase (joint_engage [14]),
+ * clearing them in dead; returns how many are left in dead */
+static int mark_phase(const mbsModel *m, int *dead, int ndead) {
+  for (int r = 0; r < m->nrow; r++) {
+    int j = m->con[r].joint;
+    if (dead[r] && j >= 0 && mbs_joint_switches(m, j)) {
+      double *es = engage_state(m, j);
+      es[14] = (double)((unsigned)es[14] | 1u << m->con[r].jrow);
+      dead[r] = 0;
+      ndead--;
+    }
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    if (mbs_joint_switches(m, j) && engage_state(m, j)[14] != 0.0) {
+      mbs_model_joint_apply(m, j);
+    }
+  }
+  return ndead;
+}
+
+mbsStatus mbs_model_drop_redundant(mbsModel *m, const double *q, double t, mbsError *err) {
+  int *dead = calloc((size_t)(m->ncon > 0 ? m->ncon : 1), sizeof(int)), ndead = 0;
+  if (!dead) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
+  }
+  mbsStatus st = find_dead(m, q, t, dead, &ndead, err);
+  if (st == MBS_OK && ndead > 0 && m->nengage > 0) {
+    /* a switching joint's repeated rows are dropped for the first phase only; its state of
+     * t = 0 (which every run starts from) keeps them */
+    ndead = mark_phase(m, dead, ndead);
+    for (int j = 0; j < m->njoint; j++) {
+      m->joint_engage0[(size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j + 14] = engage_state(m, j)[14];
+    }
+  }
+  if (st == MBS_OK && ndead > 0 && compact(m, dead, ndead) < 0) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory dropping redundant rows");
+  }
+  if (st == MBS_OK && (m->ndrop > 0 || m->nengage > 0) && loop_block(m) < 0) {
+    st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory dropping redundant rows");
+  }
+  free(dead);
+  return st;
+}
+
+mbsStatus mbs_model_phase_redundant(const mbsModel *m, const double *q, double t, mbsError *err) {
+  /* the rows dropped in the phase before come back */
+  for (int j = 0; j < m->njoint; j++) {
+    if (mbs_joint_switches(m, j) && engage_state(m, j)[14] != 0.0) {
+      engage_state(m, j)[14] = 0.0;
+      mbs_model_joint_apply(m, j);
+    }
+  }
+  int *dead = calloc((size_t)(m->ncon > 0 ? m->ncon : 1), sizeof(int)), ndead = 0;
+  if (!dead) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory checking the joints");
+  }
+  mbsStatus st = find_dead(m, q, t, dead, &ndead, err);
+  if (st == MBS_OK && ndead > 0) {
+    ndead = mark_phase(m, dead, ndead);
+  }
+  /* what is left is a row of a joint that holds all the time (rows that repeated at t = 0
+   * were removed then): its loop has come to a singular position */
+  for (int r = 0; st == MBS_OK && ndead > 0 && r < m->ncon; r++) {
+    int e, j = row_owner(m, r, &e);
+    if (dead[r] && j >= 0) {
+      mbsMark mk = m->joint_mark[j];
+      st = mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, mk.line, mk.col,
+                         "the constraints are redundant at t = %g: joint '%s' row %d repeats the "
+                         "others where the joints that hold now meet, but it holds all the time "
+                         "(its loop is at a singular position, a dead centre or a change point), "
+                         "so the Newton matrix would be singular",
+                         t, m->joint_name[j], m->con[r].jrow + 1);
+    }
+  }
+  free(dead);
+  return st;
+}
+
+int mbs_model_describe_phase_dropped(const mbsModel *m, char *buf, size_t n) {
+  size_t k = 0;
+  if (n > 0) {
+    buf[0] = '\0';
+  }
+  for (int j = 0; j < m->njoint && m->nengage > 0; j++) {
+    unsigned mask = (unsigned)engage_state(m, j)[14];
+    int first = 1;
+    for (int i = 0; i < MBS_ELEM_MAXCON; i++) {
+      if (!(mask >> i & 1u)) {
+        continue;
+      }
+      char *at = k < n ? buf + k : NULL;
+      size_t left = k < n ? n - k : 0;
+      int w = first ? snprintf(at, left, "%sjoint '%s' row%s %d", k > 0 ? "; " : "",
+                               m->joint_name[j], mask >> (i + 1) ? "s" : "", i + 1)
+                    : snprintf(at, left, ", %d", i + 1);
+      if (w < 0) {
+        return (int)k;
+      }
+      k += (size_t)w;
+      first = 0;
+    }
+  }
+  return (int)k;
 }
 
 int mbs_model_describe_dropped(const mbsModel *m, char *buf, size_t n) {
@@ -850,14 +1004,25 @@ static void block_row(const mbsModel *m, const mbsConRow *row, const double *q, 
   }
 }
 
-/* force and torque on frame b about p of the rows of joint j weighted by -delta */
-static void resultant(const mbsModel *m, int j, int b, const double *q, const double *p,
-                      const double *delta, double out[6]) {
+/* row i of the block (min_norm_reactions' list: a row of con, of m->drop or rebuilt) */
+static const mbsConRow *list_row(const mbsModel *m, const int *list, const mbsConRow *rebuilt,
+                                 int i) {
+  int v = list[i];
+  if (v >= 0) {
+    return &m->con[v];
+  }
+  return -1 - v < m->ndrop ? &m->drop[-1 - v] : &rebuilt[-1 - v - m->ndrop];
+}
+
+/* force and torque on frame b about p of the nt rows of the list of joint j weighted by
+ * -delta */
+static void resultant(const mbsModel *m, const int *list, const mbsConRow *rebuilt, int nt, int j,
+                      int b, const double *q, const double *p, const double *delta, double out[6]) {
   double grad[3 * MBS_CON_MAXNODE], gen[4][3];
   memset(gen, 0, sizeof(gen));
-  int n0 = m->attach_node[b], ns = m->red_nrow, rigid = mbs_attach_nnode(m->attach_kind[b]) == 4;
-  for (int i = 0; i < ns + m->ndrop; i++) {
-    const mbsConRow *row = i < ns ? &m->con[m->red_row[i]] : &m->drop[i - ns];
+  int n0 = m->attach_node[b], rigid = mbs_attach_nnode(m->attach_kind[b]) == 4;
+  for (int i = 0; i < nt; i++) {
+    const mbsConRow *row = list_row(m, list, rebuilt, i);
     if (row->joint != j || delta[i] == 0.0) {
       continue;
     }
@@ -882,9 +1047,26 @@ static void resultant(const mbsModel *m, int j, int b, const double *q, const do
 }
 
 int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, const double *mu,
-                                 double scale, double *reaction, double *work) {
+                                 double scale, double *reaction, double *work, int *list,
+                                 mbsConRow *rebuilt) {
   (void)t; /* the loop's rows are joint rows, independent of time */
-  int ns = m->red_nrow, nd = m->ndrop, nc = m->red_ncol, nt = ns + nd;
+  /* the block's rows of this phase: kept (list >= 0, rows of con), then dropped (list < 0:
+   * those of t = 0, then the rows a phase dropped, rebuilt from their joints' state); the
+   * rows of released joints take no part */
+  int ns = 0, nreb = 0, nc = m->red_ncol;
+  for (int k = 0; k < m->red_nrow; k++) {
+    int r = m->red_row[k];
+    if (!mbs_row_released(m, r)) {
+      list[ns++] = r;
+    } else if (mbs_joint_holds(m, m->con[r].joint) &&
+               mbs_model_joint_held_row(m, m->con[r].joint, m->con[r].jrow, &rebuilt[nreb]) == 0) {
+      nreb++;
+    }
+  }
+  int nd = m->ndrop + nreb, nt = ns + nd;
+  for (int a = 0; a < nd; a++) {
+    list[ns + a] = -1 - a;
+  }
   if (nd == 0 || ns == 0) {
     return 0;
   }
@@ -897,7 +1079,7 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
   double *C = N + (size_t)nd * nt;  /* (nd x nd) N N^T */
   double *c = C + (size_t)nd * nd;  /* (nd) */
   for (int i = 0; i < nt; i++) {
-    block_row(m, i < ns ? &m->con[m->red_row[i]] : &m->drop[i - ns], q, A + (size_t)i * nc);
+    block_row(m, list_row(m, list, rebuilt, i), q, A + (size_t)i * nc);
   }
 
   /* Gram-Schmidt of the kept rows (twice: Kahan's "twice is enough"), then each dropped
@@ -965,14 +1147,14 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
     }
     for (int i = 0; i < ns; i++) {
       /* rigidity multipliers are free: only the joint rows' part counts in the norm */
-      n[i] = m->con[m->red_row[i]].joint >= 0 ? -x[i] : 0.0;
+      n[i] = m->con[list[i]].joint >= 0 ? -x[i] : 0.0;
     }
     n[r] = 1.0;
   }
 
   /* least norm: lam - N^T (N N^T)^-1 N lam over the joint rows (dropped ones at zero) */
   for (int i = 0; i < nt; i++) {
-    lam[i] = i < ns ? scale * mu[m->red_row[i]] : 0.0;
+    lam[i] = i < ns ? scale * mu[list[i]] : 0.0;
   }
   for (int a = 0; a < nd; a++) {
     const double *na = N + (size_t)a * nt;
@@ -1035,8 +1217,7 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
   for (int j = 0; j < m->njoint; j++) {
     int has = 0;
     for (int i = 0; i < nt && !has; i++) {
-      const mbsConRow *row = i < ns ? &m->con[m->red_row[i]] : &m->drop[i - ns];
-      has = row->joint == j && x[i] != 0.0;
+      has = list_row(m, list, rebuilt, i)->joint == j && x[i] != 0.0;
     }
     if (!has) {
       continue;
@@ -1045,10 +1226,10 @@ int mbs_model_min_norm_reactions(const mbsModel *m, const double *q, double t, c
     double p[3], out[6];
     mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
     if (m->attach_node[f2] >= 0) {
-      resultant(m, j, f2, q, p, x, out);
+      resultant(m, list, rebuilt, nt, j, f2, q, p, x, out);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 */
-      resultant(m, j, f1, q, p, x, out);
+      resultant(m, list, rebuilt, nt, j, f1, q, p, x, out);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];
       }

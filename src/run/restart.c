@@ -342,6 +342,43 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
     }
   }
 
+  /* joints that engage and release: the record's engagement state (which joints hold, their
+   * frames, the rows dropped in its phase) gives the rows that q must satisfy */
+  if (!bad && m->nengage > 0) {
+    mbsStateArray st0[MBS_STATE_MAX];
+    int ns0 = mbs_state_from_last(&last, st0, MBS_STATE_MAX);
+    const mbsStateArray *z = NULL;
+    for (int k = 0; k < ns0; k++) {
+      z = strcmp(st0[k].name, "joint_engagement") == 0 ? &st0[k] : z;
+    }
+    if (z && z->length == MBS_JOINT_ENGAGE_LEN * m->njoint) {
+      for (int j = 0; j < m->njoint && !bad; j++) {
+        const double *es = z->data + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j;
+        int ok = (es[0] == 0.0 || es[0] == 1.0) && es[14] >= 0.0 &&
+                 es[14] < (double)(1 << MBS_ELEM_MAXCON) && es[14] == floor(es[14]);
+        for (int k = 1; k < 14 && ok; k++) {
+          ok = isfinite(es[k]);
+        }
+        if (!ok) {
+          snprintf(msg, sizeof(msg),
+                   "bad restart file: /state/joint_engagement of joint '%s' is not an "
+                   "engagement state (held flag 0 or 1, finite frames, dropped-row bits)",
+                   m->joint_name[j]);
+          bad = 1;
+        }
+      }
+      if (!bad) {
+        memcpy(m->joint_engage, z->data,
+               (size_t)(MBS_JOINT_ENGAGE_LEN * m->njoint) * sizeof(double));
+        for (int j = 0; j < m->njoint; j++) {
+          if (mbs_joint_switches(m, j)) {
+            mbs_model_joint_apply(m, j);
+          }
+        }
+      }
+    }
+  }
+
   /* q on the constraints, and no more energy than the run can have */
   worstRow pos;
   if (!bad && position_consistency(m, last.q, t, &pos) != 0) {

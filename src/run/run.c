@@ -944,6 +944,10 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
         "captures:     %.6g J taken out by the plastic captures of engaging joints (counted "
         "in /energy/dissipated and /energy/capture_dissipated)\n",
         d->capture_dissipated);
+    if (d->phase_note[0]) {
+      put(buf, n, &len, "redundant:    dropped at engagement or release, until the next: %s\n",
+          d->phase_note);
+    }
   }
   double denom = r->Escale;
   if (m->integrator == MBS_INTEGRATOR_STATIC) {

@@ -68,6 +68,8 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   }
   d->joint_drive = calloc(6 * (size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(double));
   d->redund_work = calloc((size_t)(m->red_nwork > 0 ? m->red_nwork : 1), sizeof(double));
+  d->redund_list = malloc((size_t)(m->red_nrow + m->ndrop + 1) * sizeof(int));
+  d->redund_rows = malloc((size_t)(m->red_nrow + 1) * sizeof(mbsConRow));
   d->arena = calloc(1, sizeof(mbsArena));
   d->con_diag = malloc(nc * sizeof(int));
   d->joint_active = calloc((size_t)(m->njoint > 0 ? m->njoint : 1), sizeof(int));
@@ -76,7 +78,7 @@ mbsData *mbs_data_create(const mbsModel *m, mbsError *err) {
   }
   if (!d->con_diag || !d->joint_active || !d->q || !d->v || !d->lambda || !d->res || !d->dx || !d->jac || !d->kkt_jac || !d->ework || !d->body_pos ||
       !d->body_rot || !d->body_vel || !d->body_omega || !d->joint_reaction || !d->v_rec ||
-      !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->joint_coord ||
+      !d->lambda_rec || !d->acc_rec || !d->vtmp || !d->redund_work || !d->redund_list || !d->redund_rows || !d->joint_coord ||
       !d->joint_rate || !d->load_force || !d->joint_drive || !d->arena ||
       mbs_arena_init(d->arena, arena_bound(d->sys)) != 0) {
     mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -123,7 +125,7 @@ void mbs_data_destroy(mbsData *d) {
       d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
       d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,
       d->v_rec,      d->lambda_rec,  d->acc_rec,    d->vtmp,     d->joint_coord, d->joint_rate,
-      d->load_force, d->redund_work, d->joint_drive, d->con_diag, d->joint_active, d->kkt_jac};
+      d->load_force, d->redund_work, d->redund_list, d->redund_rows, d->joint_drive, d->con_diag, d->joint_active, d->kkt_jac};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -65,6 +65,19 @@ static void control_update(const mbsModel *m, const double *q, double t, int int
   s[2 * n] = t;
 }
 
+/* the rows a new phase dropped as redundant, for the run's summary (d->phase_note) */
+static void note_phase_dropped(const mbsModel *m, mbsData *d) {
+  char rows[256];
+  if (mbs_model_describe_phase_dropped(m, rows, sizeof(rows)) == 0) {
+    return;
+  }
+  size_t len = strlen(d->phase_note);
+  if (len + 1 < sizeof(d->phase_note)) {
+    snprintf(d->phase_note + len, sizeof(d->phase_note) - len, "%st = %.9g: %s",
+             len > 0 ? "; " : "", d->t, rows);
+  }
+}
+
 /* Joints that engage or release at the start of this step (model.h joint_engage): a joint
  * holds from the first step that starts at t >= from until the first that starts at t >=
  * until (1e-9 dt below them counts: the step grid's sums of dt). A joint that engages takes
@@ -103,6 +116,18 @@ static mbsStatus switch_joints(const mbsModel *m, mbsData *d, double dt, mbsErro
   if (!changed) {
     return MBS_OK;
   }
+  /* a new phase: its redundant rows, at the configuration of the capture (the positions do
+   * not jump), before the capture needs the KKT matrix; rows dropped for it carry no force */
+  mbsStatus rst = mbs_model_phase_redundant(m, d->q, d->t, err);
+  if (rst != MBS_OK) {
+    return rst;
+  }
+  for (int r = 0; r < m->nrow; r++) {
+    if (mbs_row_released(m, r)) {
+      d->lambda[r] = 0.0;
+    }
+  }
+  note_phase_dropped(m, d);
   mbs_system_refresh_rows(d->sys, m);
   d->factor_valid = 0;
   if (engaged) {

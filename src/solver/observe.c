@@ -61,9 +61,9 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
     }
   }
   /* a loop with rows dropped as redundant: its reactions of least norm (docs/output.md) */
-  if (m->ndrop > 0) {
+  if (m->red_nrow > 0) {
     mbs_model_min_norm_reactions(m, q, d->t, d->lambda_rec, 1.0, d->joint_reaction,
-                                 d->redund_work);
+                                 d->redund_work, d->redund_list, d->redund_rows);
   }
 }
 
