@@ -1824,12 +1824,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   Member *mem = NULL;     /* the memberships, entry by entry */
   mbsStatus st = MBS_OK;
 
-  m->moreau_theta = deck->solver.moreau_theta;
-  m->moreau_variant = deck->solver.moreau_variant;
-  m->spacetime_degree = deck->solver.spacetime_degree;
   m->spacetime_elements = spacetime_block(deck);
-  m->contact_tolerance = deck->solver.contact_tolerance;
-  m->contact_iterations = deck->solver.contact_iterations;
 
   /* shapes: each body's in body order, a sphere on each node of beams with collision, then
    * the ground's (last: a pair's shape b) */
@@ -1893,13 +1888,9 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     mbsContactSpec *c = &m->contact[e];
     snprintf(c->name, sizeof(c->name), "%s", dc->name);
     c->mark = dc->mark;
-    c->law = dc->law;
-    c->restitution = dc->restitution;
-    c->friction = dc->friction;
-    c->stiffness = dc->stiffness;
-    c->damping = dc->damping;
-    c->friction_velocity = dc->friction_velocity;
-    c->margin = dc->margin;
+#define CONTACT_COPY(type, name, def) c->name = dc->name;
+    MBS_CONTACT_FIELDS(CONTACT_COPY)
+#undef CONTACT_COPY
   }
   m->ncontact = deck->ncontact;
 
@@ -2199,15 +2190,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   snprintf(m->deck_path, sizeof(m->deck_path), "%s", deck->path);
   snprintf(m->title, sizeof(m->title), "%s", deck->title);
   snprintf(m->output_file, sizeof(m->output_file), "%s", deck->output.file);
-  m->dt = deck->solver.dt;
-  m->t_end = deck->solver.t_end;
-  m->newton_tolerance = deck->solver.newton_tolerance;
-  m->newton_max_iterations = deck->solver.newton_max_iterations;
-  m->newton_reuse = deck->solver.newton_reuse;
-  m->linear_solver = deck->solver.linear_solver;
-  m->rho_inf = deck->solver.rho_inf;
-  m->max_halvings = deck->solver.max_halvings;
-  m->static_gravity_full = deck->solver.static_gravity_full;
+#define SOLVER_COPY(type, name, def) m->name = deck->solver.name;
+  MBS_SOLVER_FIELDS(SOLVER_COPY)
+#undef SOLVER_COPY
   m->output_every = deck->output.every;
   m->output_dt = deck->output.dt;
   m->output_xdmf = deck->output.xdmf;
