@@ -167,6 +167,37 @@ extern const char *const mbs_visual_words[MBS_VISUAL_COUNT];
 extern const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT];
 extern const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT];
 
+/* What each integrator is, for the compiler, the run and the command to ask instead of
+ * branching on its name (src/util/integrators.c: one entry per integrator; the solver's
+ * function table is src/solver/integrator.c) */
+typedef struct {
+  int stepwise;          /* 1: steps through time with velocities that may jump between steps,
+                            so joints may engage and release (`active`) and a PID law may
+                            integrate its error (control.ki): not static, spacetime */
+  int equilibrium;       /* 1: solves equilibria without inertia (static): its velocities are
+                            zero by definition, a record carries them as they are (no
+                            projection onto the constraints) and the multipliers of its last
+                            solution (no index-1 solve); no kinetic energy, so its energy
+                            balance is reported, not checked; it controls its load increments
+                            itself */
+  int contacts;          /* 1: integrates contacts (moreau) */
+  int pin_pivots;        /* 1: the one-step schemes whose Newton and KKT factorizations keep
+                            the pivot order of t = 0 (mbs_solver_pin) */
+  int action;            /* 1: records the action integrals of its temporal elements
+                            (/solver/action: spacetime) */
+  int numerical_dissipation; /* 1: names the energy its own damping takes out
+                                (/energy/numerical_dissipation: the theta method) */
+  double energy_warning; /* default relative energy-balance error above which a run warns:
+                            1e-6 where the balance closes to round-off, 1e-2 for second-order
+                            schemes, 0.2 for first-order ones */
+  double energy_warning_explicit; /* the same for its explicit variant (moreau's
+                                     semi-explicit: first order, conserves nothing) */
+  const char *unstable_advice; /* what to do when a run blows up (NULL: "Try a smaller dt") */
+} mbsIntegratorPolicy;
+
+/* the entry of integrator k (auto's for a value out of range; never NULL) */
+const mbsIntegratorPolicy *mbs_integrator_policy(mbsIntegrator k);
+
 /* Settings that go from a deck section into the compiled model as they are: one field list
  * per section, X(type, name, default), from which the deck's struct (mbsDeckSolver,
  * mbsDeckContact), the model's (mbsModel, mbsContactSpec), the reader's defaults and the

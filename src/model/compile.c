@@ -1086,7 +1086,7 @@ static mbsStatus check_switching(const mbsModel *m, const mbsDeck *deck, mbsErro
       continue;
     }
     const mbsMark *k = &dj->active_mark;
-    if (m->integrator == MBS_INTEGRATOR_STATIC || m->integrator == MBS_INTEGRATOR_SPACETIME) {
+    if (!mbs_integrator_policy(m->integrator)->stepwise) {
       return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
                            "joint '%s': a joint that engages or releases ('active') needs a "
                            "time-stepping integrator (em, midpoint, euler, genalpha, moreau); "
@@ -1193,8 +1193,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
         }
-        if (dl->has_control && dl->ki > 0.0 &&
-            (m->integrator == MBS_INTEGRATOR_SPACETIME || m->integrator == MBS_INTEGRATOR_STATIC)) {
+        if (dl->has_control && dl->ki > 0.0 && !mbs_integrator_policy(m->integrator)->stepwise) {
           return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
                                dl->control_mark.col,
                                "load '%s': control.ki (an integral term) needs a time-stepping "
@@ -2051,7 +2050,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
 
   /* only moreau integrates contacts (the reader says so where the integrator is chosen) */
   if (m->ncontact_paired > 0 && deck->solver.integrator != MBS_INTEGRATOR_AUTO &&
-      deck->solver.integrator != MBS_INTEGRATOR_MOREAU) {
+      !mbs_integrator_policy(deck->solver.integrator)->contacts) {
     st = mbs_error_set(err, MBS_ERR_DECK, deck->path, 0, 0,
                        "solver.integrator %s cannot handle contacts; contacts need moreau",
                        mbs_integrator_word(deck->solver.integrator));
@@ -2122,25 +2121,15 @@ static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
   }
 }
 
-/* the energy monitor's defaults per integrator (relative to the energy scale): a sound em
- * run balances to 1e-12, midpoint and genalpha to their O(dt^2) error, euler loses energy at
- * first order; any integrator gaining as much energy as the problem holds has blown up */
+/* the energy monitor's defaults per integrator (relative to the energy scale; its policy,
+ * mbsIntegratorPolicy): a sound em run balances to 1e-12, midpoint and genalpha to their
+ * O(dt^2) error, euler loses energy at first order; any integrator gaining as much energy as
+ * the problem holds has blown up */
 static void energy_thresholds(mbsModel *m, const mbsDeck *deck) {
-  double warn = 1e-2;
-  switch (m->integrator) {
-    case MBS_INTEGRATOR_EM:
-    case MBS_INTEGRATOR_MOREAU:
-      /* the theta method counts the contacts' work and its own damping (theta > 1/2)
-       * exactly; the semi-explicit variant is first order and conserves nothing */
-      warn = m->integrator == MBS_INTEGRATOR_EM || m->moreau_variant == MBS_MOREAU_THETA ? 1e-6
-                                                                                       : 0.2;
-      break;
-    case MBS_INTEGRATOR_EULER:
-      warn = 0.2;
-      break;
-    default:
-      break;
-  }
+  const mbsIntegratorPolicy *p = mbs_integrator_policy(m->integrator);
+  double warn = p->energy_warning_explicit > 0.0 && m->moreau_variant == MBS_MOREAU_EXPLICIT
+                    ? p->energy_warning_explicit
+                    : p->energy_warning;
   m->energy_warning = deck->solver.energy_warning > 0.0 ? deck->solver.energy_warning : warn;
   m->energy_unstable = deck->solver.energy_unstable > 0.0 ? deck->solver.energy_unstable : 1.0;
 }

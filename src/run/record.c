@@ -630,7 +630,7 @@ static void action_sink(void *ctx, const double *row) {
 
 static mbsStatus describe_action(mbsRecorder *out, const mbsModel *m, mbsData *d, mbsError *err) {
   out->h_action = -1;
-  if (m->integrator != MBS_INTEGRATOR_SPACETIME) {
+  if (!mbs_integrator_policy(m->integrator)->action) {
     return MBS_OK;
   }
   static const char *const cols[MBS_ACTION_COLS] = {"t_start", "t_end", "block",
