@@ -994,7 +994,7 @@ long mbs_run_get(mbsRun *r, const char *what, double *out, long n, mbsError *err
     return give(&s, 1, out, n);
   }
   if (strcmp(what, "energy/strain") == 0) {
-    double e = mbs_record_strain_energy(m, d->q);
+    double e = mbs_beam_strain_energy(m, d->q);
     return give(&e, 1, out, n);
   }
   /* the record's quantities */
