@@ -1,9 +1,11 @@
 /* test_words.c: the word tables of types.h (src/util/words.c): one distinct word per enum
- * value, "unknown" out of range, integrator words read back. */
+ * value, "unknown" out of range, integrator words read back; the integrator policy
+ * (src/util/integrators.c) against the solver's table (src/solver/integrator.c). */
 #include <check.h>
 #include <string.h>
 
 #include "mbsim/types.h"
+#include "solver/integrator.h"
 
 /* every entry set, no two equal */
 static void check_table(const char *const *words, int n, const char *what) {
@@ -48,11 +50,37 @@ START_TEST(test_word_functions) {
 }
 END_TEST
 
+/* each integrator's policy agrees with its solver entry: the integrators with contacts are
+ * those whose entry reports contacts, an equilibrium solver does not step with velocities,
+ * auto (no entry) is resolved and has the defaults, every monitor has a threshold */
+START_TEST(test_integrator_policy) {
+  for (int i = 0; i < MBS_INTEGRATOR_COUNT; i++) {
+    const mbsIntegratorPolicy *p = mbs_integrator_policy((mbsIntegrator)i);
+    const mbsIntegratorTable *t = mbs_integrator_table((mbsIntegrator)i);
+    const char *w = mbs_integrator_word((mbsIntegrator)i);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(p->energy_warning > 0.0 && p->energy_warning < 1.0, "%s: threshold", w);
+    if (!t) {
+      ck_assert_int_eq(i, MBS_INTEGRATOR_AUTO);
+      ck_assert_int_eq(p->stepwise + p->equilibrium + p->contacts + p->pin_pivots, 0);
+      continue;
+    }
+    ck_assert_msg(p->contacts == (t->contacts != NULL), "%s: contacts", w);
+    ck_assert_msg(!(p->equilibrium && p->stepwise), "%s: equilibrium and stepwise", w);
+    ck_assert_msg(!p->pin_pivots || p->stepwise, "%s: pinned pivots without steps", w);
+  }
+  ck_assert_ptr_eq(mbs_integrator_policy(MBS_INTEGRATOR_COUNT),
+                   mbs_integrator_policy(MBS_INTEGRATOR_AUTO));
+  ck_assert_int_eq(mbs_integrator_policy(MBS_INTEGRATOR_STATIC)->equilibrium, 1);
+}
+END_TEST
+
 Suite *words_suite(void) {
   Suite *s = suite_create("words");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_tables);
   tcase_add_test(tc, test_word_functions);
+  tcase_add_test(tc, test_integrator_policy);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -107,13 +107,7 @@ typedef struct {
   mbsMark between_mark[2];
   int between_node[2];      /* a pattern NAME[i] naming one beam node: its body reference (nbody +
                                node, mbs_deck_ref_beam) + 1; 0 for a pattern */
-  mbsContactLaw law;        /* default unilateral */
-  double restitution;       /* [0, 1], default 0 */
-  double friction;          /* >= 0, default 0 */
-  double stiffness;         /* penalty: [N/m] > 0, required */
-  double damping;           /* penalty: [N s/m] >= 0, default 0 */
-  double friction_velocity; /* penalty: [m/s] > 0, default 1e-3 */
-  double margin;            /* [m] >= 0, default 1e-3 */
+  MBS_CONTACT_FIELDS(MBS_FIELD_MEMBER) /* the law and its constants (mbsim/types.h) */
 } mbsDeckContact;
 
 /* a time profile f(t) (docs/decks.md "Profiles"), validated: t0 < t1, table strictly increasing
@@ -221,35 +215,18 @@ typedef struct {
   mbsIntegrator integrator;
   int integrator_override;   /* 0: integrator from the file (or the default); i + 1: from the
                                 override overrides[i] (--set solver.integrator=, --integrator) */
-  double dt;                 /* [s] > 0, default 1e-3 */
-  double t_end;              /* [s] > 0, default 1.0 */
-  double newton_tolerance;   /* default 1e-10 */
-  int newton_max_iterations; /* default 25 */
-  int newton_reuse;          /* 1: modified Newton, reuse the factorization while Newton
-                                converges fast (default 1) */
-  double rho_inf;            /* genalpha spectral radius at infinity in [0, 1], default 0.8 */
-  int max_halvings;          /* step control: halve dt at most this often per step, default 10 */
-  int static_gravity_full;   /* solver.static.gravity: 0 ramp (gravity follows the load factor
-                                min(t, 1), default), 1 full (from the first increment) */
+  MBS_SOLVER_FIELDS(MBS_FIELD_MEMBER) /* dt, t_end, newton_*, ... with their defaults
+                                         (mbsim/types.h) */
   double memory_limit;       /* [GB] solver.memory_limit: the memory a model may need (its
                                 estimate, mbs_model_memory_estimate); 0 (default): what the
                                 machine allows (physical memory, cgroup and address-space
                                 limits) */
-  mbsLinearSolver linear_solver; /* default umfpack */
   double energy_warning;  /* relative energy-balance error above which a run completes with a
                              warning; < 0: the integrator's default */
   double energy_unstable; /* relative energy gain above which a run stops as unstable; < 0:
                              default */
-  double moreau_theta;       /* solver.moreau.theta in [0.5, 1], default 0.5 */
-  mbsMoreauVariant moreau_variant; /* default theta */
-  double contact_tolerance;  /* solver.moreau.contact_tolerance > 0, default 1e-10 */
-  int contact_iterations;    /* solver.moreau.contact_iterations >= 1, default 100 */
-  int spacetime_degree;      /* solver.spacetime.degree: 1 or 2, default 1 */
   int spacetime_elements;    /* solver.spacetime.elements_per_block >= 1, default 10 */
   mbsMark spacetime_mark;    /* where solver.spacetime was given (line 0: not given) */
-  double tolerance;          /* solver.tolerance: the local error allowed per step, relative
-                                with an absolute floor (docs/integrators.md "Error control");
-                                0 (default): fixed steps of dt */
   mbsMark tolerance_mark;    /* where solver.tolerance was given */
   int dt_given;              /* 1: the deck (or an override) gave solver.dt; without it and
                                 with a tolerance, dt (the largest step) is t_end / 100 */

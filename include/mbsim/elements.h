@@ -122,4 +122,8 @@ int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double
  * Gamma2, Gamma3, torsion K1, bending K2, K3 (in that order) */
 void mbs_beam_element_strain(const mbsElem *e, const double *q, double out[6]);
 
+/* the strain energy [J] of every beam of the model at q (global): the sum of its elements'
+ * potentials (/energy/strain) */
+double mbs_beam_strain_energy(const mbsModel *m, const double *q);
+
 #endif

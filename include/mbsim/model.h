@@ -148,13 +148,7 @@ typedef struct {
 typedef struct {
   char name[MBS_NAME_MAX];
   mbsMark mark;
-  mbsContactLaw law;
-  double restitution;       /* Newton's normal restitution in [0, 1] */
-  double friction;          /* Coulomb coefficient >= 0 */
-  double stiffness;         /* penalty: [N/m] */
-  double damping;           /* penalty: [N s/m] */
-  double friction_velocity; /* penalty: [m/s] regularization of Coulomb's law */
-  double margin;            /* [m] gap below which a pair is a contact candidate */
+  MBS_CONTACT_FIELDS(MBS_FIELD_MEMBER) /* the deck's law and constants (mbsim/types.h) */
   int paired;               /* 1: it names a pair of shapes that may touch (some of them may
                                belong to an earlier entry) */
 } mbsContactSpec;
@@ -362,23 +356,8 @@ typedef struct mbsModel {
   /* solver and output settings (deck, after overrides; auto resolved) */
   mbsIntegrator integrator;
   char integrator_reason[256];
-  double dt, t_end; /* [s] */
-  double newton_tolerance;
-  int newton_max_iterations;
-  int newton_reuse; /* modified Newton: reuse factorizations while convergence is fast */
-  mbsLinearSolver linear_solver;
-  double rho_inf;   /* genalpha spectral radius at infinity */
-  double moreau_theta;          /* moreau: theta in [0.5, 1] */
-  mbsMoreauVariant moreau_variant;
-  double contact_tolerance;     /* moreau: residual of the prox equations */
-  int contact_iterations;       /* moreau: iteration cap of the contact solver */
-  int max_halvings; /* step control: max halvings of dt within one step */
-  double tolerance; /* error control: the local error allowed per step, relative with an
-                       absolute floor (solver/advance.c); dt is then the largest step. 0:
-                       fixed steps of dt */
-  int static_gravity_full; /* static: 1 gravity in full from the first increment, 0 gravity
-                              scaled by the load factor min(t, 1) (solver.static.gravity) */
-  int spacetime_degree;   /* spacetime: Lagrange degree in time, 1 or 2 */
+  MBS_SOLVER_FIELDS(MBS_FIELD_MEMBER) /* the deck's solver section as it is: dt, t_end [s],
+                                         newton_*, ... (mbsim/types.h) */
   int spacetime_elements; /* spacetime: temporal elements per block (one Newton solve) */
   int project_velocities;     /* initial velocities are projected onto the joints at t = 0 */
   int assemble;               /* initial positions are projected onto the joints at t = 0

@@ -168,6 +168,79 @@ extern const char *const mbs_visual_words[MBS_VISUAL_COUNT];
 extern const char *const mbs_contact_law_words[MBS_CONTACT_LAW_COUNT];
 extern const char *const mbs_moreau_variant_words[MBS_MOREAU_VARIANT_COUNT];
 
+/* What each integrator is, for the compiler, the run and the command to ask instead of
+ * branching on its name (src/util/integrators.c: one entry per integrator; the solver's
+ * function table is src/solver/integrator.c) */
+typedef struct {
+  int stepwise;          /* 1: steps through time with velocities that may jump between steps,
+                            so joints may engage and release (`active`) and a PID law may
+                            integrate its error (control.ki): not static, spacetime */
+  int equilibrium;       /* 1: solves equilibria without inertia (static): its velocities are
+                            zero by definition, a record carries them as they are (no
+                            projection onto the constraints) and the multipliers of its last
+                            solution (no index-1 solve); no kinetic energy, so its energy
+                            balance is reported, not checked; it controls its load increments
+                            itself */
+  int contacts;          /* 1: integrates contacts (moreau) */
+  int pin_pivots;        /* 1: the one-step schemes whose Newton and KKT factorizations keep
+                            the pivot order of t = 0 (mbs_solver_pin) */
+  int action;            /* 1: records the action integrals of its temporal elements
+                            (/solver/action: spacetime) */
+  int numerical_dissipation; /* 1: names the energy its own damping takes out
+                                (/energy/numerical_dissipation: the theta method) */
+  double energy_warning; /* default relative energy-balance error above which a run warns:
+                            1e-6 where the balance closes to round-off, 1e-2 for second-order
+                            schemes, 0.2 for first-order ones */
+  double energy_warning_explicit; /* the same for its explicit variant (moreau's
+                                     semi-explicit: first order, conserves nothing) */
+  const char *unstable_advice; /* what to do when a run blows up (NULL: "Try a smaller dt") */
+} mbsIntegratorPolicy;
+
+/* the entry of integrator k (auto's for a value out of range; never NULL) */
+const mbsIntegratorPolicy *mbs_integrator_policy(mbsIntegrator k);
+
+/* Settings that go from a deck section into the compiled model as they are: one field list
+ * per section, X(type, name, default), from which the deck's struct (mbsDeckSolver,
+ * mbsDeckContact), the model's (mbsModel, mbsContactSpec), the reader's defaults and the
+ * compiler's copy are generated, so an option is added in one line. Settings the compiler
+ * resolves (the integrator, the energy thresholds, spacetime's elements per block) are not
+ * here. MBS_FIELD_MEMBER declares a list's members. */
+#define MBS_FIELD_MEMBER(type, name, def) type name;
+
+/* the solver section (docs/decks.md "Solver") */
+#define MBS_SOLVER_FIELDS(X)                                                                       \
+  X(double, dt, 1e-3)          /* [s] > 0, the step */                                          \
+  X(double, t_end, 1.0)        /* [s] > 0 */                                                    \
+  X(double, newton_tolerance, 1e-10)                                                             \
+  X(int, newton_max_iterations, 25)                                                              \
+  X(int, newton_reuse, 1)      /* 1: modified Newton, reuse the factorization while Newton      \
+                                  converges fast */                                              \
+  X(mbsLinearSolver, linear_solver, MBS_LINEAR_KLU)                                              \
+  X(double, rho_inf, 0.8)      /* genalpha spectral radius at infinity in [0, 1] */             \
+  X(int, max_halvings, 10)     /* step control: halve dt at most this often per step */         \
+  X(int, static_gravity_full, 0) /* solver.static.gravity: 0 ramp (gravity follows the load     \
+                                    factor min(t, 1)), 1 full (from the first increment) */     \
+  X(double, moreau_theta, 0.5) /* solver.moreau.theta in [0.5, 1] */                            \
+  X(mbsMoreauVariant, moreau_variant, MBS_MOREAU_THETA)                                          \
+  X(double, contact_tolerance, 1e-10) /* solver.moreau.contact_tolerance > 0: residual of the   \
+                                         prox equations */                                       \
+  X(int, contact_iterations, 100) /* solver.moreau.contact_iterations >= 1: iteration cap of    \
+                                     the contact solver */                                       \
+  X(int, spacetime_degree, 1)  /* solver.spacetime.degree: Lagrange degree in time, 1 or 2 */ \
+  X(double, tolerance, 0.0)    /* solver.tolerance: the local error allowed per step, relative  \
+                                  with an absolute floor (solver/advance.c); dt is then the     \
+                                  largest step. 0: fixed steps of dt */
+
+/* a contacts entry's law and its constants (docs/decks.md "Contacts") */
+#define MBS_CONTACT_FIELDS(X)                                                                      \
+  X(mbsContactLaw, law, MBS_CONTACT_UNILATERAL)                                                  \
+  X(double, restitution, 0.0)       /* Newton's normal restitution in [0, 1] */                 \
+  X(double, friction, 0.0)          /* Coulomb coefficient >= 0 */                              \
+  X(double, stiffness, 0.0)         /* penalty: [N/m] > 0, required */                          \
+  X(double, damping, 0.0)           /* penalty: [N s/m] >= 0 */                                 \
+  X(double, friction_velocity, 1e-3) /* penalty: [m/s] > 0, regularization of Coulomb's law */  \
+  X(double, margin, 1e-3)           /* [m] >= 0, gap below which a pair is a contact candidate */
+
 /* word of an enum value (static string; "unknown" out of range) */
 const char *mbs_body_type_word(mbsBodyType t);
 const char *mbs_joint_type_word(mbsJointType t);

@@ -522,9 +522,9 @@ static mbsStatus read_contact(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *
   int t;
   mbsStatus st;
 
-  c->law = MBS_CONTACT_UNILATERAL;
-  c->friction_velocity = 1e-3;
-  c->margin = 1e-3;
+#define CONTACT_DEFAULT(type, name, def) c->name = def;
+  MBS_CONTACT_FIELDS(CONTACT_DEFAULT)
+#undef CONTACT_DEFAULT
   deck_node_pos(node, &c->mark.line, &c->mark.col);
   deck_entry_ctx(r, node, "contacts", i);
   if (node->type != YAML_MAPPING_NODE) {

@@ -29,22 +29,12 @@ static const char *const output_keys[] = {"file", "every", "dt", "xdmf", NULL};
 /* defaults */
 
 void deck_default_settings(mbsDeck *deck) {
+#define SOLVER_DEFAULT(type, name, def) deck->solver.name = def;
+  MBS_SOLVER_FIELDS(SOLVER_DEFAULT)
+#undef SOLVER_DEFAULT
   deck->solver.integrator = MBS_INTEGRATOR_AUTO;
-  deck->solver.linear_solver = MBS_LINEAR_KLU;
-  deck->solver.dt = 1e-3;
-  deck->solver.t_end = 1.0;
-  deck->solver.newton_tolerance = 1e-10;
-  deck->solver.newton_max_iterations = 25;
-  deck->solver.newton_reuse = 1;
-  deck->solver.rho_inf = 0.8;
-  deck->solver.max_halvings = 10;
   deck->solver.energy_warning = -1.0;
   deck->solver.energy_unstable = -1.0;
-  deck->solver.moreau_theta = 0.5;
-  deck->solver.moreau_variant = MBS_MOREAU_THETA;
-  deck->solver.contact_tolerance = 1e-10;
-  deck->solver.contact_iterations = 100;
-  deck->solver.spacetime_degree = 1;
   deck->solver.spacetime_elements = 1;
   deck->output.every = 1;
   deck->output.xdmf = 1;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 
 /* u, w with gradients (local) and, if Hu/Hw are not NULL, Hessians (zeroed here) */
 static void uw(const mbsElem *e, const double *q, double *u, double *w, double *gu, double *gw,
@@ -144,3 +145,11 @@ const mbsElementKindTable mbs_elem_augmented_torque = {
     .constraint_hessian = constraint_hessian,
     .constraint_discrete_gradient = constraint_discrete_gradient,
 };
+
+void mbs_elem_augmented_torque_make(mbsElem *e, double tau, int profile, int augmentation) {
+  e->kind = MBS_ELEM_AUGMENTED_TORQUE;
+  e->ncon = 1;
+  e->param[ELEM_P] = tau;
+  e->iparam[2] = profile;
+  e->iparam[3] = augmentation;
+}

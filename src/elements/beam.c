@@ -468,3 +468,16 @@ void mbs_beam_element_strain(const mbsElem *e, const double *q, double out[6]) {
     out[a] -= e->param[BP_EPS0_MID + a];
   }
 }
+
+double mbs_beam_strain_energy(const mbsModel *m, const double *q) {
+  double e = 0.0;
+  for (int i = 0; i < m->nbeam; i++) {
+    const mbsBeam *b = &m->beam[i];
+    for (int k = 0; k < b->nelem; k++) {
+      const mbsElem *el = &m->elem[b->elem0 + k];
+      assert(el->kind == MBS_ELEM_BEAM);
+      e += potential(m, el, q);
+    }
+  }
+  return e;
+}

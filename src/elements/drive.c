@@ -21,9 +21,11 @@
  *   param[24] = value [rad or m], iparam[2] = profile, iparam[3] = 0 revolute, 1 prismatic;
  *   computed torque: param[25] = 1, param[26] = kp, param[27] = kd, param[28] = e(0) [rad or
  *   m], param[29] = e'(0) (param[25] = 0: a motion, target value x profile(t)). */
+#include <assert.h>
 #include <math.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 
 /* the error e(t) of e'' + kd e' + kp e = 0 from e(0) = e0, e'(0) = v0, and its rate and
  * acceleration: e = exp(s t) (e0 C + k S), s = -kd/2, k = v0 - s e0, b2 = kd^2/4 - kp, with
@@ -156,3 +158,43 @@ const mbsElementKindTable mbs_elem_drive = {
     .constraint_hessian = constraint_hessian,
     .constraint_rates = constraint_rates,
 };
+
+void mbs_elem_drive_make(mbsElem *e, double value, int profile, int prismatic) {
+  e->kind = MBS_ELEM_DRIVE;
+  e->ncon = 1;
+  e->param[ELEM_P] = value;
+  e->iparam[2] = profile;
+  e->iparam[3] = prismatic;
+}
+
+void mbs_elem_computed_torque_make(const mbsModel *m, mbsElem *e, double target, double kp,
+                                   double kd, int profile, int force) {
+  mbs_elem_drive_make(e, target, profile, force);
+  e->param[ELEM_P + 1] = 1.0;
+  e->param[ELEM_P + 2] = kp;
+  e->param[ELEM_P + 3] = kd;
+  /* the target at t = 0 is the joint's coordinate 0: e(0) = -target f(0), and e'(0) =
+   * -target f'(0) + the joint's rate (mbs_elem_drive_initial_rate) */
+  double rate, f0 = mbs_elem_profile(m, profile, 0.0, &rate);
+  e->param[ELEM_P + 4] = -target * f0;
+  e->param[ELEM_P + 5] = -target * rate;
+}
+
+void mbs_elem_drive_initial_rate(const mbsModel *m, mbsElem *e) {
+  if (e->kind != MBS_ELEM_DRIVE || e->param[ELEM_P + 1] == 0.0) {
+    return;
+  }
+  /* the joint's rate from the row (G v0 = -thetadot for an angle, +xdot for a displacement;
+   * the row is exact at t = 0, where its target is the coordinate 0) */
+  double g[1], G[MBS_TWO_BODY_MAXQ], gv = 0.0;
+  assert(e->nq <= MBS_TWO_BODY_MAXQ);
+  constraint(m, e, m->q0, 0.0, g, G);
+  for (int i = 0; i < e->nq; i++) {
+    gv += G[i] * m->v0[e->qidx[i]];
+  }
+  e->param[ELEM_P + 5] += e->iparam[3] ? gv : -gv;
+}
+
+int mbs_elem_drive_prismatic(const mbsElem *e) {
+  return e->iparam[3];
+}

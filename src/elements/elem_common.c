@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 #include "util/vec3.h"
 
 int elem_side_offset(const mbsElem *e, int s) {
@@ -274,4 +275,63 @@ double elem_joint_angle(const mbsElem *e, const double *q, double *gt, double *H
     }
   }
   return atan2(s, c);
+}
+
+void mbs_elem_side_make(mbsElem *e, int s, const mbsElemSide *side) {
+  assert(s == 0 || s == 1);
+  assert(12 * s + 12 <= ELEM_P && ELEM_P + 3 <= MBS_ELEM_NPARAM);
+  double *par = e->param + 12 * s;
+  e->iparam[s] = side->nblock;
+  e->attach[s] = side->attach;
+  memcpy(par, side->frame, 9 * sizeof(double));
+  vcopy(par + 9, side->point);
+}
+
+void mbs_elem_side_set_point(mbsElem *e, int s, const double point[3]) {
+  vcopy(e->param + 12 * s + 9, point);
+}
+
+void mbs_elem_side_at(const mbsModel *m, const mbsElem *e, int s, const double *q, double D[9],
+                      double p[3]) {
+  const double *par = e->param + 12 * s;
+  int f = e->attach[s], n0 = m->attach_node[f];
+  for (int a = 0; a < 3; a++) {
+    if (e->iparam[s] == 4) {
+      memset(D + 3 * a, 0, 3 * sizeof(double));
+      for (int i = 0; i < 3; i++) {
+        vaxpy(D + 3 * a, par[3 * a + i], q + 3 * (n0 + 1 + i));
+      }
+    } else {
+      vcopy(D + 3 * a, par + 3 * a);
+    }
+  }
+  mbs_attach_point(m, f, par + 9, q, p);
+}
+
+void mbs_elem_sides_rebase(const mbsModel *m, mbsElem *e, const double *q) {
+  int s = e->iparam[1] == 4 ? 1 : 0, o = 1 - s;
+  if (e->iparam[s] != 4) {
+    return;
+  }
+  double Do[9], po[3], Ds[9], ps[3];
+  mbs_elem_side_at(m, e, o, q, Do, po);
+  mbs_elem_side_at(m, e, s, q, Ds, ps);
+  int n0 = m->attach_node[e->attach[s]];
+  double *par = e->param + 12 * s, rel[3];
+  vsub(rel, po, q + 3 * n0);
+  for (int i = 0; i < 3; i++) {
+    const double *di = q + 3 * (n0 + 1 + i);
+    for (int a = 0; a < 3; a++) {
+      par[3 * a + i] = vdot(di, Do + 3 * a);
+    }
+    par[9 + i] = vdot(di, rel);
+  }
+}
+
+void mbs_elem_rebase(const mbsModel *m, mbsElem *e, const double *q) {
+  if (e->kind == MBS_ELEM_ROTATIONAL_SPRING) {
+    mbs_elem_sides_rebase(m, e, q);
+  } else if (e->kind == MBS_ELEM_SPRING) {
+    elem_spring_rebase(m, e, q);
+  }
 }

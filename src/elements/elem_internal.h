@@ -7,7 +7,8 @@
  * a "block" is one local vector node (local coordinates 3 blk .. 3 blk + 2).
  *
  * Parameter layout of the two-sided kinds (joint_torque, joint_force, augmented_torque,
- * drive, spring, rotational_spring), set by src/model/compile.c:
+ * drive, spring, rotational_spring), set by mbs_elem_side_make and each kind's constructor
+ * (elements/make.h) for src/model/compile.c:
  *   param[12 s + 3 a + i], a = 0..2: the body-fixed joint frame d'_a of side s (seed 004
  *       eq. 4-6), d'_a = sum_i C_ai d_i with C_ai = d_i(0) . z_a for a rigid side, the world
  *       vector z_a for a static side (d'_1 is the joint axis);
@@ -85,6 +86,9 @@ void elem_torque_forces(const double d[9], const double m[3], int naive, double 
 /* dD[(3 i + r) * 9 + 3 j + c] = d (d^i)_r / d (d_j)_c for the contravariant directors d^i of
  * the triad d (seed 000 eq. 9) */
 void elem_contravariant_derivative(const double d[9], double dD[81]);
+
+/* a spring with a default rest length: its length at q becomes the rest length (spring.c) */
+void elem_spring_rebase(const mbsModel *m, mbsElem *e, const double *q);
 
 /* sin(x)/x and its derivative, accurate near 0 */
 double elem_sinc(double x, double *dsinc);

@@ -5,6 +5,8 @@
  * a follower force), iparam[1] = profile (-1: constant 1). */
 #include "mbsim/elements.h"
 
+#include "elements/make.h"
+
 #include <string.h>
 
 static void force(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
@@ -55,3 +57,22 @@ const mbsElementKindTable mbs_elem_force = {
     .discrete_gradient = NULL,
     .force = force,
 };
+
+void mbs_elem_force_make(mbsElem *e, const double value[3], const double *theta, int frame,
+                         int profile) {
+  e->kind = MBS_ELEM_FORCE;
+  memcpy(e->param, value, 3 * sizeof(double));
+  if (theta) {
+    memcpy(e->param + 3, theta, 3 * sizeof(double));
+  }
+  e->iparam[0] = frame;
+  e->iparam[1] = profile;
+}
+
+void mbs_elem_force_share_make(mbsElem *e, const double value[3], int profile, int phi0) {
+  mbs_elem_force_make(e, value, NULL, MBS_FRAME_WORLD, profile);
+  /* iparam[2] = 1 marks a distributed load's nodal share, whose torque /loads/force takes
+   * about the beam's node 0 (iparam[3]: its phi) */
+  e->iparam[2] = 1;
+  e->iparam[3] = phi0;
+}

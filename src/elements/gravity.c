@@ -4,6 +4,8 @@
  * gradient is constant and is its own discrete gradient. */
 #include "mbsim/elements.h"
 
+#include "elements/make.h"
+
 #include "util/vec3.h"
 
 static double potential(const mbsModel *m, const mbsElem *e, const double *q) {
@@ -40,3 +42,12 @@ const mbsElementKindTable mbs_elem_gravity = {
     .force = NULL,
     .linear = 1, /* V = -m g . phi (a rigid body's or beam node's centre) */
 };
+
+void mbs_elem_gravity_make(mbsElem *e, const double g[3], double mass, const double *eref) {
+  e->kind = MBS_ELEM_GRAVITY;
+  vcopy(e->param, g);
+  e->param[3] = mass;
+  if (eref) {
+    vcopy(e->param + 4, eref);
+  }
+}

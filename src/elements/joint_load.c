@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 #include "util/vec3.h"
 
 #define PI 3.14159265358979323846
@@ -298,3 +299,28 @@ const mbsElementKindTable mbs_elem_joint_force = {
     .name = "joint_force",
     .force = joint_force,
 };
+
+void mbs_elem_joint_torque_make(mbsElem *e, double tau, int profile, int method) {
+  e->kind = MBS_ELEM_JOINT_TORQUE;
+  e->param[ELEM_P] = tau;
+  e->iparam[2] = profile;
+  e->iparam[3] = method;
+}
+
+void mbs_elem_joint_force_make(mbsElem *e, double force, int profile) {
+  e->kind = MBS_ELEM_JOINT_FORCE;
+  e->param[ELEM_P] = force;
+  e->iparam[2] = profile;
+}
+
+void mbs_elem_joint_control_make(mbsElem *e, double kp, double kd, double ki, double target,
+                                 int profile, int slot, int force) {
+  e->kind = MBS_ELEM_JOINT_CONTROL;
+  e->param[ELEM_P] = kp;
+  e->param[ELEM_P + 1] = kd;
+  e->param[ELEM_P + 2] = ki;
+  e->param[ELEM_P + 3] = target;
+  e->param[ELEM_P + 4] = slot;
+  e->iparam[2] = profile;
+  e->iparam[3] = force;
+}

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 
 #define PI 3.14159265358979323846
 
@@ -203,3 +204,11 @@ const mbsElementKindTable mbs_elem_rotational_spring = {
     .force = force,
     .dissipative = 1,
 };
+
+void mbs_elem_rotational_spring_make(mbsElem *e, double k, double d, double rest) {
+  e->kind = MBS_ELEM_ROTATIONAL_SPRING;
+  e->iparam[2] = -1;
+  e->param[ELEM_P] = k;
+  e->param[ELEM_P + 1] = d;
+  e->param[ELEM_P + 2] = rest;
+}

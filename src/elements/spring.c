@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 #include "util/vec3.h"
 
 static ElemVx delta(const mbsElem *e) {
@@ -147,3 +148,23 @@ const mbsElementKindTable mbs_elem_spring = {
     .force = force,
     .dissipative = 1,
 };
+
+void mbs_elem_spring_make(mbsElem *e, double k, double c, double rest, int rest_default) {
+  e->kind = MBS_ELEM_SPRING;
+  e->iparam[2] = -1;
+  e->param[ELEM_P] = k;
+  e->param[ELEM_P + 1] = c;
+  e->param[ELEM_P + 2] = rest;
+  e->iparam[3] = rest_default;
+}
+
+void elem_spring_rebase(const mbsModel *m, mbsElem *e, const double *q) {
+  if (!e->iparam[3]) {
+    return;
+  }
+  double p0[3], p1[3], D[9];
+  mbs_elem_side_at(m, e, 0, q, D, p0);
+  mbs_elem_side_at(m, e, 1, q, D, p1);
+  vsub(p1, p1, p0);
+  e->param[ELEM_P + 2] = vnorm(p1);
+}

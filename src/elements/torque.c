@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "elements/elem_internal.h"
+#include "elements/make.h"
 
 static void force(const mbsModel *m, const mbsElem *e, const double *q, const double *v, double t,
                   double *f, double *Fq, double *Fv) {
@@ -57,3 +58,11 @@ const mbsElementKindTable mbs_elem_torque = {
     .discrete_gradient = NULL,
     .force = force,
 };
+
+void mbs_elem_torque_make(mbsElem *e, const double value[3], int frame, int profile, int method) {
+  e->kind = MBS_ELEM_TORQUE;
+  memcpy(e->param, value, 3 * sizeof(double));
+  e->iparam[0] = frame;
+  e->iparam[1] = profile;
+  e->iparam[2] = method;
+}

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elements/elem_internal.h"
+#include "elements/make.h"
 #include "mbsim/contact.h"
 #include "mbsim/deck.h"
 #include "mbsim/elements.h"
@@ -733,21 +733,10 @@ static mbsStatus push_q(mbsModel *m, mbsElem *el, int qi) {
 }
 
 /* computed-torque laws: the error's rate at t = 0 adds the joint's rate from the deck's
- * velocities, from the row (G v0 = -thetadot for an angle, +xdot for a displacement; the row
- * is exact at t = 0, where its target is the coordinate 0) */
+ * velocities */
 static void initial_errors(mbsModel *m) {
   for (int k = 0; k < m->nelem; k++) {
-    mbsElem *el = &m->elem[k];
-    if (el->kind != MBS_ELEM_DRIVE || el->param[ELEM_P + 1] == 0.0) {
-      continue;
-    }
-    double g[1], G[MBS_TWO_BODY_MAXQ], gv = 0.0;
-    assert(el->nq <= MBS_TWO_BODY_MAXQ);
-    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
-    for (int i = 0; i < el->nq; i++) {
-      gv += G[i] * m->v0[el->qidx[i]];
-    }
-    el->param[ELEM_P + 5] += el->iparam[3] ? gv : -gv;
+    mbs_elem_drive_initial_rate(m, &m->elem[k]);
   }
 }
 
@@ -900,19 +889,14 @@ static int add_profile(mbsModel *m, const mbsDeckProfile *p) {
   return m->nprofile++;
 }
 
-/* side s of a two-sided element (src/elements/elem_internal.h): the coordinates of body b
- * (none if static), the frame Z (columns z_a, world, t = 0) and the point P (world, t = 0) as
+/* side s of a two-sided element (elements/make.h): the coordinates of body b (none if
+ * static), the frame Z (columns z_a, world, t = 0) and the point P (world, t = 0) as
  * body-fixed quantities, seed 004 eq. 5: C = R0^T Z, c = R0^T (P - phi0) */
 static mbsStatus elem_side(mbsModel *m, mbsElem *el, int s, int b, const double Z[9],
                            const double P[3]) {
   Side sd = make_side(m, b);
-  assert(s == 0 || s == 1);
-  assert(12 * s + 12 <= ELEM_P && ELEM_P + 3 <= MBS_ELEM_NPARAM);
-  double *par = el->param + 12 * s;
-  int nb = mbs_attach_nnode(m->attach_kind[sd.attach]);
-  el->iparam[s] = nb;
-  el->attach[s] = sd.attach;
-  for (int k = 0; k < 3 * nb; k++) {
+  mbsElemSide side = {.attach = sd.attach, .nblock = mbs_attach_nnode(m->attach_kind[sd.attach])};
+  for (int k = 0; k < 3 * side.nblock; k++) {
     if (push_q(m, el, 3 * sd.node0 + k) != MBS_OK) {
       return MBS_ERR_NOMEM;
     }
@@ -920,9 +904,10 @@ static mbsStatus elem_side(mbsModel *m, mbsElem *el, int s, int b, const double 
   for (int a = 0; a < 3; a++) {
     double za[3];
     col(za, Z, a);
-    dir_coords(&sd, za, par + 3 * a);
+    dir_coords(&sd, za, side.frame + 3 * a);
   }
-  mbs_attach_coords(m, sd.attach, P, par + 9);
+  mbs_attach_coords(m, sd.attach, P, side.point);
+  mbs_elem_side_make(el, s, &side);
   return MBS_OK;
 }
 
@@ -937,28 +922,28 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
                          "load '%s': body '%s' is fixed, a load on it does nothing; remove it",
                          dl->name, side_name(deck, b));
   }
-  if (body_qidx(m, b, el) != MBS_OK || (el->iparam[1] = add_profile(m, &dl->profile)) == -2) {
+  int prof = -1;
+  if (body_qidx(m, b, el) != MBS_OK || (prof = add_profile(m, &dl->profile)) == -2) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  vcopy(el->param, dl->value);
-  el->iparam[0] = dl->frame;
   if (dl->type == MBS_LOAD_TORQUE) {
     if (!rigid) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                            "load '%s': a torque needs a rigid body, '%s' is a point mass", dl->name,
                            deck->bodies[b].name);
     }
-    el->kind = MBS_ELEM_TORQUE;
-    el->iparam[2] = dl->method;
+    mbs_elem_torque_make(el, dl->value, dl->frame, prof, dl->method);
     return MBS_OK;
   }
-  el->kind = MBS_ELEM_FORCE;
+  double theta[3];
+  int has_theta = 0;
   if (dl->has_point) {
     /* Theta^i = d_i(0) . (P - phi0) (seed 000 eq. 19) */
     double rel[3];
     vsub(rel, dl->point, m->q0 + 3 * m->attach_node[ref_attach(m, b)]);
     if (rigid) {
-      mbs_attach_coords(m, ref_attach(m, b), dl->point, el->param + 3);
+      mbs_attach_coords(m, ref_attach(m, b), dl->point, theta);
+      has_theta = 1;
     } else if (vnorm(rel) > 1e-9 * (1.0 + vnorm(dl->point))) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                            "load '%s': body '%s' is a point mass, so the force acts at its "
@@ -970,6 +955,7 @@ static mbsStatus body_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad *
     return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
                          "load '%s': a point mass has no body frame; use frame: world", dl->name);
   }
+  mbs_elem_force_make(el, dl->value, has_theta ? theta : NULL, dl->frame, prof);
   return MBS_OK;
 }
 
@@ -992,8 +978,8 @@ static mbsStatus joint_frames(mbsModel *m, const mbsDeck *deck) {
     if (dj->type == MBS_JOINT_DISTANCE) {
       /* the points of its row (the bodies' centres by default), for an engaging joint's rows
        * (mbs_model_joint_apply) */
-      vcopy(el->param + 9, m->joint_point_first + 3 * j);
-      vcopy(el->param + 21, m->joint_point + 3 * j);
+      mbs_elem_side_set_point(el, 0, m->joint_point_first + 3 * j);
+      mbs_elem_side_set_point(el, 1, m->joint_point + 3 * j);
     }
   }
   return MBS_OK;
@@ -1007,70 +993,50 @@ static mbsStatus joint_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad 
   joint_frame(dj, Z);
   el->nq = 0;
   el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
+  int prof = -1;
   if (elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
       elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
-      (el->iparam[2] = add_profile(m, dl->has_control ? &dl->target_profile : &dl->profile)) ==
-          -2) {
+      (prof = add_profile(m, dl->has_control ? &dl->target_profile : &dl->profile)) == -2) {
     return MBS_ERR_NOMEM;
   }
+  int force = dl->type == MBS_LOAD_JOINT_FORCE;
   if (dl->computed_torque) {
     /* the exact inverse dynamics of the reference with PD feedback: a drive row on the error
-     * dynamics' trajectory (drive.c); its target at t = 0 is the joint's coordinate 0 */
-    el->kind = MBS_ELEM_DRIVE;
-    el->ncon = 1;
-    el->iparam[3] = dl->type == MBS_LOAD_JOINT_FORCE;
-    el->param[ELEM_P] = dl->target_value;
-    el->param[ELEM_P + 1] = 1.0;
-    el->param[ELEM_P + 2] = dl->kp;
-    el->param[ELEM_P + 3] = dl->kd;
-    double rate, f0 = mbs_elem_profile(m, el->iparam[2], 0.0, &rate);
-    el->param[ELEM_P + 4] = -dl->target_value * f0;
-    el->param[ELEM_P + 5] = -dl->target_value * rate; /* + the joint's rate: initial_errors */
+     * dynamics' trajectory (drive.c); its target at t = 0 is the joint's coordinate 0 (its
+     * rate: initial_errors) */
+    mbs_elem_computed_torque_make(m, el, dl->target_value, dl->kp, dl->kd, prof, force);
     return MBS_OK;
   }
   if (dl->has_control) {
-    /* a PD law on the joint coordinate (joint_load.c) */
-    el->kind = MBS_ELEM_JOINT_CONTROL;
-    el->param[ELEM_P] = dl->kp;
-    el->param[ELEM_P + 1] = dl->kd;
-    el->param[ELEM_P + 2] = dl->ki;
-    el->param[ELEM_P + 3] = dl->target_value;
+    /* a PD law on the joint coordinate (joint_load.c); its slot in m->ctrl_state */
     int k = 0;
     for (const mbsDeckLoad *o = deck->loads; o < dl; o++) {
       k += o->has_control && !o->computed_torque;
     }
-    el->param[ELEM_P + 4] = k; /* its slot in m->ctrl_state */
-    el->iparam[3] = dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1;
+    mbs_elem_joint_control_make(el, dl->kp, dl->kd, dl->ki, dl->target_value, prof, k,
+                                dl->type == MBS_LOAD_JOINT_TORQUE ? 0 : 1);
     return MBS_OK;
   }
   switch (dl->type) {
     case MBS_LOAD_JOINT_TORQUE:
-      el->param[ELEM_P] = dl->value[0];
       if (dl->method == MBS_TORQUE_AUGMENTED) {
         /* the joint angle gamma: a scalar coordinate after the vector nodes (seed 004 sec. 5) */
         int qg = 3 * m->nnode + (*nscalar)++;
-        el->kind = MBS_ELEM_AUGMENTED_TORQUE;
-        el->ncon = 1;
-        el->iparam[3] = dl->augmentation;
+        mbs_elem_augmented_torque_make(el, dl->value[0], prof, dl->augmentation);
         if (push_q(m, el, qg) != MBS_OK) {
           return MBS_ERR_NOMEM;
         }
         snprintf(m->coord_names + (size_t)qg * NAME_LEN, NAME_LEN, "%s.gamma", dj->name);
       } else {
-        el->kind = MBS_ELEM_JOINT_TORQUE;
-        el->iparam[3] = dl->method;
+        mbs_elem_joint_torque_make(el, dl->value[0], prof, dl->method);
       }
       break;
     case MBS_LOAD_JOINT_FORCE:
-      el->kind = MBS_ELEM_JOINT_FORCE;
-      el->param[ELEM_P] = dl->value[0];
+      mbs_elem_joint_force_make(el, dl->value[0], prof);
       break;
     default:
-      el->kind = MBS_ELEM_ROTATIONAL_SPRING;
-      el->iparam[2] = -1;
-      el->param[ELEM_P] = dl->stiffness;
-      el->param[ELEM_P + 1] = dl->damping;
-      el->param[ELEM_P + 2] = dl->rest_angle;
+      /* (its profile added above is unused: constant) */
+      mbs_elem_rotational_spring_make(el, dl->stiffness, dl->damping, dl->rest_angle);
       break;
   }
   return MBS_OK;
@@ -1100,18 +1066,14 @@ static mbsStatus spring_load(mbsModel *m, const mbsDeck *deck, const mbsDeckLoad
                          "spring '%s' connects '%s' and '%s', which are both fixed; remove it",
                          dl->name, side_name(deck, dl->bodies[0]), side_name(deck, dl->bodies[1]));
   }
-  el->kind = MBS_ELEM_SPRING;
   el->nq = 0;
   el->body = dl->bodies[1] < deck->nbody ? dl->bodies[1] : -1;
   if (elem_side(m, el, 0, dl->bodies[0], I3, dl->points[0]) != MBS_OK ||
       elem_side(m, el, 1, dl->bodies[1], I3, dl->points[1]) != MBS_OK) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
-  el->iparam[2] = -1;
-  el->param[ELEM_P] = dl->stiffness;
-  el->param[ELEM_P + 1] = dl->damping;
-  el->param[ELEM_P + 2] = dl->rest_length;
-  el->iparam[3] = dl->rest_length_default; /* recomputed after initial.assemble */
+  /* a default rest length is recomputed after initial.assemble */
+  mbs_elem_spring_make(el, dl->stiffness, dl->damping, dl->rest_length, dl->rest_length_default);
   return MBS_OK;
 }
 
@@ -1124,7 +1086,7 @@ static mbsStatus check_switching(const mbsModel *m, const mbsDeck *deck, mbsErro
       continue;
     }
     const mbsMark *k = &dj->active_mark;
-    if (m->integrator == MBS_INTEGRATOR_STATIC || m->integrator == MBS_INTEGRATOR_SPACETIME) {
+    if (!mbs_integrator_policy(m->integrator)->stepwise) {
       return mbs_error_set(err, MBS_ERR_DECK, deck->path, k->line, k->col,
                            "joint '%s': a joint that engages or releases ('active') needs a "
                            "time-stepping integrator (em, midpoint, euler, genalpha, moreau); "
@@ -1176,14 +1138,10 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
       if (!el || body_qidx(m, b, el) != MBS_OK) {
         return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
       }
-      el->kind = MBS_ELEM_GRAVITY;
       el->load = -1;
       el->joint = -1;
-      vcopy(el->param, deck->gravity);
-      el->param[3] = m->body_mass[b];
-      if (m->body_type[b] == MBS_BODY_RIGID) {
-        vcopy(el->param + 4, m->body_e + 3 * b);
-      }
+      mbs_elem_gravity_make(el, deck->gravity, m->body_mass[b],
+                            m->body_type[b] == MBS_BODY_RIGID ? m->body_e + 3 * b : NULL);
     }
   }
   for (int l = 0; l < deck->nload; l++) {
@@ -1235,8 +1193,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
                                  dl->name, deck->joints[dl->joint].name, o->name);
           }
         }
-        if (dl->has_control && dl->ki > 0.0 &&
-            (m->integrator == MBS_INTEGRATOR_SPACETIME || m->integrator == MBS_INTEGRATOR_STATIC)) {
+        if (dl->has_control && dl->ki > 0.0 && !mbs_integrator_policy(m->integrator)->stepwise) {
           return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->control_mark.line,
                                dl->control_mark.col,
                                "load '%s': control.ki (an integral term) needs a time-stepping "
@@ -1270,18 +1227,16 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     double Z[9];
     joint_frame(dj, Z);
     mbsElem *el = new_elem(m);
+    int prof = -1;
     if (!el || elem_side(m, el, 0, dj->body[0], Z, dj->points[0]) != MBS_OK ||
         elem_side(m, el, 1, dj->body[1], Z, dj->points[1]) != MBS_OK ||
-        (el->iparam[2] = add_profile(m, &dj->motion_profile)) == -2) {
+        (prof = add_profile(m, &dj->motion_profile)) == -2) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
-    el->kind = MBS_ELEM_DRIVE;
     el->load = -1;
     el->joint = j;
-    el->ncon = 1;
     el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
-    el->param[ELEM_P] = dj->motion_value;
-    el->iparam[3] = dj->type == MBS_JOINT_PRISMATIC;
+    mbs_elem_drive_make(el, dj->motion_value, prof, dj->type == MBS_JOINT_PRISMATIC);
   }
   return MBS_OK;
 }
@@ -1508,22 +1463,16 @@ static mbsStatus beam_elements(mbsModel *m, const mbsDeck *deck) {
         el->nq = 3;
         el->joint = -1;
         if (!dl) {
-          el->kind = MBS_ELEM_GRAVITY;
           el->load = -1;
-          vcopy(el->param, deck->gravity);
-          el->param[3] = bm->rho[0] * na[k];
+          mbs_elem_gravity_make(el, deck->gravity, bm->rho[0] * na[k], NULL);
         } else {
-          /* a world force on phi; iparam[2] = 1 marks a distributed load's nodal share, whose
-           * torque /loads/force takes about the beam's node 0 (iparam[3]: its phi) */
-          el->kind = MBS_ELEM_FORCE;
+          /* a world force on phi, the node's share */
           el->load = l;
+          double share[3];
           for (int c = 0; c < 3; c++) {
-            el->param[c] = dl->value[c] * na[k];
+            share[c] = dl->value[c] * na[k];
           }
-          el->iparam[0] = MBS_FRAME_WORLD;
-          el->iparam[1] = prof;
-          el->iparam[2] = 1;
-          el->iparam[3] = 3 * bm->node0;
+          mbs_elem_force_share_make(el, share, prof, 3 * bm->node0);
         }
       }
     }
@@ -1654,10 +1603,11 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
       gv += G[i] * m->v0[el->qidx[i]];
     }
     double want = (mbs_drive_target(m, el, 0.0, &rate, NULL), rate);
-    double have = el->iparam[3] ? gv : -gv;
+    int prismatic = mbs_elem_drive_prismatic(el);
+    double have = prismatic ? gv : -gv;
     if (fabs(have - want) > 1e-9 * vscale) {
       int j = el->joint >= 0 ? el->joint : m->load_joint[el->load];
-      const char *unit = el->iparam[3] ? "m/s" : "rad/s";
+      const char *unit = prismatic ? "m/s" : "rad/s";
       return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
                            m->joint_mark[j].col,
                            "joint '%s': the initial velocities do not follow its motion: the "
@@ -1878,12 +1828,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   Member *mem = NULL;     /* the memberships, entry by entry */
   mbsStatus st = MBS_OK;
 
-  m->moreau_theta = deck->solver.moreau_theta;
-  m->moreau_variant = deck->solver.moreau_variant;
-  m->spacetime_degree = deck->solver.spacetime_degree;
   m->spacetime_elements = spacetime_block(deck);
-  m->contact_tolerance = deck->solver.contact_tolerance;
-  m->contact_iterations = deck->solver.contact_iterations;
 
   /* shapes: each body's in body order, a sphere on each node of beams with collision, then
    * the ground's (last: a pair's shape b) */
@@ -1947,13 +1892,9 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
     mbsContactSpec *c = &m->contact[e];
     snprintf(c->name, sizeof(c->name), "%s", dc->name);
     c->mark = dc->mark;
-    c->law = dc->law;
-    c->restitution = dc->restitution;
-    c->friction = dc->friction;
-    c->stiffness = dc->stiffness;
-    c->damping = dc->damping;
-    c->friction_velocity = dc->friction_velocity;
-    c->margin = dc->margin;
+#define CONTACT_COPY(type, name, def) c->name = dc->name;
+    MBS_CONTACT_FIELDS(CONTACT_COPY)
+#undef CONTACT_COPY
   }
   m->ncontact = deck->ncontact;
 
@@ -2114,7 +2055,7 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
 
   /* only moreau integrates contacts (the reader says so where the integrator is chosen) */
   if (m->ncontact_paired > 0 && deck->solver.integrator != MBS_INTEGRATOR_AUTO &&
-      deck->solver.integrator != MBS_INTEGRATOR_MOREAU) {
+      !mbs_integrator_policy(deck->solver.integrator)->contacts) {
     st = mbs_error_set(err, MBS_ERR_DECK, deck->path, 0, 0,
                        "solver.integrator %s cannot handle contacts; contacts need moreau",
                        mbs_integrator_word(deck->solver.integrator));
@@ -2185,25 +2126,15 @@ static void choose_integrator(mbsModel *m, const mbsDeck *deck) {
   }
 }
 
-/* the energy monitor's defaults per integrator (relative to the energy scale): a sound em
- * run balances to 1e-12, midpoint and genalpha to their O(dt^2) error, euler loses energy at
- * first order; any integrator gaining as much energy as the problem holds has blown up */
+/* the energy monitor's defaults per integrator (relative to the energy scale; its policy,
+ * mbsIntegratorPolicy): a sound em run balances to 1e-12, midpoint and genalpha to their
+ * O(dt^2) error, euler loses energy at first order; any integrator gaining as much energy as
+ * the problem holds has blown up */
 static void energy_thresholds(mbsModel *m, const mbsDeck *deck) {
-  double warn = 1e-2;
-  switch (m->integrator) {
-    case MBS_INTEGRATOR_EM:
-    case MBS_INTEGRATOR_MOREAU:
-      /* the theta method counts the contacts' work and its own damping (theta > 1/2)
-       * exactly; the semi-explicit variant is first order and conserves nothing */
-      warn = m->integrator == MBS_INTEGRATOR_EM || m->moreau_variant == MBS_MOREAU_THETA ? 1e-6
-                                                                                       : 0.2;
-      break;
-    case MBS_INTEGRATOR_EULER:
-      warn = 0.2;
-      break;
-    default:
-      break;
-  }
+  const mbsIntegratorPolicy *p = mbs_integrator_policy(m->integrator);
+  double warn = p->energy_warning_explicit > 0.0 && m->moreau_variant == MBS_MOREAU_EXPLICIT
+                    ? p->energy_warning_explicit
+                    : p->energy_warning;
   m->energy_warning = deck->solver.energy_warning > 0.0 ? deck->solver.energy_warning : warn;
   m->energy_unstable = deck->solver.energy_unstable > 0.0 ? deck->solver.energy_unstable : 1.0;
 }
@@ -2253,16 +2184,9 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   snprintf(m->deck_path, sizeof(m->deck_path), "%s", deck->path);
   snprintf(m->title, sizeof(m->title), "%s", deck->title);
   snprintf(m->output_file, sizeof(m->output_file), "%s", deck->output.file);
-  m->dt = deck->solver.dt;
-  m->t_end = deck->solver.t_end;
-  m->newton_tolerance = deck->solver.newton_tolerance;
-  m->newton_max_iterations = deck->solver.newton_max_iterations;
-  m->newton_reuse = deck->solver.newton_reuse;
-  m->linear_solver = deck->solver.linear_solver;
-  m->rho_inf = deck->solver.rho_inf;
-  m->max_halvings = deck->solver.max_halvings;
-  m->tolerance = deck->solver.tolerance;
-  m->static_gravity_full = deck->solver.static_gravity_full;
+#define SOLVER_COPY(type, name, def) m->name = deck->solver.name;
+  MBS_SOLVER_FIELDS(SOLVER_COPY)
+#undef SOLVER_COPY
   m->output_every = deck->output.every;
   m->output_dt = deck->output.dt;
   m->output_xdmf = deck->output.xdmf;
@@ -2379,47 +2303,6 @@ fail:
   return NULL;
 }
 
-/* side s of a two-sided element at q: its frame vectors d'_a (world, rows of D) and point */
-static void side_at(const mbsModel *m, const mbsElem *el, int s, const double *q, double D[9],
-                    double p[3]) {
-  const double *par = el->param + 12 * s;
-  int f = el->attach[s], n0 = m->attach_node[f];
-  for (int a = 0; a < 3; a++) {
-    if (el->iparam[s] == 4) {
-      memset(D + 3 * a, 0, 3 * sizeof(double));
-      for (int i = 0; i < 3; i++) {
-        vaxpy(D + 3 * a, par[3 * a + i], q + 3 * (n0 + 1 + i));
-      }
-    } else {
-      vcopy(D + 3 * a, par + 3 * a);
-    }
-  }
-  mbs_attach_point(m, f, par + 9, q, p);
-}
-
-/* the frame and point of the moving side of a joint's element (the second body's, or the
- * first's when the second is fixed) made to coincide with the other side's at q: the joint's
- * angles and displacements are then zero at q */
-static void rebase_sides(const mbsModel *m, mbsElem *el, const double *q) {
-  int s = el->iparam[1] == 4 ? 1 : 0, o = 1 - s;
-  if (el->iparam[s] != 4) {
-    return;
-  }
-  double Do[9], po[3], Ds[9], ps[3];
-  side_at(m, el, o, q, Do, po);
-  side_at(m, el, s, q, Ds, ps);
-  int n0 = m->attach_node[el->attach[s]];
-  double *par = el->param + 12 * s, rel[3];
-  vsub(rel, po, q + 3 * n0);
-  for (int i = 0; i < 3; i++) {
-    const double *di = q + 3 * (n0 + 1 + i);
-    for (int a = 0; a < 3; a++) {
-      par[3 * a + i] = vdot(di, Do + 3 * a);
-    }
-    par[9 + i] = vdot(di, rel);
-  }
-}
-
 mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err) {
   /* each director frame (a rigid body, a beam node) keeps the velocity of its centre of mass
    * and its angular velocity (world): omega = 1/2 sum_i d_i x v_i for orthonormal d_i (v_i =
@@ -2455,19 +2338,10 @@ mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err) {
   /* what is measured from t = 0 is measured from here: the joints' coordinates, the angle of
    * rotational springs, a spring's default rest length (its length at t = 0) */
   for (int j = 0; j < m->njoint; j++) {
-    rebase_sides(m, &m->joint_frame[j], q);
+    mbs_elem_sides_rebase(m, &m->joint_frame[j], q);
   }
   for (int k = 0; k < m->nelem; k++) {
-    mbsElem *el = &m->elem[k];
-    if (el->kind == MBS_ELEM_ROTATIONAL_SPRING) {
-      rebase_sides(m, el, q);
-    } else if (el->kind == MBS_ELEM_SPRING && el->iparam[3]) {
-      double p0[3], p1[3], D[9];
-      side_at(m, el, 0, q, D, p0);
-      side_at(m, el, 1, q, D, p1);
-      vsub(p1, p1, p0);
-      el->param[ELEM_P + 2] = vnorm(p1);
-    }
+    mbs_elem_rebase(m, &m->elem[k], q);
   }
   mbsStatus st = mbs_contact_check_initial(m, err);
   if (st != MBS_OK) {

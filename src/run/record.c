@@ -424,27 +424,12 @@ static mbsStatus describe_beams(mbsRecorder *out, const mbsModel *m, mbsError *e
   return MBS_OK;
 }
 
-double mbs_record_strain_energy(const mbsModel *m, const double *q) {
-  double e = 0.0;
-  for (int i = 0; i < m->nbeam; i++) {
-    const mbsBeam *b = &m->beam[i];
-    for (int k = 0; k < b->nelem; k++) {
-      const mbsElem *el = &m->elem[b->elem0 + k];
-      const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-      if (kind->potential) {
-        e += kind->potential(m, el, q);
-      }
-    }
-  }
-  return e;
-}
-
 static void put_beams(mbsRecorder *out, const mbsModel *m, const mbsData *d) {
   if (out->h_strain_energy < 0) {
     return;
   }
   const double *q = d->q;
-  out->strain_energy = mbs_record_strain_energy(m, q);
+  out->strain_energy = mbs_beam_strain_energy(m, q);
   double *row = out->beam_row;
   for (int i = 0; i < m->nbeam; i++) {
     const mbsBeam *b = &m->beam[i];
@@ -631,7 +616,7 @@ static void action_sink(void *ctx, const double *row) {
 
 static mbsStatus describe_action(mbsRecorder *out, const mbsModel *m, mbsData *d, mbsError *err) {
   out->h_action = -1;
-  if (m->integrator != MBS_INTEGRATOR_SPACETIME) {
+  if (!mbs_integrator_policy(m->integrator)->action) {
     return MBS_OK;
   }
   static const char *const cols[MBS_ACTION_COLS] = {"t_start", "t_end", "block",

@@ -449,7 +449,7 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
                "the constraints or are too large)",
                t, e_rec, budget, e_rec - budget, REL_ENERGY, scale);
       bad = 1;
-    } else if (m->integrator != MBS_INTEGRATOR_STATIC &&
+    } else if (!mbs_integrator_policy(m->integrator)->equilibrium &&
                !(budget - e_rec <= REL_ENERGY * escale + REL_WORK * booked +
                                        1e-12 * (1.0 + fabs(e_rec)))) {
       snprintf(msg, sizeof(msg),

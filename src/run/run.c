@@ -187,7 +187,7 @@ mbsRun *mbs_run_create(const mbsRunOptions *opt, mbsError *err) {
     return NULL;
   }
   mbsModel *m = r->m;
-  if (m->integrator == MBS_INTEGRATOR_MOREAU) {
+  if (mbs_integrator_policy(m->integrator)->contacts) {
     /* penalty springs the step does not resolve */
     char pw[2048];
     if (mbs_contact_check_penalty(m, m->dt, m->moreau_variant != MBS_MOREAU_EXPLICIT, pw,
@@ -688,7 +688,8 @@ static int monitor(mbsRun *r) {
   r->vmax = fmax(r->vmax, mbs_constraint_violation(m, d->q, d->t, NULL));
   /* a static run has no kinetic energy, and V - V0 - W vanishes only along a path that
    * starts at an equilibrium (static.c): its balance is reported, not checked */
-  int checked = m->integrator != MBS_INTEGRATOR_STATIC;
+  const mbsIntegratorPolicy *policy = mbs_integrator_policy(m->integrator);
+  int checked = !policy->equilibrium;
   double Escale = r->Escale;
   if (checked && Escale > 0.0 && fabs(gain) > m->energy_warning * Escale && r->warn_t < 0.0) {
     r->warn_t = d->t;
@@ -701,10 +702,7 @@ static int monitor(mbsRun *r) {
              "loads (%.3g times the energy scale %.3e J; solver.energy_balance.unstable = %g). "
              "%s",
              d->t, gain, gain / Escale, Escale, m->energy_unstable,
-             m->integrator == MBS_INTEGRATOR_GENALPHA
-                 ? "genalpha is not energy-stable for fast nonlinear rotation: use em, or a "
-                   "smaller dt"
-                 : "Try a smaller dt");
+             policy->unstable_advice ? policy->unstable_advice : "Try a smaller dt");
   }
   return unstable;
 }
@@ -902,7 +900,7 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
       arena_high, arena_size);
   put(buf, n, &len, "constraints:  max violation %.3e, velocities %.3e (records%s)\n", r->vmax,
       r->vvmax,
-      m->integrator == MBS_INTEGRATOR_STATIC && r->vvmax > 0.0
+      mbs_integrator_policy(m->integrator)->equilibrium && r->vvmax > 0.0
           ? "; static: at rest, so this is the rate of the prescribed motions"
           : "");
   if (m->ncontact_paired > 0) {
@@ -933,7 +931,8 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
           d->retried);
     }
   }
-  if (m->integrator == MBS_INTEGRATOR_MOREAU && d->numerical_dissipated > 0.0) {
+  if (mbs_integrator_policy(m->integrator)->numerical_dissipation &&
+      d->numerical_dissipated > 0.0) {
     put(buf, n, &len,
         "numerical:    %.6g J taken out by the theta method's own damping (theta = %g; "
         "counted in /energy/dissipated and /energy/numerical_dissipation)\n",
@@ -950,7 +949,7 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
     }
   }
   double denom = r->Escale;
-  if (m->integrator == MBS_INTEGRATOR_STATIC) {
+  if (mbs_integrator_policy(m->integrator)->equilibrium) {
     put(buf, n, &len,
         "energy:       not checked (static: no kinetic energy; V - W changed by %.6g J, "
         "W = %.6g J the work of the loads by the trapezoidal rule along the equilibria: "
@@ -1009,7 +1008,7 @@ long mbs_run_get(mbsRun *r, const char *what, double *out, long n, mbsError *err
     return give(&s, 1, out, n);
   }
   if (strcmp(what, "energy/strain") == 0) {
-    double e = mbs_record_strain_energy(m, d->q);
+    double e = mbs_beam_strain_energy(m, d->q);
     return give(&e, 1, out, n);
   }
   /* the record's quantities */

@@ -122,9 +122,6 @@ int mbs_recorder_put(mbsRecorder *out, const mbsModel *m, mbsData *d, const mbsO
 /* release (accepts NULL and a zeroed out) */
 void mbs_recorder_free(mbsRecorder *out);
 
-/* the strain energy of the beams at q (/energy/strain) */
-double mbs_record_strain_energy(const mbsModel *m, const double *q);
-
 /* the units of a joint's /joints/coordinates and /joints/rates columns */
 void mbs_record_joint_units(mbsJointType t, const char **coord, const char **rate);
 

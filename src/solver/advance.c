@@ -53,7 +53,7 @@ mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target
       }
       return st;
     }
-    if (m->integrator == MBS_INTEGRATOR_STATIC) {
+    if (mbs_integrator_policy(m->integrator)->equilibrium) {
       /* static controls its load increments itself (static.c): it has halved them already */
       d->iterations = iterations;
       if (err) {

@@ -102,9 +102,7 @@ static mbsStatus kkt_solve(mbsData *d, const double *b, double *x, mbsError *err
 }
 
 mbsStatus mbs_solver_pin(const mbsModel *m, mbsData *d, mbsError *err) {
-  int pinned = m->integrator == MBS_INTEGRATOR_EM || m->integrator == MBS_INTEGRATOR_MIDPOINT ||
-               m->integrator == MBS_INTEGRATOR_EULER || m->integrator == MBS_INTEGRATOR_GENALPHA;
-  if (!pinned || m->ncon == 0) {
+  if (!mbs_integrator_policy(m->integrator)->pin_pivots || m->ncon == 0) {
     return MBS_OK;
   }
   /* a singular matrix pins nothing: every factorization then pivots afresh, and the first
@@ -258,7 +256,7 @@ mbsStatus mbs_solver_consistent(const mbsModel *m, mbsData *d, mbsError *err) {
    * solution (at t = 0 those static.c starts from: the index-1 ones of the initial
    * configuration at rest); what is left of G v + g_t (the rate of a prescribed motion) is
    * reported, not projected away */
-  if (d->integrator && d->integrator->equilibrium) {
+  if (mbs_integrator_policy(m->integrator)->equilibrium) {
     memcpy(d->v_rec, d->v, (size_t)m->nq * sizeof(double));
     memset(d->acc_rec, 0, (size_t)m->nq * sizeof(double));
     d->velocity_violation = 0.0;

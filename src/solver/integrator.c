@@ -381,7 +381,7 @@ mbsStatus mbs_implicit_newton(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
   step_predict(&sp);
   mbsNewtonProblem p = {m->nq,         m->ncon,     &sp,
                         step_assemble, step_scales, step_apply,
-                        step_reset,    NULL,        d->integrator->equilibrium};
+                        step_reset,    NULL,        mbs_integrator_policy(m->integrator)->equilibrium};
   /* after a record, also fresh pivots: the factorization then depends on this step alone,
    * not on the history of pivot orders (KLU), so a restart from the record is bit-exact */
   int repivot = w->refactor_next;

@@ -53,10 +53,6 @@ typedef struct mbsIntegratorTable {
    * velocities jumped): restart what the scheme carries from step to step (genalpha: the
    * consistent accelerations); NULL when nothing */
   void (*rows_changed)(const mbsModel *m, mbsData *d);
-  /* 1: the scheme solves equilibria without inertia (static): its velocities are zero by
-   * definition, a record carries them as they are (no projection onto the constraints) and
-   * the multipliers of its last solution (no index-1 solve) */
-  int equilibrium;
 } mbsIntegratorTable;
 
 /* the entry of integrator k, NULL for auto or a value out of range */

@@ -478,5 +478,4 @@ const mbsIntegratorTable mbs_integrator_static = {
     .state_import = state_import,
     .free = work_free,
     .contacts = NULL,
-    .equilibrium = 1,
 };

@@ -1,8 +1,9 @@
 """scripts/check-layering (make check-layering): it passes on the built tree, and it fails,
 naming each violation, on a copy of the tree with forbidden edges added: a solver object that
 calls the deck reader, a model object that calls the solver, a kernel source that includes
-mbsim/deck.h, util including a model header, <yaml.h> outside src/deck/, and a module with no
-layer. The objects are those next to $MBSIM (its build directory's src/)."""
+mbsim/deck.h, util including a model header, <yaml.h> outside src/deck/, the compiler
+including the elements' private parameter layout (elements/elem_internal.h), and a module with
+no layer. The objects are those next to $MBSIM (its build directory's src/)."""
 import os
 import shutil
 import subprocess
@@ -71,6 +72,7 @@ else:
     write(os.path.join(src, "solver", "zz_forbidden.c"), '#include "mbsim/deck.h"\n')
     write(os.path.join(src, "util", "zz_forbidden.h"), '#include "mbsim/model.h"\n')
     write(os.path.join(src, "output", "zz_forbidden.c"), "#include <yaml.h>\n")
+    write(os.path.join(src, "model", "zz_private.c"), '#include "elements/elem_internal.h"\n')
     rc, out = layering(obj, src, inc)
     check(rc == 1, "check-layering fails on the tree with forbidden edges (exit %d)" % rc)
     for want in ("solver/zz_forbidden.o: needs mbs_deck_load from deck/",
@@ -79,12 +81,15 @@ else:
                  'src/solver/zz_forbidden.c:1: includes "mbsim/deck.h" of deck/',
                  'src/util/zz_forbidden.h:1: includes "mbsim/model.h" of model/',
                  "src/output/zz_forbidden.c:1: includes <yaml.h> (only src/deck/ may)",
-                 "6 violation(s)"):
+                 'src/model/zz_private.c:1: includes "elements/elem_internal.h", private to '
+                 'elements/',
+                 "7 violation(s)"):
         check(want in out, "check-layering reports '%s'" % want)
     # each object alone
     shutil.rmtree(os.path.join(obj, "zznew"))
     os.remove(os.path.join(obj, "model", "zz_upward.o"))
-    for f in ("solver/zz_forbidden.c", "util/zz_forbidden.h", "output/zz_forbidden.c"):
+    for f in ("solver/zz_forbidden.c", "util/zz_forbidden.h", "output/zz_forbidden.c",
+              "model/zz_private.c"):
         os.remove(os.path.join(src, f))
     rc, out = layering(obj, src, inc)
     check(rc == 1 and "1 violation(s)" in out,
