@@ -194,6 +194,9 @@ typedef struct {
   double energy_warning_explicit; /* the same for its explicit variant (moreau's
                                      semi-explicit: first order, conserves nothing) */
   const char *unstable_advice; /* what to do when a run blows up (NULL: "Try a smaller dt") */
+  int error_control;     /* 1: solver.tolerance may choose its steps (solver/advance.c); auto's
+                            1: it becomes em, or moreau with contacts, which the compiler then
+                            refuses at the key */
 } mbsIntegratorPolicy;
 
 /* the entry of integrator k (auto's for a value out of range; never NULL) */

@@ -212,8 +212,6 @@ int deck_is_null(const yaml_node_t *n);
 const char *deck_kind(const yaml_node_t *n);
 mbsStatus deck_number(DeckReader *r, const yaml_node_t *n, const char *field, double *out);
 mbsStatus deck_positive(DeckReader *r, const yaml_node_t *n, const char *field, double *out);
-/* 1: solver.tolerance can choose this integrator's steps (deck/solver.c) */
-int deck_tolerance_integrator(mbsIntegrator k);
 mbsStatus deck_integer(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
 mbsStatus deck_bool(DeckReader *r, const yaml_node_t *n, const char *field, int *out);
 mbsStatus deck_string(DeckReader *r, const yaml_node_t *n, const char *field, char *buf,

@@ -85,13 +85,6 @@ mbsStatus deck_read_initial(DeckReader *r, mbsDeck *deck, yaml_node_t *v) {
 /* ---------------------------------------------------------------------------------------- */
 /* solver and output */
 
-/* 1: solver.tolerance can choose the steps of this integrator (auto becomes em, or moreau
- * with contacts, which the compiler then refuses at the key) */
-int deck_tolerance_integrator(mbsIntegrator k) {
-  return k == MBS_INTEGRATOR_AUTO || k == MBS_INTEGRATOR_EM || k == MBS_INTEGRATOR_MIDPOINT ||
-         k == MBS_INTEGRATOR_GENALPHA;
-}
-
 mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   mbsDeckSolver *s = &deck->solver;
   DeckMap m = {0}, nm = {0};
@@ -339,7 +332,7 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
                      s->tolerance);
       goto fail;
     }
-    if (!deck_tolerance_integrator(s->integrator)) {
+    if (!mbs_integrator_policy(s->integrator)->error_control) {
       st = deck_fail(r, v,
                      "tolerance chooses the steps of em, midpoint and genalpha only (integrator "
                      "is %s): remove it and give dt, or choose one of those",

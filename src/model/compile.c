@@ -2215,8 +2215,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   choose_integrator(m, deck);
   /* error control chooses the steps of the schemes that have a local error estimate (auto
    * may have become moreau) */
-  if (m->tolerance > 0.0 && m->integrator != MBS_INTEGRATOR_EM &&
-      m->integrator != MBS_INTEGRATOR_MIDPOINT && m->integrator != MBS_INTEGRATOR_GENALPHA) {
+  if (m->tolerance > 0.0 && !mbs_integrator_policy(m->integrator)->error_control) {
     mbs_error_set(err, MBS_ERR_DECK, deck->path, deck->solver.tolerance_mark.line,
                   deck->solver.tolerance_mark.col,
                   "solver.tolerance chooses the steps of em, midpoint and genalpha only (the "

@@ -5,15 +5,19 @@
 #include "mbsim/types.h"
 
 static const mbsIntegratorPolicy table[MBS_INTEGRATOR_COUNT] = {
-    [MBS_INTEGRATOR_AUTO] = {.energy_warning = 1e-2},
+    [MBS_INTEGRATOR_AUTO] = {.energy_warning = 1e-2, .error_control = 1},
     /* the discrete gradients close the energy balance to round-off */
-    [MBS_INTEGRATOR_EM] = {.stepwise = 1, .pin_pivots = 1, .energy_warning = 1e-6},
-    [MBS_INTEGRATOR_MIDPOINT] = {.stepwise = 1, .pin_pivots = 1, .energy_warning = 1e-2},
+    [MBS_INTEGRATOR_EM] = {.stepwise = 1, .pin_pivots = 1, .energy_warning = 1e-6, .error_control = 1},
+    [MBS_INTEGRATOR_MIDPOINT] = {.stepwise = 1,
+                                 .pin_pivots = 1,
+                                 .energy_warning = 1e-2,
+                                 .error_control = 1},
     /* loses energy at first order */
     [MBS_INTEGRATOR_EULER] = {.stepwise = 1, .pin_pivots = 1, .energy_warning = 0.2},
     [MBS_INTEGRATOR_GENALPHA] = {.stepwise = 1,
                                  .pin_pivots = 1,
                                  .energy_warning = 1e-2,
+                                 .error_control = 1,
                                  .unstable_advice = "genalpha is not energy-stable for fast "
                                                     "nonlinear rotation: use em, or a smaller "
                                                     "dt"},
