@@ -39,4 +39,23 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck);
  * initial.project_velocities did at the start of a run */
 void cli_print_initial(const mbsModel *m, const mbsData *d, const mbsRunStart *s);
 
+/* the command's arguments (args.c) */
+typedef struct {
+  const char *deck_path;
+  const char *out_path;
+  mbsOverride *ov;
+  char **ov_text;           /* owned "key=value" copies split in place */
+  unsigned char *ov_option; /* 1: the override came from --dt, --t-end or --integrator */
+  int nov;
+  int quiet, progress, check;
+  int overwrite;       /* --overwrite */
+  const char *restart; /* --restart RUN.h5, or NULL */
+} CliArgs;
+
+/* reads argv into a (freed by cli_free_args whatever it returns); prints usage, help,
+ * version or the error itself; returns -1 to exit 0 (help, version), 1 for bad arguments, 0
+ * to go on */
+int cli_parse_args(CliArgs *a, int argc, char **argv);
+void cli_free_args(CliArgs *a);
+
 #endif
