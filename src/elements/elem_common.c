@@ -287,6 +287,16 @@ void mbs_elem_side_make(mbsElem *e, int s, const mbsElemSide *side) {
   vcopy(par + 9, side->point);
 }
 
+const double *mbs_elem_side_coords(const mbsElem *e, int s) {
+  assert(s == 0 || s == 1);
+  return e->param + 12 * s;
+}
+
+void mbs_elem_side_set_coords(mbsElem *e, int s, const double c[12]) {
+  assert(s == 0 || s == 1);
+  memcpy(e->param + 12 * s, c, 12 * sizeof(double));
+}
+
 void mbs_elem_side_set_point(mbsElem *e, int s, const double point[3]) {
   vcopy(e->param + 12 * s + 9, point);
 }

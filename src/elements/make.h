@@ -27,6 +27,12 @@ typedef struct {
  * 1's, then the kind's scalar coordinates */
 void mbs_elem_side_make(mbsElem *e, int s, const mbsElemSide *side);
 
+/* the 12 frame coordinates of side s (the frame's 9, then the point's 3, as
+ * mbsElemSide.frame and .point), read and replaced (a joint that engages takes its first
+ * side's from the configuration at engagement: model/engage.c) */
+const double *mbs_elem_side_coords(const mbsElem *e, int s);
+void mbs_elem_side_set_coords(mbsElem *e, int s, const double c[12]);
+
 /* replace the point of side s (as mbsElemSide.point) */
 void mbs_elem_side_set_point(mbsElem *e, int s, const double point[3]);
 

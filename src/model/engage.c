@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "elements/make.h"
 #include "mbsim/model.h"
 #include "util/vec3.h"
 
@@ -20,7 +21,7 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
   if (holds) {
     double par[24];
     memcpy(par, es + 1, 12 * sizeof(double));
-    memcpy(par + 12, m->joint_frame[j].param + 12, 12 * sizeof(double));
+    memcpy(par + 12, mbs_elem_side_coords(&m->joint_frame[j], 1), 12 * sizeof(double));
     nr = mbs_model_joint_rows(m, j, par, es[13], rows);
   }
   /* its kept rows, then those the redundancy check dropped (the minimum-norm reactions of
@@ -49,7 +50,7 @@ void mbs_model_joint_apply(const mbsModel *m, int j) {
     }
   }
   /* the joint's coordinates are measured from its frames (the first side's) */
-  memcpy(m->joint_frame[j].param, es + 1, 12 * sizeof(double));
+  mbs_elem_side_set_coords(&m->joint_frame[j], 0, es + 1);
   /* the joint point on the first side (viewers) */
   vcopy(m->joint_point_first + 3 * j, es + 10);
 }
@@ -59,7 +60,7 @@ int mbs_model_joint_held_row(const mbsModel *m, int j, int jrow, mbsConRow *out)
   mbsConRow rows[MBS_ELEM_MAXCON];
   double par[24];
   memcpy(par, es + 1, 12 * sizeof(double));
-  memcpy(par + 12, m->joint_frame[j].param + 12, 12 * sizeof(double));
+  memcpy(par + 12, mbs_elem_side_coords(&m->joint_frame[j], 1), 12 * sizeof(double));
   int nr = mbs_model_joint_rows(m, j, par, es[13], rows);
   if (jrow < 0 || jrow >= nr) {
     return -1;
@@ -89,7 +90,7 @@ static void side_frame(const mbsModel *m, int j, int s, const double par[12], co
 
 mbsStatus mbs_model_joint_engage(const mbsModel *m, int j, const double *q) {
   double *es = state(m, j);
-  const double *par2 = m->joint_frame[j].param + 12;
+  const double *par2 = mbs_elem_side_coords(&m->joint_frame[j], 1);
   double D2[9], p2[3];
   side_frame(m, j, 1, par2, q, D2, p2);
   if (m->joint_type[j] == MBS_JOINT_DISTANCE) {
