@@ -3,8 +3,9 @@
 reads N bodies and N spherical joints), and a short mbsim-run of a 3-link chain under error
 control and on fixed steps (each link end stays 1 m from the one before, the two settings
 agree, the summary's step count is read). Runs in a few seconds; neither Simbody nor MuJoCo
-is needed."""
+is needed. Also the table row of a peer whose model did not load."""
 import importlib.machinery
+import io
 import importlib.util
 import os
 import subprocess
@@ -63,4 +64,11 @@ check(np.allclose(links, 1.0, atol=1e-9), "link ends 1 m apart (%r)" % links)
 check(ends_fix[-1, 2] < -0.05, "the chain has fallen (last end z = %.3g)" % ends_fix[-1, 2])
 d = float(np.max(np.linalg.norm(ends_tol - ends_fix, axis=1)))
 check(d < 1e-3, "error control and fixed steps agree to 1 mm at 0.2 s (%.2g m)" % d)
+
+# the table row: a peer whose model did not load says so, and has no ratio
+buf = io.StringIO()
+peers.print_row({"n": 200, "thr": 1e-3, "mbsim": (2.0, "em, tol 5e-07, 184 steps"),
+                 "simbody": (0.5, "RKM 0.0005, 30 steps"), "mujoco": "not loaded"}, file=buf)
+check(buf.getvalue().strip() == "| 200 | 0.001 | 2 s (em, tol 5e-07, 184 steps) | 0.5 s (RKM "
+      "0.0005, 30 steps) | not loaded | 4 | - |", "table row: %s" % buf.getvalue().strip())
 done()
