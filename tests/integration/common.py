@@ -20,6 +20,17 @@ if os.environ.get("MBSIM_KEEP_TMP", "") in ("", "0"):
 failures = []
 
 
+def load_script(path, name):
+    """a Python script without the .py suffix (scripts/bench/*, scripts/mbsim-*) as a module"""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
 def deck(name):
     return os.path.join(ROOT, "decks", name)
 

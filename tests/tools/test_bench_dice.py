@@ -4,8 +4,6 @@ t = 0, all inside the box, rotations that are what they say), the mbsim-run deck
 moreau solver; its bodies as mbsim-run's own reader lists them with --check), the MJCF
 (well-formed, 50 free bodies, 5 planes), the rest test, the drivers' output parser and the
 table with its ratios. Runs in about a second; neither MuJoCo nor Siconos is needed."""
-import importlib.machinery
-import importlib.util
 import itertools
 import os
 import re
@@ -18,13 +16,9 @@ import yaml
 from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from common import MBSIM, ROOT, TMP, check, done, skip  # noqa: E402
+from common import MBSIM, ROOT, TMP, check, done, load_script, skip  # noqa: E402
 
-path = os.path.join(ROOT, "scripts", "bench", "dice")
-loader = importlib.machinery.SourceFileLoader("bench_dice", path)
-spec = importlib.util.spec_from_loader("bench_dice", loader)
-dice = importlib.util.module_from_spec(spec)
-loader.exec_module(dice)
+dice = load_script(os.path.join(ROOT, "scripts", "bench", "dice"), "bench_dice")
 
 sc = dice.scene(1e-3, 2.0)
 check(sc == dice.scene(1e-3, 2.0), "scene: deterministic")

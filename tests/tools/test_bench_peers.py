@@ -4,9 +4,7 @@ reads N bodies and N spherical joints), and a short mbsim-run of a 3-link chain 
 control and on fixed steps (each link end stays 1 m from the one before, the two settings
 agree, the summary's step count is read). Runs in a few seconds; neither Simbody nor MuJoCo
 is needed. Also the table row of a peer whose model did not load."""
-import importlib.machinery
 import io
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,13 +12,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from common import MBSIM, ROOT, TMP, check, done  # noqa: E402
+from common import MBSIM, ROOT, TMP, check, done, load_script  # noqa: E402
 
-path = os.path.join(ROOT, "scripts", "bench", "peers")
-loader = importlib.machinery.SourceFileLoader("bench_peers", path)
-spec = importlib.util.spec_from_loader("bench_peers", loader)
-peers = importlib.util.module_from_spec(spec)
-loader.exec_module(peers)
+peers = load_script(os.path.join(ROOT, "scripts", "bench", "peers"), "bench_peers")
 
 # the tolerance search: error = tol^(2/3) (the law of a second-order scheme under error
 # control), cost = tol^(-1/3); the threshold 1e-3 is met from tol = 10^-4.5 = 3.16e-5 down, so
