@@ -13,7 +13,9 @@ typedef struct {
   double x[3];
   double R[9];
   double half; /* a capsule's half length along axis 3 here: size[1], or a beam segment's
-                  (mbsShape.segment) half the distance of its two points */
+                  (mbsShape.segment) half the distance of its two points; a patch's bounding
+                  radius about its centre (the corners' mean) */
+  double corner[12]; /* a patch's corner positions r_1 .. r_4 (world), unused otherwise */
 } mbsPose;
 
 /* one contact point of a pair of shapes (a, b) */
@@ -28,6 +30,18 @@ typedef struct {
 /* the world pose of shape s at the configuration q (the frame's point c and directions C,
  * mbs_attach_point) */
 void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose);
+
+/* the bilinear weights N_1 .. N_4 of a patch's corners at (xi, eta) (seed 002 eq. 3.48:
+ * x = sum_i N_i r_i; corners in the order (0, 0), (1, 0), (1, 1), (0, 1)) */
+void mbs_patch_weights(double N[4], double xi, double eta);
+
+/* The projection of the world point p onto the bilinear patch over the corners r (4 x 3,
+ * world): the parameters st = (xi, eta) of the closest point of the patch's surface
+ * continued beyond its edges (xi, eta in [-1, 2]: a point not over the patch gives
+ * parameters outside [0, 1]), that point x and the unit normal n = x_xi x x_eta there
+ * (seed 002: n = t_1 x t_2). Returns 1, or 0 for a degenerate patch (no normal). */
+int mbs_patch_project(const double r[12], const double p[3], double st[2], double x[3],
+                      double n[3]);
 
 /* 1 if the narrow phase handles shapes of kinds a and b (in either order), else 0 */
 int mbs_collide_supported(mbsShapeKind a, mbsShapeKind b);

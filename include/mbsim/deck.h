@@ -99,6 +99,17 @@ typedef struct {
   mbsMark planar_mark;     /* deck position of `planar` (the beam's or the model's) */
 } mbsDeckBeam;
 
+/* a `surfaces:` entry (docs/decks.md "Surfaces"): a deformable contact surface of bilinear
+ * patches over a grid of point masses; node (i, j) of the rows x cols grid is
+ * nodes[i * cols + j], patch (i, j) spans nodes (i, j), (i, j + 1), (i + 1, j + 1),
+ * (i + 1, j) */
+typedef struct {
+  char name[MBS_NAME_MAX];
+  mbsMark mark;
+  int rows, cols; /* >= 2 each */
+  int *nodes;     /* (rows x cols, owned) body indices (point masses, not fixed) */
+} mbsDeckSurface;
+
 /* a `contacts:` entry */
 typedef struct {
   char name[MBS_NAME_MAX]; /* default "contact#i" (1-based) */
@@ -256,6 +267,9 @@ typedef struct mbsDeck {
   int nground_shape, ncontact;
   mbsDeckShape *ground_shapes; /* `ground: collision:` (owned) */
   mbsDeckContact *contacts;    /* `contacts:` (owned) */
+  int nsurface;
+  mbsDeckSurface *surfaces; /* `surfaces:` (owned); contact patterns match their names, and
+                               their patches are participants after the beam nodes */
   mbsDeckSolver solver;
   mbsDeckOutput output;
   char *text; /* deck text after --set overrides (NUL-terminated, owned) */

@@ -132,6 +132,12 @@ typedef struct {
                      attach to that of frame attach + 1 (consecutive nodes of a beam): its centre,
                      axis 3 and half length follow the two points (mbs_shape_pose); c, C and
                      size[1] are unused. 0: a shape fixed to one frame */
+  int corner[4];  /* a patch (MBS_SHAPE_PATCH) only: the attachment frames of its corner nodes
+                     (point masses) at (xi, eta) = (0, 0), (1, 0), (1, 1), (0, 1); attach is
+                     corner[0]; c, C and size are unused */
+  int closed;     /* a patch only: bit 0 its edge xi = 1, bit 1 its edge eta = 1 is the
+                     surface's border, so the patch owns it (an inner edge belongs to the next
+                     patch: a point on it is that patch's) */
   int surface;    /* a segment only, 1: its contact points are material points of the capsule's
                      surface, fixed to the two nodes' directors (the impulses have moments on
                      them); 0: points of its axis */

@@ -112,7 +112,8 @@ typedef struct {
   X(MBS_SHAPE_CAPSULE, "capsule")                                                                  \
   X(MBS_SHAPE_POINTS, "points")                                                                    \
   X(MBS_SHAPE_PLANE, "plane")                                                                      \
-  X(MBS_SHAPE_RING, "ring")
+  X(MBS_SHAPE_RING, "ring")                                                                        \
+  X(MBS_SHAPE_PATCH, "patch")
 
 /* the drawn shape of a rigid body: its deck `shape` (which also gives its mass and inertia
  * with `density`), kept for viewers */

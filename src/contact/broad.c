@@ -108,6 +108,15 @@ static double support(const mbsShape *s, const mbsPose *p, const double n[3]) {
     }
     case MBS_SHAPE_CAPSULE:
       return fabs(n[0] * p->R[2] + n[1] * p->R[5] + n[2] * p->R[8]) * p->half + s->size[0];
+    case MBS_SHAPE_PATCH: { /* the patch lies in its corners' convex hull */
+      double h = 0.0;
+      for (int k = 0; k < 4; k++) {
+        const double *r = p->corner + 3 * k;
+        h = fmax(h, fabs(n[0] * (r[0] - p->x[0]) + n[1] * (r[1] - p->x[1]) +
+                         n[2] * (r[2] - p->x[2])));
+      }
+      return h;
+    }
     default: /* a point set: its bounding sphere */
       return s->radius;
   }
@@ -199,7 +208,10 @@ static int sweep(mbsBroad *bp, const mbsModel *m, const mbsPose *poses, const do
     int s = bp->order[i];
     const mbsShape *sh = &m->shape[s];
     double ex = extra ? extra[s] : 0.0;
-    bp->rad[s] = (sh->segment ? fmax(sh->radius, sh->size[0] + poses[s].half) : sh->radius) + ex;
+    bp->rad[s] = (sh->kind == MBS_SHAPE_PATCH
+                      ? poses[s].half
+                      : (sh->segment ? fmax(sh->radius, sh->size[0] + poses[s].half) : sh->radius)) +
+                 ex;
     for (int c = 0; c < 3; c++) {
       const double n[3] = {c == 0, c == 1, c == 2};
       bp->half[3 * s + c] = support(sh, &poses[s], n) + ex;

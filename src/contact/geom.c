@@ -64,7 +64,31 @@ static void segment_pose(const mbsModel *m, const mbsShape *s, const double *q, 
   }
 }
 
+/* a bilinear patch's pose: its corners r_1 .. r_4 at q, centre their mean, world axes, half
+ * the largest distance of a corner from the centre (its bounding sphere: a bilinear patch
+ * lies in the convex hull of its corners) */
+static void patch_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  static const double zero[3] = {0.0, 0.0, 0.0};
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  memcpy(pose->R, I3, sizeof(I3));
+  pose->x[0] = pose->x[1] = pose->x[2] = 0.0;
+  for (int k = 0; k < 4; k++) {
+    mbs_attach_point(m, s->corner[k], zero, q, pose->corner + 3 * k);
+    vaxpy(pose->x, 0.25, pose->corner + 3 * k);
+  }
+  pose->half = 0.0;
+  for (int k = 0; k < 4; k++) {
+    double d[3];
+    vsub(d, pose->corner + 3 * k, pose->x);
+    pose->half = fmax(pose->half, vnorm(d));
+  }
+}
+
 void mbs_shape_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
+  if (s->kind == MBS_SHAPE_PATCH) {
+    patch_pose(m, s, q, pose);
+    return;
+  }
   if (s->segment) {
     segment_pose(m, s, q, pose);
     return;
@@ -861,6 +885,141 @@ static void capsule_ring(const mbsShape *a, const mbsPose *Pa, const mbsShape *b
   emit(s, pa, B, n, gap, 0);
 }
 
+/* ---- bilinear patches (seed 002 sec. 3.3, eq. 3.48: x = sum_i N_i r_i) ---- */
+
+/* the point x(xi, eta) of the patch with corners r (4 x 3), its tangents x_xi, x_eta */
+static void patch_point(const double r[12], double xi, double eta, double x[3], double txi[3],
+                        double teta[3]) {
+  double N[4];
+  mbs_patch_weights(N, xi, eta);
+  for (int j = 0; j < 3; j++) {
+    x[j] = N[0] * r[j] + N[1] * r[3 + j] + N[2] * r[6 + j] + N[3] * r[9 + j];
+    txi[j] = (1.0 - eta) * (r[3 + j] - r[j]) + eta * (r[6 + j] - r[9 + j]);
+    teta[j] = (1.0 - xi) * (r[9 + j] - r[j]) + xi * (r[6 + j] - r[3 + j]);
+  }
+}
+
+void mbs_patch_weights(double N[4], double xi, double eta) {
+  N[0] = (1.0 - xi) * (1.0 - eta);
+  N[1] = xi * (1.0 - eta);
+  N[2] = xi * eta;
+  N[3] = (1.0 - xi) * eta;
+}
+
+int mbs_patch_project(const double r[12], const double p[3], double st[2], double x[3],
+                      double n[3]) {
+  /* Newton on f = |x(xi, eta) - p|^2 / 2: gradient (d . x_xi, d . x_eta), d = x - p, Hessian
+   * the tangents' metric plus d . x_xi_eta off the diagonal (Gauss-Newton without it where
+   * the Hessian is not positive definite); a start at the centre, steps bounded so that the
+   * parameters stay near the patch */
+  double xi = 0.5, eta = 0.5, txi[3], teta[3], twist[3];
+  for (int j = 0; j < 3; j++) {
+    twist[j] = r[j] - r[3 + j] + r[6 + j] - r[9 + j];
+  }
+  for (int it = 0; it < 30; it++) {
+    double d[3];
+    patch_point(r, xi, eta, x, txi, teta);
+    vsub(d, x, p);
+    double g0 = vdot(d, txi), g1 = vdot(d, teta);
+    double a = vdot(txi, txi), c = vdot(teta, teta), b = vdot(txi, teta) + vdot(d, twist);
+    double det = a * c - b * b;
+    if (!(det > 1e-3 * a * c)) {
+      b = vdot(txi, teta);
+      det = a * c - b * b;
+    }
+    if (!(det > 0.0)) {
+      return 0; /* a degenerate patch (corners on a line) */
+    }
+    double dxi = -(c * g0 - b * g1) / det, deta = -(a * g1 - b * g0) / det;
+    double big = fmax(fabs(dxi), fabs(deta));
+    if (big > 0.5) {
+      dxi *= 0.5 / big;
+      deta *= 0.5 / big;
+    }
+    xi = clamp(xi + dxi, -1.0, 2.0);
+    eta = clamp(eta + deta, -1.0, 2.0);
+    if (big < 1e-13) {
+      break;
+    }
+  }
+  patch_point(r, xi, eta, x, txi, teta);
+  /* the contour normal n = t_1 x t_2 (seed 002 after eq. 3.49) */
+  vcross(n, txi, teta);
+  double l = vnorm(n);
+  if (!(l > 0.0)) {
+    return 0;
+  }
+  for (int j = 0; j < 3; j++) {
+    n[j] /= l;
+  }
+  st[0] = xi;
+  st[1] = eta;
+  return 1;
+}
+
+/* 1 if the parameter t of a patch lies on it: [0, 1) with the edge t = 1 the next patch's,
+ * [0, 1] where that edge is the surface's border (closed); widened by LEN_TOL at 0, narrowed
+ * at an inner edge 1, so that a point on an edge two patches share is exactly one's */
+static int patch_param_in(double t, int closed) {
+  return t >= -LEN_TOL && (closed ? t <= 1.0 + LEN_TOL : t < 1.0 - LEN_TOL);
+}
+
+/* Point p (a vertex, or a sphere's centre with radius rad) against patch b: its closest point
+ * x on the patch (the projection, mbs_patch_project) when that falls on the patch itself (an
+ * edge's neighbour takes the rest), the normal from the point into the patch -n, the gap the
+ * height of p above the patch along n less rad. A point deeper behind the patch than depth
+ * gives nothing (it is the other side's: a shape under the surface is not pulled through). */
+static void point_patch(sink *s, const double p[3], double rad, double depth, const mbsShape *b,
+                        const mbsPose *Pb, double margin, int feature) {
+  double st[2], x[3], n[3], d[3];
+  if (!mbs_patch_project(Pb->corner, p, st, x, n) || !patch_param_in(st[0], b->closed & 1) ||
+      !patch_param_in(st[1], b->closed & 2)) {
+    return;
+  }
+  vsub(d, p, x);
+  double h = vdot(d, n);
+  if (h - rad > margin || h < -depth) {
+    return;
+  }
+  double pa[3], m[3];
+  for (int j = 0; j < 3; j++) {
+    pa[j] = p[j] - rad * n[j];
+    m[j] = -n[j];
+  }
+  emit(s, pa, x, m, h - rad, feature);
+}
+
+/* Sphere-patch: the centre against the patch (feature 0) */
+static void sphere_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                         const mbsPose *Pb, double margin, sink *s) {
+  double reach = a->size[0] + Pb->half + margin;
+  double d[3];
+  vsub(d, Pa->x, Pb->x);
+  if (!(vdot(d, d) < reach * reach)) {
+    return;
+  }
+  point_patch(s, Pa->x, a->size[0], a->size[0], b, Pb, margin, 0);
+}
+
+/* Box-patch: each vertex of the box against the patch (feature: the vertex), as box-plane
+ * with the plane's point and normal those of the patch under the vertex */
+static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
+                      const mbsPose *Pb, double margin, sink *s) {
+  double reach = a->radius + Pb->half + margin;
+  double d[3];
+  vsub(d, Pa->x, Pb->x);
+  if (!(vdot(d, d) < reach * reach)) {
+    return;
+  }
+  boxFrame A;
+  box_frame(&A, a, Pa);
+  for (int k = 0; k < 8; k++) {
+    double v[3];
+    box_vertex(v, &A, k);
+    point_patch(s, v, 0.0, 2.0 * a->radius, b, Pb, margin, k);
+  }
+}
+
 /* ---- the pairs of shape kinds: one table ----
  * Each supported pair once: its kinds in enum order (a <= b; the other order swaps the shapes
  * and turns the normals), the name users read (an unsupported pair's message lists them in
@@ -883,7 +1042,9 @@ static void capsule_ring(const mbsShape *a, const mbsPose *Pa, const mbsShape *b
   X(BOX, POINTS, "points-box", 0, box_points, ABP)                                                 \
   X(SPHERE, POINTS, "points-sphere", 0, sphere_points, ABP)                                        \
   X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)                                     \
-  X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */
+  X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */  \
+  X(SPHERE, PATCH, "sphere-patch", 1, sphere_patch, AB)                                           \
+  X(BOX, PATCH, "box-patch", 8, box_patch, AB) /* the box's vertices */
 
 /* one signature for the pair functions, whichever arguments they use */
 typedef void (*pair_fn)(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,

@@ -35,8 +35,9 @@ static const char *const penalty_keys[] = {"stiffness", "damping", "friction_vel
 /* shapes */
 
 static int is_shape_word(const char *k) {
+  /* a patch is no shape a deck writes: `surfaces:` makes them */
   for (int i = 0; i < MBS_SHAPE_COUNT; i++) {
-    if (k && strcmp(k, mbs_shape_words[i]) == 0) {
+    if (k && i != MBS_SHAPE_PATCH && strcmp(k, mbs_shape_words[i]) == 0) {
       return 1;
     }
   }
@@ -501,6 +502,12 @@ static mbsStatus read_pattern(DeckReader *r, const mbsDeck *deck, yaml_node_t *n
                        k, deck->beams[b].name, s);
     }
     pick_add(deck, p, deck->nbody + b);
+  }
+  /* surfaces: every patch (the participant nbody + nbeam + surface index) */
+  for (int f = 0; f < deck->nsurface; f++) {
+    if (fnmatch(s, deck->surfaces[f].name, 0) == 0) {
+      pick_add(deck, p, deck->nbody + deck->nbeam + f);
+    }
   }
   if (p->n == 0) {
     const char *near = deck_nearest_body(r, s);

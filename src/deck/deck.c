@@ -19,7 +19,7 @@
 static const char *const top_keys[] = {"mbsim",  "title",  "gravity", "parameters", "bodies",
                                        "beams",  "joints", "loads",   "ground",     "contacts",
                                        "solver", "output", "initial", "planar",
-                                       "chains", NULL};
+                                       "chains", "surfaces", NULL};
 
 /* ---------------------------------------------------------------------------------------- */
 /* helpers */
@@ -244,7 +244,8 @@ static mbsStatus read_deck(DeckReader *r, mbsDeck *deck) {
   }
 
   /* contact geometry of the ground, then the contacts entries (they name both) */
-  if ((st = deck_read_ground(r, deck, deck_map_get(&m, "ground"))) != MBS_OK ||
+  if ((st = deck_read_surfaces(r, deck, deck_map_get(&m, "surfaces"))) != MBS_OK ||
+      (st = deck_read_ground(r, deck, deck_map_get(&m, "ground"))) != MBS_OK ||
       (st = deck_read_contacts(r, deck, deck_map_get(&m, "contacts"))) != MBS_OK) {
     goto fail;
   }
@@ -481,6 +482,10 @@ void mbs_deck_free(mbsDeck *deck) {
   free(deck->bodies);
   deck_free_shapes(deck->ground_shapes, deck->nground_shape);
   free(deck->contacts);
+  for (int i = 0; i < deck->nsurface; i++) {
+    free(deck->surfaces[i].nodes);
+  }
+  free(deck->surfaces);
   for (int i = 0; deck->joints && i < deck->njoint; i++) {
     free(deck->joints[i].motion_profile.table);
     free(deck->joints[i].motion_profile.expr);

@@ -11,6 +11,7 @@
  * profiles.c  reads the time profiles of loads and motions;
  * chains.c    reads the chains (Denavit-Hartenberg tables) into bodies and joints;
  * beams.c     reads the beams and resolves beam node names NAME[i];
+ * surfaces.c  reads the deformable contact surfaces (patches over point masses);
  * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
  *             solver.moreau;
  * solver.c    reads the sections initial, solver and output;
@@ -270,6 +271,8 @@ mbsStatus deck_orientation(DeckReader *r, yaml_node_t *n, double R[9]);
 mbsStatus deck_read_collision(DeckReader *r, mbsDeckBody *b, yaml_node_t *v);
 mbsStatus deck_read_ground(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 mbsStatus deck_read_contacts(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
+/* surfaces.c: the `surfaces:` list (after the bodies and beams, before the contacts) */
+mbsStatus deck_read_surfaces(DeckReader *r, mbsDeck *deck, yaml_node_t *node);
 mbsStatus deck_read_moreau(DeckReader *r, mbsDeckSolver *s, yaml_node_t *node);
 void deck_free_shapes(mbsDeckShape *s, int n);
 

@@ -1773,8 +1773,42 @@ static int pattern_picks(const mbsDeck *deck, const mbsDeckContact *dc, int side
   if (b < deck->nbody) {
     return fnmatch(pat, deck->bodies[b].name, 0) == 0;
   }
+  if (b >= deck->nbody + deck->nbeam_node) {
+    /* a surface: all its patches */
+    return fnmatch(pat, deck->surfaces[b - deck->nbody - deck->nbeam_node].name, 0) == 0;
+  }
   int node = 0, k = mbs_deck_ref_beam(deck, b, &node);
   return k >= 0 && fnmatch(pat, deck->beams[k].name, 0) == 0;
+}
+
+/* patch (i, j) of surface f: the bilinear patch over nodes (i, j), (i, j + 1), (i + 1, j + 1),
+ * (i + 1, j) of its grid (corners at (xi, eta) = (0, 0), (1, 0), (1, 1), (0, 1): xi along
+ * the columns, eta along the rows, so that the contact side is that of the normal
+ * x_xi x x_eta); owner the surface (nbody + nbeam + f), named "bowl[i,j]" */
+static void compile_patch(mbsModel *m, const mbsDeck *deck, int f, int i, int j, mbsShape *s) {
+  static const int di[4] = {0, 0, 1, 1}, dj[4] = {0, 1, 1, 0};
+  const mbsDeckSurface *sf = &deck->surfaces[f];
+  memset(s, 0, sizeof(*s));
+  s->kind = MBS_SHAPE_PATCH;
+  double mid[3] = {0.0, 0.0, 0.0};
+  for (int k = 0; k < 4; k++) {
+    int b = sf->nodes[(i + di[k]) * sf->cols + j + dj[k]];
+    s->corner[k] = m->body_attach[b];
+    vaxpy(mid, 0.25, deck->bodies[b].position);
+  }
+  s->body = sf->nodes[i * sf->cols + j];
+  s->attach = s->corner[0];
+  s->closed = (j == sf->cols - 2 ? 1 : 0) | (i == sf->rows - 2 ? 2 : 0);
+  for (int k = 0; k < 4; k++) {
+    double d[3];
+    vsub(d, deck->bodies[sf->nodes[(i + di[k]) * sf->cols + j + dj[k]]].position, mid);
+    s->radius = fmax(s->radius, vnorm(d));
+  }
+  s->owner = deck->nbody + deck->nbeam + f;
+  s->mark = sf->mark;
+  char suffix[32];
+  int ns = snprintf(suffix, sizeof(suffix), "[%d,%d]", i, j);
+  snprintf(s->name, sizeof(s->name), "%.*s%s", MBS_NAME_MAX - 1 - ns, sf->name, suffix);
 }
 
 /* the shapes on one side of a contacts entry of one kind (or of every kind) that a shape may
@@ -1819,9 +1853,11 @@ typedef struct {
 
 /* shapes, contact entries and the entries of each shape (model.h "contacts") after the bodies */
 static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *err) {
-  /* participants: bodies 0 .. nb - 1, beam nodes nb .. nb + nbn - 1 (body references), the
+  /* participants: bodies 0 .. nb - 1, beam nodes nb .. nb + nbn - 1 (body references), surfaces
+   * nb + nbn .. np - 1 (their patches), the
    * ground (-1, its shapes at index np) */
-  int nb = deck->nbody, ng = deck->nground_shape, nbn = deck->nbeam_node, np = nb + nbn;
+  int nb = deck->nbody, ng = deck->nground_shape, nbn = deck->nbeam_node;
+  int np = nb + nbn + deck->nsurface;
   int *first = NULL; /* (np + 2) first shape of participant b, the ground's at index np */
   int *side = NULL;  /* (ns) an entry's MBS_MEMBER_* bits of each shape, then slots */
   long long *pmax = NULL; /* (ns) the most points one of a shape's pairs can give */
@@ -1842,6 +1878,9 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
   for (int k = 0; k < deck->nbeam; k++) {
     const mbsDeckBeam *db = &deck->beams[k];
     nshape += db->collision_radius > 0.0 ? db->nnode - db->collision_segments : 0;
+  }
+  for (int f = 0; f < deck->nsurface; f++) {
+    nshape += (long long)(deck->surfaces[f].rows - 1) * (deck->surfaces[f].cols - 1);
   }
   for (int k = 0; k < ng; k++) {
     npts += deck->ground_shapes[k].npts;
@@ -1873,6 +1912,15 @@ static mbsStatus compile_contacts(mbsModel *m, const mbsDeck *deck, mbsError *er
       if (db->collision_radius > 0.0 && i < db->nnode - db->collision_segments) {
         compile_node_shape(m, deck, k, i, &m->shape[ns]);
         m->shape[ns++].owner = nb + k;
+      }
+    }
+  }
+  for (int f = 0; f < deck->nsurface; f++) {
+    const mbsDeckSurface *sf = &deck->surfaces[f];
+    first[nb + nbn + f] = ns;
+    for (int i = 0; i + 1 < sf->rows; i++) {
+      for (int j = 0; j + 1 < sf->cols; j++) {
+        compile_patch(m, deck, f, i, j, &m->shape[ns++]);
       }
     }
   }

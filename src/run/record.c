@@ -654,13 +654,14 @@ static void put_action(mbsRecorder *out) {
 /* the drawn cylinder's kind code, after the first five contact shapes' (a ring, added later,
  * is 6: the codes stay what they were) */
 #define SHAPE_CYLINDER 5
-_Static_assert(MBS_SHAPE_RING == SHAPE_CYLINDER && MBS_SHAPE_COUNT == SHAPE_CYLINDER + 1,
+_Static_assert(MBS_SHAPE_RING == SHAPE_CYLINDER && MBS_SHAPE_PATCH == SHAPE_CYLINDER + 1 &&
+                   MBS_SHAPE_COUNT == SHAPE_CYLINDER + 2,
                "the shape codes of /shapes/table: 0 .. 4 the first contact shapes, 5 the drawn "
-               "cylinder, 6 a ring");
+               "cylinder, 6 a ring, 7 a surface's patch");
 
 /* the code of a contact shape's kind in /shapes/table */
 static int shape_code(mbsShapeKind k) {
-  return k == MBS_SHAPE_RING ? SHAPE_CYLINDER + 1 : (int)k;
+  return k >= MBS_SHAPE_RING ? (int)k + 1 : (int)k;
 }
 
 /* one row: owner, role, kind, sizes, offset and axes (column i = shape axis i, owner axes) */
@@ -739,8 +740,9 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
     default:
       break;
   }
-  /* a beam segment follows its two nodes: no offset or axes to give */
-  if (s->segment) {
+  /* a beam segment follows its two nodes, a surface's patch its four (the owner its first,
+   * the others not in the row: the viewers draw the surface's nodes): no offset or axes */
+  if (s->segment || s->kind == MBS_SHAPE_PATCH) {
     memcpy(axes, I3, sizeof(axes));
   } else {
     owner_coords(m, s->attach, s->c, s->C, off, axes);

@@ -112,6 +112,7 @@ typedef struct {
   int frame[2];      /* attachment frames of shapes a and b */
   int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
   int surface[2];    /* 1: a segment whose points are on its surface (mbsShape.surface) */
+  int patch[2];      /* 1: the shape is a surface's bilinear patch over four point masses */
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
@@ -562,6 +563,29 @@ static void tangents(const double n[3], double t1[3], double t2[3]) {
 static void side_weights(const mbsModel *m, const Contact *c, int side, const double *q,
                          const double p[3], mbsPointWeights *pw) {
   int f = c->frame[side];
+  if (c->patch[side]) {
+    /* the patch's point under p, x = sum_i N_i r_i with its bilinear weights, so that its
+     * velocity is sum_i N_i v_i (seed 002 eq. 3.48, 3.49): the W columns of the corner
+     * nodes are N_i n (and N_i t_1, N_i t_2), the impulse shared by the weights */
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    const mbsShape *sh = &m->shape[side ? c->pair.b : c->pair.a];
+    double r[12], st[2] = {0.5, 0.5}, x[3], n[3];
+    for (int k = 0; k < 4; k++) {
+      mbs_attach_point(m, sh->corner[k], zero, q, r + 3 * k);
+    }
+    if (mbs_patch_project(r, p, st, x, n)) {
+      /* a point on an edge's neighbour (within the projection's tolerance) keeps to this one */
+      st[0] = fmin(1.0, fmax(0.0, st[0]));
+      st[1] = fmin(1.0, fmax(0.0, st[1]));
+    }
+    memset(pw, 0, sizeof(*pw));
+    pw->n = 4;
+    mbs_patch_weights(pw->w, st[0], st[1]);
+    for (int k = 0; k < 4; k++) {
+      pw->node[k] = m->attach_node[sh->corner[k]];
+    }
+    return;
+  }
   if (!c->segment[side]) {
     double cc[3];
     frame_coords(m, f, q, p, cc);
@@ -844,6 +868,14 @@ static int contact_cmp(const void *a, const void *b) {
  * radius times the director rates' norm (a bound of the rotation's speed) */
 static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v, double dt) {
   int f = s->attach;
+  if (s->kind == MBS_SHAPE_PATCH) {
+    /* every point of the patch moves at a convex combination of its corners' velocities */
+    double vmax = 0.0;
+    for (int k = 0; k < 4; k++) {
+      vmax = fmax(vmax, vnorm(v + 3 * m->attach_node[s->corner[k]]));
+    }
+    return dt * vmax;
+  }
   if (s->segment) {
     /* every point of the segment moves at a convex combination of its ends' velocities */
     return dt * fmax(vnorm(v + 3 * m->attach_node[f]), vnorm(v + 3 * m->attach_node[f + 1]));
@@ -891,6 +923,8 @@ static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const 
     c->segment[1] = sb->segment;
     c->surface[0] = sa->segment && sa->surface;
     c->surface[1] = sb->segment && sb->surface;
+    c->patch[0] = sa->kind == MBS_SHAPE_PATCH;
+    c->patch[1] = sb->kind == MBS_SHAPE_PATCH;
     c->body[0] = sa->body;
     c->body[1] = sb->body;
     for (int d3 = 0; d3 < 3; d3++) {

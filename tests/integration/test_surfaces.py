@@ -1,0 +1,152 @@
+"""Deformable contact surfaces (docs/decks.md "Surfaces"): bilinear patches over point masses
+(Zander 2008 sec. 3.3, eq. 3.48-3.49), the impulse of a contact shared by the patch's four
+nodes with the interpolation weights N_i. Checked against closed forms computed here from
+the deck's constants (nothing uses the program's contact code):
+- a sphere (mass m) dropped with v0 onto a free 2 x 2 surface (nodes of mass m_n, no springs,
+  no gravity) off centre, at (xi, eta) = (0.3, 0.6): the patch's point has the effective mass
+  M = 1 / sum_i (N_i^2 / m_n), and the two-body impact gives the impulse
+  P = (1 + e) m M v0 / (m + M), the sphere's velocity v0 - P / m and node i's N_i P / m_n,
+  for e = 1 and e = 0; momentum m v + sum m_n v_i = m v0 and, at e = 1, the kinetic energy
+  kept; the energy balance E - E0 - W + D at round-off;
+- a die (0.1 m, 0.1 kg) set down off centre, at x = 0.3, on a 2 x 2 surface whose nodes hang on
+  zero-length springs k (damped, so that it comes to rest): at rest node i is deflected by
+  (m_n g + m_d g N_i(x_G, y_G)) / k, its weight shared by the weights at the die's centre of
+  mass (the resultant of its four corners' loads, which N_i, bilinear, shares exactly as
+  the resultant when the corners are symmetric about it), the vertical velocities below
+  1e-8 m/s, the die sticking."""
+import numpy as np
+
+from common import attempt, balance, check, contact_rows, done, write_deck
+
+# ---- impact: a ball on a free patch
+MS, MN, V0, RAD = 0.5, 1.0, 1.0, 0.05
+XI, ETA = 0.3, 0.6
+NODES = ["n00", "n01", "n10", "n11"]           # row by row: (0, 0), (0, 1), (1, 0), (1, 1)
+POS = {"n00": (0, 0), "n01": (1, 0), "n10": (0, 1), "n11": (1, 1)}   # x along the columns
+
+
+def weights(xi, eta):
+    """N_i of the nodes in NODES order (corner (x, y) = (xi, eta) of the unit patch)"""
+    return np.array([(1 - xi) * (1 - eta), xi * (1 - eta), (1 - xi) * eta, xi * eta])
+
+
+def surface_text(z, spring=None):
+    bodies = "".join("  - {name: %s, type: point, mass: %g, position: [%g, %g, %.17g]}\n"
+                     % (n, MN, POS[n][0], POS[n][1], z[i]) for i, n in enumerate(NODES))
+    loads = ""
+    if spring:
+        k, c = spring
+        loads = "loads:\n" + "".join(
+            "  - {name: s_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, 0], "
+            "[%g, %g, %.17g]], stiffness: %g, damping: %g, rest_length: 0}\n"
+            % (n, n, POS[n][0], POS[n][1], POS[n][0], POS[n][1], z[i], k, c)
+            for i, n in enumerate(NODES))
+    return bodies, loads
+
+
+def impact_deck(name, e):
+    bodies, _ = surface_text([0.0] * 4)
+    return write_deck(name, f"""mbsim: 1
+gravity: [0, 0, 0]
+bodies:
+{bodies}  - {{name: ball, mass: {MS}, inertia: [1.0e-3, 1.0e-3, 1.0e-3],
+     position: [{XI}, {ETA}, 0.1], velocity: [0, 0, {-V0}], collision: [{{sphere: {RAD}}}]}}
+surfaces:
+  - {{name: sheet, nodes: [n00, n01, n10, n11], grid: [2, 2], patches: bilinear}}
+contacts:
+  - {{name: ball_sheet, between: [ball, sheet], restitution: {e}, friction: 0.3}}
+solver:
+  dt: 1.0e-3
+  t_end: 0.08
+output: {{every: 1, xdmf: false}}
+""")
+
+
+def body_index(r, body):
+    names = [n.decode() if isinstance(n, bytes) else n for n in r["bodies/names"]]
+    return names.index(body)
+
+
+def vel(r, body):
+    """[N, 3] the centre of mass velocity of a body"""
+    return r["bodies/velocity"][:, body_index(r, body)]
+
+
+N = weights(XI, ETA)
+M = 1.0 / np.sum(N ** 2 / MN)
+for e in (1.0, 0.0):
+    what = "ball on a free patch, e = %g" % e
+    r = attempt(what, impact_deck("impact%d.yaml" % e, e))
+    if r is None:
+        continue
+    vb = vel(r, "ball")
+    vn = np.stack([vel(r, n) for n in NODES], axis=1)          # [N, 4, 3]
+    P = (1 + e) * MS * M * V0 / (MS + M)
+    k = int(np.argmax(vb[:, 2] > -V0 + 1e-12))                 # the record after the impact
+    err_b = abs(vb[k, 2] - (-V0 + P / MS))
+    err_n = np.max(np.abs(vn[k, :, 2] - (-N * P / MN)))
+    check(k > 0 and err_b <= 1e-12 and err_n <= 1e-12,
+          "%s: impulse P = (1 + e) m M v0 / (m + M) = %.6f N s with M = 1 / sum N_i^2 / m_n = "
+          "%.4f kg: ball %.12f m/s (error %.1e), nodes -N_i P / m_n (error %.1e; 1e-12)"
+          % (what, P, M, vb[k, 2], err_b, err_n))
+    mom = MS * vb[:, :] + MN * vn.sum(axis=1)
+    dmom = np.max(np.abs(mom - np.array([0, 0, -MS * V0])))
+    check(dmom <= 1e-13, "%s: momentum m v + sum m_n v_i = m v0 throughout (error %.1e N s)"
+          % (what, dmom))
+    tang = np.max(np.abs(vn[k, :, :2])) + np.max(np.abs(vb[k, :2]))
+    check(tang <= 1e-13, "%s: no tangential impulse on a normal hit (%.1e m/s)" % (what, tang))
+    T = r["energy/kinetic"]
+    if e == 1.0:
+        check(abs(T[-1] - T[0]) <= 1e-12 * T[0],
+              "%s: the kinetic energy kept: %.15f J -> %.15f J" % (what, T[0], T[-1]))
+    else:
+        lost = MS * V0 ** 2 / 2 * M / (MS + M)
+        check(abs(T[0] - T[-1] - lost) <= 1e-12,
+              "%s: the impact took m M v0^2 / (2 (m + M)) = %.12f J (%.12f J)"
+              % (what, lost, T[0] - T[-1]))
+    err, scale = balance(r)
+    check(err <= 1e-12 * scale, "%s: energy balance |E - E0 - W + D| = %.1e J" % (what, err))
+
+# ---- a die at rest off centre on a sprung patch
+K, C, MD, G, XD, YD, A = 750.0, 40.0, 0.1, 9.81, 0.3, 0.5, 0.1
+
+
+def rest_deck(name):
+    bodies, loads = surface_text([0.0] * 4, (K, C))
+    return write_deck(name, f"""mbsim: 1
+gravity: [0, 0, {-G}]
+bodies:
+{bodies}  - {{name: die, shape: {{box: [{A}, {A}, {A}]}}, mass: {MD}, position: [{XD}, {YD}, {A / 2 + 1e-3}]}}
+{loads}surfaces:
+  - {{name: sheet, nodes: [n00, n01, n10, n11], grid: [2, 2]}}
+contacts:
+  - {{name: die_sheet, between: [die, sheet], friction: 0.3}}
+solver:
+  dt: 1.0e-3
+  t_end: 1.5
+output: {{every: 50, xdmf: false}}
+""")
+
+
+what = "die at rest on a sprung patch"
+r = attempt(what, rest_deck("rest.yaml"))
+if r is not None:
+    pos, v = r["bodies/position"][-1], r["bodies/velocity"][-1]
+    zn = np.array([pos[body_index(r, n), 2] for n in NODES])
+    g = pos[body_index(r, "die")]
+    # the nodes' x, y move by friction's share only (~1e-7 m): the unit patch's (xi, eta)
+    delta = (MN * G + MD * G * weights(g[0], g[1])) / K
+    err = np.max(np.abs(-zn - delta))
+    check(err <= 1e-6 * np.max(delta),
+          "%s: node deflections %s m = (m_n g + m_d g N_i(x_G, y_G)) / k %s (x_G = %.6f m; "
+          "error %.1e m, 1e-6 relative)" % (what, np.array2string(-zn, precision=7),
+                                            np.array2string(delta, precision=7), g[0], err))
+    # the dampers act along the zero-length springs, vertical here: the sway along x that
+    # the landing's friction started (~6e-6 m/s) is undamped, the die sticking as it sways
+    vz, slip = np.max(np.abs(v[:, 2])), np.max(np.abs(v[:, :2] - v[0, :2]))
+    check(vz <= 1e-8 and slip <= 1e-8,
+          "%s: at rest vertically, |v_z| = %.1e m/s, and sticking: the die and the nodes sway "
+          "together (velocities %.1e m/s apart; 1e-8)" % (what, vz, slip))
+    rows = contact_rows(r, len(r["time"]) - 1)
+    check(len(rows) == 4, "%s: on its four bottom corners (%d contacts)" % (what, len(rows)))
+done()
