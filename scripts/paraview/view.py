@@ -316,6 +316,19 @@ for b, body in enumerate(mbs_cfg["bodies"]):
     if body["marker"]:
         poly = mbs_place(mbs_source("sphere", [mbs_cfg["marker"]]), np.eye(3), x[b])
         mbs_add(app, poly, rgb, counts, "point mass")
+# the surfaces' patches: a quadrilateral over the record's positions of its four corner nodes
+for corners in mbs_cfg["patches"]:
+    if max(corners) >= len(x):
+        continue
+    pts = vtkPoints()
+    cells = vtkCellArray()
+    cells.InsertNextCell(4)
+    for c in corners:
+        cells.InsertCellPoint(pts.InsertNextPoint(*[float(v) for v in x[c]]))
+    poly = vtkPolyData()
+    poly.SetPoints(pts)
+    poly.SetPolys(cells)
+    mbs_add(app, poly, [0.75, 0.6, 0.35], counts, "patch")
 """
 
 # the beams: the section swept along the nodes, turned with the directors d2, d3
@@ -613,9 +626,15 @@ def main(argv):
     # bodies: the drawn shape, else the contact shapes (points as dots); arrows for a rigid
     # body with nothing else to show, a sphere for a point mass
     bodies = []
+    patch = [k for k, w in enumerate(run.kinds) if w == "patch"]
+    # a surface's patch (its row's owner and sizes: the owners of its four corners) is drawn
+    # over its nodes, not as one of them
+    patches = [[int(r[OWNER])] + [int(v) for v in r[SIZE:SIZE + 3]] for r in run.shapes
+               if int(r[KIND]) in patch and r[ROLE] == COLLISION]
     for b in range(run.nbody):
         rows = [r for r in run.shapes if r[OWNER] == b and r[ROLE] == DRAWN]
-        rows = rows or [r for r in run.shapes if r[OWNER] == b and r[ROLE] == COLLISION]
+        rows = rows or [r for r in run.shapes if r[OWNER] == b and r[ROLE] == COLLISION
+                        and int(r[KIND]) not in patch]
         shapes = [shape_cfg(run, r) for r in rows]
         solid = [s for s in shapes if s["kind"] != "points"]
         bodies.append({"shapes": shapes, "arrows": False, "marker": False})
@@ -623,7 +642,8 @@ def main(argv):
             bodies[-1]["marker" if b in run.point_masses else "arrows"] = True
     contact_alpha = 0.45 if contacts and run.contact_rows > 0 else 1.0
     if run.nbody:
-        layer("bodies", [("bodies", BODIES_SCRIPT, {"bodies": bodies, "dot": dot,
+        layer("bodies", [("bodies", BODIES_SCRIPT, {"bodies": bodies, "patches": patches,
+                                                    "dot": dot,
                                                     "marker": 2.5 * mark,
                                                     "arrow": 0.15 * extent})],
               Specular=0.3, Ambient=0.35, Diffuse=0.85, Opacity=contact_alpha)

@@ -737,11 +737,17 @@ static void contact_shape_row(const mbsModel *m, const mbsShape *s, double *r) {
     case MBS_SHAPE_RING:
       size[0] = s->size[0];
       break;
+    case MBS_SHAPE_PATCH:
+      /* the owners of its corners 2, 3, 4 (the row's owner is corner 1's) */
+      for (int k = 0; k < 3; k++) {
+        size[k] = s->corner[k + 1] - 1;
+      }
+      break;
     default:
       break;
   }
-  /* a beam segment follows its two nodes, a surface's patch its four (the owner its first,
-   * the others not in the row: the viewers draw the surface's nodes): no offset or axes */
+  /* a beam segment follows its two nodes, a surface's patch its four corners: no offset or
+   * axes */
   if (s->segment || s->kind == MBS_SHAPE_PATCH) {
     memcpy(axes, I3, sizeof(axes));
   } else {

@@ -114,7 +114,7 @@ roles = [c.decode() if isinstance(c, bytes) else c for c in attrs["roles"]]
 check(table.shape[1] == 21 and cols[:3] == ["owner", "role", "kind"] and
       cols[-3:] == ["points_first", "points_count", "segment"],
       "/shapes/table has 21 columns: %s" % cols)
-check(kinds == ["sphere", "box", "capsule", "points", "plane", "cylinder", "ring"] and
+check(kinds == ["sphere", "box", "capsule", "points", "plane", "cylinder", "ring", "patch"] and
       roles == ["shape", "collision", "beam section"], "kinds %s, roles %s" % (kinds, roles))
 K = {k: i for i, k in enumerate(kinds)}
 bodies = [n.decode() if isinstance(n, bytes) else n for n in r["bodies/names"]]

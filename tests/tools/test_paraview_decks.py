@@ -44,7 +44,8 @@ CONTACT_RUNS = {"bouncing_ball": (0.6, 50), "dice_bowl": (0.3, 50), "incline": (
                 "rocking_rod": (0.5, 500), "woodpecker": (0.1, 400),
                 "beam_obstacle": (0.008, 100),
                 "elastic_rocking_rod": (0.4, 250, "--set", "solver.dt=1e-4"),
-                "woodpecker_elastic": (0.1, 800), "woodpecker_spatial": (0.1, 800)}
+                "woodpecker_elastic": (0.1, 800), "woodpecker_spatial": (0.1, 800),
+                "elastic_bowl": (0.3, 50)}
 # contact decks also drawn without contacts and ground, to see that those show (the staircase
 # of tests/tools/test_paraview.py is another)
 BARE = ("bouncing_ball", "dice_bowl")
