@@ -16,7 +16,28 @@ import subprocess
 import h5py
 import numpy as np
 
-from common import MBSIM, TMP, check, deck, done, load, run
+from common import MBSIM, TMP, check, deck, done, load, run, write_deck
+
+SURFACE = write_deck("surface.yaml", """mbsim: 1
+gravity: [0, 0, -9.81]
+bodies:
+%s  - {name: die1, shape: {box: [0.1, 0.1, 0.1]}, mass: 0.1, position: [0.02, -0.01, 0.08],
+     orientation: {axis: [1, 2, 0], angle: 0.3}}
+  - {name: die2, shape: {box: [0.1, 0.1, 0.1]}, mass: 0.1, position: [-0.3, 0.25, 0.1]}
+loads:
+%ssurfaces:
+  - {name: sheet, nodes: [%s], grid: [3, 3]}
+contacts:
+  - {name: dice_sheet, between: [die*, sheet], friction: 0.3}
+  - {name: dice, between: [die*, die*], friction: 0.3}
+solver: {dt: 1.0e-3, t_end: 0.3}
+output: {every: 10, xdmf: false}
+""" % ("".join("  - {name: n%d%d, type: point, mass: 1, position: [%d, %d, 0]}\n"
+               % (i, j, j - 1, i - 1) for i in range(3) for j in range(3)),
+       "".join("  - {name: k%d%d, type: spring, bodies: [ground, n%d%d], points: [[%d, %d, 0], "
+               "[%d, %d, 0]], stiffness: 750, rest_length: 0}\n"
+               % (i, j, i, j, j - 1, i - 1, j - 1, i - 1) for i in range(3) for j in range(3)),
+       ", ".join("n%d%d" % (i, j) for i in range(3) for j in range(3))))
 
 # (deck, t_end, t_half, options): t_half is a record of the run, n dt in floating point (the
 # shorter run's last step ends at its t_end: at 0.0072 = 720 x 1e-5 + 9e-19 it would differ
@@ -28,6 +49,8 @@ CASES = [
      ["--set", "solver.moreau.variant=explicit"]),
     ("bouncing_ball", deck("contacts/bouncing_ball.yaml"), 3.0, 1.5, []),
     ("beam_obstacle", deck("beams/beam_obstacle.yaml"), 0.008, 0.00725, []),
+    # two dice on a sprung surface of 2 x 2 patches, one across its middle node
+    ("surface", SURFACE, 0.3, 0.15, []),
 ]
 FINAL = ("state/q", "state/v", "state/scheme_velocity", "energy/kinetic", "energy/potential",
          "energy/total", "energy/dissipated", "energy/contact_dissipated",
