@@ -31,7 +31,7 @@ static void matmul(double C[9], const double A[9], const double B[9]) {
 static const double EYE[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 
 static mbsPose pose(double x, double y, double z, const double R[9]) {
-  mbsPose p = {{x, y, z}, {0}, 0.0};
+  mbsPose p = {{x, y, z}, {0}, 0.0, {0}};
   memcpy(p.R, R ? R : EYE, sizeof(p.R));
   return p;
 }
@@ -985,6 +985,163 @@ START_TEST(test_capsule_ring) {
 }
 END_TEST
 
+/* ---- bilinear patches (surfaces) ---- */
+
+/* a patch shape over the corners r (4 x 3) and its pose (as mbs_shape_pose makes it) */
+static mbsShape patch_shape(const double r[12], int closed, mbsPose *P) {
+  mbsShape s = shape(MBS_SHAPE_PATCH, 0, 0, 0);
+  s.closed = closed;
+  *P = pose(0, 0, 0, NULL);
+  memcpy(P->corner, r, sizeof(P->corner));
+  for (int k = 0; k < 4; k++) {
+    for (int j = 0; j < 3; j++) {
+      P->x[j] += 0.25 * r[3 * k + j];
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    P->half = fmax(P->half, dist3(r + 3 * k, P->x));
+  }
+  s.radius = P->half;
+  return s;
+}
+
+/* x(xi, eta) = sum_i N_i r_i and its tangents, written out here */
+static void bilinear(const double r[12], double xi, double eta, double x[3], double tx[3],
+                     double te[3]) {
+  for (int j = 0; j < 3; j++) {
+    x[j] = (1 - xi) * (1 - eta) * r[j] + xi * (1 - eta) * r[3 + j] + xi * eta * r[6 + j] +
+           (1 - xi) * eta * r[9 + j];
+    tx[j] = -(1 - eta) * r[j] + (1 - eta) * r[3 + j] + eta * r[6 + j] - eta * r[9 + j];
+    te[j] = -(1 - xi) * r[j] - xi * r[3 + j] + xi * r[6 + j] + (1 - xi) * r[9 + j];
+  }
+}
+
+/* the projection onto a twisted patch: the closest point is stationary (x - p normal to both
+ * tangents), no farther than the nearest of a 400 x 400 sampling of the patch continued to
+ * [-0.25, 1.25]^2, the normal the unit x_xi x x_eta; the weights sum to 1 and give x */
+START_TEST(test_patch_projection) {
+  const double r[12] = {0, 0, 0, 1, 0, 0.2, 1.1, 1, -0.1, 0, 0.9, 0.3};
+  unsigned seed = 7;
+  for (int t = 0; t < 50; t++) {
+    seed = seed * 1103515245u + 12345u;
+    double u = (seed >> 8) / 16777216.0;
+    seed = seed * 1103515245u + 12345u;
+    double v = (seed >> 8) / 16777216.0;
+    seed = seed * 1103515245u + 12345u;
+    double h = (seed >> 8) / 16777216.0 - 0.5;
+    double x0[3], tx[3], te[3], p[3], st[2], x[3], n[3];
+    bilinear(r, -0.1 + 1.2 * u, -0.1 + 1.2 * v, x0, tx, te);
+    p[0] = x0[0] - 0.1 * h;
+    p[1] = x0[1] + 0.05 * h;
+    p[2] = x0[2] + 0.4 * h;
+    ck_assert_int_eq(mbs_patch_project(r, p, st, x, n), 1);
+    double xb[3], d[3];
+    bilinear(r, st[0], st[1], xb, tx, te);
+    ASSERT_V3V(x, xb, 1e-14);
+    for (int j = 0; j < 3; j++) {
+      d[j] = x[j] - p[j];
+    }
+    double g0 = d[0] * tx[0] + d[1] * tx[1] + d[2] * tx[2];
+    double g1 = d[0] * te[0] + d[1] * te[1] + d[2] * te[2];
+    ck_assert_msg(fabs(g0) <= 1e-13 && fabs(g1) <= 1e-13, "point %d: not stationary (%g, %g)", t,
+                  g0, g1);
+    double best = INFINITY;
+    for (int i = 0; i <= 400; i++) {
+      for (int k = 0; k <= 400; k++) {
+        double xs[3], a[3], b[3];
+        bilinear(r, -0.25 + 1.5 * i / 400, -0.25 + 1.5 * k / 400, xs, a, b);
+        best = fmin(best, dist3(xs, p));
+      }
+    }
+    ck_assert_msg(dist3(x, p) <= best + 1e-14, "point %d: %.17g farther than a sample's %.17g",
+                  t, dist3(x, p), best);
+    double c[3] = {tx[1] * te[2] - tx[2] * te[1], tx[2] * te[0] - tx[0] * te[2],
+                   tx[0] * te[1] - tx[1] * te[0]};
+    double lc = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    ASSERT_V3(n, c[0] / lc, c[1] / lc, c[2] / lc, 1e-14);
+    double N[4], xn[3] = {0, 0, 0};
+    mbs_patch_weights(N, st[0], st[1]);
+    ck_assert_double_eq_tol(N[0] + N[1] + N[2] + N[3], 1.0, 1e-15);
+    for (int k = 0; k < 4; k++) {
+      for (int j = 0; j < 3; j++) {
+        xn[j] += N[k] * r[3 * k + j];
+      }
+    }
+    ASSERT_V3V(xn, x, 1e-14);
+  }
+}
+END_TEST
+
+/* a sphere and a tilted box on the flat unit patch at z = 0: the gap, the normal from the
+ * shape into the patch (-z), the points; nothing beside the patch or far below it */
+START_TEST(test_sphere_box_patch) {
+  const double r[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  mbsPose Pp, Ps = pose(0.3, 0.6, 0.04, NULL);
+  mbsShape sp = patch_shape(r, 3, &Pp), ball = shape(MBS_SHAPE_SPHERE, 0.05, 0, 0);
+  mbsContactPoint c[CAP];
+  int n = collide(&ball, &Ps, &sp, &Pp, NULL, 1e-3, c);
+  ck_assert_int_eq(n, 1);
+  ck_assert_double_eq_tol(c[0].gap, -0.01, 1e-15);
+  ASSERT_V3(c[0].n, 0, 0, -1, 1e-15);
+  ASSERT_V3(c[0].pa, 0.3, 0.6, -0.01, 1e-15);
+  ASSERT_V3(c[0].pb, 0.3, 0.6, 0, 1e-15);
+  Ps = pose(1.2, 0.6, 0.04, NULL); /* beside it */
+  ck_assert_int_eq(collide(&ball, &Ps, &sp, &Pp, NULL, 1e-3, c), 0);
+  Ps = pose(0.3, 0.6, -0.2, NULL); /* under it */
+  ck_assert_int_eq(collide(&ball, &Ps, &sp, &Pp, NULL, 1e-3, c), 0);
+  /* a cube of edge 0.1 tilted by 0.2 rad about y, its lowest edge 1 mm into the patch: two
+   * vertices at -1e-3, the two of the next edge up by 0.1 sin 0.2 */
+  double R[9];
+  rot(R, 0, 1, 0, 0.2);
+  double half = 0.05 * (cos(0.2) + sin(0.2));
+  mbsPose Pb = pose(0.5, 0.5, half - 1e-3, R);
+  mbsShape box = shape(MBS_SHAPE_BOX, 0.05, 0.05, 0.05);
+  n = collide(&box, &Pb, &sp, &Pp, NULL, 1e-3, c);
+  ck_assert_int_eq(n, 2);
+  for (int i = 0; i < n; i++) {
+    ck_assert_double_eq_tol(c[i].gap, -1e-3, 1e-15);
+    ASSERT_V3(c[i].n, 0, 0, -1, 1e-15);
+  }
+  /* within 0.05: the next edge up too (at 0.1 sin 0.2 - 1e-3), the top ones (0.097) not */
+  n = collide(&box, &Pb, &sp, &Pp, NULL, 0.05, c);
+  ck_assert_int_eq(n, 4);
+}
+END_TEST
+
+/* two patches sharing an edge: a point over the edge is exactly one patch's when they are
+ * flat (the edge belongs to the next patch, the surface's border to its own), both patches'
+ * in a valley (a concave crease: each patch's plane is under it) */
+START_TEST(test_patch_edges) {
+  mbsContactPoint c[CAP];
+  mbsShape ball = shape(MBS_SHAPE_SPHERE, 0.05, 0, 0);
+  for (int valley = 0; valley < 2; valley++) {
+    double z = valley ? 0.1 : 0.0;
+    const double ra[12] = {0, 0, z, 1, 0, 0, 1, 1, 0, 0, 1, z};
+    const double rb[12] = {1, 0, 0, 2, 0, z, 2, 1, z, 1, 1, 0};
+    mbsPose Pa, Pb;
+    mbsShape a = patch_shape(ra, 2, &Pa), b = patch_shape(rb, 3, &Pb);
+    for (int i = -20; i <= 20; i++) {
+      double x = 1.0 + 1e-3 * i + (i == 1 ? 1e-17 : 0.0);
+      mbsPose Ps = pose(x, 0.5, 0.05 - 1e-4, NULL);
+      int na = collide(&ball, &Ps, &a, &Pa, NULL, 1e-3, c);
+      int nb = collide(&ball, &Ps, &b, &Pb, NULL, 1e-3, c);
+      if (!valley) {
+        ck_assert_msg(na + nb == 1, "x = %.17g: %d + %d points", x, na, nb);
+        ck_assert_int_eq(na, x < 1.0 ? 1 : 0);
+      } else if (i == 0) {
+        ck_assert_int_eq(na, 1);
+        ck_assert_int_eq(nb, 1);
+      }
+    }
+    if (!valley) {
+      /* the surface's border (the closed edge xi = 1 of b at x = 2) is b's */
+      mbsPose Ps = pose(2.0, 0.5, 0.05 - 1e-4, NULL);
+      ck_assert_int_eq(collide(&ball, &Ps, &b, &Pb, NULL, 1e-3, c), 1);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_unsupported_pairs) {
   mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX,   MBS_SHAPE_CAPSULE,
                           MBS_SHAPE_POINTS, MBS_SHAPE_PLANE, MBS_SHAPE_RING};
@@ -1005,7 +1162,7 @@ START_TEST(test_unsupported_pairs) {
       }
     }
   }
-  ck_assert_int_eq(nsupported, 2 * 14 - 3); /* 14 pairs, 3 of one kind */
+  ck_assert_int_eq(nsupported, 2 * 14 - 3); /* 14 pairs, 3 of one kind (patches apart) */
   mbsShape p1 = shape(MBS_SHAPE_PLANE, 0, 0, 0), p2 = shape(MBS_SHAPE_POINTS, 0, 0, 0);
   ck_assert_int_eq(mbs_collide(&p1, &P, &p1, &P, NULL, 1, c, CAP), -1);
   ck_assert_int_eq(mbs_collide(&p2, &P, &p2, &P, PTS, 1, c, CAP), -1);
@@ -1372,6 +1529,9 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_sphere_capsule);
   tcase_add_test(tc, test_capsule_points);
   tcase_add_test(tc, test_capsule_ring);
+  tcase_add_test(tc, test_patch_projection);
+  tcase_add_test(tc, test_sphere_box_patch);
+  tcase_add_test(tc, test_patch_edges);
   tcase_add_test(tc, test_unsupported_pairs);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("model");
