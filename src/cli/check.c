@@ -255,6 +255,14 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
     }
     fprintf(f, "beams:        %d (%d nodes, %d elements)\n", m->nbeam, nnode, nelem);
   }
+  int npatch = 0;
+  for (int i = 0; i < m->nshape; i++) {
+    npatch += m->shape[i].kind == MBS_SHAPE_PATCH;
+  }
+  if (npatch > 0) {
+    fprintf(f, "surfaces:     %d bilinear patch%s over point masses\n", npatch,
+            npatch == 1 ? "" : "es");
+  }
   fprintf(f, "joints:       %d\n", m->njoint);
   fprintf(f, "loads:        %d\n", m->nload);
   if (m->ncontact > 0) {
