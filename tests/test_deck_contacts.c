@@ -443,6 +443,74 @@ START_TEST(test_pairs) {
 }
 END_TEST
 
+/* a surface of 2 x 3 nodes: two bilinear patches after the bodies' shapes, their corners the
+ * nodes' frames in the order (0, 0), (1, 0), (1, 1), (0, 1), the surface's border edges closed,
+ * one owner; a pattern matches it like a body; the poses follow the nodes */
+START_TEST(test_surface_patches) {
+  static const char *text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: a0, type: point, mass: 1, position: [0, 0, 0]}\n"
+      "  - {name: a1, type: point, mass: 1, position: [1, 0, 0]}\n"
+      "  - {name: a2, type: point, mass: 1, position: [2, 0, 0.5]}\n"
+      "  - {name: b0, type: point, mass: 1, position: [0, 1, 0]}\n"
+      "  - {name: b1, type: point, mass: 1, position: [1, 1, 0]}\n"
+      "  - {name: b2, type: point, mass: 1, position: [2, 1, 0.5]}\n"
+      "  - {name: ball, mass: 1, inertia: [1, 1, 1], position: [0.5, 0.5, 1],\n"
+      "     collision: [{sphere: 0.1}]}\n"
+      "ground:\n"
+      "  collision: [{name: floor, plane: {point: [0, 0, -1], normal: [0, 0, 1]}}]\n"
+      "surfaces:\n"
+      "  - {name: sheet, nodes: [a0, a1, a2, b0, b1, b2], grid: [2, 3]}\n"
+      "contacts:\n"
+      "  - {name: ball_sheet, between: [ball, \"sh*\"]}\n"
+      "  - {name: ball_floor, between: [ball, ground]}\n";
+  mbsDeck d;
+  mbsError e;
+  ck_assert_msg(load(text, NULL, 0, &d, &e) == MBS_OK, "%d:%d: %s", e.line, e.col, e.msg);
+  ck_assert_int_eq(d.nsurface, 1);
+  ck_assert_int_eq(d.surfaces[0].rows, 2);
+  ck_assert_int_eq(d.surfaces[0].cols, 3);
+  mbsModel *m = mbs_model_compile(&d, &e);
+  ck_assert_msg(m != NULL, "%d:%d: %s", e.line, e.col, e.msg);
+  /* ball, the two patches, the floor */
+  ck_assert_int_eq(m->nshape, 4);
+  static const char *names[2] = {"sheet[0,0]", "sheet[0,1]"};
+  static const int corners[2][4] = {{0, 1, 4, 3}, {1, 2, 5, 4}};
+  for (int k = 0; k < 2; k++) {
+    const mbsShape *s = &m->shape[1 + k];
+    ck_assert_int_eq(s->kind, MBS_SHAPE_PATCH);
+    ck_assert_str_eq(s->name, names[k]);
+    ck_assert_int_eq(s->closed, k == 0 ? 2 : 3);
+    ck_assert_int_eq(s->owner, m->nbody + m->nbeam);
+    ck_assert_int_eq(s->fixed, 0);
+    ck_assert_int_eq(s->paired, 1);
+    for (int c = 0; c < 4; c++) {
+      ck_assert_int_eq(s->corner[c], m->body_attach[corners[k][c]]);
+    }
+    /* the pose at q0: the corners' places, centred on their mean */
+    mbsPose P;
+    mbs_shape_pose(m, s, m->q0, &P);
+    for (int c = 0; c < 4; c++) {
+      assert_vec(P.corner + 3 * c, d.bodies[corners[k][c]].position, 3, 0.0);
+    }
+    ck_assert_double_eq_tol(P.x[0], 0.5 + k, 1e-15);
+    ck_assert_double_eq_tol(P.x[2], k == 0 ? 0.0 : 0.25, 1e-15);
+  }
+  /* the ball with both patches (ball_sheet) and the floor; the patches never with each other
+   * nor with the floor, which no entry pairs them with */
+  mbsShapePair pair[8];
+  ck_assert_int_eq(model_pairs(m, pair, 8), 3);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, 1), 0);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, 2), 0);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, 3), 1);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 1, 2), -1);
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 1, 3), -1);
+  mbs_model_destroy(m);
+  mbs_deck_free(&d);
+}
+END_TEST
+
 /* three dice under one pattern: the three pairs within it, once each, in order */
 static const char *three =
     "mbsim: 1\n"
@@ -838,6 +906,7 @@ Suite *deck_contacts_suite(void) {
   tcase_add_test(tc, test_deck_values);
   tcase_add_test(tc, test_compiled_shapes);
   tcase_add_test(tc, test_pairs);
+  tcase_add_test(tc, test_surface_patches);
   tcase_add_test(tc, test_same_pattern);
   tcase_add_test(tc, test_overrides);
   tcase_add_test(tc, test_shape_errors);
