@@ -991,8 +991,9 @@ END_TEST
 static mbsShape patch_shape(const double r[12], int closed, mbsPose *P) {
   mbsShape s = shape(MBS_SHAPE_PATCH, 0, 0, 0);
   s.closed = closed;
+  s.nbr[0][0] = s.nbr[0][1] = s.nbr[1][0] = s.nbr[1][1] = -1;
   *P = pose(0, 0, 0, NULL);
-  memcpy(P->corner, r, sizeof(P->corner));
+  memcpy(P->corner, r, 12 * sizeof(double));
   for (int k = 0; k < 4; k++) {
     for (int j = 0; j < 3; j++) {
       P->x[j] += 0.25 * r[3 * k + j];
@@ -1138,6 +1139,60 @@ START_TEST(test_patch_edges) {
       mbsPose Ps = pose(2.0, 0.5, 0.05 - 1e-4, NULL);
       ck_assert_int_eq(collide(&ball, &Ps, &b, &Pb, NULL, 1e-3, c), 1);
     }
+  }
+}
+END_TEST
+
+/* a ridge: two patches falling away from their shared edge at x = 1 by the slope s; a sphere
+ * of radius r moved across it at the height h over the edge touches exactly one of them at
+ * every x: a patch's face (gap: its distance from the patch's plane less r) or, over the
+ * wedge |x - 1| <= h s between the normals, the edge (gap sqrt((x - 1)^2 +
+ * h^2) - r, normal along the line to the edge), which patch b takes (a across its edge
+ * xi = 0, and again across eta = 0) */
+START_TEST(test_patch_ridge) {
+  const double sl = 0.2, h = 0.05, rad = 0.05;
+  /* dir 0: the edge along y, a on the left (x < 1); dir 1: the edge along x, a below (y < 1) */
+  const double ra0[12] = {0, 0, -sl, 1, 0, 0, 1, 1, 0, 0, 1, -sl};
+  const double rb0[12] = {1, 0, 0, 2, 0, -sl, 2, 1, -sl, 1, 1, 0};
+  const double ra1[12] = {0, 0, -sl, 1, 0, -sl, 1, 1, 0, 0, 1, 0};
+  const double rb1[12] = {0, 1, 0, 1, 1, 0, 1, 2, -sl, 0, 2, -sl};
+  for (int dir = 0; dir < 2; dir++) {
+    mbsPose Pa, Pb;
+    mbsShape a = patch_shape(dir ? ra1 : ra0, dir ? 1 : 2, &Pa);
+    mbsShape b = patch_shape(dir ? rb1 : rb0, 3, &Pb);
+    b.nbr[dir][0] = b.nbr[dir][1] = 1; /* a neighbour across xi = 0 (eta = 0): patch a */
+    memcpy(Pb.corner + 12 * (1 + dir), dir ? ra1 : ra0, 12 * sizeof(double));
+    mbsShape ball = shape(MBS_SHAPE_SPHERE, rad, 0, 0);
+    mbsContactPoint c[CAP];
+    double ang = atan(sl), wedge = h * sl;
+    int nwedge = 0;
+    for (int i = -40; i <= 40; i++) {
+      double dx = 0.5e-3 * i, want;
+      mbsPose Ps = dir ? pose(0.5, 1.0 + dx, h, NULL) : pose(1.0 + dx, 0.5, h, NULL);
+      int na = collide(&ball, &Ps, &a, &Pa, NULL, 0.1, c);
+      double ga = na ? c[0].gap : NAN;
+      int nb = collide(&ball, &Ps, &b, &Pb, NULL, 0.1, c);
+      ck_assert_msg(na + nb == 1, "dir %d, dx = %g: %d + %d points", dir, dx, na, nb);
+      if (fabs(dx) <= wedge * (1 - 1e-9)) {
+        ck_assert_int_eq(nb, 1);
+        ck_assert_int_eq(c[0].feature, 16);
+        want = sqrt(dx * dx + h * h) - rad;
+        ck_assert_double_eq_tol(c[0].gap, want, 1e-14);
+        double nx = -dx / (want + rad), nz = -h / (want + rad);
+        ASSERT_V3(c[0].n, dir ? 0 : nx, dir ? nx : 0, nz, 1e-14);
+        ASSERT_V3(c[0].pb, dir ? 0.5 : 1, dir ? 1 : 0.5, 0, 1e-14);
+        nwedge++;
+      } else if (fabs(dx) >= wedge * (1 + 1e-9)) {
+        /* a face: the distance from the plane through the edge falling by sl */
+        want = (h + sl * fabs(dx)) * cos(ang) - rad;
+        ck_assert_double_eq_tol(na ? ga : c[0].gap, want, 1e-14);
+        ck_assert_int_eq(na, dx < 0);
+      }
+    }
+    ck_assert_int_ge(nwedge, 3);
+    /* behind the ridge (a point under the edge): no wedge point */
+    mbsPose Ps = dir ? pose(0.5, 1.0, -0.2, NULL) : pose(1.0, 0.5, -0.2, NULL);
+    ck_assert_int_eq(collide(&ball, &Ps, &b, &Pb, NULL, 0.1, c), 0);
   }
 }
 END_TEST
@@ -1532,6 +1587,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_patch_projection);
   tcase_add_test(tc, test_sphere_box_patch);
   tcase_add_test(tc, test_patch_edges);
+  tcase_add_test(tc, test_patch_ridge);
   tcase_add_test(tc, test_unsupported_pairs);
   suite_add_tcase(s, tc);
   TCase *tm = tcase_create("model");

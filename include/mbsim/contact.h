@@ -15,7 +15,9 @@ typedef struct {
   double half; /* a capsule's half length along axis 3 here: size[1], or a beam segment's
                   (mbsShape.segment) half the distance of its two points; a patch's bounding
                   radius about its centre (the corners' mean) */
-  double corner[12]; /* a patch's corner positions r_1 .. r_4 (world), unused otherwise */
+  double corner[36]; /* a patch's corner positions r_1 .. r_4 (world), then those of the patch
+                        across its edge xi = 0 and of the patch across eta = 0 (mbsShape.nbr;
+                        each in its own corner order), unused otherwise */
 } mbsPose;
 
 /* one contact point of a pair of shapes (a, b) */

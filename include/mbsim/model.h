@@ -138,6 +138,11 @@ typedef struct {
   int closed;     /* a patch only: bit 0 its edge xi = 1, bit 1 its edge eta = 1 is the
                      surface's border, so the patch owns it (an inner edge belongs to the next
                      patch: a point on it is that patch's) */
+  int nbr[2][2];  /* a patch only: the attachment frames of the far corners of the patch across
+                     its edge xi = 0 (nbr[0]: that patch's corners (0, 0), (0, 1)) and across
+                     its edge eta = 0 (nbr[1]: its corners (0, 0), (1, 0)); -1 at the surface's
+                     border. The patch takes the points over the convex side of those edges
+                     that neither patch's projection reaches (mbs_collide) */
   int surface;    /* a segment only, 1: its contact points are material points of the capsule's
                      surface, fixed to the two nodes' directors (the impulses have moments on
                      them); 0: points of its axis */

@@ -66,7 +66,8 @@ static void segment_pose(const mbsModel *m, const mbsShape *s, const double *q, 
 
 /* a bilinear patch's pose: its corners r_1 .. r_4 at q, centre their mean, world axes, half
  * the largest distance of a corner from the centre (its bounding sphere: a bilinear patch
- * lies in the convex hull of its corners) */
+ * lies in the convex hull of its corners); then the corners of its neighbours across the
+ * edges xi = 0 (far corners, r_1, r_4) and eta = 0 (far corners, r_2, r_1), in their order */
 static void patch_pose(const mbsModel *m, const mbsShape *s, const double *q, mbsPose *pose) {
   static const double zero[3] = {0.0, 0.0, 0.0};
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -75,6 +76,19 @@ static void patch_pose(const mbsModel *m, const mbsShape *s, const double *q, mb
   for (int k = 0; k < 4; k++) {
     mbs_attach_point(m, s->corner[k], zero, q, pose->corner + 3 * k);
     vaxpy(pose->x, 0.25, pose->corner + 3 * k);
+  }
+  double *l = pose->corner + 12, *b = pose->corner + 24;
+  if (s->nbr[0][0] >= 0) {
+    mbs_attach_point(m, s->nbr[0][0], zero, q, l);
+    vcopy(l + 3, pose->corner);
+    vcopy(l + 6, pose->corner + 9);
+    mbs_attach_point(m, s->nbr[0][1], zero, q, l + 9);
+  }
+  if (s->nbr[1][0] >= 0) {
+    mbs_attach_point(m, s->nbr[1][0], zero, q, b);
+    mbs_attach_point(m, s->nbr[1][1], zero, q, b + 3);
+    vcopy(b + 6, pose->corner + 3);
+    vcopy(b + 9, pose->corner);
   }
   pose->half = 0.0;
   for (int k = 0; k < 4; k++) {
@@ -969,11 +983,83 @@ static int patch_param_in(double t, int closed) {
  * edge's neighbour takes the rest), the normal from the point into the patch -n, the gap the
  * height of p above the patch along n less rad. A point deeper behind the patch than depth
  * gives nothing (it is the other side's: a shape under the surface is not pulled through). */
+/* Over a convex edge (a ridge) between patch b and its neighbour across b's edge xi = 0
+ * (dir 0) or eta = 0 (dir 1) lies a wedge between the two patches' normals whose points
+ * neither projection reaches: b takes them (the neighbour's edge there is its xi = 1 or
+ * eta = 1, which it leaves to b). A point p there, beyond b's edge (st[dir] < 0) and beyond
+ * the neighbour's (its parameter >= 1), over the edge's segment, touches the edge's point x_e
+ * under it, with the normal along p - x_e, on the outer side of both patches (a point behind
+ * both is not over a ridge). Returns 1 with x_e and the unit n (from the patch to p), else 0. */
+static int patch_ridge(const mbsShape *b, const mbsPose *Pb, const double p[3],
+                       const double st[2], int dir, double x[3], double n[3]) {
+  const double *nb = Pb->corner + 12 * (1 + dir);
+  double sn[2], xn[3], nn[3], xs[3], ns[3];
+  if (b->nbr[dir][0] < 0 || !(st[dir] < -LEN_TOL) ||
+      !patch_param_in(st[1 - dir], b->closed & (dir == 0 ? 2 : 1)) ||
+      !mbs_patch_project(nb, p, sn, xn, nn) || !(sn[dir] >= 1.0 - LEN_TOL)) {
+    return 0;
+  }
+  /* the edge from corner 1 to corner 4 (xi = 0) or to corner 2 (eta = 0) */
+  const double *c0 = Pb->corner, *c1 = Pb->corner + (dir == 0 ? 9 : 3);
+  double e[3], d[3];
+  vsub(e, c1, c0);
+  vsub(d, p, c0);
+  double ee = vdot(e, e), t = ee > 0.0 ? vdot(d, e) / ee : -1.0;
+  if (!patch_param_in(t, b->closed & (dir == 0 ? 2 : 1))) {
+    return 0;
+  }
+  for (int j = 0; j < 3; j++) {
+    x[j] = c0[j] + t * e[j];
+    d[j] = p[j] - x[j];
+  }
+  double l = vnorm(d);
+  /* both patches' normals at the edge point: b's at (0, t) or (t, 0), the neighbour's at
+   * (1, t) or (t, 1) (their parameters run alike along the edge) */
+  if (dir == 0) {
+    patch_point(Pb->corner, 0.0, t, xs, ns, nn);
+  } else {
+    patch_point(Pb->corner, t, 0.0, xs, ns, nn);
+  }
+  vcross(n, ns, nn);
+  if (dir == 0) {
+    patch_point(nb, 1.0, t, xs, ns, nn);
+  } else {
+    patch_point(nb, t, 1.0, xs, ns, nn);
+  }
+  vcross(xn, ns, nn);
+  if (!(l > 0.0) || !(vdot(d, n) > 0.0) || !(vdot(d, xn) > 0.0)) {
+    return 0;
+  }
+  for (int j = 0; j < 3; j++) {
+    n[j] = d[j] / l;
+  }
+  return 1;
+}
+
 static void point_patch(sink *s, const double p[3], double rad, double depth, const mbsShape *b,
                         const mbsPose *Pb, double margin, int feature) {
   double st[2], x[3], n[3], d[3];
-  if (!mbs_patch_project(Pb->corner, p, st, x, n) || !patch_param_in(st[0], b->closed & 1) ||
-      !patch_param_in(st[1], b->closed & 2)) {
+  if (!mbs_patch_project(Pb->corner, p, st, x, n)) {
+    return;
+  }
+  if (!patch_param_in(st[0], b->closed & 1) || !patch_param_in(st[1], b->closed & 2)) {
+    /* over a ridge along the edge xi = 0 or eta = 0: the edge's point (features apart from
+     * the patch's own: 16 + the point's) */
+    for (int dir = 0; dir < 2; dir++) {
+      if (patch_ridge(b, Pb, p, st, dir, x, n)) {
+        vsub(d, p, x);
+        double h = vnorm(d), pa[3], m[3];
+        if (h - rad > margin) {
+          return;
+        }
+        for (int j = 0; j < 3; j++) {
+          pa[j] = p[j] - rad * n[j];
+          m[j] = -n[j];
+        }
+        emit(s, pa, x, m, h - rad, 16 + feature);
+        return;
+      }
+    }
     return;
   }
   vsub(d, p, x);

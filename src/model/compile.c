@@ -1798,6 +1798,12 @@ static void compile_patch(mbsModel *m, const mbsDeck *deck, int f, int i, int j,
   }
   s->body = sf->nodes[i * sf->cols + j];
   s->attach = s->corner[0];
+  /* the far corners of the patches (i, j - 1) and (i - 1, j) across the edges xi = 0 and
+   * eta = 0 */
+  s->nbr[0][0] = j > 0 ? m->body_attach[sf->nodes[i * sf->cols + j - 1]] : -1;
+  s->nbr[0][1] = j > 0 ? m->body_attach[sf->nodes[(i + 1) * sf->cols + j - 1]] : -1;
+  s->nbr[1][0] = i > 0 ? m->body_attach[sf->nodes[(i - 1) * sf->cols + j]] : -1;
+  s->nbr[1][1] = i > 0 ? m->body_attach[sf->nodes[(i - 1) * sf->cols + j + 1]] : -1;
   s->closed = (j == sf->cols - 2 ? 1 : 0) | (i == sf->rows - 2 ? 2 : 0);
   for (int k = 0; k < 4; k++) {
     double d[3];
