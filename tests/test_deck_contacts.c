@@ -488,6 +488,11 @@ START_TEST(test_surface_patches) {
     for (int c = 0; c < 4; c++) {
       ck_assert_int_eq(s->corner[c], m->body_attach[corners[k][c]]);
     }
+    /* across xi = 0: none, then the first patch's far corners a0, b0; across eta = 0: none */
+    ck_assert_int_eq(s->nbr[0][0], k == 0 ? -1 : m->body_attach[0]);
+    ck_assert_int_eq(s->nbr[0][1], k == 0 ? -1 : m->body_attach[3]);
+    ck_assert_int_eq(s->nbr[1][0], -1);
+    ck_assert_int_eq(s->nbr[1][1], -1);
     /* the pose at q0: the corners' places, centred on their mean */
     mbsPose P;
     mbs_shape_pose(m, s, m->q0, &P);
