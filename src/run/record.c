@@ -169,6 +169,7 @@ static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray
     const char *name, *units, *suffix; /* suffix: column_units from those of q; NULL: none */
   } known[] = {
       {"scheme_velocity", U_V, "/s"},
+      {"previous_velocity", U_V, "/s"},
       {"multipliers", "N or N m (J per unit of the constraint row)", NULL},
       {"acceleration", U_A, "/s^2"},
       {"algorithmic_acceleration", U_A, "/s^2"},

@@ -272,13 +272,15 @@ mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w) {
   w->q_prev = calloc(nq, sizeof(double));
   w->v_prev = calloc(nq, sizeof(double));
   w->dq = calloc(nq, sizeof(double));
+  w->v_hist = calloc(nq, sizeof(double));
+  w->pred = calloc(nq, sizeof(double));
   w->qhat = calloc(nq, sizeof(double));
   w->qbase = calloc(nq, sizeof(double));
   w->vbase = calloc(nq, sizeof(double));
   w->qm = calloc(nq, sizeof(double));
   w->vm = calloc(nq, sizeof(double));
-  if (!w->mu || !w->mu_prev || !w->q_prev || !w->v_prev || !w->dq || !w->qhat || !w->qbase ||
-      !w->vbase || !w->qm || !w->vm) {
+  if (!w->mu || !w->mu_prev || !w->q_prev || !w->v_prev || !w->dq || !w->v_hist || !w->pred ||
+      !w->qhat || !w->qbase || !w->vbase || !w->qm || !w->vm) {
     mbs_implicit_work_free(w);
     return MBS_ERR_NOMEM;
   }
@@ -289,8 +291,8 @@ mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w) {
 }
 
 void mbs_implicit_work_free(mbsImplicitWork *w) {
-  double *p[] = {w->mu,   w->mu_prev, w->q_prev, w->v_prev, w->dq,
-                 w->qhat, w->qbase,   w->vbase,  w->qm,     w->vm};
+  double *p[] = {w->mu,    w->mu_prev, w->q_prev, w->v_prev, w->dq,     w->qhat,
+                 w->qbase, w->vbase,   w->qm,     w->vm,     w->v_hist, w->pred};
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
     free(p[i]);
   }
@@ -377,11 +379,16 @@ mbsStatus mbs_implicit_newton(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
                               const mbsSchemeWeights *s, double dt, double t0, const double *pred,
                               char *why, size_t nwhy, mbsError *err) {
   StepProblem sp = {m, d, w, s, dt, t0, pred};
-  /* predictor: constant velocity (genalpha: Newmark); multipliers of the last step */
+  /* predictor: pred, or constant velocity; multipliers of the last step */
   step_predict(&sp);
-  mbsNewtonProblem p = {m->nq,         m->ncon,     &sp,
-                        step_assemble, step_scales, step_apply,
-                        step_reset,    NULL,        mbs_integrator_policy(m->integrator)->equilibrium};
+  mbsNewtonProblem p = {.n1 = m->nq,
+                        .n2 = m->ncon,
+                        .ctx = &sp,
+                        .assemble = step_assemble,
+                        .scales = step_scales,
+                        .apply = step_apply,
+                        .reset = step_reset,
+                        .equilibrium = mbs_integrator_policy(m->integrator)->equilibrium};
   /* after a record, also fresh pivots: the factorization then depends on this step alone,
    * not on the history of pivot orders (KLU), so a restart from the record is bit-exact */
   int repivot = w->refactor_next;

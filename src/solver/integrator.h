@@ -71,6 +71,11 @@ typedef struct {
   double *dq;                   /* (nq) the Newton unknown q1 - q0 */
   double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme, increments from q0 */
   double *qm, *vm;              /* (nq) evaluation state of forces */
+  double *v_hist;               /* (nq) midpoint and euler: the velocity at the start of the
+                                   step that ended at t_n (v_{n-1}), for their predictor;
+                                   written as /state/previous_velocity */
+  double *pred;                 /* (nq) their predictor of q1 - q0 */
+  int hist_valid;               /* 0: no step taken or imported yet (v_hist unset) */
   int refactor_next;            /* the next step's first factorization pivots afresh (after a
                                    state import: a record or a restart) */
   double mmax;                  /* largest |mass entry| (round-off floor of the test) */

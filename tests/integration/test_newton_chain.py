@@ -6,7 +6,11 @@ N box links on ball joints, em, dt = 1e-3).
   pinned at t = 0 for every step.
 - A record is an observation: its KKT factorization has storage of its own, so a run with a
   record every step takes the same steps, bit for bit, with the same Newton iterations, and
-  costs exactly one factorization more per record than a run without records."""
+  costs exactly one factorization more per record than a run without records.
+- midpoint starts each step's Newton iteration from a second-order Adams-Bashforth
+  predictor: the 50-link chain takes at most 3.2 iterations per step over 300 steps (3.95
+  from the constant-velocity predictor dt v), and the steps are those of full Newton (a
+  fresh factorization every iteration) to 1e-12."""
 import numpy as np
 
 from common import check, done, load, run, write_deck
@@ -52,4 +56,15 @@ records1, records2 = len(a["time"]), len(b["time"])
 check(i1 == i2 and f1 - f2 == records1 - records2,
       "records add one factorization each and no Newton iteration (last step: %d and %d, "
       "factorizations %d and %d, records %d and %d)" % (i1, i2, f1, f2, records1, records2))
+
+path = write_deck("chain50.yaml", chain_deck(50, 300, 1e-3, 1))
+_, _, _, h50 = run(path, "--integrator", "midpoint")
+_, _, _, f50 = run(path, "--integrator", "midpoint", "--set", "solver.newton.reuse=false",
+                   "--set", "output.every=300")
+c, f = load(h50), load(f50)
+per_step = np.sum(c["solver/iterations"][1:]) / 300.0
+dq = np.max(np.abs(c["state/q"][-1] - f["state/q"][-1]))
+check(c["attrs"]["status"] == "completed" and per_step <= 3.2 and dq <= 1e-12,
+      "midpoint, 50-link chain, 300 steps: %.2f Newton iterations per step (<= 3.2), final q "
+      "%.1e from full Newton's" % (per_step, dq))
 done()

@@ -98,6 +98,34 @@ with h5py.File(gfull, "r") as f, h5py.File(grest, "r") as g:
                          "state/algorithmic_acceleration"))
     check(diff == 0.0, "genalpha: every record after the restart equals the uninterrupted run "
           "bit for bit (max diff %.1e)" % diff)
+
+# midpoint predicts each step from the velocities of the last two steps: the earlier one is
+# written (/state/previous_velocity) and a restart goes on with it, bit for bit; a file
+# without it restarts with the constant-velocity predictor, and says so
+MP = ("--integrator", "midpoint")
+_, _, _, mfull = run(DP, "--t-end", str(T_END), *MP)
+_, _, _, mhalf = run(DP, "--t-end", str(T_HALF), *MP)
+mrest = os.path.join(TMP, "restarted_midpoint.h5")
+p = subprocess.run([MBSIM, DP, "--restart", mhalf, "--t-end", str(T_END), "-o", mrest,
+                    "--quiet"] + list(MP), capture_output=True, text=True, timeout=600)
+with h5py.File(mfull, "r") as f, h5py.File(mrest, "r") as g:
+    i0 = int(np.searchsorted(f["time"][()], g["time"][0]))
+    diff = max(np.max(np.abs(f[k][i0:] - g[k][()]))
+               for k in ("state/q", "state/v", "state/multipliers", "state/previous_velocity"))
+check(p.returncode == 0 and "previous_velocity" not in p.stderr and diff == 0.0,
+      "midpoint: every record after the restart equals the uninterrupted run bit for bit "
+      "(max diff %.1e)" % diff)
+with h5py.File(mhalf, "r+") as f:
+    del f["state/previous_velocity"]
+mrest2 = os.path.join(TMP, "restarted_midpoint2.h5")
+p = subprocess.run([MBSIM, DP, "--restart", mhalf, "--t-end", str(T_END), "-o", mrest2,
+                    "--quiet"] + list(MP), capture_output=True, text=True, timeout=600)
+with h5py.File(mfull, "r") as f, h5py.File(mrest2, "r") as g:
+    diff2 = np.max(np.abs(f["state/q"][-1] - g["state/q"][-1]))
+check(p.returncode == 0 and "previous_velocity" in p.stderr and 0.0 < diff2 <= 1e-8,
+      "midpoint from a file without /state/previous_velocity: says so, and ends %.1e from the "
+      "uninterrupted run (the steps' round-off)" % diff2)
+
 _, _, _, gevery = run(DP, "--t-end", "1", "--set", "output.every=1", *GA)
 with h5py.File(gevery, "r") as f:
     t, v, a = f["time"][()], f["state/v"][()], f["state/acceleration"][()]

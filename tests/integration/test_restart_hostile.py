@@ -18,6 +18,7 @@ DP = deck("double_pendulum.yaml")
 T0 = 0.05
 _, _, _, base = run(DP, "--t-end", str(T0))
 _, _, _, base_ga = run(DP, "--t-end", str(T0), "--integrator", "genalpha")
+_, _, _, base_mp = run(DP, "--t-end", str(T0), "--integrator", "midpoint")
 with h5py.File(base, "r") as f:
     NQ = int(f.attrs["n_coordinates"])
     N_LAST = f["time"].shape[0] - 1
@@ -216,6 +217,9 @@ refused(craft("munan", set_last("state/multipliers", 1, np.nan)),
         [BAD, "/state/multipliers (entry 2)"], "one NaN multiplier (all NaN means none)")
 refused(craft("muinf", set_last("state/multipliers", 0, -np.inf)),
         [BAD, "/state/multipliers (entry 1)"], "an infinite multiplier")
+refused(craft("pvinf", set_last("state/previous_velocity", 2, np.inf), src=base_mp),
+        [BAD, "/state/previous_velocity (entry 3)"], "Inf in midpoint's previous velocity",
+        "--integrator", "midpoint")
 refused(craft("accinf", set_last("state/acceleration", 3, np.inf), src=base_ga),
         [BAD, "/state/acceleration (entry 4)"], "Inf in a genalpha acceleration",
         "--integrator", "genalpha")
