@@ -194,6 +194,8 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
+  long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
+  long jac_stamped;  /* the one factor_stamp was last advanced for */
   /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
    * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
    * detection finds more points; only between the uses of pointers into them (detect,
@@ -1131,7 +1133,18 @@ static int dense_solve(int n, double *a, int nrhs, double *b) {
   return 1;
 }
 
-/* Z of the dense components the contacts touch (once per step: stamp) */
+/* a new factor_stamp when the Newton matrix was assembled since the last one: the
+ * components' Z are functions of its entries alone, so a matrix that the step's Newton
+ * iterations kept (chord iterations, no assembly) keeps them (the contact problem's later
+ * alternations and the position projection factored them again at every call) */
+static void stamp_components(MoreauWork *w) {
+  if (w->jac_stamped != w->jac_version) {
+    w->factor_stamp++;
+    w->jac_stamped = w->jac_version;
+  }
+}
+
+/* Z of the dense components the contacts touch (once per Newton matrix: stamp) */
 static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, int nc,
                                    mbsError *err) {
   const mbsSystem *sys = d->sys;
@@ -1361,7 +1374,7 @@ static void delassus_block(const MoreauWork *w, Contact *c) {
 
 /* J^-1 W and the Delassus blocks of the step's contacts, at the factored Newton matrix */
 static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
-  w->factor_stamp++;
+  stamp_components(w);
   w->xused = 0;
   for (int k = 0; k < w->nc; k++) {
     contact_components(w, &w->c[k]);
@@ -1864,6 +1877,7 @@ static double ctx_assemble(void *ctx, int with_jac) {
   StepCtx *p = ctx;
   MoreauWork *w = p->w;
   double scale = mbs_assemble(p->m, p->d, &w->base, p->s, p->dt, p->t0, with_jac);
+  w->jac_version += with_jac != 0;
   for (int k = 0; k < w->nc + w->npen; k++) {
     const Contact *c = k < w->nc ? &w->c[k] : &w->pen[k - w->nc];
     for (int e = 0; e < c->nw; e++) {
@@ -2028,7 +2042,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
-  w->factor_stamp++; /* the Newton matrix stays: its components are factored once */
+  stamp_components(w); /* the Newton matrix stays: its components are factored once */
   int nvp = 0;        /* the pairs of the first round's points (w->vp) */
   double moved = 0.0; /* [m] the largest position change of the rounds so far */
   for (int round = 0;; round++) {
@@ -2755,6 +2769,7 @@ static mbsStatus explicit_matrix(const mbsModel *m, mbsData *d, MoreauWork *w, d
     b->mu[r] = 0.0;
   }
   mbs_assemble(m, d, b, &s, dt, t1, 1);
+  w->jac_version++;
   memcpy(w->hres, d->res, (size_t)m->nq * sizeof(double));
   memcpy(b->q_prev, w->q0save, (size_t)m->nq * sizeof(double));
   mbsStatus st = mbs_newton_factor(d, repivot, err);
