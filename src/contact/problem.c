@@ -37,7 +37,8 @@
  *     of dice, whose G is sparse, keeps G's pattern (its LU there is 4x smaller). Both
  *     cost the blocks of G in the sweeps and the residuals (xi_row), which the caller
  *     forms;
- *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps.
+ *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps
+ *     or until they stall within the accepted residual (sweeps).
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
 #include <limits.h>
@@ -53,12 +54,15 @@
 #define DENSE_MAX 96       /* unknowns of an island solved with a dense LU */
 #define PRE_SWEEPS 10      /* Gauss-Seidel sweeps before Newton */
 #define CHECK_EVERY 4      /* Gauss-Seidel sweeps between residual checks */
+#define SWEEP_STALL 0.1    /* sweeps within the accepted residual stop when CHECK_EVERY of them
+                              take off less than this fraction of it */
 #define LM_MAX 1e-3        /* the largest Levenberg-Marquardt term, relative to |G| */
 #define LM_MIN 1e-14       /* the smallest */
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
 #define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
-#define STALL_ITER_OK 3    /* the same once the residual is within the accepted one */
+#define STALL_ITER_OK 3    /* the same once the best iterate's residual is within the accepted
+                              one (the non-monotone search may stand above it) */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
 #define SEG_MAX 32         /* components one contact may touch in the augmented form */
 #define NONMONO 8          /* Armijo against the largest merit of this many iterates */
@@ -441,10 +445,14 @@ static double island_residual(const mbsContactProblem *p, mbsContactSolver *cs, 
 }
 
 /* Gauss-Seidel sweeps over the island, at most max; returns the sweeps done, the residual
- * into *res (INFINITY when none was computed) */
+ * into *res (INFINITY when none was computed). They stop at p->tol, or once the residual is
+ * within p->accept and stalls: CHECK_EVERY sweeps that take off less than SWEEP_STALL of it
+ * (sweeps after a stalled Newton method level off at a floor that 100 more sweeps do not
+ * move: 3.79e-7 of the velocity scale from the 4th sweep to the 100th on a pile of dice) */
 static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
                   int max, double *res) {
   int s;
+  double last = INFINITY;
   *res = INFINITY;
   for (s = 1; s <= max; s++) {
     double chg = 0.0;
@@ -468,9 +476,10 @@ static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *m
     }
     if (chg <= p->tol || s % CHECK_EVERY == 0 || s == max) {
       *res = island_residual(p, cs, mem, n, p->L);
-      if (*res <= p->tol) {
+      if (*res <= p->tol || (*res <= p->accept && *res > (1.0 - SWEEP_STALL) * last)) {
         break;
       }
+      last = *res;
     }
   }
   return s <= max ? s : max;
@@ -1037,7 +1046,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
    * alternation) starts from the LU it left */
   int lu_ok = !dense && sp->held, refactor = !lu_ok, chord = 0;
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol &&
-              slow < (*res <= p->accept ? STALL_ITER_OK : STALL_ITER);
+              slow < (rlow <= p->accept ? STALL_ITER_OK : STALL_ITER);
        it++) {
     double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
     double res_before = *res;

@@ -64,6 +64,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,19 +134,42 @@ typedef struct {
   double r;      /* prox parameter */
   int status;    /* 0 open, 1 stick, 2 slip */
   int seen;      /* the position projection's last detection reported it */
-  int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
-  int widx[MAX_W];
-  double w[3][MAX_W];  /* the impulses' directions, at the step's evaluation point */
-  double wl[3][MAX_W]; /* the end velocities' columns, at the step's predicted end */
   int penalty;         /* 1: the penalty law, in the step's contact problem (implicit) */
   mbsContactPenalty pl; /* its law over the step (set_targets; pl.k = 0: unilateral) */
   int endlaw;          /* 1: the normal law constrains the end velocity (wl), 0: the
                           evaluation point's (w); the tangential laws always the end's */
   int ncomp;             /* components of the Newton matrix its coordinates belong to (a
                             rigid body's phi_x, phi_y, phi_z and directors are four) */
+  int nw;        /* W columns: entries (coordinates widx, values w[dir]) */
+  /* the arrays last: only their first nw (ncomp) entries are set, and only those are
+   * copied (contact_copy) */
+  int widx[MAX_W];
+  double w[3][MAX_W];  /* the impulses' directions, at the step's evaluation point */
+  double wl[3][MAX_W]; /* the end velocities' columns, at the step's predicted end */
   int comp[MAX_COMP];
   long xoff[MAX_COMP];   /* its J^-1 W columns: 3 vectors per component, at x + xoff */
 } Contact;
+
+/* the fields of a contact before its arrays: a point's identity, geometry, law and impulses
+ * (3.6 kB of a Contact are the W columns) */
+#define CONTACT_HEAD offsetof(Contact, widx)
+
+/* *dst = *src for the entries in use: the head and the first nw (ncomp) entries of the
+ * arrays (a whole Contact copied moved 3.6 kB per point, several times per step) */
+static void contact_copy(Contact *dst, const Contact *src) {
+  if (dst == src) {
+    return;
+  }
+  size_t nw = (size_t)src->nw, ncomp = (size_t)src->ncomp;
+  memcpy(dst, src, CONTACT_HEAD);
+  memcpy(dst->widx, src->widx, nw * sizeof(int));
+  for (int a = 0; a < 3; a++) {
+    memcpy(dst->w[a], src->w[a], nw * sizeof(double));
+    memcpy(dst->wl[a], src->wl[a], nw * sizeof(double));
+  }
+  memcpy(dst->comp, src->comp, ncomp * sizeof(int));
+  memcpy(dst->xoff, src->xoff, ncomp * sizeof(long));
+}
 
 /* a component of the Newton matrix */
 typedef struct {
@@ -171,6 +195,8 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
+  long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
+  long jac_stamped;  /* the one factor_stamp was last advanced for */
   /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
    * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
    * detection finds more points; only between the uses of pointers into them (detect,
@@ -914,7 +940,7 @@ static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const 
   for (int j = 0; j < np; j++) {
     const mbsContactPoint *p = &w->pts[j];
     Contact *c = &(*buf)[off + n++];
-    memset(c, 0, sizeof(*c));
+    memset(c, 0, CONTACT_HEAD); /* nw = ncomp = 0: the arrays are filled as they grow */
     c->pair = *pr;
     c->feature = p->feature;
     c->frame[0] = sa->attach;
@@ -1013,7 +1039,7 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
     c->end_found = 0;
     c->moving = reach > END_REACH;
     if (c->moving) {
-      w->vc[nmove++] = *c;
+      contact_copy(&w->vc[nmove++], c);
     }
   }
   /* vc holds 2 cap: the moving contacts (nmove <= nc <= cap), then their points at the end */
@@ -1043,7 +1069,8 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
     if (!hit) {
       continue;
     }
-    Contact old = *c;
+    Contact old;
+    contact_copy(&old, c);
     memcpy(c->n, hit->n, sizeof(c->n));
     memcpy(c->t1, hit->t1, sizeof(c->t1));
     memcpy(c->t2, hit->t2, sizeof(c->t2));
@@ -1140,7 +1167,18 @@ static int dense_solve(int n, double *a, int nrhs, double *b) {
   return 1;
 }
 
-/* Z of the dense components the contacts touch (once per step: stamp) */
+/* a new factor_stamp when the Newton matrix was assembled since the last one: the
+ * components' Z are functions of its entries alone, so a matrix that the step's Newton
+ * iterations kept (chord iterations, no assembly) keeps them (the contact problem's later
+ * alternations and the position projection factored them again at every call) */
+static void stamp_components(MoreauWork *w) {
+  if (w->jac_stamped != w->jac_version) {
+    w->factor_stamp++;
+    w->jac_stamped = w->jac_version;
+  }
+}
+
+/* Z of the dense components the contacts touch (once per Newton matrix: stamp) */
 static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, int nc,
                                    mbsError *err) {
   const mbsSystem *sys = d->sys;
@@ -1370,7 +1408,7 @@ static void delassus_block(const MoreauWork *w, Contact *c) {
 
 /* J^-1 W and the Delassus blocks of the step's contacts, at the factored Newton matrix */
 static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
-  w->factor_stamp++;
+  stamp_components(w);
   w->xused = 0;
   for (int k = 0; k < w->nc; k++) {
     contact_components(w, &w->c[k]);
@@ -1839,11 +1877,11 @@ static int gather(const mbsModel *m, MoreauWork *w, const double *q, const doubl
     if (sp->law == MBS_CONTACT_PENALTY && !implicit) {
       if (c->gap0 < 0.0) {
         penalty_impulse(sp, c, u0, dt);
-        w->pen[w->npen++] = *c;
+        contact_copy(&w->pen[w->npen++], c);
       }
       continue;
     }
-    w->c[keep++] = *c;
+    contact_copy(&w->c[keep++], c);
   }
   return nc < 0 ? nc : keep;
 }
@@ -1873,6 +1911,7 @@ static double ctx_assemble(void *ctx, int with_jac) {
   StepCtx *p = ctx;
   MoreauWork *w = p->w;
   double scale = mbs_assemble(p->m, p->d, &w->base, p->s, p->dt, p->t0, with_jac);
+  w->jac_version += with_jac != 0;
   for (int k = 0; k < w->nc + w->npen; k++) {
     const Contact *c = k < w->nc ? &w->c[k] : &w->pen[k - w->nc];
     for (int e = 0; e < c->nw; e++) {
@@ -1980,7 +2019,7 @@ static int impact_points(const mbsModel *m, MoreauWork *w, int nv) {
         c = &w->c[k];
       }
       Contact *v = &w->vc[n++];
-      *v = *c;
+      contact_copy(v, c);
       const mbsContactPoint *p = &w->pts[j];
       for (int d3 = 0; d3 < 3; d3++) {
         v->point[d3] = 0.5 * (p->pa[d3] + p->pb[d3]);
@@ -2037,7 +2076,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   int nq = m->nq;
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
-  w->factor_stamp++; /* the Newton matrix stays: its components are factored once */
+  stamp_components(w); /* the Newton matrix stays: its components are factored once */
   int nvp = 0;        /* the pairs of the first round's points (w->vp) */
   double moved = 0.0; /* [m] the largest position change of the rounds so far */
   for (int round = 0;; round++) {
@@ -2053,7 +2092,9 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     if (nv >= 0 && round == 0) {
       nv = impact_points(m, w, nv);
       nvp = nv;
-      memcpy(w->vp, w->vc, (size_t)(nv > 0 ? nv : 0) * sizeof(Contact));
+      for (int k = 0; k < nv; k++) {
+        contact_copy(&w->vp[k], &w->vc[k]);
+      }
     }
     if (nv == BROAD_NOMEM) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory in the broad phase");
@@ -2124,7 +2165,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         } else if (viol || w->vc[k].gap0 <= GAP_ACTIVE) {
           Contact *c = &w->vc[nclosed++];
           if (c != &w->vc[k]) {
-            *c = w->vc[k];
+            contact_copy(c, &w->vc[k]);
           }
           contact_columns(m, c, d->q, c->pa, c->pb);
         }
@@ -2363,7 +2404,11 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
   d->contact_sweeps += sweeps;
   d->contact_active_max = nc > d->contact_active_max ? nc : d->contact_active_max;
   /* the warm starts of the next step */
-  memcpy(w->prev, w->c, (size_t)nc * sizeof(Contact));
+  for (int k = 0; k < nc; k++) {
+    /* the heads: identity, impulses and tangents (step_try, state_export) */
+    memcpy(&w->prev[k], &w->c[k], CONTACT_HEAD);
+    w->prev[k].nw = w->prev[k].ncomp = 0;
+  }
   w->nprev = nc;
   w->nstep = nc + w->npen;
   for (int k = 0; k < w->nstep; k++) {
@@ -2458,7 +2503,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         }
       }
       if (keep != k) {
-        w->c[keep] = *c;
+        contact_copy(&w->c[keep], c);
       }
       keep++;
     }
@@ -2563,7 +2608,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         }
       }
       if (kept != k) {
-        w->c[kept] = *c;
+        contact_copy(&w->c[kept], c);
       }
       kept++;
     }
@@ -2758,6 +2803,7 @@ static mbsStatus explicit_matrix(const mbsModel *m, mbsData *d, MoreauWork *w, d
     b->mu[r] = 0.0;
   }
   mbs_assemble(m, d, b, &s, dt, t1, 1);
+  w->jac_version++;
   memcpy(w->hres, d->res, (size_t)m->nq * sizeof(double));
   memcpy(b->q_prev, w->q0save, (size_t)m->nq * sizeof(double));
   mbsStatus st = mbs_newton_factor(d, repivot, err);
@@ -2839,7 +2885,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
       c->target = c->gN0 < -(gdt + 1e-12) ? -c->e * c->gN0 : 0.0;
       c->tgt[0] = c->target;
       c->tgt[1] = c->tgt[2] = 0.0;
-      w->c[keep++] = *c;
+      contact_copy(&w->c[keep++], c);
     }
     nc = w->nc = keep;
   }
@@ -3141,7 +3187,7 @@ static mbsStatus import_contacts(const mbsModel *m, MoreauWork *w, const mbsStat
     }
     if (warm) {
       Contact *c = &w->prev[w->nprev++];
-      memset(c, 0, sizeof(*c));
+      memset(c, 0, CONTACT_HEAD);
       c->pair = r->pair;
       c->feature = r->feature;
       memcpy(c->L, r->impulse, sizeof(c->L));
