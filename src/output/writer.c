@@ -567,8 +567,9 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
   if (esize == 8) {
     /* eight doubles at a time: an 8 x 8 transpose of their bytes in registers (blocks of
      * 4, 2 and 1 bytes swapped across the diagonal), a quarter of the byte loop's time or
-     * less (measured on 16 KiB chunks). Direct writes have the file's little-endian bytes in memory (series_create), so a
-     * word loaded with memcpy has byte j of its double in bits 8j .. 8j + 7. */
+     * less (measured on 16 KiB chunks). Direct writes have the file's little-endian bytes
+     * in memory (series_create), so a word loaded with memcpy has byte j of its double in
+     * bits 8j .. 8j + 7. */
     const uint64_t m4 = 0x00000000FFFFFFFFull, m2 = 0x0000FFFF0000FFFFull;
     const uint64_t m1 = 0x00FF00FF00FF00FFull;
     for (; i0 + 8 <= nelem; i0 += 8) {
