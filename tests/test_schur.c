@@ -53,8 +53,7 @@ static int check_deck(const char *path) {
   mbs_solver_start(m, d);
   int steps = m->integrator == MBS_INTEGRATOR_STATIC ? 0 : 3;
   for (int k = 0; k < steps; k++) {
-    ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path,
-                  err.msg);
+    ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path, err.msg);
   }
   /* velocities off the constraints, by a deterministic pattern of 1e-3 of their size */
   double vs = fmax(norm_inf(d->v, m->nq), 1.0);

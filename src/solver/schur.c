@@ -38,17 +38,17 @@ struct mbsSchur {
   int *node_comp;  /* (nnode) block of each node */
   int *node_local; /* (nnode) its index within the block */
   /* G by rows, in the walk's entries (a coordinate may repeat) */
-  int *g_ptr;     /* (ncon + 1) */
-  int *g_idx;     /* (nnz) coordinates */
-  double *g_val;  /* (nnz) dg/dq at the last factor */
-  int *g_pos;     /* (nnz) place of each entry in its (row, block) dense piece in gblk */
+  int *g_ptr;    /* (ncon + 1) */
+  int *g_idx;    /* (nnz) coordinates */
+  double *g_val; /* (nnz) dg/dq at the last factor */
+  int *g_pos;    /* (nnz) place of each entry in its (row, block) dense piece in gblk */
   /* (row, block) pairs: the pieces of each row on each block it touches */
-  int *rc_ptr;    /* (ncon + 1) into the pairs */
-  int *rc_comp;   /* (nrc) block */
-  int *rc_off;    /* (nrc) offset of the pair's dense piece (3k values) in gblk and yblk */
-  int nblk;       /* values of all pieces */
-  double *gblk;   /* the pieces of G, dense per block */
-  double *yblk;   /* the pieces of (M^-1 G^T)^T = G M^-1 */
+  int *rc_ptr;  /* (ncon + 1) into the pairs */
+  int *rc_comp; /* (nrc) block */
+  int *rc_off;  /* (nrc) offset of the pair's dense piece (3k values) in gblk and yblk */
+  int nblk;     /* values of all pieces */
+  double *gblk; /* the pieces of G, dense per block */
+  double *yblk; /* the pieces of (M^-1 G^T)^T = G M^-1 */
   /* S = sum over blocks of the products of the pieces on that block */
   int npair;
   int *pair_i, *pair_j; /* (npair) (row, block) pairs i, j whose product adds to S */
@@ -64,11 +64,10 @@ void mbs_schur_destroy(mbsSchur *s) {
     return;
   }
   mbs_cholesky_destroy(s->chol);
-  void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,      s->node_comp,
-                  s->node_local, s->g_ptr,     s->g_idx,    s->g_val,    s->g_pos,
-                  s->rc_ptr,     s->rc_comp,   s->rc_off,   s->gblk,     s->yblk,
-                  s->pair_i,     s->pair_j,    s->pair_pos, s->s_colptr, s->s_rowind,
-                  s->s_val,      s->w1,        s->w2,       s->w3};
+  void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,    s->node_comp, s->node_local,
+                  s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
+                  s->rc_off,     s->gblk,      s->yblk,     s->pair_i, s->pair_j,    s->pair_pos,
+                  s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }

@@ -14,8 +14,7 @@ typedef struct mbsSchur mbsSchur;
  * does not suit it (a scalar coordinate, a beam, joints that engage, a mass block of more
  * than a body's 4 nodes, a node without mass, an inconsistent gradient pattern), NULL with
  * err filled (MBS_ERR_NOMEM, MBS_ERR_LINSOLVE) on failure */
-mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, double t,
-                           mbsError *err);
+mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, double t, mbsError *err);
 /* G at (q, t) and the Cholesky factor of S; MBS_ERR_LINSOLVE when S is not positive
  * definite or G's pattern is not the one of create: the caller then takes the KKT matrix */
 mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const double *q, double t,
