@@ -198,11 +198,21 @@ double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, con
 /* v <- v + dv with [M G^T; G 0] [dv; nu] = [0; -(G v + g_t)] on the factored KKT matrix;
  * repeated while it gains (round-off of one solve on a badly scaled system); returns the
  * residual left */
+/* G v + g_t at the factored configuration: from the Schur complement's G when the last
+ * factorization was its own (no walk over the rows) */
+static double factored_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
+                                double t, double *r) {
+  if (d->schur_factored) {
+    return mbs_schur_velocity_residual(d->schur, m, q, v, t, r);
+  }
+  return mbs_velocity_residual(m, d, q, v, t, r);
+}
+
 static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double *v, double t,
                          double *left, mbsError *err) {
   int nq = m->nq;
   double *rhs = d->res, *x = d->dx;
-  double r = mbs_velocity_residual(m, d, q, v, t, rhs + nq);
+  double r = factored_residual(m, d, q, v, t, rhs + nq);
   /* round-off of G v: eps |G| |v| with |G| ~ |q| for the quadratic rows */
   double floor = 8.0 * DBL_EPSILON;
   for (int i = 0; i < nq; i++) {
@@ -220,7 +230,7 @@ static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double 
     for (int i = 0; i < nq; i++) {
       d->vtmp[i] = v[i] + x[i];
     }
-    double rn = mbs_velocity_residual(m, d, q, d->vtmp, t, rhs + nq);
+    double rn = factored_residual(m, d, q, d->vtmp, t, rhs + nq);
     if (!(rn < r)) {
       break;
     }

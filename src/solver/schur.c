@@ -18,11 +18,14 @@
  * precision, or whose system has grown a dynamic tail, takes the KKT matrix too. */
 #include "solver/schur.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbsim/elements.h"
 #include "solver/system.h"
 #include "util/linsolve.h"
+#include "util/vec3.h"
 
 /* the largest mass block handled: a body's four nodes (phi, d1, d2, d3) */
 #define SCHUR_MAXK 4
@@ -499,4 +502,45 @@ mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, doubl
   mass_solve(s, s->w1, x);
   memcpy(x + nq, s->w3, (size_t)nc * sizeof(double));
   return MBS_OK;
+}
+
+double mbs_schur_velocity_residual(const mbsSchur *s, const mbsModel *m, const double *q,
+                                   const double *v, double t, double *r) {
+  double worst = 0.0;
+  /* quadratic rows: node by node, as the walk lists them (entries 3k .. 3k+2: node k) */
+  for (int row = 0; row < m->nrow; row++) {
+    double sum = 0.0;
+    for (int e = s->g_ptr[row]; e < s->g_ptr[row + 1]; e += 3) {
+      sum += vdot(s->g_val + e, v + s->g_idx[e]);
+    }
+    if (r) {
+      r[row] = sum;
+    }
+    worst = fmax(worst, fabs(sum));
+  }
+  /* element rows: the element's rates g_t, once for all its rows */
+  double gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->ncon == 0) {
+      continue;
+    }
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    memset(gt, 0, sizeof(gt));
+    if (kind->constraint_rates) {
+      kind->constraint_rates(m, el, q, v, t, gt, gdd);
+    }
+    for (int c = 0; c < el->ncon; c++) {
+      int row = el->con0 + c;
+      double sum = gt[c];
+      for (int e = s->g_ptr[row]; e < s->g_ptr[row + 1]; e++) {
+        sum += s->g_val[e] * v[s->g_idx[e]];
+      }
+      if (r) {
+        r[row] = sum;
+      }
+      worst = fmax(worst, fabs(sum));
+    }
+  }
+  return worst;
 }

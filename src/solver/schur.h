@@ -22,6 +22,10 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
 /* x = [M G^T; G 0]^-1 b (b and x: nq + ncon, not aliased) with the last factor */
 mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, double *x,
                           mbsError *err);
+/* max |G v + g_t| at the last factor's (q, t), and G v + g_t into r (ncon, may be NULL):
+ * mbs_velocity_residual with the G of the factor instead of a walk over the rows */
+double mbs_schur_velocity_residual(const mbsSchur *s, const mbsModel *m, const double *q,
+                                   const double *v, double t, double *r);
 void mbs_schur_destroy(mbsSchur *s);
 
 #endif
