@@ -154,6 +154,12 @@ typedef struct mbsData {
   mbsSystem *sys;  /* the Newton matrix's pattern, scatter maps and LU (solver/system.h) */
   mbsLinsolve *ls; /* sys->ls */
   mbsLinsolve *kkt_ls; /* sys->kkt_ls */
+  struct mbsSchur *schur; /* the records' KKT systems through S = G M^-1 G^T (solver/schur.h),
+                             made at the first record; NULL before or when the model does not
+                             suit it */
+  int schur_state;        /* 0: not tried yet, 1: made, -1: the KKT matrix (KLU or UMFPACK)
+                             for every record (the model does not suit it, or a caller asked) */
+  int schur_factored;     /* 1: the last KKT factorization is the Schur complement's */
 
   /* spacetime's action integral per temporal element (seed 003 sec. 4.2): when set, called
    * once for each element whose end a step passes, in time order, with row = its start and

@@ -29,6 +29,7 @@
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
 #include "solver/integrator.h"
+#include "solver/schur.h"
 #include "util/linsolve.h"
 #include "solver/system.h"
 #include "util/vec3.h"
@@ -92,12 +93,18 @@ static mbsStatus kkt_factor_weighted(const mbsModel *m, mbsData *d, const double
                                      double beam_weight, mbsError *err) {
   kkt_fill(m, d, q, t, beam_weight);
   d->factorizations++;
+  d->schur_factored = 0;
   return mbs_linsolve_factor(d->kkt_ls, d->kkt_jac, 1, err);
 }
 
-/* a solve with the KKT factorization, counted with the Newton driver's */
-static mbsStatus kkt_solve(mbsData *d, const double *b, double *x, mbsError *err) {
+/* a solve with the last KKT factorization (the Schur complement's or the matrix's),
+ * counted with the Newton driver's */
+static mbsStatus kkt_solve(const mbsModel *m, mbsData *d, const double *b, double *x,
+                           mbsError *err) {
   d->solves++;
+  if (d->schur_factored) {
+    return mbs_schur_solve(d->schur, m, b, x, err);
+  }
   return mbs_linsolve_solve(d->kkt_ls, d->kkt_jac, b, x, err);
 }
 
@@ -121,6 +128,36 @@ mbsStatus mbs_solver_pin(const mbsModel *m, mbsData *d, mbsError *err) {
 
 static mbsStatus kkt_factor(const mbsModel *m, mbsData *d, const double *q, double t,
                             mbsError *err) {
+  return kkt_factor_weighted(m, d, q, t, 1.0, err);
+}
+
+/* a record's KKT systems at (q, t) factored for the solves that follow: through the Schur
+ * complement of the constant mass matrix where the model suits it (schur.c: a Cholesky of
+ * S = G M^-1 G^T, ncon x ncon, instead of an LU of the KKT matrix on the whole Newton
+ * pattern), else, or when S is not positive definite, the KKT matrix itself. Either way
+ * a function of this configuration alone. Only the records' observation takes this path:
+ * what changes the integrator's state (the initial velocities, a projection after a
+ * kink, a capture) keeps the KKT matrix, so its steps are those of before. */
+static mbsStatus record_factor(const mbsModel *m, mbsData *d, const double *q, double t,
+                               mbsError *err) {
+  if (d->schur_state == 0) {
+    mbsError serr;
+    memset(&serr, 0, sizeof(serr));
+    d->schur = mbs_schur_create(m, d, q, t, &serr);
+    if (!d->schur && serr.status == MBS_ERR_NOMEM) {
+      *err = serr;
+      return serr.status;
+    }
+    d->schur_state = d->schur ? 1 : -1;
+  }
+  if (d->schur_state > 0) {
+    mbsError serr;
+    if (mbs_schur_factor(d->schur, m, d, q, t, &serr) == MBS_OK) {
+      d->factorizations++;
+      d->schur_factored = 1;
+      return MBS_OK;
+    }
+  }
   return kkt_factor_weighted(m, d, q, t, 1.0, err);
 }
 
@@ -161,11 +198,21 @@ double mbs_velocity_residual(const mbsModel *m, mbsData *d, const double *q, con
 /* v <- v + dv with [M G^T; G 0] [dv; nu] = [0; -(G v + g_t)] on the factored KKT matrix;
  * repeated while it gains (round-off of one solve on a badly scaled system); returns the
  * residual left */
+/* G v + g_t at the factored configuration: from the Schur complement's G when the last
+ * factorization was its own (no walk over the rows) */
+static double factored_residual(const mbsModel *m, mbsData *d, const double *q, const double *v,
+                                double t, double *r) {
+  if (d->schur_factored) {
+    return mbs_schur_velocity_residual(d->schur, m, q, v, t, r);
+  }
+  return mbs_velocity_residual(m, d, q, v, t, r);
+}
+
 static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double *v, double t,
                          double *left, mbsError *err) {
   int nq = m->nq;
   double *rhs = d->res, *x = d->dx;
-  double r = mbs_velocity_residual(m, d, q, v, t, rhs + nq);
+  double r = factored_residual(m, d, q, v, t, rhs + nq);
   /* round-off of G v: eps |G| |v| with |G| ~ |q| for the quadratic rows */
   double floor = 8.0 * DBL_EPSILON;
   for (int i = 0; i < nq; i++) {
@@ -176,14 +223,14 @@ static mbsStatus project(const mbsModel *m, mbsData *d, const double *q, double 
     for (int i = 0; i < m->ncon; i++) {
       rhs[nq + i] = -rhs[nq + i];
     }
-    mbsStatus st = kkt_solve(d, rhs, x, err);
+    mbsStatus st = kkt_solve(m, d, rhs, x, err);
     if (st != MBS_OK) {
       return st;
     }
     for (int i = 0; i < nq; i++) {
       d->vtmp[i] = v[i] + x[i];
     }
-    double rn = mbs_velocity_residual(m, d, q, d->vtmp, t, rhs + nq);
+    double rn = factored_residual(m, d, q, d->vtmp, t, rhs + nq);
     if (!(rn < r)) {
       break;
     }
@@ -278,7 +325,7 @@ mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
   d->velocity_violation = 0.0;
   /* without constraints the matrix is M alone: nothing to project, but the accelerations
    * (genalpha's start) still come from it */
-  mbsStatus st = kkt_factor(m, d, q, t, err);
+  mbsStatus st = record_factor(m, d, q, t, err);
   if (st == MBS_OK && m->ncon > 0) {
     st = project(m, d, q, d->v_rec, t, &d->velocity_violation, err);
   }
@@ -343,7 +390,7 @@ mbsStatus mbs_consistent_index1(const mbsModel *m, mbsData *d, mbsError *err) {
     }
     r[nq + row] = -curv;
   }
-  st = kkt_solve(d, r, d->dx, err);
+  st = kkt_solve(m, d, r, d->dx, err);
   if (st != MBS_OK) {
     return st;
   }
@@ -470,7 +517,7 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
   for (int i = 0; i < m->ncon; i++) {
     rhs[nq + i] = -rhs[nq + i];
   }
-  if ((st = kkt_solve(d, rhs, y0, err)) != MBS_OK) {
+  if ((st = kkt_solve(m, d, rhs, y0, err)) != MBS_OK) {
     goto done;
   }
   for (int k = 0; k < nr; k++) {
@@ -478,7 +525,7 @@ mbsStatus mbs_solver_initial_velocities(const mbsModel *m, mbsData *d, double *m
     for (int i = 0; i < nrow[k]; i++) {
       rhs[idx[k * mq + i]] = coef[k * mq + i];
     }
-    if ((st = kkt_solve(d, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
+    if ((st = kkt_solve(m, d, rhs, Y + (size_t)k * ns, err)) != MBS_OK) {
       goto done;
     }
   }
@@ -654,7 +701,7 @@ mbsStatus mbs_solver_assemble(const mbsModel *m, mbsData *d, mbsAssembly *out, m
     for (mbs_rows_begin(&ri, m, q, 0.0, 0, work); mbs_rows_next(&ri);) {
       rhs[nq + ri.row] = -ri.g;
     }
-    if ((st = kkt_solve(d, rhs, x, err)) != MBS_OK) {
+    if ((st = kkt_solve(m, d, rhs, x, err)) != MBS_OK) {
       goto done;
     }
     int gained = 0;

@@ -6,6 +6,7 @@
 #include "mbsim/solver.h"
 #include "solver/integrator.h"
 #include "util/linsolve.h"
+#include "solver/schur.h"
 #include "solver/system.h"
 #include "util/arena.h"
 
@@ -121,6 +122,7 @@ void mbs_data_destroy(mbsData *d) {
   }
   mbs_arena_free(d->arena);
   free(d->arena);
+  mbs_schur_destroy(d->schur);
   void *ptrs[] = {
       d->q,          d->v,           d->lambda,     d->res,      d->dx,          d->jac,
       d->ework,      d->body_pos,    d->body_rot,   d->body_vel, d->body_omega,  d->joint_reaction,

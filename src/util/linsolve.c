@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <amd.h>
+#include <cholmod.h>
 #include <klu.h>
 #include <umfpack.h>
 
@@ -341,5 +342,110 @@ mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *per
     return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "AMD ordering failed (status %d)",
                          status);
   }
+  return MBS_OK;
+}
+
+/* ---------- sparse Cholesky (CHOLMOD) ---------- */
+
+struct mbsCholesky {
+  cholmod_common cc;
+  int started;
+  cholmod_sparse *A; /* the lower triangle (stype -1); its values are the caller's last */
+  cholmod_factor *L;
+  cholmod_dense *B, *X, *Y, *E; /* solve's right-hand side, solution and workspaces */
+  int factored;
+};
+
+static mbsStatus cholmod_fail(mbsCholesky *ch, const char *what, mbsError *err) {
+  if (ch->cc.status == CHOLMOD_OUT_OF_MEMORY) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (CHOLMOD %s)", what);
+  }
+  return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "CHOLMOD %s failed (status %d)", what,
+                       ch->cc.status);
+}
+
+void mbs_cholesky_destroy(mbsCholesky *ch) {
+  if (!ch) {
+    return;
+  }
+  if (ch->started) {
+    cholmod_free_sparse(&ch->A, &ch->cc);
+    cholmod_free_factor(&ch->L, &ch->cc);
+    cholmod_free_dense(&ch->B, &ch->cc);
+    cholmod_free_dense(&ch->X, &ch->cc);
+    cholmod_free_dense(&ch->Y, &ch->cc);
+    cholmod_free_dense(&ch->E, &ch->cc);
+    cholmod_finish(&ch->cc);
+  }
+  free(ch);
+}
+
+mbsCholesky *mbs_cholesky_create(int n, const int *colptr, const int *rowind, mbsError *err) {
+  mbsCholesky *ch = calloc(1, sizeof(*ch));
+  if (!ch) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (Cholesky factorization)");
+    return NULL;
+  }
+  ch->started = cholmod_start(&ch->cc);
+  if (!ch->started) {
+    mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "CHOLMOD: cannot start");
+    free(ch);
+    return NULL;
+  }
+  /* quiet, AMD alone (no search among orderings: the same order every run), and a
+   * simplicial or supernodal factor as CHOLMOD judges from the fill */
+  ch->cc.print = 0;
+  ch->cc.error_handler = NULL;
+  ch->cc.nmethods = 1;
+  ch->cc.method[0].ordering = CHOLMOD_AMD;
+  ch->cc.postorder = 1;
+  size_t nnz = (size_t)colptr[n];
+  ch->A = cholmod_allocate_sparse((size_t)n, (size_t)n, nnz > 0 ? nnz : 1, 1, 1, -1, CHOLMOD_REAL,
+                                  &ch->cc);
+  ch->B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, &ch->cc);
+  if (!ch->A || !ch->B) {
+    cholmod_fail(ch, "allocation", err);
+    mbs_cholesky_destroy(ch);
+    return NULL;
+  }
+  memcpy(ch->A->p, colptr, (size_t)(n + 1) * sizeof(int));
+  memcpy(ch->A->i, rowind, nnz * sizeof(int));
+  memset(ch->A->x, 0, (nnz > 0 ? nnz : 1) * sizeof(double));
+  ch->L = cholmod_analyze(ch->A, &ch->cc);
+  if (!ch->L) {
+    cholmod_fail(ch, "analysis", err);
+    mbs_cholesky_destroy(ch);
+    return NULL;
+  }
+  return ch;
+}
+
+mbsStatus mbs_cholesky_factor(mbsCholesky *ch, const double *values, mbsError *err) {
+  size_t nnz = (size_t)((const int *)ch->A->p)[ch->A->ncol];
+  memcpy(ch->A->x, values, nnz * sizeof(double));
+  ch->factored = 0;
+  if (!cholmod_factorize(ch->A, ch->L, &ch->cc)) {
+    return cholmod_fail(ch, "factorization", err);
+  }
+  if (ch->cc.status == CHOLMOD_NOT_POSDEF) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                         "the matrix is not positive definite (column %d)", (int)ch->L->minor);
+  }
+  ch->factored = 1;
+  return MBS_OK;
+}
+
+mbsStatus mbs_cholesky_solve(mbsCholesky *ch, const double *b, double *x, mbsError *err) {
+  if (!ch->factored) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                         "Cholesky: solve before factorization");
+  }
+  size_t n = ch->A->nrow;
+  memcpy(ch->B->x, b, n * sizeof(double));
+  /* X, Y and E are allocated by the first solve and reused by the next ones */
+  if (!cholmod_solve2(CHOLMOD_A, ch->L, ch->B, NULL, &ch->X, NULL, &ch->Y, &ch->E, &ch->cc)) {
+    return cholmod_fail(ch, "solve", err);
+  }
+  memcpy(x, ch->X->x, n * sizeof(double));
   return MBS_OK;
 }

@@ -58,6 +58,19 @@ double mbs_linsolve_lu_entries(const mbsLinsolve *ls);
  * matrix (colptr, rowind: duplicate and unsorted entries allowed; its transpose's pattern is
  * added) into perm (n); MBS_ERR_NOMEM or MBS_ERR_LINSOLVE (err filled). */
 mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err);
+
+/* A sparse Cholesky factorization L L^T of a symmetric positive definite n x n matrix
+ * (CHOLMOD): the pattern, its lower triangle in compressed columns (colptr (n + 1), rowind
+ * sorted within each column), is copied and analysed once (AMD order); each factor() is
+ * numeric only, and neither it nor solve() allocates after the first. */
+typedef struct mbsCholesky mbsCholesky;
+mbsCholesky *mbs_cholesky_create(int n, const int *colptr, const int *rowind, mbsError *err);
+/* factor the matrix with these values (colptr[n] of them, in the pattern's order); a matrix
+ * that is not positive definite (to working precision) is MBS_ERR_LINSOLVE */
+mbsStatus mbs_cholesky_factor(mbsCholesky *ch, const double *values, mbsError *err);
+/* x = A^-1 b with the last factorization (b and x: n; they may not alias) */
+mbsStatus mbs_cholesky_solve(mbsCholesky *ch, const double *b, double *x, mbsError *err);
+void mbs_cholesky_destroy(mbsCholesky *ch);
 void mbs_linsolve_destroy(mbsLinsolve *ls);
 
 #endif

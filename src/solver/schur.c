@@ -1,0 +1,546 @@
+/* schur.c: the records' KKT systems through the Schur complement of the mass matrix.
+ *
+ * A record solves [M G^T; G 0] [x; y] = [b; c] twice at one configuration (the projection
+ * of the velocities and the index-1 multipliers, consistent.c). In natural coordinates M is
+ * constant (seed 000 eq. 15: M = M^ab (x) I3, one block of at most four nodes per body), so
+ * its inverse is known block by block from the start, and the system reduces to
+ *     S y = G M^-1 b - c,   x = M^-1 (b - G^T y),   S = G M^-1 G^T,
+ * with S symmetric positive definite when the rows of G are independent (the compiled model
+ * keeps independent rows only: redundancy.c). S has a row per constraint and couples the
+ * rows that share a body: for a chain of rigid bodies it is 9N x 9N and block tridiagonal,
+ * where the KKT matrix is 21N x 21N with an LU on the Newton matrix's whole pattern. S is
+ * assembled body by body from G's rows (G M^-1 G^T restricted to each mass block) and
+ * factored by a sparse Cholesky (CHOLMOD) whose symbolic analysis is done once.
+ *
+ * Models this does not suit keep the KKT matrix (mbs_schur_create returns NULL): scalar
+ * coordinates or beams (their mass blocks span a whole beam), joints that engage (released
+ * rows), a node without mass. A record whose S is not positive definite to working
+ * precision, or whose system has grown a dynamic tail, takes the KKT matrix too. */
+#include "solver/schur.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/elements.h"
+#include "solver/system.h"
+#include "util/linsolve.h"
+#include "util/vec3.h"
+
+/* the largest mass block handled: a body's four nodes (phi, d1, d2, d3) */
+#define SCHUR_MAXK 4
+
+struct mbsSchur {
+  int nq, ncon;
+  /* mass blocks: the connected node sets of M^ab */
+  int ncomp;
+  int *comp_start; /* (ncomp + 1) into comp_node */
+  int *comp_node;  /* (nnode) the nodes of each block, increasing */
+  int *comp_inv;   /* (ncomp) offset of the block's k x k inverse in inv */
+  double *inv;     /* the inverses of the blocks M^ab [1/kg, ...] */
+  int *node_comp;  /* (nnode) block of each node */
+  int *node_local; /* (nnode) its index within the block */
+  /* G by rows, in the walk's entries (a coordinate may repeat) */
+  int *g_ptr;    /* (ncon + 1) */
+  int *g_idx;    /* (nnz) coordinates */
+  double *g_val; /* (nnz) dg/dq at the last factor */
+  int *g_pos;    /* (nnz) place of each entry in its (row, block) dense piece in gblk */
+  /* (row, block) pairs: the pieces of each row on each block it touches */
+  int *rc_ptr;  /* (ncon + 1) into the pairs */
+  int *rc_comp; /* (nrc) block */
+  int *rc_off;  /* (nrc) offset of the pair's dense piece (3k values) in gblk and yblk */
+  int nblk;     /* values of all pieces */
+  double *gblk; /* the pieces of G, dense per block */
+  double *yblk; /* the pieces of (M^-1 G^T)^T = G M^-1 */
+  /* S = sum over blocks of the products of the pieces on that block */
+  int npair;
+  int *pair_i, *pair_j; /* (npair) (row, block) pairs i, j whose product adds to S */
+  int *pair_pos;        /* (npair) into S's values */
+  int *s_colptr, *s_rowind;
+  double *s_val;
+  mbsCholesky *chol;
+  double *w1, *w2, *w3; /* (nq), (ncon), (ncon) scratch of solve */
+};
+
+void mbs_schur_destroy(mbsSchur *s) {
+  if (!s) {
+    return;
+  }
+  mbs_cholesky_destroy(s->chol);
+  void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,    s->node_comp, s->node_local,
+                  s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
+                  s->rc_off,     s->gblk,      s->yblk,     s->pair_i, s->pair_j,    s->pair_pos,
+                  s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3};
+  for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+    free(ptrs[i]);
+  }
+  free(s);
+}
+
+static int find_root(int *parent, int a) {
+  while (parent[a] != a) {
+    parent[a] = parent[parent[a]];
+    a = parent[a];
+  }
+  return a;
+}
+
+/* the inverse of the symmetric positive definite k x k matrix A (row-major) into Ai by
+ * Gauss-Jordan elimination on the diagonal (no pivoting is needed for an SPD matrix);
+ * returns 0 when a pivot is not positive */
+static int spd_inverse(double *Ai, const double *A, int k) {
+  double a[SCHUR_MAXK * SCHUR_MAXK];
+  memcpy(a, A, (size_t)(k * k) * sizeof(double));
+  for (int i = 0; i < k * k; i++) {
+    Ai[i] = (i / k == i % k) ? 1.0 : 0.0;
+  }
+  for (int p = 0; p < k; p++) {
+    double piv = a[p * k + p];
+    if (!(piv > 0.0)) {
+      return 0;
+    }
+    for (int j = 0; j < k; j++) {
+      a[p * k + j] /= piv;
+      Ai[p * k + j] /= piv;
+    }
+    for (int i = 0; i < k; i++) {
+      double f = a[i * k + p];
+      if (i == p || f == 0.0) {
+        continue;
+      }
+      for (int j = 0; j < k; j++) {
+        a[i * k + j] -= f * a[p * k + j];
+        Ai[i * k + j] -= f * Ai[p * k + j];
+      }
+    }
+  }
+  return 1;
+}
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* the mass blocks and their inverses; 0 when M does not suit (a block too large or not
+ * positive definite, a node without mass), -1 when out of memory */
+static int mass_blocks(mbsSchur *s, const mbsModel *m) {
+  int nn = m->nnode;
+  int *parent = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(int));
+  s->node_comp = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(int));
+  s->node_local = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(int));
+  s->comp_node = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(int));
+  s->comp_start = malloc((size_t)(nn + 1) * sizeof(int));
+  if (!parent || !s->node_comp || !s->node_local || !s->comp_node || !s->comp_start) {
+    free(parent);
+    return -1;
+  }
+  for (int a = 0; a < nn; a++) {
+    parent[a] = a;
+  }
+  for (int e = 0; e < m->nmass; e++) {
+    int ra = find_root(parent, m->mass_a[e]), rb = find_root(parent, m->mass_b[e]);
+    if (ra != rb) {
+      parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+    }
+  }
+  /* blocks numbered by their smallest node; nodes of a block in increasing order */
+  int nc = 0;
+  for (int a = 0; a < nn; a++) {
+    int r = find_root(parent, a);
+    s->node_comp[a] = r == a ? nc++ : s->node_comp[r];
+  }
+  free(parent);
+  s->ncomp = nc;
+  memset(s->comp_start, 0, (size_t)(nn + 1) * sizeof(int));
+  for (int a = 0; a < nn; a++) {
+    s->comp_start[s->node_comp[a] + 1]++;
+  }
+  for (int c = 0; c < nc; c++) {
+    if (s->comp_start[c + 1] > SCHUR_MAXK) {
+      return 0;
+    }
+    s->comp_start[c + 1] += s->comp_start[c];
+  }
+  int *fill = calloc((size_t)(nc > 0 ? nc : 1), sizeof(int));
+  s->comp_inv = malloc((size_t)(nc > 0 ? nc : 1) * sizeof(int));
+  if (!fill || !s->comp_inv) {
+    free(fill);
+    return -1;
+  }
+  int ninv = 0;
+  for (int c = 0; c < nc; c++) {
+    int k = s->comp_start[c + 1] - s->comp_start[c];
+    s->comp_inv[c] = ninv;
+    ninv += k * k;
+  }
+  for (int a = 0; a < nn; a++) {
+    int c = s->node_comp[a];
+    s->node_local[a] = fill[c];
+    s->comp_node[s->comp_start[c] + fill[c]++] = a;
+  }
+  free(fill);
+  double *blk = calloc((size_t)(ninv > 0 ? ninv : 1), sizeof(double));
+  s->inv = malloc((size_t)(ninv > 0 ? ninv : 1) * sizeof(double));
+  if (!blk || !s->inv) {
+    free(blk);
+    return -1;
+  }
+  /* M^ab, a <= b listed once (a == b: the diagonal) */
+  for (int e = 0; e < m->nmass; e++) {
+    int a = m->mass_a[e], b = m->mass_b[e], c = s->node_comp[a];
+    int k = s->comp_start[c + 1] - s->comp_start[c];
+    int la = s->node_local[a], lb = s->node_local[b];
+    blk[s->comp_inv[c] + la * k + lb] += m->mass_val[e];
+    if (a != b) {
+      blk[s->comp_inv[c] + lb * k + la] += m->mass_val[e];
+    }
+  }
+  int ok = 1;
+  for (int c = 0; c < nc && ok; c++) {
+    int k = s->comp_start[c + 1] - s->comp_start[c];
+    ok = spd_inverse(s->inv + s->comp_inv[c], blk + s->comp_inv[c], k);
+  }
+  free(blk);
+  return ok;
+}
+
+/* G's pattern from a walk at (q, t), its (row, block) pieces and S's pattern; 0 when it
+ * does not suit (a scalar coordinate in a row), -1 when out of memory */
+static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double *q, double t) {
+  int nc = m->ncon;
+  mbsRowIter it;
+  /* entries per row */
+  s->g_ptr = calloc((size_t)nc + 1, sizeof(int));
+  s->rc_ptr = calloc((size_t)nc + 1, sizeof(int));
+  if (!s->g_ptr || !s->rc_ptr) {
+    return -1;
+  }
+  for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
+    s->g_ptr[it.row + 1] = it.nz;
+  }
+  for (int r = 0; r < nc; r++) {
+    s->g_ptr[r + 1] += s->g_ptr[r];
+  }
+  int nnz = s->g_ptr[nc];
+  s->g_idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
+  s->g_val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(double));
+  s->g_pos = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
+  /* at most one piece per entry */
+  s->rc_comp = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
+  s->rc_off = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
+  if (!s->g_idx || !s->g_val || !s->g_pos || !s->rc_comp || !s->rc_off) {
+    return -1;
+  }
+  int nrc = 0, off = 0;
+  for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
+    int r = it.row, first = nrc;
+    for (int i = 0; i < it.nz; i++) {
+      int j = it.idx[i];
+      if (j < 0 || j >= 3 * m->nnode) {
+        return 0;
+      }
+      s->g_idx[s->g_ptr[r] + i] = j;
+    }
+    /* the pieces of row r in the order the rows come (the walk goes r = 0, 1, ...) */
+    s->rc_ptr[r] = nrc;
+    for (int i = 0; i < it.nz; i++) {
+      int c = s->node_comp[it.idx[i] / 3], p = first;
+      while (p < nrc && s->rc_comp[p] != c) {
+        p++;
+      }
+      if (p == nrc) {
+        s->rc_comp[nrc] = c;
+        s->rc_off[nrc++] = off;
+        off += 3 * (s->comp_start[c + 1] - s->comp_start[c]);
+      }
+      s->g_pos[s->g_ptr[r] + i] = s->rc_off[p] + 3 * s->node_local[it.idx[i] / 3] + it.idx[i] % 3;
+    }
+    s->rc_ptr[r + 1] = nrc;
+  }
+  s->nblk = off;
+  s->gblk = malloc((size_t)(off > 0 ? off : 1) * sizeof(double));
+  s->yblk = malloc((size_t)(off > 0 ? off : 1) * sizeof(double));
+  if (!s->gblk || !s->yblk) {
+    return -1;
+  }
+
+  /* the pieces on each block, then every product of two of them (i >= j by row) */
+  int ncomp = s->ncomp;
+  int *cstart = calloc((size_t)ncomp + 1, sizeof(int));
+  int *clist = malloc((size_t)(nrc > 0 ? nrc : 1) * sizeof(int));
+  int *cfill = calloc((size_t)(ncomp > 0 ? ncomp : 1), sizeof(int));
+  if (!cstart || !clist || !cfill) {
+    free(cstart);
+    free(clist);
+    free(cfill);
+    return -1;
+  }
+  for (int p = 0; p < nrc; p++) {
+    cstart[s->rc_comp[p] + 1]++;
+  }
+  long np = 0;
+  for (int c = 0; c < ncomp; c++) {
+    long n = cstart[c + 1];
+    np += n * (n + 1) / 2;
+    cstart[c + 1] += cstart[c];
+  }
+  /* rows in increasing order within each block: the pieces are numbered by row */
+  for (int p = 0; p < nrc; p++) {
+    int c = s->rc_comp[p];
+    clist[cstart[c] + cfill[c]++] = p;
+  }
+  free(cfill);
+  int *prow = malloc((size_t)(nrc > 0 ? nrc : 1) * sizeof(int));
+  s->pair_i = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  s->pair_j = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  s->pair_pos = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  long *key = malloc((size_t)(np > 0 ? np : 1) * sizeof(long));
+  if (!prow || !s->pair_i || !s->pair_j || !s->pair_pos || !key) {
+    free(prow);
+    free(key);
+    free(cstart);
+    free(clist);
+    return -1;
+  }
+  for (int r = 0; r < nc; r++) {
+    for (int p = s->rc_ptr[r]; p < s->rc_ptr[r + 1]; p++) {
+      prow[p] = r;
+    }
+  }
+  s->npair = (int)np;
+  np = 0;
+  for (int c = 0; c < ncomp; c++) {
+    for (int a = cstart[c]; a < cstart[c + 1]; a++) {
+      for (int b = cstart[c]; b <= a; b++) {
+        s->pair_i[np] = clist[a];
+        s->pair_j[np] = clist[b];
+        /* lower triangle by columns: column = the smaller row */
+        int ra = prow[clist[a]], rb = prow[clist[b]];
+        key[np] = ra < rb ? (long)ra * nc + rb : (long)rb * nc + ra;
+        np++;
+      }
+    }
+  }
+  free(cstart);
+  free(clist);
+  long *sorted = malloc((size_t)(np > 0 ? np : 1) * sizeof(long));
+  if (!sorted) {
+    free(prow);
+    free(key);
+    return -1;
+  }
+  memcpy(sorted, key, (size_t)np * sizeof(long));
+  qsort(sorted, (size_t)np, sizeof(long), cmp_long);
+  long ns = 0;
+  for (long k = 0; k < np; k++) {
+    if (ns == 0 || sorted[k] != sorted[ns - 1]) {
+      sorted[ns++] = sorted[k];
+    }
+  }
+  s->s_colptr = calloc((size_t)nc + 1, sizeof(int));
+  s->s_rowind = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(int));
+  s->s_val = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double));
+  if (!s->s_colptr || !s->s_rowind || !s->s_val) {
+    free(prow);
+    free(key);
+    free(sorted);
+    return -1;
+  }
+  for (long k = 0; k < ns; k++) {
+    s->s_colptr[sorted[k] / nc + 1]++;
+    s->s_rowind[k] = (int)(sorted[k] % nc);
+  }
+  for (int r = 0; r < nc; r++) {
+    s->s_colptr[r + 1] += s->s_colptr[r];
+  }
+  for (long k = 0; k < np; k++) {
+    long *hit = bsearch(&key[k], sorted, (size_t)ns, sizeof(long), cmp_long);
+    s->pair_pos[k] = (int)(hit - sorted);
+  }
+  free(prow);
+  free(key);
+  free(sorted);
+  return 1;
+}
+
+mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, double t,
+                           mbsError *err) {
+  if (m->ncon == 0 || m->nscalar > 0 || m->nbeam > 0 || m->nengage > 0 ||
+      d->sys->n != m->nq + m->ncon) {
+    return NULL;
+  }
+  mbsSchur *s = calloc(1, sizeof(*s));
+  if (!s) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (Schur complement)");
+    return NULL;
+  }
+  s->nq = m->nq;
+  s->ncon = m->ncon;
+  int ok = mass_blocks(s, m);
+  if (ok > 0) {
+    ok = row_pattern(s, m, d, q, t);
+  }
+  if (ok > 0) {
+    s->w1 = malloc((size_t)m->nq * sizeof(double));
+    s->w2 = malloc((size_t)m->ncon * sizeof(double));
+    s->w3 = malloc((size_t)m->ncon * sizeof(double));
+    ok = s->w1 && s->w2 && s->w3 ? 1 : -1;
+  }
+  if (ok < 0) {
+    mbs_schur_destroy(s);
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (Schur complement)");
+    return NULL;
+  }
+  if (ok == 0) {
+    mbs_schur_destroy(s);
+    return NULL;
+  }
+  s->chol = mbs_cholesky_create(m->ncon, s->s_colptr, s->s_rowind, err);
+  if (!s->chol) {
+    mbs_schur_destroy(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* y = (M^-1 (x) I3) restricted to block c, on a dense piece (3k values, node by node) */
+static void block_apply(const mbsSchur *s, int c, const double *g, double *y) {
+  int k = s->comp_start[c + 1] - s->comp_start[c];
+  const double *inv = s->inv + s->comp_inv[c];
+  for (int a = 0; a < k; a++) {
+    double y0 = 0.0, y1 = 0.0, y2 = 0.0;
+    for (int b = 0; b < k; b++) {
+      double w = inv[a * k + b];
+      y0 += w * g[3 * b];
+      y1 += w * g[3 * b + 1];
+      y2 += w * g[3 * b + 2];
+    }
+    y[3 * a] = y0;
+    y[3 * a + 1] = y1;
+    y[3 * a + 2] = y2;
+  }
+}
+
+mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const double *q, double t,
+                           mbsError *err) {
+  if (d->sys->n != m->nq + m->ncon) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "the system has a dynamic tail");
+  }
+  /* G at (q, t), in the pattern of create */
+  mbsRowIter it;
+  for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
+    int r = it.row, p = s->g_ptr[r];
+    if (it.nz != s->g_ptr[r + 1] - p || memcmp(it.idx, s->g_idx + p, (size_t)it.nz * sizeof(int))) {
+      return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "row %d changed its pattern", r);
+    }
+    memcpy(s->g_val + p, it.val, (size_t)it.nz * sizeof(double));
+  }
+  /* the pieces of G and of G M^-1 on each block */
+  int nrc = s->rc_ptr[s->ncon];
+  memset(s->gblk, 0, (size_t)s->nblk * sizeof(double));
+  for (int e = 0; e < s->g_ptr[s->ncon]; e++) {
+    s->gblk[s->g_pos[e]] += s->g_val[e];
+  }
+  for (int p = 0; p < nrc; p++) {
+    block_apply(s, s->rc_comp[p], s->gblk + s->rc_off[p], s->yblk + s->rc_off[p]);
+  }
+  /* S_ij = sum over the blocks both rows touch of G_i,c M_c^-1 G_j,c^T */
+  memset(s->s_val, 0, (size_t)s->s_colptr[s->ncon] * sizeof(double));
+  for (int k = 0; k < s->npair; k++) {
+    int i = s->pair_i[k], j = s->pair_j[k];
+    int n = 3 * (s->comp_start[s->rc_comp[i] + 1] - s->comp_start[s->rc_comp[i]]);
+    const double *gi = s->gblk + s->rc_off[i], *yj = s->yblk + s->rc_off[j];
+    double sum = 0.0;
+    for (int l = 0; l < n; l++) {
+      sum += gi[l] * yj[l];
+    }
+    s->s_val[s->pair_pos[k]] += sum;
+  }
+  return mbs_cholesky_factor(s->chol, s->s_val, err);
+}
+
+/* x (nq) = M^-1 b, block by block */
+static void mass_solve(const mbsSchur *s, const double *b, double *x) {
+  double g[3 * SCHUR_MAXK], y[3 * SCHUR_MAXK];
+  for (int c = 0; c < s->ncomp; c++) {
+    int k = s->comp_start[c + 1] - s->comp_start[c];
+    const int *node = s->comp_node + s->comp_start[c];
+    for (int a = 0; a < k; a++) {
+      memcpy(g + 3 * a, b + 3 * node[a], 3 * sizeof(double));
+    }
+    block_apply(s, c, g, y);
+    for (int a = 0; a < k; a++) {
+      memcpy(x + 3 * node[a], y + 3 * a, 3 * sizeof(double));
+    }
+  }
+}
+
+mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, double *x,
+                          mbsError *err) {
+  int nq = m->nq, nc = m->ncon;
+  /* S y = G M^-1 b - c */
+  mass_solve(s, b, s->w1);
+  for (int r = 0; r < nc; r++) {
+    double sum = 0.0;
+    for (int e = s->g_ptr[r]; e < s->g_ptr[r + 1]; e++) {
+      sum += s->g_val[e] * s->w1[s->g_idx[e]];
+    }
+    s->w2[r] = sum - b[nq + r];
+  }
+  mbsStatus st = mbs_cholesky_solve(s->chol, s->w2, s->w3, err);
+  if (st != MBS_OK) {
+    return st;
+  }
+  /* x = M^-1 (b - G^T y) */
+  memcpy(s->w1, b, (size_t)nq * sizeof(double));
+  for (int r = 0; r < nc; r++) {
+    for (int e = s->g_ptr[r]; e < s->g_ptr[r + 1]; e++) {
+      s->w1[s->g_idx[e]] -= s->g_val[e] * s->w3[r];
+    }
+  }
+  mass_solve(s, s->w1, x);
+  memcpy(x + nq, s->w3, (size_t)nc * sizeof(double));
+  return MBS_OK;
+}
+
+double mbs_schur_velocity_residual(const mbsSchur *s, const mbsModel *m, const double *q,
+                                   const double *v, double t, double *r) {
+  double worst = 0.0;
+  /* quadratic rows: node by node, as the walk lists them (entries 3k .. 3k+2: node k) */
+  for (int row = 0; row < m->nrow; row++) {
+    double sum = 0.0;
+    for (int e = s->g_ptr[row]; e < s->g_ptr[row + 1]; e += 3) {
+      sum += vdot(s->g_val + e, v + s->g_idx[e]);
+    }
+    if (r) {
+      r[row] = sum;
+    }
+    worst = fmax(worst, fabs(sum));
+  }
+  /* element rows: the element's rates g_t, once for all its rows */
+  double gt[MBS_ELEM_MAXCON], gdd[MBS_ELEM_MAXCON];
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->ncon == 0) {
+      continue;
+    }
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    memset(gt, 0, sizeof(gt));
+    if (kind->constraint_rates) {
+      kind->constraint_rates(m, el, q, v, t, gt, gdd);
+    }
+    for (int c = 0; c < el->ncon; c++) {
+      int row = el->con0 + c;
+      double sum = gt[c];
+      for (int e = s->g_ptr[row]; e < s->g_ptr[row + 1]; e++) {
+        sum += s->g_val[e] * v[s->g_idx[e]];
+      }
+      if (r) {
+        r[row] = sum;
+      }
+      worst = fmax(worst, fabs(sum));
+    }
+  }
+  return worst;
+}

@@ -1,0 +1,129 @@
+/* test_schur.c: a record's KKT systems through the Schur complement S = G M^-1 G^T
+ * (solver/schur.c) give the state, accelerations and multipliers of the KKT matrix's LU
+ * (the path every model took before, and still takes where the complement does not suit),
+ * on every shipped deck at a state a few steps into its run, with the velocities perturbed
+ * off the constraints so that the projection has work to do.
+ *
+ * Tolerance: both solve the same linear systems; they differ by round-off times the
+ * condition of the KKT matrix: at most 3e-13 relative on these decks (slider_crank).
+ * A wrong block of M^-1, a missing product in S or a sign in the back substitution changes
+ * the multipliers by O(1) of their size, far above the 1e-9 used. */
+#include <check.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbsim/deck.h"
+#include "mbsim/model.h"
+#include "mbsim/solver.h"
+#include "solver/integrator.h"
+
+#define DECKS "../decks/"
+
+static double norm_inf(const double *x, int n) {
+  double r = 0.0;
+  for (int i = 0; i < n; i++) {
+    r = fmax(r, fabs(x[i]));
+  }
+  return r;
+}
+
+/* largest |a - b| over the scale of b (at least 1e-6: a static deck's accelerations and
+ * multipliers at rest are round-off, 1e-38) */
+static double rel_diff(const double *a, const double *b, int n) {
+  double d = 0.0;
+  for (int i = 0; i < n; i++) {
+    d = fmax(d, fabs(a[i] - b[i]));
+  }
+  return d / fmax(norm_inf(b, n), 1e-6);
+}
+
+/* 1 when the deck took the Schur path (and agreed), 0 when it kept the KKT matrix */
+static int check_deck(const char *path) {
+  mbsDeck deck;
+  mbsError err;
+  memset(&deck, 0, sizeof(deck));
+  ck_assert_msg(mbs_deck_load(&deck, path, NULL, 0, &err) == MBS_OK, "%s: %s", path, err.msg);
+  mbsModel *m = mbs_model_compile(&deck, &err);
+  ck_assert_msg(m != NULL, "%s: %s", path, err.msg);
+  mbsData *d = mbs_data_create(m, &err);
+  ck_assert_msg(d != NULL, "%s: %s", path, err.msg);
+  mbs_solver_start(m, d);
+  int steps = m->integrator == MBS_INTEGRATOR_STATIC ? 0 : 3;
+  for (int k = 0; k < steps; k++) {
+    ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path, err.msg);
+  }
+  /* velocities off the constraints, by a deterministic pattern of 1e-3 of their size */
+  double vs = fmax(norm_inf(d->v, m->nq), 1.0);
+  for (int i = 0; i < m->nq; i++) {
+    d->v[i] += 1e-3 * vs * sin(1.0 + 0.7 * i);
+  }
+  int nq = m->nq, nc = m->ncon > 0 ? m->ncon : 1;
+  double *v_ref = malloc((size_t)nq * sizeof(double));
+  double *a_ref = malloc((size_t)nq * sizeof(double));
+  double *l_ref = malloc((size_t)nc * sizeof(double));
+  ck_assert(v_ref && a_ref && l_ref);
+
+  /* the KKT matrix */
+  d->schur_state = -1;
+  ck_assert_msg(mbs_consistent_index1(m, d, &err) == MBS_OK, "%s: %s", path, err.msg);
+  ck_assert_int_eq(d->schur_factored, 0);
+  memcpy(v_ref, d->v_rec, (size_t)nq * sizeof(double));
+  memcpy(a_ref, d->acc_rec, (size_t)nq * sizeof(double));
+  memcpy(l_ref, d->lambda_rec, (size_t)nc * sizeof(double));
+
+  /* the Schur complement, where it suits */
+  d->schur_state = 0;
+  ck_assert_msg(mbs_consistent_index1(m, d, &err) == MBS_OK, "%s: %s", path, err.msg);
+  int took = d->schur_factored;
+  ck_assert_int_eq(took, d->schur != NULL);
+  if (took) {
+    double dv = rel_diff(d->v_rec, v_ref, nq), da = rel_diff(d->acc_rec, a_ref, nq);
+    double dl = rel_diff(d->lambda_rec, l_ref, m->ncon);
+    ck_assert_msg(dv <= 1e-9 && da <= 1e-9 && dl <= 1e-9,
+                  "%s: Schur against KKT: velocities %.3g, accelerations %.3g, multipliers "
+                  "%.3g (relative)",
+                  path, dv, da, dl);
+  }
+  free(v_ref);
+  free(a_ref);
+  free(l_ref);
+  mbs_data_destroy(d);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+  return took;
+}
+
+START_TEST(test_schur_matches_kkt_every_deck) {
+  glob_t g;
+  ck_assert_int_eq(glob(DECKS "*.yaml", 0, NULL, &g), 0);
+  int took = 0;
+  for (size_t k = 0; k < g.gl_pathc; k++) {
+    took += check_deck(g.gl_pathv[k]);
+  }
+  /* the pendulums, mechanisms and free bodies of decks/ are rigid bodies on joints: most
+   * take the complement */
+  ck_assert_msg(took >= (int)g.gl_pathc / 2, "only %d of %zu decks took the Schur path", took,
+                g.gl_pathc);
+  globfree(&g);
+}
+END_TEST
+
+/* a mechanism: the double pendulum takes the complement and keeps it record after record */
+START_TEST(test_schur_double_pendulum) {
+  ck_assert_int_eq(check_deck(DECKS "double_pendulum.yaml"), 1);
+  ck_assert_int_eq(check_deck(DECKS "four_bar.yaml"), 1);
+}
+END_TEST
+
+Suite *schur_suite(void) {
+  Suite *s = suite_create("schur");
+  TCase *tc = tcase_create("schur");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_schur_matches_kkt_every_deck);
+  tcase_add_test(tc, test_schur_double_pendulum);
+  suite_add_tcase(s, tc);
+  return s;
+}
