@@ -254,6 +254,10 @@ def read_result(path, budget):
         attrs = _attrs(f)
 
         def visit(name, obj):
+            if not isinstance(name, str):
+                # h5py gives a name that is not UTF-8 (a damaged link) as bytes
+                raise ReadError("an object's name is not text (%r): a damaged file" %
+                                (name[:40],))
             if isinstance(obj, h5py.Dataset):
                 total[0] += _check_dataset(name, obj, budget)
                 if total[0] > budget:
