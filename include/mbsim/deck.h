@@ -160,6 +160,8 @@ typedef struct {
   int beam;             /* slide_on_beam: the beam (index into mbsDeck.beams) its body slides
                            along (body[1] is then the beam's node 0) */
   int orient;           /* slide_on_beam: 1 if the body's frame follows the beam's directors */
+  int reach;            /* slide_on_beam: the elements on either side of its place at t = 0
+                           that it may reach (0: the whole beam) */
   mbsMark point_mark;   /* slide_on_beam: the `point` value */
 } mbsDeckJoint;
 

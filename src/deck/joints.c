@@ -15,7 +15,7 @@
 static const char *const joint_keys[] = {"name",   "type",        "bodies",      "point",
                                          "axis",   "axes",        "points",      "body_points",
                                          "length", "motion",      "initial_rate", "relative_to",
-                                         "active", "orient", NULL};
+                                         "active", "orient", "reach", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
@@ -224,7 +224,7 @@ static mbsStatus read_slide(DeckReader *r, mbsDeck *deck, mbsDeckJoint *j, DeckM
     if ((kv = deck_map_find(m, others[k]))) {
       return deck_fail(r, kv->key,
                        "a slide_on_beam joint takes no '%s' (its keys: name, type, bodies: "
-                       "[body, beam], point, orient)",
+                       "[body, beam], point, orient, reach)",
                        others[k]);
     }
   }
@@ -278,6 +278,18 @@ static mbsStatus read_slide(DeckReader *r, mbsDeck *deck, mbsDeckJoint *j, DeckM
                                                MBS_OK) {
     return st;
   }
+  j->reach = 0;
+  if ((kv = deck_map_find(m, "reach"))) {
+    if ((st = deck_integer(r, kv->value, "reach", &j->reach)) != MBS_OK) {
+      return st;
+    }
+    if (j->reach < 1) {
+      return deck_fail(r, kv->value,
+                       "reach: expected a number of elements >= 1 on either side of the body's "
+                       "place on the beam (or no reach: the whole beam), got %d",
+                       j->reach);
+    }
+  }
   return MBS_OK;
 }
 
@@ -321,8 +333,9 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int sl
     st = read_slide(r, deck, j, &m);
     goto fail;
   }
-  if ((kv = deck_map_find(&m, "orient"))) {
-    st = deck_fail(r, kv->key, "a %s joint takes no 'orient' (a slide_on_beam joint does)", tw);
+  if ((kv = deck_map_find(&m, "orient")) || (kv = deck_map_find(&m, "reach"))) {
+    st = deck_fail(r, kv->key, "a %s joint takes no '%s' (a slide_on_beam joint does)", tw,
+                   deck_text(kv->key));
     goto fail;
   }
 

@@ -107,6 +107,11 @@ int mbs_elem_drive_prismatic(const mbsElem *e);
 void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C[9], int orient,
                          int ring);
 
+/* the same element in a plane that planar joints already hold it in: its point's rows along
+ * the two unit vectors in_plane (3 each) only, and the orientation rows of the bits of
+ * orient_pairs (bit o: e_1 . D_2, e_1 . D_3, e_2 . D_3 for o = 0, 1, 2) */
+void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs);
+
 /* a spring-damper k [N/m], c [N s/m] of rest length L [m] between the sides' points;
  * rest_default: L is the length at t = 0 (set by mbs_elem_rebase) */
 void mbs_elem_spring_make(mbsElem *e, double k, double c, double rest, int rest_default);

@@ -33,7 +33,13 @@
  * Layout: local coordinates 0..11 the body (phi, d1, d2, d3), then the beam's nodes, 12 each
  * (phi, d1, d2, d3), then s (the last);
  *   param[0..2] = c (the point: phi + c^i d_i), param[3 + 3 a + i] = C_ai (a, i = 0..2),
- *   param[12] = 1 on a ring (s periodic); iparam[0] = the beam, iparam[1] = 1 with orient. */
+ *   param[12] = 1 on a ring (s periodic), param[13 + 3 r] = B_r, the directions of the point's
+ *   rows (the world axes; in a plane, two axes in it); iparam[0] = the beam, iparam[1] = the
+ *   orientation rows (bit o: the pair o of orient_pair below), iparam[2] = the point's rows.
+ * In a plane (the beam held in it and the body by a planar joint of the same normal) the
+ * rows that the planar joints already hold are left out, or the Newton matrix would be
+ * singular: the point's row along the normal, and the orientation rows of a body direction
+ * or a director along the normal. */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
@@ -105,7 +111,8 @@ typedef struct {
   int n;
   int node[SL_MAXW];
   double N[SL_MAXW], dN[SL_MAXW], ddN[SL_MAXW];
-  int full;
+  int loc[SL_MAXW]; /* the local index of the node's phi (w_locate) */
+  int full;         /* 1: too many nodes, or a node outside the element's reach */
 } Weights;
 
 static void w_add(Weights *w, int node, double N, double dN, double ddN) {
@@ -174,9 +181,19 @@ static void w_discrete(const mbsModel *m, const mbsElem *e, double sa, double sb
   w->full |= tmp.full;
 }
 
-/* local index of beam node k's vector a (0 phi, 1..3 the directors) */
-static int node_at(int k, int a) {
-  return 12 + 12 * k + 3 * a;
+/* the local index of each node's phi among the element's beam nodes (its reach: all the
+ * beam's nodes, or those of the elements about its place at t = 0, `reach`); a node outside
+ * it marks w full (the rows become NaN: the step fails, naming the joint) */
+static void w_locate(const mbsModel *m, const mbsElem *e, Weights *w) {
+  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 13) / 12;
+  for (int k = 0; k < w->n; k++) {
+    int gi = 3 * (node0 + 4 * w->node[k]), slot = 0;
+    while (slot < nslot && e->qidx[12 + 12 * slot] != gi) {
+      slot++;
+    }
+    w->full |= slot == nslot;
+    w->loc[k] = 12 + 12 * (slot < nslot ? slot : 0);
+  }
 }
 
 /* component i of the local coordinates: the mean of two states (the same q twice: its
@@ -204,8 +221,39 @@ static void body_dir(const mbsElem *e, const double *qa, const double *qb, int a
 /* the orientation rows' pairs (a body direction, a beam director) */
 static const int orient_pair[3][2] = {{0, 2}, {0, 3}, {1, 3}};
 
+/* the point's rows: npos of them (3, or 2 in a plane), row r = B_r . (point - r(s)) with the
+ * unit vectors B_r at param[13 + 3 r]; the orientation rows: the pairs o of orient_pair with
+ * bit o of iparam[1] set, after them */
+static int npos(const mbsElem *e) {
+  return e->iparam[2];
+}
+
 static int nrows(const mbsElem *e) {
-  return e->iparam[1] ? 6 : 3;
+  int n = npos(e);
+  for (int o = 0; o < 3; o++) {
+    n += (e->iparam[1] >> o) & 1;
+  }
+  return n;
+}
+
+/* the row of orientation pair o, -1 if the element has none */
+static int orient_row(const mbsElem *e, int o) {
+  if (!((e->iparam[1] >> o) & 1)) {
+    return -1;
+  }
+  int r = npos(e);
+  for (int k = 0; k < o; k++) {
+    r += (e->iparam[1] >> k) & 1;
+  }
+  return r;
+}
+
+/* sum_r mu_r B_r: the point rows' multipliers as one vector */
+static void mu_point(const mbsElem *e, const double *mu, double out[3]) {
+  out[0] = out[1] = out[2] = 0.0;
+  for (int r = 0; r < npos(e); r++) {
+    vaxpy(out, mu[r], e->param + 13 + 3 * r);
+  }
 }
 
 /* g and, if G is not NULL, G (ncon x nq) at the mean of qa and qb, with the weights w (the
@@ -228,43 +276,53 @@ static void rows_at(const mbsModel *m, const mbsElem *e, const double *qa, const
   }
   v0set(t);
   for (int k = 0; k < w->n; k++) {
-    X3(e, qa, qb, node_at(w->node[k], 0), v);
+    X3(e, qa, qb, (w->loc[k] + 3 * (0)), v);
     vaxpy(r, -w->N[k], v);
     vaxpy(t, w->dN[k], v);
   }
-  if (g) {
-    vcopy(g, r);
-  }
-  for (int rr = 0; G && rr < 3; rr++) {
+  for (int rr = 0; rr < npos(e); rr++) {
+    const double *B = e->param + 13 + 3 * rr;
+    if (g) {
+      g[rr] = vdot(B, r);
+    }
+    if (!G) {
+      continue;
+    }
     double *Gr = G + rr * nq;
-    Gr[rr] = 1.0;
-    for (int i = 0; i < 3; i++) {
-      Gr[3 + 3 * i + rr] = c[i];
+    for (int cc = 0; cc < 3; cc++) {
+      Gr[cc] = B[cc];
+      for (int i = 0; i < 3; i++) {
+        Gr[3 + 3 * i + cc] = c[i] * B[cc];
+      }
+      for (int k = 0; k < w->n; k++) {
+        Gr[(w->loc[k] + 3 * (0)) + cc] = -w->N[k] * B[cc];
+      }
     }
-    for (int k = 0; k < w->n; k++) {
-      Gr[node_at(w->node[k], 0) + rr] = -w->N[k];
-    }
-    Gr[is] = -t[rr];
+    Gr[is] = -vdot(B, t);
   }
   /* the orientation: e_a . sum_k N_k d_b,k */
-  for (int o = 0; e->iparam[1] && o < 3; o++) {
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
     int a = orient_pair[o][0], bd = orient_pair[o][1];
     double ea[3], D[3];
     body_dir(e, qa, qb, a, ea);
     v0set(D);
     double us = 0.0;
     for (int k = 0; k < w->n; k++) {
-      X3(e, qa, qb, node_at(w->node[k], bd), v);
+      X3(e, qa, qb, (w->loc[k] + 3 * (bd)), v);
       vaxpy(D, w->N[k], v);
       us += w->dN[k] * (hbar ? hbar[o * SL_MAXW + k] : vdot(ea, v));
     }
     if (g) {
-      g[3 + o] = vdot(ea, D);
+      g[row] = vdot(ea, D);
     }
     if (!G) {
       continue;
     }
-    double *Gr = G + (3 + o) * nq;
+    double *Gr = G + row * nq;
     for (int i = 0; i < 3; i++) {
       for (int cc = 0; cc < 3; cc++) {
         Gr[3 + 3 * i + cc] = e->param[3 + 3 * a + i] * D[cc];
@@ -272,7 +330,7 @@ static void rows_at(const mbsModel *m, const mbsElem *e, const double *qa, const
     }
     for (int k = 0; k < w->n; k++) {
       for (int cc = 0; cc < 3; cc++) {
-        Gr[node_at(w->node[k], bd) + cc] = w->N[k] * ea[cc];
+        Gr[(w->loc[k] + 3 * (bd)) + cc] = w->N[k] * ea[cc];
       }
     }
     Gr[is] = us;
@@ -294,6 +352,11 @@ static void constraint(const mbsModel *m, const mbsElem *e, const double *q, dou
   Weights w;
   memset(&w, 0, sizeof(w));
   w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
+  w_locate(m, e, &w);
+  if (w.full) {
+    nan_rows(e, g, G);
+    return;
+  }
   rows_at(m, e, q, q, &w, NULL, g, G);
 }
 
@@ -306,26 +369,32 @@ static void hessian_at(const mbsElem *e, const double *q, const Weights *w, cons
   do {                                                                                           \
     H[(i) * nq + (j)] += (v);                                                                    \
   } while (0)
-  /* the point rows: -mu_r (N_k' in the phi_k,r-s terms, N_k'' phi_k,r in s-s) */
-  double ss = 0.0, v[3];
+  /* the point rows: -mu_r (N_k' in the phi_k,r-s terms, N_k'' phi_k,r in s-s), mu_r the
+   * components of sum_r mu_r B_r */
+  double ss = 0.0, v[3], mp[3];
+  mu_point(e, mu, mp);
   for (int k = 0; k < w->n; k++) {
-    X3(e, q, q, node_at(w->node[k], 0), v);
+    X3(e, q, q, (w->loc[k] + 3 * (0)), v);
     for (int r = 0; r < 3; r++) {
-      double h = -scale * mu[r] * w->dN[k];
-      HADD(node_at(w->node[k], 0) + r, is, h);
-      HADD(is, node_at(w->node[k], 0) + r, h);
-      ss -= mu[r] * w->ddN[k] * v[r];
+      double h = -scale * mp[r] * w->dN[k];
+      HADD((w->loc[k] + 3 * (0)) + r, is, h);
+      HADD(is, (w->loc[k] + 3 * (0)) + r, h);
+      ss -= mp[r] * w->ddN[k] * v[r];
     }
   }
   HADD(is, is, scale * ss);
-  for (int o = 0; e->iparam[1] && o < 3; o++) {
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
     int a = orient_pair[o][0], bd = orient_pair[o][1];
-    double f = scale * mu[3 + o], ea[3], Dp[3], Dpp[3];
+    double f = scale * mu[row], ea[3], Dp[3], Dpp[3];
     body_dir(e, q, q, a, ea);
     v0set(Dp);
     v0set(Dpp);
     for (int k = 0; k < w->n; k++) {
-      X3(e, q, q, node_at(w->node[k], bd), v);
+      X3(e, q, q, (w->loc[k] + 3 * (bd)), v);
       vaxpy(Dp, w->dN[k], v);
       vaxpy(Dpp, w->ddN[k], v);
     }
@@ -336,8 +405,8 @@ static void hessian_at(const mbsElem *e, const double *q, const Weights *w, cons
         /* a body director with a beam director (C_ai N_k I3) and with s (C_ai D_b') */
         for (int k = 0; k < w->n; k++) {
           double h = f * Ca * w->N[k];
-          HADD(bi, node_at(w->node[k], bd) + cc, h);
-          HADD(node_at(w->node[k], bd) + cc, bi, h);
+          HADD(bi, (w->loc[k] + 3 * (bd)) + cc, h);
+          HADD((w->loc[k] + 3 * (bd)) + cc, bi, h);
         }
         HADD(bi, is, f * Ca * Dp[cc]);
         HADD(is, bi, f * Ca * Dp[cc]);
@@ -346,8 +415,8 @@ static void hessian_at(const mbsElem *e, const double *q, const Weights *w, cons
     /* a beam director with s (N_k' e_a), and s-s (e_a . D_b'') */
     for (int k = 0; k < w->n; k++) {
       for (int cc = 0; cc < 3; cc++) {
-        HADD(node_at(w->node[k], bd) + cc, is, f * w->dN[k] * ea[cc]);
-        HADD(is, node_at(w->node[k], bd) + cc, f * w->dN[k] * ea[cc]);
+        HADD((w->loc[k] + 3 * (bd)) + cc, is, f * w->dN[k] * ea[cc]);
+        HADD(is, (w->loc[k] + 3 * (bd)) + cc, f * w->dN[k] * ea[cc]);
       }
     }
     HADD(is, is, f * vdot(ea, Dpp));
@@ -361,7 +430,10 @@ static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double
   Weights w;
   memset(&w, 0, sizeof(w));
   w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
-  hessian_at(e, q, &w, mu, 1.0, H);
+  w_locate(m, e, &w);
+  if (!w.full) {
+    hessian_at(e, q, &w, mu, 1.0, H);
+  }
 }
 
 static int w_find(const Weights *w, int node) {
@@ -389,6 +461,10 @@ static void discrete_hb(const mbsModel *m, const mbsElem *e, const double *qa, c
   for (int k = 0; k < wb.n; k++) {
     w_add(&u, wb.node[k], 0.0, 0.0, wb.dN[k]); /* ddN holds N_k'(s_b) */
   }
+  w_locate(m, e, &u);
+  if (u.full) {
+    return;
+  }
   Piece pa, pb;
   locate(m, e, sa, &pa);
   locate(m, e, sb, &pb);
@@ -403,26 +479,31 @@ static void discrete_hb(const mbsModel *m, const mbsElem *e, const double *qa, c
   do {                                                                                           \
     Hb[(i) * nq + (j)] += (v);                                                                   \
   } while (0)
-  double ss = 0.0, v[3];
+  double ss = 0.0, v[3], mp[3];
+  mu_point(e, mu, mp);
   for (int k = 0; k < u.n; k++) {
-    X3(e, qa, qb, node_at(u.node[k], 0), v);
+    X3(e, qa, qb, (u.loc[k] + 3 * (0)), v);
     for (int r = 0; r < 3; r++) {
       /* F[phi_k,r] = -mu_r Nbar_k; F[s] = -mu_r DN_k phibar_k,r */
-      HADD(node_at(u.node[k], 0) + r, is, -0.5 * mu[r] * u.ddN[k]);
-      HADD(is, node_at(u.node[k], 0) + r, -0.5 * mu[r] * u.dN[k]);
-      ss -= mu[r] * dD[k] * v[r];
+      HADD((u.loc[k] + 3 * (0)) + r, is, -0.5 * mp[r] * u.ddN[k]);
+      HADD(is, (u.loc[k] + 3 * (0)) + r, -0.5 * mp[r] * u.dN[k]);
+      ss -= mp[r] * dD[k] * v[r];
     }
   }
   HADD(is, is, ss);
-  for (int o = 0; e->iparam[1] && o < 3; o++) {
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
     int a = orient_pair[o][0], bd = orient_pair[o][1];
-    double f = mu[3 + o], eb[3], em[3], Dp[3], db[3], dm[3];
+    double f = mu[row], eb[3], em[3], Dp[3], db[3], dm[3];
     body_dir(e, qb, qb, a, eb);
     body_dir(e, qa, qb, a, em);
     Dp[0] = Dp[1] = Dp[2] = 0.0;
     double hs = 0.0;
     for (int k = 0; k < u.n; k++) {
-      int at = node_at(u.node[k], bd);
+      int at = (u.loc[k] + 3 * (bd));
       X3(e, qa, qb, at, dm);
       X3(e, qb, qb, at, db);
       vaxpy(Dp, 0.5 * u.ddN[k], dm);
@@ -461,18 +542,22 @@ static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, co
   int is = e->nq - 1;
   Weights w;
   w_discrete(m, e, qa[e->qidx[is]], qb[e->qidx[is]], &w);
+  w_locate(m, e, &w);
   if (w.full) {
     nan_rows(e, NULL, Gbar);
     return;
   }
   /* hbar_k: the mean of e_a . d_b,k over the two states (bilinear: not its midpoint value) */
   double hbar[3 * SL_MAXW];
-  for (int o = 0; e->iparam[1] && o < 3; o++) {
+  for (int o = 0; o < 3; o++) {
     double ea[3], eb[3], da[3], db[3];
+    if (orient_row(e, o) < 0) {
+      continue;
+    }
     body_dir(e, qa, qa, orient_pair[o][0], ea);
     body_dir(e, qb, qb, orient_pair[o][0], eb);
     for (int k = 0; k < w.n; k++) {
-      int at = node_at(w.node[k], orient_pair[o][1]);
+      int at = (w.loc[k] + 3 * (orient_pair[o][1]));
       X3(e, qa, qa, at, da);
       X3(e, qb, qb, at, db);
       hbar[o * SL_MAXW + k] = 0.5 * (vdot(ea, da) + vdot(eb, db));
@@ -502,12 +587,25 @@ const mbsElementKindTable mbs_elem_slide = {
 void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C[9], int orient,
                          int ring) {
   e->kind = MBS_ELEM_SLIDE;
-  e->ncon = orient ? 6 : 3;
   memcpy(e->param, c, 3 * sizeof(double));
   memcpy(e->param + 3, C, 9 * sizeof(double));
   e->param[12] = ring ? 1.0 : 0.0;
   e->iparam[0] = beam;
-  e->iparam[1] = orient != 0;
+  e->iparam[1] = orient ? 7 : 0;
+  e->iparam[2] = 3;
+  for (int r = 0; r < 3; r++) {
+    for (int cc = 0; cc < 3; cc++) {
+      e->param[13 + 3 * r + cc] = r == cc ? 1.0 : 0.0;
+    }
+  }
+  e->ncon = nrows(e);
+}
+
+void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs) {
+  memcpy(e->param + 13, in_plane, 6 * sizeof(double));
+  e->iparam[2] = 2;
+  e->iparam[1] = orient_pairs;
+  e->ncon = nrows(e);
 }
 
 double mbs_slide_position(const mbsModel *m, const mbsElem *e, const double *q, double s,

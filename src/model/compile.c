@@ -1284,8 +1284,47 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     for (int i = 0; i < 12; i++) {
       fail |= push_q(m, el, 3 * n0 + i) != MBS_OK;
     }
-    for (int i = 0; i < 12 * db->nnode; i++) {
-      fail |= push_q(m, el, 3 * m->beam[dj->beam].node0 + i) != MBS_OK;
+    /* the beam's nodes it may reach: all, or those of the elements within `reach` of the one
+     * at the node nearest to the point (one more before it: the point may lie in the element
+     * that ends there), around the closure of a ring */
+    double gap[3];
+    vsub(gap, db->pos + 3 * (db->nnode - 1), db->pos);
+    int ring = vnorm(gap) <= 1e-9 * (1.0 + db->length), ne = db->nelem, j0 = 0, nw = ne;
+    if (dj->reach > 0) {
+      int kn = 0;
+      double best = INFINITY;
+      for (int k = 0; k < db->nnode; k++) {
+        double d[3];
+        vsub(d, db->pos + 3 * k, dj->point);
+        if (vnorm(d) < best) {
+          best = vnorm(d);
+          kn = k;
+        }
+      }
+      int jn = kn / db->order < ne ? kn / db->order : ne - 1;
+      int lo = jn - dj->reach - 1, hi = jn + dj->reach;
+      if (!ring) {
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > ne - 1 ? ne - 1 : hi;
+      }
+      if (hi - lo + 1 < ne) {
+        j0 = lo;
+        nw = hi - lo + 1;
+      }
+    }
+    int last = -1;
+    for (int w = 0; w < nw; w++) {
+      int jw = ((j0 + w) % ne + ne) % ne;
+      for (int l = 0; l <= db->order; l++) {
+        int k = db->order * jw + l;
+        if (k == last) {
+          continue;
+        }
+        last = k;
+        for (int i = 0; i < 12; i++) {
+          fail |= push_q(m, el, 3 * (m->beam[dj->beam].node0 + 4 * k) + i) != MBS_OK;
+        }
+      }
     }
     fail |= push_q(m, el, qs) != MBS_OK;
     if (fail) {
@@ -1300,6 +1339,15 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
 }
 
 static void beam_shape(int o, double xi, double N[3], double dN[3]);
+
+/* 1 if joint i is a planar joint of normal n (either sense) on body reference ref */
+static int slide_node_in_plane(const mbsDeck *deck, int ref, const double n[3], int i) {
+  const mbsDeckJoint *o = &deck->joints[i];
+  double cr[3];
+  vcross(cr, o->axis, n);
+  return o->type == MBS_JOINT_PLANAR && (o->body[0] == ref || o->body[1] == ref) &&
+         vnorm(cr) <= 1e-12;
+}
 
 /* the joints of type slide_on_beam once the beams' elements exist: s at t = 0 (the point of
  * the centre line nearest to the body's point, which must lie on it), a ring (the beam's last
@@ -1357,6 +1405,33 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
     }
     int is = el->qidx[el->nq - 1];
     m->q0[is] = s0;
+    /* in a plane: the body held in it (a planar or revolute joint of normal n) and every
+     * node of the beam (its `planar`, or a planar joint of normal n on each node or on the
+     * node a fixed joint welds it to) */
+    const double *pn = NULL;
+    for (int i = 0; i < deck->njoint && !pn; i++) {
+      const mbsDeckJoint *o = &deck->joints[i];
+      if ((o->type == MBS_JOINT_PLANAR || o->type == MBS_JOINT_REVOLUTE) &&
+          (o->body[0] == dj->body[0] || o->body[1] == dj->body[0])) {
+        pn = o->axis;
+      }
+    }
+    int planar = pn != NULL;
+    for (int kn = 0; planar && kn < db->nnode; kn++) {
+      int ref = deck->nbody + db->node0 + kn, held = 0;
+      for (int i = 0; i < deck->njoint && !held; i++) {
+        held = slide_node_in_plane(deck, ref, pn, i);
+        const mbsDeckJoint *o = &deck->joints[i];
+        if (!held && o->type == MBS_JOINT_FIXED && (o->body[0] == ref || o->body[1] == ref)) {
+          int other = o->body[0] == ref ? o->body[1] : o->body[0];
+          for (int i2 = 0; i2 < deck->njoint && !held; i2++) {
+            held = slide_node_in_plane(deck, other, pn, i2);
+          }
+        }
+      }
+      planar = held;
+    }
+    int pairs = dj->orient ? 7 : 0;
     if (dj->orient) {
       /* e_1 along D_2 x D_3, e_2 along D_2 normal to D_3 (so the three rows vanish at t = 0),
        * as coordinates C_ai on the body's directors */
@@ -1391,6 +1466,16 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
       vcross(e3, e1, e2);
       memcpy(R0, m->attach_R0 + 9 * el->attach[0], sizeof(R0));
       double *ez[3] = {e1, e2, e3};
+      /* in a plane, a row e_a . D_b with e_a or D_b along the normal holds by itself */
+      static const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+      for (int o = 0; planar && o < 3; o++) {
+        double cr1[3], cr2[3];
+        vcross(cr1, ez[pr[o][0]], pn);
+        vcross(cr2, D[pr[o][1]], pn);
+        if (vnorm(cr1) <= 1e-9 || vnorm(cr2) <= 1e-9 * vnorm(D[pr[o][1]])) {
+          pairs &= ~(1 << o);
+        }
+      }
       for (int a = 0; a < 3; a++) {
         for (int i = 0; i < 3; i++) {
           /* d_i(0) . e_a: column i of R0 is d_i */
@@ -1398,12 +1483,28 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
         }
       }
     }
+    if (planar) {
+      /* the point's rows along two axes in the plane; its row along the normal repeats the
+       * planar joints' */
+      double u[6], ax[3] = {1, 0, 0};
+      if (fabs(pn[0]) > 0.9) {
+        ax[0] = 0.0;
+        ax[1] = 1.0;
+      }
+      vcross(u, pn, ax);
+      double nu = vnorm(u);
+      for (int c = 0; c < 3; c++) {
+        u[c] /= nu;
+      }
+      vcross(u + 3, pn, u);
+      mbs_elem_slide_planar(el, u, pairs);
+    }
   }
   return MBS_OK;
 }
 
-/* the rate of each slide_on_beam joint's s at t = 0: the least-squares solution of its point
- * rows G v0 = 0 (the point's velocity along the tangent relative to the beam) */
+/* the rate of each slide_on_beam joint's s at t = 0: the least-squares solution of its rows
+ * G v0 = 0 (the point's velocity along the tangent relative to the beam) */
 static void slide_velocities(mbsModel *m) {
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
@@ -1419,7 +1520,7 @@ static void slide_velocities(mbsModel *m) {
     m->v0[el->qidx[is]] = 0.0;
     mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
     double num = 0.0, den = 0.0;
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < el->ncon; r++) {
       double gv = 0.0;
       for (int i = 0; i < is; i++) {
         gv += G[r * el->nq + i] * m->v0[el->qidx[i]];

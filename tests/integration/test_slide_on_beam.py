@@ -156,7 +156,7 @@ beams:
 joints:
   - {name: close, type: fixed, bodies: ["ring[0]", "ring[-1]"], point: [%(rx).17g, 0, 0]}
   - {name: guide, type: slide_on_beam, bodies: [bead, ring], point: [0, 0, 0]}
-solver: {integrator: em, dt: 5.0e-4, t_end: 0.3}
+solver: {integrator: em, dt: 5.0e-4, t_end: 0.25}
 output: {every: 1, xdmf: false}
 """ % {"bx": bx, "by": by, "vx": -v0 * np.sin(ang[k0]), "vy": v0 * np.cos(ang[k0]), "rx": RR,
        "nodes": ", ".join("[%.17g, %.17g, 0]" % p for p in ring_nodes)}
@@ -195,7 +195,7 @@ for old, new, want in cases:
     check(rc != 0 and want in err and (path + ":") in first,
           "refused with a position: %s" % first[first.find(path) + len(path):][:150])
 ring_open = RING.replace("  - {name: close, type: fixed", "  - {name: close, type: spherical")
-rc, _, err, _ = run(write_deck("ring_ok.yaml", ring_open.replace("t_end: 0.3", "t_end: 0.001")),
+rc, _, err, _ = run(write_deck("ring_ok.yaml", ring_open.replace("t_end: 0.25", "t_end: 0.001")),
                     check=False)
 check(rc == 0, "a ring closed by a spherical joint is accepted")
 no_close = "\n".join(l for l in RING.splitlines() if "name: close" not in l) + "\n"
