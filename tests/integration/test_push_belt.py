@@ -1,4 +1,4 @@
-"""decks/beams/push_belt.yaml (Zander 2008 sec. 6.5, Table 6.5), shortened: the first 30 ms at
+"""decks/beams/push_belt.yaml (Zander 2008 sec. 6.5, Table 6.5), shortened: the first 21 ms at
 dt = 1e-3 s (the shipped run: 0.2 s at 1e-4 s). The belt starts at rest with every contact
 open and swings about the held element e0 under gravity; the elements slide along the ring
 and close their gaps.
@@ -30,7 +30,7 @@ with open(DECK) as f:
 check(gen.returncode == 0 and gen.stdout == shipped,
       "decks/beams/push_belt.yaml is scripts/push-belt-deck's output")
 
-r = load(run(DECK, "--set", "solver.t_end=0.03", "--set", "solver.dt=1e-3", "--set",
+r = load(run(DECK, "--set", "solver.t_end=0.021", "--set", "solver.dt=1e-3", "--set",
              "output.every=1")[3])
 names = [n.decode() for n in r["bodies/names"]]
 check(len(names) == 60 and names[0] == "e0" and names[30] == "e30", "60 elements")
@@ -44,7 +44,7 @@ zmax = max(np.max(np.abs(r["bodies/position"][:, :, 2])), np.max(np.abs(ring[:, 
 check(zmax < 1e-12, "the belt stays in its plane (|z| <= %.1e m)" % zmax)
 count, off, table = r["contacts/count"], r["contacts/offsets"], r["contacts/table"]
 closed = np.array([np.sum(table[o:o + c, 13] > 0) for o, c in zip(off, count)])
-check(closed[0] == 0 and closed[-1] >= 4,
+check(closed[0] == 0 and closed[-1] >= 2,
       "contacts: %d closed at t = 0, %d at %.3f s (the first from %.3f s), at most %d"
       % (closed[0], closed[-1], r["time"][-1], r["time"][np.argmax(closed > 0)], closed.max()))
 gmin = np.min(table[:, 9]) if len(table) else 0.0

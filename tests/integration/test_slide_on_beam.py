@@ -93,7 +93,7 @@ joints:
   - {name: a, type: fixed, bodies: [ground, "arc[0]"], point: %(n0)s}
   - {name: b, type: fixed, bodies: [ground, "arc[-1]"], point: %(n1)s}
   - {name: guide, type: slide_on_beam, bodies: [bead, arc], point: [0, 0, 0], orient: %(orient)s}
-solver: {integrator: em, dt: 4.0e-3, t_end: 1.4}
+solver: {integrator: em, dt: 5.0e-3, t_end: 1.4}
 output: {every: 1, xdmf: false}
 """ % {"J": J, "px": p[0], "pz": p[1], "nodes": nodes, "orient": orient,
        "n0": "[%.17g, 0, %.17g]" % (R * np.sin(ang[0]), R - R * np.cos(ang[0])),
@@ -156,7 +156,7 @@ beams:
 joints:
   - {name: close, type: fixed, bodies: ["ring[0]", "ring[-1]"], point: [%(rx).17g, 0, 0]}
   - {name: guide, type: slide_on_beam, bodies: [bead, ring], point: [0, 0, 0]}
-solver: {integrator: em, dt: 5.0e-4, t_end: 0.25}
+solver: {integrator: em, dt: 1.0e-3, t_end: 0.25}
 output: {every: 1, xdmf: false}
 """ % {"bx": bx, "by": by, "vx": -v0 * np.sin(ang[k0]), "vy": v0 * np.cos(ang[k0]), "rx": RR,
        "nodes": ", ".join("[%.17g, %.17g, 0]" % p for p in ring_nodes)}
