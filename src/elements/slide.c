@@ -30,8 +30,9 @@
  * and free of cancellation across element boundaries. Gbar (q_b - q_a) = g(q_b) - g(q_a) makes
  * the reactions workless over a step: energy is conserved to the solver's tolerance.
  *
- * Layout: local coordinates 0..11 the body (phi, d1, d2, d3), then the beam's nodes, 12 each
- * (phi, d1, d2, d3), then s (the last);
+ * Layout: local coordinates 0..11 the body (phi, d1, d2, d3), then the beam's nodes it may
+ * reach, 12 each (phi, d1, d2, d3; all of them, or those of the elements about its place at
+ * t = 0, `reach`, found by their global index: w_locate), then s (the last);
  *   param[0..2] = c (the point: phi + c^i d_i), param[3 + 3 a + i] = C_ai (a, i = 0..2),
  *   param[12] = 1 on a ring (s periodic), param[13 + 3 r] = B_r, the directions of the point's
  *   rows (the world axes; in a plane, two axes in it); iparam[0] = the beam, iparam[1] = the
@@ -40,7 +41,6 @@
  * rows that the planar joints already hold are left out, or the Newton matrix would be
  * singular: the point's row along the normal, and the orientation rows of a body direction
  * or a director along the normal. */
-#include <assert.h>
 #include <math.h>
 #include <string.h>
 
