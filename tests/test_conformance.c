@@ -51,8 +51,9 @@
 #define TOL_DG 1e-13
 #define DELTA_LIM 1e-7
 /* local arrays: the largest element or row this suite meets (a row touches 8 nodes; a
- * three-node beam element has 36 coordinates) */
-#define NMAX 36
+ * three-node beam element has 36 coordinates; a slide_on_beam element on a beam of three
+ * nodes 49) */
+#define NMAX 49
 _Static_assert(NMAX >= MBS_TWO_BODY_MAXQ, "NMAX covers the two-body kinds");
 #define CMAX MBS_ELEM_MAXCON
 
@@ -265,13 +266,28 @@ static const ConfCase CASES[] = {
      "  - {name: cb, type: joint_force, joint: cyl,\n"
      "     control: {computed_torque: 0.2, kp: 4, kd: 5}}\n",
      1.3, NULL},
+    {MBS_ELEM_SLIDE, "slide_on_beam (linear elements with orient, quadratic without)",
+     "mbsim: 1\n"
+     "bodies:\n"
+     "  - {name: p, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.3, 0.02, 0],\n"
+     "     orientation: {axis: [1, 2, 3], angle: 0.4}}\n"
+     "  - {name: r, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.4, 1.05, 0.2]}\n"
+     "beams:\n"
+     "  - {name: b1, nodes: [[0, 0, 0], [0.3, 0.02, 0], [0.6, 0, 0.05]], up: [0, 0, 1],\n"
+     "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+     "  - {name: b2, nodes: [[0, 1, 0], [0.4, 1.05, 0], [0.8, 1, 0.1]], order: 2, up: [0, 0, 1],\n"
+     "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+     "joints:\n"
+     "  - {name: s1, type: slide_on_beam, bodies: [p, b1], point: [0, 0, 0], orient: true}\n"
+     "  - {name: s2, type: slide_on_beam, bodies: [r, b2], point: [0, 0, -0.2]}\n",
+     0.45, NULL},
     {CONF_QUADRATIC_ROWS, "quadratic rows (rigidity, every joint type)", ALL_JOINTS, 0.45, NULL},
 };
 #define NCASE ((int)(sizeof(CASES) / sizeof(CASES[0])))
 
 /* a new element kind must add its case(s) to CASES and then this count: the runtime test
  * test_coverage below names the kind that has none */
-_Static_assert(MBS_ELEM_KIND_COUNT == 11, "a new element kind: add its case(s) to CASES in "
+_Static_assert(MBS_ELEM_KIND_COUNT == 12, "a new element kind: add its case(s) to CASES in "
                                           "tests/test_conformance.c, then update this count");
 
 /* ---- the quadratic rows as one-row constraint elements --------------------------------- */

@@ -260,6 +260,105 @@ START_TEST(test_constraint_elements) {
 }
 END_TEST
 
+/* slide_on_beam (slide.c): G and the Hessian term against finite differences, the pattern's
+ * pairs (hess_pair) holding every nonzero of the Hessian, and the discrete gradient's
+ * Gbar (qb - qa) = g(qb) - g(qa) exactly when s crosses element boundaries, for quadratic
+ * elements with orient and linear ones without */
+START_TEST(test_slide_element) {
+  static const char *const text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: p, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.4, 0, 0.02],\n"
+      "     orientation: {axis: [1, 2, 3], angle: 0.4}}\n"
+      "  - {name: r, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.3, 1.0, 0.1]}\n"
+      "beams:\n"
+      "  - {name: b2, nodes: [[0, 0, 0], [0.2, 0.05, 0], [0.4, 0, 0.02], [0.6, -0.05, 0],\n"
+      "     [0.8, 0, 0], [1.0, 0.1, 0], [1.2, 0, 0]], order: 2, up: [0, 0, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "  - {name: b1, from: [0, 1, 0], to: [1, 1, 0], elements: 4, up: [0, 0, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "joints:\n"
+      "  - {name: s2, type: slide_on_beam, bodies: [p, b2], point: [0, 0, 0], orient: true}\n"
+      "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0, 0, -0.1]}\n"
+      "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  int n = m->nq, nslide = 0;
+  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  double mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2, 1.1};
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    nslide++;
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int ne = el->nq, nc = el->ncon, is = el->qidx[ne - 1];
+    ck_assert_int_eq(nc, el->iparam[1] ? 6 : 3);
+    size_t nG = (size_t)nc * (size_t)ne;
+    double *G = malloc(nG * sizeof(double)), *Gp = malloc(nG * sizeof(double)),
+           *Gm = malloc(nG * sizeof(double)), *H = calloc((size_t)ne * ne, sizeof(double));
+    double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
+    /* the joint holds at t = 0 */
+    kind->constraint(m, el, m->q0, 0.0, g, NULL);
+    for (int c = 0; c < nc; c++) {
+      ck_assert_double_eq_tol(g[c], 0.0, 1e-12);
+    }
+    perturb(q, m->q0, n, 0.02, 17);
+    q[is] = m->q0[is] + 0.05;
+    kind->constraint(m, el, q, 0.0, g, G);
+    kind->constraint_hessian(m, el, q, 0.0, mu, H);
+    for (int j = 0; j < ne; j++) {
+      int i = el->qidx[j];
+      double save = q[i];
+      q[i] = save + H_FD;
+      kind->constraint(m, el, q, 0.0, gp, Gp);
+      q[i] = save - H_FD;
+      kind->constraint(m, el, q, 0.0, gm, Gm);
+      q[i] = save;
+      for (int c = 0; c < nc; c++) {
+        ck_assert_double_eq_tol(G[c * ne + j], (gp[c] - gm[c]) / (2 * H_FD), TOL_FD);
+      }
+      for (int r = 0; r < ne; r++) {
+        double fd = 0.0;
+        for (int c = 0; c < nc; c++) {
+          fd += mu[c] * (Gp[c * ne + r] - Gm[c * ne + r]) / (2 * H_FD);
+        }
+        ck_assert_double_eq_tol(H[r * ne + j], fd, 1e-6);
+        if (!kind->hess_pair(el, r, j)) {
+          ck_assert(H[r * ne + j] == 0.0);
+        }
+      }
+    }
+    /* discrete gradient across two element boundaries, and within one element */
+    double ds[2] = {0.55, 0.01};
+    for (int c2 = 0; c2 < 2; c2++) {
+      perturb(qb, m->q0, n, 0.02, 19 + c2);
+      qb[is] = q[is] + ds[c2];
+      kind->constraint_discrete_gradient(m, el, q, qb, 0.0, mu, G, NULL);
+      kind->constraint(m, el, qb, 0.0, gp, NULL);
+      kind->constraint(m, el, q, 0.0, gm, NULL);
+      for (int c = 0; c < nc; c++) {
+        double lin = 0.0;
+        for (int j = 0; j < ne; j++) {
+          lin += G[c * ne + j] * (qb[el->qidx[j]] - q[el->qidx[j]]);
+        }
+        ck_assert_double_eq_tol(lin, gp[c] - gm[c], 1e-14);
+      }
+    }
+    free(G);
+    free(Gp);
+    free(Gm);
+    free(H);
+  }
+  ck_assert_int_eq(nslide, 2);
+  free(q);
+  free(qb);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
 /* sum over the element's vector nodes of q_a x g_a, and of g_a over position nodes */
 static void momenta(const mbsModel *m, const mbsElem *el, const double *q, const double *g,
                     double J[3], double L[3]) {
@@ -581,6 +680,7 @@ Suite *elements_suite(void) {
   tcase_add_test(tc, test_model_layout);
   tcase_add_test(tc, test_joint_rows);
   tcase_add_test(tc, test_constraint_elements);
+  tcase_add_test(tc, test_slide_element);
   tcase_add_test(tc, test_potentials);
   tcase_add_test(tc, test_rotational_spring_wrap);
   tcase_add_test(tc, test_forces);

@@ -168,6 +168,12 @@ typedef struct {
   double active_until;  /* [s] > active_from: it releases at the first step at or after it;
                            INFINITY when not given */
   mbsMark active_mark;  /* the `active` key */
+  int beam;             /* slide_on_beam: the beam (index into mbsDeck.beams) its body slides
+                           along (body[1] is then the beam's node 0) */
+  int orient;           /* slide_on_beam: 1 if the body's frame follows the beam's directors */
+  int reach;            /* slide_on_beam: the elements on either side of its place at t = 0
+                           that it may reach (0: the whole beam) */
+  mbsMark point_mark;   /* slide_on_beam: the `point` value */
 } mbsDeckJoint;
 
 /* a `chains:` entry (docs/decks.md "Chains"): a serial arm by its Denavit-Hartenberg table,

@@ -52,6 +52,10 @@ typedef struct {
    * depend on t; gdd then comes from constraint_hessian (v^T H v). */
   void (*constraint_rates)(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
                            double t, double *gt, double *gdd);
+  /* 1 if the Hessian (or force Jacobian) pair (i, j) of the element's local coordinates may be
+   * nonzero, 0 if it is zero for every state: the Newton matrix's pattern leaves it out (an
+   * element over a whole beam that couples no two of its nodes). NULL: every pair */
+  int (*hess_pair)(const mbsElem *e, int i, int j);
 } mbsElementKindTable;
 
 /* the table entry of a kind (never NULL for a valid kind) */
@@ -121,6 +125,20 @@ int mbs_beam_element_setup(mbsElem *e, const double *q0, int order, const double
 /* the element's strains at its midpoint relative to t = 0 (global q): axial Gamma1, shear
  * Gamma2, Gamma3, torsion K1, bending K2, K3 (in that order) */
 void mbs_beam_element_strain(const mbsElem *e, const double *q, double out[6]);
+
+/* the reference length L [m] of a beam element (the polyline through its nodes at t = 0) */
+double mbs_beam_element_length(const mbsElem *e);
+
+/* a slide_on_beam element (slide.c): the point r(s) of its beam's centre line at the
+ * material coordinate s [m] for the global coordinates q, the tangent dr/ds into tangent;
+ * returns |dr/ds| */
+double mbs_slide_position(const mbsModel *m, const mbsElem *e, const double *q, double s,
+                          double r[3], double tangent[3]);
+
+/* the material coordinate of the point of the beam's centre line nearest to P at q into
+ * *s; returns the distance [m] */
+double mbs_slide_project(const mbsModel *m, const mbsElem *e, const double *q, const double P[3],
+                         double *s);
 
 /* the strain energy [J] of every beam of the model at q (global): the sum of its elements'
  * potentials (/energy/strain) */

@@ -28,7 +28,8 @@ typedef struct {
   X(MBS_JOINT_CYLINDRICAL, "cylindrical")                                                          \
   X(MBS_JOINT_PRISMATIC, "prismatic")                                                              \
   X(MBS_JOINT_UNIVERSAL, "universal")                                                              \
-  X(MBS_JOINT_PLANAR, "planar")
+  X(MBS_JOINT_PLANAR, "planar")                                                                    \
+  X(MBS_JOINT_SLIDE_ON_BEAM, "slide_on_beam")
 
 #define MBS_LOAD_TYPE_LIST(X)                                                                      \
   X(MBS_LOAD_FORCE, "force")                                                                       \
@@ -94,7 +95,8 @@ typedef struct {
   X(MBS_ELEM_SPRING, "spring")                                                                     \
   X(MBS_ELEM_ROTATIONAL_SPRING, "rotational_spring")                                               \
   X(MBS_ELEM_BEAM, "beam")                                                                         \
-  X(MBS_ELEM_JOINT_CONTROL, "joint_control")
+  X(MBS_ELEM_JOINT_CONTROL, "joint_control")                                                       \
+  X(MBS_ELEM_SLIDE, "slide_on_beam")
 
 /* kinds of attachment frames (model.h): what joints, loads and springs attach to */
 #define MBS_ATTACH_KIND_LIST(X)                                                                    \

@@ -15,7 +15,7 @@
 static const char *const joint_keys[] = {"name",   "type",        "bodies",      "point",
                                          "axis",   "axes",        "points",      "body_points",
                                          "length", "motion",      "initial_rate", "relative_to",
-                                         "active", NULL};
+                                         "active", "orient", "reach", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
@@ -213,6 +213,86 @@ static int joint_has_axis(mbsJointType t) {
          t == MBS_JOINT_PLANAR;
 }
 
+/* slide_on_beam: bodies [rigid body, beam], `point` in the body's frame (its centre of mass
+ * and directors at t = 0), `orient` (default false); no other key of the other types */
+static mbsStatus read_slide(DeckReader *r, mbsDeck *deck, mbsDeckJoint *j, DeckMap *m) {
+  static const char *const others[] = {"axis", "axes", "points", "body_points", "length",
+                                       "motion", "initial_rate", "relative_to", "active", NULL};
+  const DeckKeyValue *kv;
+  mbsStatus st;
+  for (int k = 0; others[k]; k++) {
+    if ((kv = deck_map_find(m, others[k]))) {
+      return deck_fail(r, kv->key,
+                       "a slide_on_beam joint takes no '%s' (its keys: name, type, bodies: "
+                       "[body, beam], point, orient, reach)",
+                       others[k]);
+    }
+  }
+  yaml_node_t *v = deck_map_get(m, "bodies");
+  if (!v) {
+    return deck_fail(r, m->node, "missing required key 'bodies' ([body, beam]: a rigid body "
+                                 "and the beam it slides along)");
+  }
+  if ((st = deck_pair_list(r, v, "bodies", "[body, beam]: a rigid body and a beam")) != MBS_OK ||
+      (st = deck_body_ref(r, deck_item(r, v, 0), "bodies[0]", &j->body[0])) != MBS_OK) {
+    return st;
+  }
+  yaml_node_t *b0 = deck_item(r, v, 0), *b1 = deck_item(r, v, 1);
+  if (j->body[0] < 0 || j->body[0] >= deck->nbody ||
+      deck->bodies[j->body[0]].type != MBS_BODY_RIGID || deck->bodies[j->body[0]].fixed) {
+    return deck_fail(r, b0,
+                     "bodies[0]: '%s' is %s; the body that slides along a beam is a rigid body "
+                     "that is not fixed (hold it by other joints instead)",
+                     deck_text(b0),
+                     j->body[0] < 0                 ? "the ground"
+                     : j->body[0] >= deck->nbody    ? "a beam node"
+                     : deck->bodies[j->body[0]].fixed ? "fixed"
+                                                      : "a point mass");
+  }
+  const char *bn = deck_text(b1);
+  j->beam = bn && !deck_is_null(b1) ? deck_names_get(&r->beam_names, bn) : -1;
+  if (j->beam < 0) {
+    return deck_fail(r, b1, "bodies[1]: '%s' is not a beam; a slide_on_beam joint names the beam "
+                            "the body slides along (by its name, without a node index)",
+                     bn && !deck_is_null(b1) ? bn : "(null)");
+  }
+  j->body[1] = deck->nbody + deck->beams[j->beam].node0;
+  kv = deck_map_find(m, "point");
+  if (!kv) {
+    return deck_fail(r, m->node, "missing required key 'point' (the point of '%s' that slides "
+                                 "along the beam, in the body's frame)",
+                     deck->bodies[j->body[0]].name);
+  }
+  double local[3], pos[3], R[9];
+  if ((st = deck_vec3(r, kv->value, "point", local)) != MBS_OK) {
+    return st;
+  }
+  deck_node_pos(kv->value, &j->point_mark.line, &j->point_mark.col);
+  deck_ref_pose(deck, j->body[0], pos, R);
+  for (int c = 0; c < 3; c++) {
+    j->point[c] = pos[c] + R[3 * c] * local[0] + R[3 * c + 1] * local[1] + R[3 * c + 2] * local[2];
+    j->points[0][c] = j->points[1][c] = j->point[c];
+  }
+  j->orient = 0;
+  if ((kv = deck_map_find(m, "orient")) && (st = deck_bool(r, kv->value, "orient", &j->orient)) !=
+                                               MBS_OK) {
+    return st;
+  }
+  j->reach = 0;
+  if ((kv = deck_map_find(m, "reach"))) {
+    if ((st = deck_integer(r, kv->value, "reach", &j->reach)) != MBS_OK) {
+      return st;
+    }
+    if (j->reach < 1) {
+      return deck_fail(r, kv->value,
+                       "reach: expected a number of elements >= 1 on either side of the body's "
+                       "place on the beam (or no reach: the whole beam), got %d",
+                       j->reach);
+    }
+  }
+  return MBS_OK;
+}
+
 mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int slot, int i,
                           yaml_node_t *node) {
   mbsDeckJoint *j = &deck->joints[slot];
@@ -248,6 +328,16 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int sl
   }
   j->type = (mbsJointType)t;
   const char *tw = mbs_joint_type_words[t];
+  j->beam = -1;
+  if (j->type == MBS_JOINT_SLIDE_ON_BEAM) {
+    st = read_slide(r, deck, j, &m);
+    goto fail;
+  }
+  if ((kv = deck_map_find(&m, "orient")) || (kv = deck_map_find(&m, "reach"))) {
+    st = deck_fail(r, kv->key, "a %s joint takes no '%s' (a slide_on_beam joint does)", tw,
+                   deck_text(kv->key));
+    goto fail;
+  }
 
   /* the two bodies, different, "ground" = -1 */
   if (!(v = deck_map_get(&m, "bodies"))) {

@@ -481,3 +481,7 @@ double mbs_beam_strain_energy(const mbsModel *m, const double *q) {
   }
   return e;
 }
+
+double mbs_beam_element_length(const mbsElem *e) {
+  return e->param[BP_LEN];
+}

@@ -17,6 +17,7 @@ extern const mbsElementKindTable mbs_elem_spring;
 extern const mbsElementKindTable mbs_elem_rotational_spring;
 extern const mbsElementKindTable mbs_elem_beam;
 extern const mbsElementKindTable mbs_elem_joint_control;
+extern const mbsElementKindTable mbs_elem_slide;
 
 const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
   switch (kind) {
@@ -42,6 +43,8 @@ const mbsElementKindTable *mbs_element_kind(mbsElemKind kind) {
       return &mbs_elem_joint_control;
     case MBS_ELEM_BEAM:
       return &mbs_elem_beam;
+    case MBS_ELEM_SLIDE:
+      return &mbs_elem_slide;
     case MBS_ELEM_KIND_COUNT:
       break;
   }

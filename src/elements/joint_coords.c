@@ -7,6 +7,7 @@
  *   universal: theta_1 = atan2(R_21, R_11) about the first axis, theta_2 = atan2(R_02, R_00)
  *     about the second (R = R_1(theta_1) R_2(theta_2));
  *   planar: x_2 = d'_2(I) . (p'_II - p'_I), x_3 = d'_3(I) . (...), theta about the normal d'_1;
+ *   slide_on_beam: s, the material coordinate of the body's point along the beam [m];
  *   spherical: the rotation vector of R (components in frame I); its rates are the relative
  *     angular velocity omega_II - omega_I in frame I (omega = 1/2 sum_a d'_a x d'_a').
  * Angles are returned in (-pi, pi]; the caller makes them continuous in time. */
@@ -42,6 +43,18 @@ int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const doubl
     angular[k] = 0;
   }
   mbsJointType type = m->joint_type[j];
+  if (type == MBS_JOINT_SLIDE_ON_BEAM) {
+    /* the material coordinate s along the beam, the joint's own coordinate (slide.c) */
+    for (int k = 0; k < m->nelem; k++) {
+      const mbsElem *el = &m->elem[k];
+      if (el->kind == MBS_ELEM_SLIDE && el->joint == j) {
+        x[0] = q[el->qidx[el->nq - 1]];
+        xd[0] = v[el->qidx[el->nq - 1]];
+        return 1;
+      }
+    }
+    return 0;
+  }
   /* a point mass (1 block) has no frame: no angles at a spherical joint */
   if (type == MBS_JOINT_FIXED || type == MBS_JOINT_DISTANCE || e->iparam[0] == 1 ||
       e->iparam[1] == 1) {

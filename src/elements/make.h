@@ -100,6 +100,18 @@ void mbs_elem_drive_initial_rate(const mbsModel *m, mbsElem *e);
 /* 1 if the drive element's coordinate is a displacement [m], 0 an angle [rad] */
 int mbs_elem_drive_prismatic(const mbsElem *e);
 
+/* a point c (phi + c^i d_i) of a rigid body sliding along beam `beam` (the model's index) with
+ * the scalar coordinate s as the last local coordinate (slide.c); orient: the body's frame
+ * C_ai d_i (C row-major, row a) follows the beam's directors (three more rows); ring: s is
+ * periodic over the beam's length */
+void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C[9], int orient,
+                         int ring);
+
+/* the same element in a plane that planar joints already hold it in: its point's rows along
+ * the two unit vectors in_plane (3 each) only, and the orientation rows of the bits of
+ * orient_pairs (bit o: e_1 . D_2, e_1 . D_3, e_2 . D_3 for o = 0, 1, 2) */
+void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs);
+
 /* a spring-damper k [N/m], c [N s/m] of rest length L [m] between the sides' points;
  * rest_default: L is the length at t = 0 (set by mbs_elem_rebase) */
 void mbs_elem_spring_make(mbsElem *e, double k, double c, double rest, int rest_default);

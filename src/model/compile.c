@@ -541,6 +541,7 @@ int mbs_model_joint_rows(const mbsModel *m, int j, const double par[24], double 
       /* 1/2 (|p2 - p1|^2 - L^2) */
       fill_row(&rows[nr++], &rel, &rel, 0.5, NULL, -0.5 * L2, j, -1);
       break;
+    case MBS_JOINT_SLIDE_ON_BEAM: /* a constraint element's rows (slide.c) */
     case MBS_JOINT_TYPE_COUNT:
       break;
   }
@@ -565,6 +566,25 @@ static mbsStatus compile_joints(mbsModel *m, const mbsDeck *deck, mbsError *err)
     Side s1 = make_side(m, dj->body[0]), s2 = make_side(m, dj->body[1]);
     m->joint_attach[2 * j] = s1.attach;
     m->joint_attach[2 * j + 1] = s2.attach;
+    if (dj->type == MBS_JOINT_SLIDE_ON_BEAM) {
+      /* rows of its constraint element (compile_elements); the beam is the first side and
+       * the body the second, so that the reaction is the beam's force on the body at its
+       * point (mbs_joint_reactions) */
+      m->joint_attach[2 * j] = s2.attach;
+      m->joint_attach[2 * j + 1] = s1.attach;
+      m->joint_body[2 * j] = -1;
+      m->joint_body[2 * j + 1] = dj->body[0];
+      mbs_attach_coords(m, s1.attach, dj->point, m->joint_point + 3 * j);
+      mbs_attach_coords(m, s2.attach, dj->point, m->joint_point_first + 3 * j);
+      double *es = m->joint_engage + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j;
+      es[0] = 1.0;
+      memcpy(m->joint_engage0 + (size_t)MBS_JOINT_ENGAGE_LEN * (size_t)j, es,
+             MBS_JOINT_ENGAGE_LEN * sizeof(double));
+      m->joint_from[j] = -INFINITY;
+      m->joint_until[j] = INFINITY;
+      m->joint_ncon[j] = 0;
+      continue;
+    }
     if (s1.node0 < 0 && s2.node0 < 0) {
       return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
                            "joint '%s' connects '%s' and '%s', which are both fixed; remove it",
@@ -698,6 +718,7 @@ static int joint_rows(mbsJointType t) {
       return 4;
     case MBS_JOINT_PLANAR:
       return 3;
+    case MBS_JOINT_SLIDE_ON_BEAM:
     case MBS_JOINT_TYPE_COUNT:
       break;
   }
@@ -1238,7 +1259,278 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     el->body = dj->body[1] < m->nbody ? dj->body[1] : -1;
     mbs_elem_drive_make(el, dj->motion_value, prof, dj->type == MBS_JOINT_PRISMATIC);
   }
+
+  /* slide_on_beam: a constraint element over the body, every node of the beam (s moves
+   * along all of it) and the joint's coordinate s (slide.c); s, its rate and the orientation
+   * frame are set once the beam's elements exist (slide_setup) */
+  for (int j = 0; j < deck->njoint; j++) {
+    const mbsDeckJoint *dj = &deck->joints[j];
+    if (dj->type != MBS_JOINT_SLIDE_ON_BEAM) {
+      continue;
+    }
+    const mbsDeckBeam *db = &deck->beams[dj->beam];
+    int fb = ref_attach(m, dj->body[0]), n0 = m->attach_node[fb];
+    int qs = 3 * m->nnode + nscalar++;
+    mbsElem *el = new_elem(m);
+    if (!el) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    el->load = -1;
+    el->joint = j;
+    el->body = dj->body[0];
+    el->attach[0] = fb;
+    el->attach[1] = -1;
+    int fail = 0;
+    for (int i = 0; i < 12; i++) {
+      fail |= push_q(m, el, 3 * n0 + i) != MBS_OK;
+    }
+    /* the beam's nodes it may reach: all, or those of the elements within `reach` of the one
+     * at the node nearest to the point (one more before it: the point may lie in the element
+     * that ends there), around the closure of a ring */
+    double gap[3];
+    vsub(gap, db->pos + 3 * (db->nnode - 1), db->pos);
+    int ring = vnorm(gap) <= 1e-9 * (1.0 + db->length), ne = db->nelem, j0 = 0, nw = ne;
+    if (dj->reach > 0) {
+      int kn = 0;
+      double best = INFINITY;
+      for (int k = 0; k < db->nnode; k++) {
+        double d[3];
+        vsub(d, db->pos + 3 * k, dj->point);
+        if (vnorm(d) < best) {
+          best = vnorm(d);
+          kn = k;
+        }
+      }
+      int jn = kn / db->order < ne ? kn / db->order : ne - 1;
+      int lo = jn - dj->reach - 1, hi = jn + dj->reach;
+      if (!ring) {
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > ne - 1 ? ne - 1 : hi;
+      }
+      if (hi - lo + 1 < ne) {
+        j0 = lo;
+        nw = hi - lo + 1;
+      }
+    }
+    int last = -1;
+    for (int w = 0; w < nw; w++) {
+      int jw = ((j0 + w) % ne + ne) % ne;
+      for (int l = 0; l <= db->order; l++) {
+        int k = db->order * jw + l;
+        if (k == last) {
+          continue;
+        }
+        last = k;
+        for (int i = 0; i < 12; i++) {
+          fail |= push_q(m, el, 3 * (m->beam[dj->beam].node0 + 4 * k) + i) != MBS_OK;
+        }
+      }
+    }
+    fail |= push_q(m, el, qs) != MBS_OK;
+    if (fail) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    double c[3], C[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    mbs_attach_coords(m, fb, dj->point, c);
+    mbs_elem_slide_make(el, dj->beam, c, C, dj->orient, 0);
+    snprintf(m->coord_names + (size_t)qs * NAME_LEN, NAME_LEN, "%s.s", dj->name);
+  }
   return MBS_OK;
+}
+
+static void beam_shape(int o, double xi, double N[3], double dN[3]);
+
+/* 1 if joint i is a planar joint of normal n (either sense) on body reference ref */
+static int slide_node_in_plane(const mbsDeck *deck, int ref, const double n[3], int i) {
+  const mbsDeckJoint *o = &deck->joints[i];
+  double cr[3];
+  vcross(cr, o->axis, n);
+  return o->type == MBS_JOINT_PLANAR && (o->body[0] == ref || o->body[1] == ref) &&
+         vnorm(cr) <= 1e-12;
+}
+
+/* the joints of type slide_on_beam once the beams' elements exist: s at t = 0 (the point of
+ * the centre line nearest to the body's point, which must lie on it), a ring (the beam's last
+ * node at its first, joined to it by a joint), the body's frame that `orient` holds (the
+ * beam's interpolated directors at s, made orthonormal), and the rate of s */
+static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
+  for (int k = 0; k < m->nelem; k++) {
+    mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    const mbsDeckJoint *dj = &deck->joints[el->joint];
+    const mbsDeckBeam *db = &deck->beams[dj->beam];
+    const mbsBeam *bm = &m->beam[dj->beam];
+    /* a ring: the last node at the first, held there by a joint between them */
+    double gap[3];
+    vsub(gap, db->pos + 3 * (db->nnode - 1), db->pos);
+    int ring = vnorm(gap) <= 1e-9 * (1.0 + db->length);
+    if (ring) {
+      int a = deck->nbody + db->node0, b = a + db->nnode - 1, held = 0;
+      for (int i = 0; i < deck->njoint; i++) {
+        const mbsDeckJoint *o = &deck->joints[i];
+        held |= o->type != MBS_JOINT_SLIDE_ON_BEAM && o->type != MBS_JOINT_DISTANCE &&
+                ((o->body[0] == a && o->body[1] == b) || (o->body[0] == b && o->body[1] == a));
+      }
+      if (!held) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
+                             "joint '%s': beam '%s' ends where it starts (a ring), but no joint "
+                             "holds '%s[0]' to '%s[-1]'; close the ring with a fixed joint "
+                             "between them",
+                             dj->name, db->name, db->name, db->name);
+      }
+      if (dj->orient) {
+        return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->mark.line, dj->mark.col,
+                             "joint '%s': orient on a ring is not supported (the directors of "
+                             "the ring's two end nodes differ by its closing angle, so the "
+                             "body's frame would jump where s wraps); slide without orient "
+                             "and hold the body's orientation by contacts or other joints",
+                             dj->name);
+      }
+      el->param[12] = 1.0;
+    }
+    double s0, P[3];
+    vcopy(P, dj->point);
+    double dist = mbs_slide_project(m, el, m->q0, P, &s0);
+    if (!(dist <= 1e-10 * (1.0 + bm->length + vnorm(P)))) {
+      double r[3], t[3];
+      mbs_slide_position(m, el, m->q0, s0, r, t);
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->point_mark.line,
+                           dj->point_mark.col,
+                           "joint '%s': the point [%g, %g, %g] lies %.3g m off the centre line "
+                           "of beam '%s' (nearest at s = %.6g m, [%g, %g, %g]); place the body "
+                           "so that its point is on the beam",
+                           dj->name, P[0], P[1], P[2], dist, db->name, s0, r[0], r[1], r[2]);
+    }
+    int is = el->qidx[el->nq - 1];
+    m->q0[is] = s0;
+    /* in a plane: the body held in it (a planar or revolute joint of normal n) and every
+     * node of the beam (its `planar`, or a planar joint of normal n on each node or on the
+     * node a fixed joint welds it to) */
+    const double *pn = NULL;
+    for (int i = 0; i < deck->njoint && !pn; i++) {
+      const mbsDeckJoint *o = &deck->joints[i];
+      if ((o->type == MBS_JOINT_PLANAR || o->type == MBS_JOINT_REVOLUTE) &&
+          (o->body[0] == dj->body[0] || o->body[1] == dj->body[0])) {
+        pn = o->axis;
+      }
+    }
+    int planar = pn != NULL;
+    for (int kn = 0; planar && kn < db->nnode; kn++) {
+      int ref = deck->nbody + db->node0 + kn, held = 0;
+      for (int i = 0; i < deck->njoint && !held; i++) {
+        held = slide_node_in_plane(deck, ref, pn, i);
+        const mbsDeckJoint *o = &deck->joints[i];
+        if (!held && o->type == MBS_JOINT_FIXED && (o->body[0] == ref || o->body[1] == ref)) {
+          int other = o->body[0] == ref ? o->body[1] : o->body[0];
+          for (int i2 = 0; i2 < deck->njoint && !held; i2++) {
+            held = slide_node_in_plane(deck, other, pn, i2);
+          }
+        }
+      }
+      planar = held;
+    }
+    int pairs = dj->orient ? 7 : 0;
+    if (dj->orient) {
+      /* e_1 along D_2 x D_3, e_2 along D_2 normal to D_3 (so the three rows vanish at t = 0),
+       * as coordinates C_ai on the body's directors */
+      double D[3][3], R0[9];
+      double N[3], dN[3];
+      int order = bm->order, j = 0;
+      double S = 0.0, L = mbs_beam_element_length(&m->elem[bm->elem0]);
+      while (j + 1 < bm->nelem && s0 >= S + L) {
+        S += L;
+        j++;
+        L = mbs_beam_element_length(&m->elem[bm->elem0 + j]);
+      }
+      beam_shape(order, -1.0 + 2.0 * (s0 - S) / L, N, dN);
+      for (int a = 0; a < 3; a++) {
+        D[a][0] = D[a][1] = D[a][2] = 0.0;
+        for (int l = 0; l <= order; l++) {
+          vaxpy(D[a], N[l], m->q0 + 3 * (bm->node0 + 4 * (order * j + l) + 1 + a));
+        }
+      }
+      double e1[3], e2[3], e3[3];
+      vcross(e1, D[1], D[2]);
+      double n3 = vnorm(D[2]);
+      e3[0] = e3[1] = e3[2] = 0.0;
+      vaxpy(e3, 1.0 / n3, D[2]);
+      vcopy(e2, D[1]);
+      vaxpy(e2, -vdot(e2, e3), e3);
+      double n1 = vnorm(e1), n2 = vnorm(e2);
+      for (int c = 0; c < 3; c++) {
+        e1[c] /= n1;
+        e2[c] /= n2;
+      }
+      vcross(e3, e1, e2);
+      memcpy(R0, m->attach_R0 + 9 * el->attach[0], sizeof(R0));
+      double *ez[3] = {e1, e2, e3};
+      /* in a plane, a row e_a . D_b with e_a or D_b along the normal holds by itself */
+      static const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+      for (int o = 0; planar && o < 3; o++) {
+        double cr1[3], cr2[3];
+        vcross(cr1, ez[pr[o][0]], pn);
+        vcross(cr2, D[pr[o][1]], pn);
+        if (vnorm(cr1) <= 1e-9 || vnorm(cr2) <= 1e-9 * vnorm(D[pr[o][1]])) {
+          pairs &= ~(1 << o);
+        }
+      }
+      for (int a = 0; a < 3; a++) {
+        for (int i = 0; i < 3; i++) {
+          /* d_i(0) . e_a: column i of R0 is d_i */
+          el->param[3 + 3 * a + i] = R0[i] * ez[a][0] + R0[3 + i] * ez[a][1] + R0[6 + i] * ez[a][2];
+        }
+      }
+    }
+    if (planar) {
+      /* the point's rows along two axes in the plane; its row along the normal repeats the
+       * planar joints' */
+      double u[6], ax[3] = {1, 0, 0};
+      if (fabs(pn[0]) > 0.9) {
+        ax[0] = 0.0;
+        ax[1] = 1.0;
+      }
+      vcross(u, pn, ax);
+      double nu = vnorm(u);
+      for (int c = 0; c < 3; c++) {
+        u[c] /= nu;
+      }
+      vcross(u + 3, pn, u);
+      mbs_elem_slide_planar(el, u, pairs);
+    }
+  }
+  return MBS_OK;
+}
+
+/* the rate of each slide_on_beam joint's s at t = 0: the least-squares solution of its rows
+ * G v0 = 0 (the point's velocity along the tangent relative to the beam) */
+static void slide_velocities(mbsModel *m) {
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    double g[MBS_ELEM_MAXCON];
+    double *G = malloc((size_t)(el->ncon * el->nq) * sizeof(double));
+    if (!G) {
+      continue; /* left as it was: check_initial_velocities reports a violated joint */
+    }
+    int is = el->nq - 1;
+    m->v0[el->qidx[is]] = 0.0;
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, G);
+    double num = 0.0, den = 0.0;
+    for (int r = 0; r < el->ncon; r++) {
+      double gv = 0.0;
+      for (int i = 0; i < is; i++) {
+        gv += G[r * el->nq + i] * m->v0[el->qidx[i]];
+      }
+      num += G[r * el->nq + is] * gv;
+      den += G[r * el->nq + is] * G[r * el->nq + is];
+    }
+    m->v0[el->qidx[is]] = den > 0.0 ? -num / den : 0.0;
+    free(G);
+  }
 }
 
 
@@ -1585,6 +1877,40 @@ static mbsStatus check_initial_velocities(const mbsModel *m, mbsError *err) {
                            "them: `initial: {project_velocities: true}` (with a joint's "
                            "`initial_rate` to set its rate)",
                            m->joint_name[j], worst);
+    }
+  }
+
+  /* slide_on_beam: the body's point moves along the beam (its rows' G v0 = 0 with the rate of
+   * s from slide_velocities) */
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    double gs[MBS_ELEM_MAXCON], worst = 0.0;
+    double *Gs = malloc((size_t)(el->ncon * el->nq) * sizeof(double));
+    if (!Gs) {
+      return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, gs, Gs);
+    for (int r = 0; r < el->ncon; r++) {
+      double gv = 0.0;
+      for (int i = 0; i < el->nq; i++) {
+        gv += Gs[r * el->nq + i] * m->v0[el->qidx[i]];
+      }
+      worst = fmax(worst, fabs(gv));
+    }
+    free(Gs);
+    if (worst > 1e-9 * vscale) {
+      int j = el->joint;
+      return mbs_error_set(err, MBS_ERR_MODEL, m->deck_path, m->joint_mark[j].line,
+                           m->joint_mark[j].col,
+                           "joint '%s': the initial velocities violate the joint (velocity "
+                           "constraint residual %.3g): the body's point must move along the "
+                           "beam%s; give it a velocity (and angular_velocity) the joint allows, "
+                           "or `initial: {project_velocities: true}`",
+                           m->joint_name[j], worst,
+                           el->iparam[1] ? " and its frame turn with the beam's directors" : "");
     }
   }
 
@@ -2230,8 +2556,22 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   for (int l = 0; l < deck->nload; l++) {
     const mbsDeckLoad *dl = &deck->loads[l];
     m->nscalar += dl->type == MBS_LOAD_JOINT_TORQUE && dl->method == MBS_TORQUE_AUGMENTED;
+    if ((dl->type == MBS_LOAD_JOINT_TORQUE || dl->type == MBS_LOAD_JOINT_FORCE ||
+         dl->type == MBS_LOAD_ROTATIONAL_SPRING) &&
+        deck->joints[dl->joint].type == MBS_JOINT_SLIDE_ON_BEAM) {
+      mbs_error_set(err, MBS_ERR_MODEL, deck->path, dl->mark.line, dl->mark.col,
+                    "load '%s': joint '%s' is a slide_on_beam joint, which takes no joint "
+                    "load; apply a force to its body instead",
+                    dl->name, deck->joints[dl->joint].name);
+      free(m);
+      return NULL;
+    }
     m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
     m->nctrl += dl->has_control && !dl->computed_torque;
+  }
+  /* one scalar coordinate (the material coordinate s) per slide_on_beam joint */
+  for (int j = 0; j < deck->njoint; j++) {
+    m->nscalar += deck->joints[j].type == MBS_JOINT_SLIDE_ON_BEAM;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
@@ -2294,10 +2634,12 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   }
   link_qidx(m);
   initial_errors(m);
-  if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK) {
+  if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK ||
+      slide_setup(m, deck, err) != MBS_OK) {
     goto fail;
   }
   augmented_velocities(m);
+  slide_velocities(m);
   /* each row's number within its joint (or body, or beam node: six rows each), which names
    * it whatever is dropped */
   for (int r = 0, b0 = 0; r < m->nrow; r++) {
@@ -2388,6 +2730,7 @@ mbsStatus mbs_model_set_initial(mbsModel *m, const double *q, mbsError *err) {
   }
   memcpy(m->q0, q, (size_t)m->nq * sizeof(double));
   augmented_velocities(m);
+  slide_velocities(m);
   /* what is measured from t = 0 is measured from here: the joints' coordinates, the angle of
    * rotational springs, a spring's default rest length (its length at t = 0) */
   for (int j = 0; j < m->njoint; j++) {

@@ -1062,6 +1062,10 @@ void mbs_record_joint_units(mbsJointType t, const char **coord, const char **rat
       *coord = "m, m, rad";
       *rate = "m/s, m/s, rad/s";
       return;
+    case MBS_JOINT_SLIDE_ON_BEAM:
+      *coord = "m";
+      *rate = "m/s";
+      return;
     case MBS_JOINT_SPHERICAL:
       *coord = "rad, rad, rad";
       *rate = "rad/s, rad/s, rad/s";

@@ -565,8 +565,13 @@ mbsStatus mbs_run_attach(mbsRun *r, const char *path, int overwrite, mbsError *e
     }
     for (int i = 0; i < m->nq; i++) {
       r->names[i] = mbs_model_coord_name(m, i);
-      /* vector nodes: positions m, directors 1; the scalars after them are joint angles */
-      r->qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1") : "rad";
+      /* vector nodes: positions m, directors 1; the scalars after them are joint angles
+       * (gamma), or a slide_on_beam joint's material coordinate s [m] */
+      size_t nl = strlen(r->names[i]);
+      int slide = nl > 2 && strcmp(r->names[i] + nl - 2, ".s") == 0;
+      r->qunits[i] = i < 3 * m->nnode ? (m->node_position[i / 3] ? "m" : "1")
+                     : slide          ? "m"
+                                      : "rad";
     }
     for (int j = 0; j < m->njoint; j++) {
       mbs_record_joint_units(m->joint_type[j], &r->junits[j], &r->jrunits[j]);

@@ -129,6 +129,9 @@ static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
                 ((mask & MBS_PART_FORCE_V) && kind->force);
     for (int i = 0; i < el->nq; i++) {
       for (int j = 0; j < el->nq && block; j++) {
+        if (kind->hess_pair && !kind->hess_pair(el, i, j)) {
+          continue;
+        }
         fail |= pl_add(l, el->qidx[i], el->qidx[j]);
       }
       /* a constraint element's G and G^T */

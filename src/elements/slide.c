@@ -1,0 +1,669 @@
+/* slide.c: a point of a rigid body sliding along a beam's centre line (joint type
+ * slide_on_beam; Zander 2008 sec. 4.1.2: the material position s of the body's reference
+ * point C on the flexible body is a coordinate of the rigid body, eq. 4.9).
+ *
+ * The joint owns the scalar coordinate s, the material coordinate along the beam measured
+ * at t = 0 (the reference arc length of the elements, the beams' own d/ds): element j spans
+ * S_j <= s <= S_j + L_j (S_j the sum of the lengths before it) and maps s to
+ * xi = -1 + 2 (s - S_j) / L_j, where the beam's shape functions N_k(xi) interpolate its
+ * nodes (beam.c). So the centre line and its directors along the beam are
+ *     r(s) = sum_k N_k(s) phi_k,    D_a(s) = sum_k N_k(s) d_a,k,
+ * piecewise polynomials in s, continuous across the elements (each N_k is continuous). Beyond
+ * the ends of an open beam the end elements' polynomials continue; on a ring (a beam whose
+ * last node is at its first, joined there by a joint) s is taken modulo the length.
+ *
+ * Rows (bilateral, the joint's constraint element):
+ *     g_1..3 = phi + c^i d_i - r(s) = 0                 (the point on the centre line)
+ * and with `orient` the body's frame e_a = C_ai d_i (the interpolated director frame at t = 0)
+ * follows the directors at s:
+ *     g_4 = e_1 . D_2(s),  g_5 = e_1 . D_3(s),  g_6 = e_2 . D_3(s).
+ * s carries no mass: its row of the equations of motion, G_s^T lambda = 0, says that the
+ * reaction has no component along the tangent r'(s) (frictionless sliding).
+ *
+ * Discrete gradient (Gonzalez), for the energy-momentum scheme: each row is a sum of terms
+ * N_k(s) h_k(q) with h_k linear (phi_k) or bilinear (e_a . d_b,k) in q. With bars the means of
+ * the two states and DN_k = (N_k(s_b) - N_k(s_a)) / (s_b - s_a),
+ *     N_k(s_b) h_k(q_b) - N_k(s_a) h_k(q_a) = Nbar_k (h_k(q_b) - h_k(q_a)) + DN_k hbar_k (s_b - s_a)
+ * exactly, and h_k(q_b) - h_k(q_a) = grad h_k(q_mid) . (q_b - q_a) for a bilinear h_k. DN_k is
+ * summed over the pieces of [s_a, s_b] in each element, where it is the derivative at the
+ * piece's midpoint times its length (exact for polynomials of degree 2), so it stays exact
+ * and free of cancellation across element boundaries. Gbar (q_b - q_a) = g(q_b) - g(q_a) makes
+ * the reactions workless over a step: energy is conserved to the solver's tolerance.
+ *
+ * Layout: local coordinates 0..11 the body (phi, d1, d2, d3), then the beam's nodes it may
+ * reach, 12 each (phi, d1, d2, d3; all of them, or those of the elements about its place at
+ * t = 0, `reach`, found by their global index: w_locate), then s (the last);
+ *   param[0..2] = c (the point: phi + c^i d_i), param[3 + 3 a + i] = C_ai (a, i = 0..2),
+ *   param[12] = 1 on a ring (s periodic), param[13 + 3 r] = B_r, the directions of the point's
+ *   rows (the world axes; in a plane, two axes in it); iparam[0] = the beam, iparam[1] = the
+ *   orientation rows (bit o: the pair o of orient_pair below), iparam[2] = the point's rows.
+ * In a plane (the beam held in it and the body by a planar joint of the same normal) the
+ * rows that the planar joints already hold are left out, or the Newton matrix would be
+ * singular: the point's row along the normal, and the orientation rows of a body direction
+ * or a director along the normal. */
+#include <math.h>
+#include <string.h>
+
+#include "elements/make.h"
+#include "mbsim/elements.h"
+#include "util/vec3.h"
+
+static void v0set(double r[3]) {
+  r[0] = r[1] = r[2] = 0.0;
+}
+
+#define SL_MAXN 3 /* nodes of one beam element */
+
+/* the piece of the beam at s: first node n0, count nn, shape functions N, dN/ds, d2N/ds2;
+ * next: the material coordinate where the element ends (the start of the next piece;
+ * INFINITY past the last element of an open beam) */
+typedef struct {
+  int n0, nn;
+  double N[SL_MAXN], dN[SL_MAXN], ddN[SL_MAXN];
+  double next;
+} Piece;
+
+static void locate(const mbsModel *m, const mbsElem *e, double s, Piece *p) {
+  const mbsBeam *b = &m->beam[e->iparam[0]];
+  double x = s, shift = 0.0;
+  if (e->param[12] != 0.0) {
+    /* a ring: s modulo the length */
+    shift = b->length * floor(s / b->length);
+    x = s - shift;
+  }
+  int j = 0;
+  double S = 0.0, L = mbs_beam_element_length(&m->elem[b->elem0]);
+  while (j + 1 < b->nelem && x >= S + L) {
+    S += L;
+    j++;
+    L = mbs_beam_element_length(&m->elem[b->elem0 + j]);
+  }
+  p->next = (j + 1 < b->nelem || e->param[12] != 0.0) ? shift + S + L : INFINITY;
+  if (p->next <= s) {
+    p->next = s + 0.5 * L; /* round-off at the end of a ring: move on */
+  }
+  p->n0 = b->order * j;
+  p->nn = b->order + 1;
+  double xi = -1.0 + 2.0 * (x - S) / L, a = 2.0 / L;
+  if (b->order == 1) {
+    p->N[0] = 0.5 * (1.0 - xi);
+    p->N[1] = 0.5 * (1.0 + xi);
+    p->dN[0] = -0.5 * a;
+    p->dN[1] = 0.5 * a;
+    p->ddN[0] = p->ddN[1] = 0.0;
+  } else {
+    p->N[0] = 0.5 * xi * (xi - 1.0);
+    p->N[1] = 1.0 - xi * xi;
+    p->N[2] = 0.5 * xi * (xi + 1.0);
+    p->dN[0] = a * (xi - 0.5);
+    p->dN[1] = a * (-2.0 * xi);
+    p->dN[2] = a * (xi + 0.5);
+    p->ddN[0] = a * a;
+    p->ddN[1] = -2.0 * a * a;
+    p->ddN[2] = a * a;
+  }
+}
+
+/* the shape functions of the nodes a row touches, a short sparse list (a step that crosses
+ * more elements than it holds fails as a NaN row, which Newton reports) */
+#define SL_MAXW 12
+typedef struct {
+  int n;
+  int node[SL_MAXW];
+  double N[SL_MAXW], dN[SL_MAXW], ddN[SL_MAXW];
+  int loc[SL_MAXW]; /* the local index of the node's phi (w_locate) */
+  int full;         /* 1: too many nodes, or a node outside the element's reach */
+} Weights;
+
+static void w_add(Weights *w, int node, double N, double dN, double ddN) {
+  int k = 0;
+  while (k < w->n && w->node[k] != node) {
+    k++;
+  }
+  if (k == w->n) {
+    if (w->n == SL_MAXW) {
+      w->full = 1;
+      return;
+    }
+    w->node[w->n++] = node;
+    w->N[k] = w->dN[k] = w->ddN[k] = 0.0;
+  }
+  w->N[k] += N;
+  w->dN[k] += dN;
+  w->ddN[k] += ddN;
+}
+
+/* the nodes' shape functions at s, times f, added into w */
+static void w_at(const mbsModel *m, const mbsElem *e, double s, double f, Weights *w) {
+  Piece p;
+  locate(m, e, s, &p);
+  for (int l = 0; l < p.nn; l++) {
+    w_add(w, p.n0 + l, f * p.N[l], f * p.dN[l], f * p.ddN[l]);
+  }
+}
+
+/* into w->dN: DN_k = (N_k(sb) - N_k(sa)) / (sb - sa) summed over the pieces of [sa, sb]
+ * (N_k'(sa) when sa = sb): each piece contributes N_k' at its midpoint times its length,
+ * exact for the element polynomials of degree <= 2; into w->N the means (N_k(sa) +
+ * N_k(sb)) / 2 */
+static void w_discrete(const mbsModel *m, const mbsElem *e, double sa, double sb, Weights *w) {
+  Weights tmp;
+  memset(w, 0, sizeof(*w));
+  memset(&tmp, 0, sizeof(tmp));
+  w_at(m, e, sa, 0.5, &tmp);
+  w_at(m, e, sb, 0.5, &tmp);
+  for (int k = 0; k < tmp.n; k++) {
+    w_add(w, tmp.node[k], tmp.N[k], 0.0, 0.0);
+  }
+  double lo = fmin(sa, sb), hi = fmax(sa, sb);
+  if (!(hi > lo)) {
+    Piece p;
+    locate(m, e, sa, &p);
+    for (int l = 0; l < p.nn; l++) {
+      w_add(w, p.n0 + l, 0.0, p.dN[l], 0.0);
+    }
+  }
+  int guard = 4 * m->beam[e->iparam[0]].nelem + 8;
+  for (double x = lo; x < hi && guard-- > 0;) {
+    Piece p;
+    locate(m, e, x, &p);
+    double end = fmin(p.next, hi);
+    if (!(end > x)) {
+      break;
+    }
+    Piece pm;
+    locate(m, e, 0.5 * (x + end), &pm);
+    for (int l = 0; l < pm.nn; l++) {
+      w_add(w, pm.n0 + l, 0.0, pm.dN[l] * (end - x) / (hi - lo), 0.0);
+    }
+    x = end;
+  }
+  w->full |= tmp.full;
+}
+
+/* the local index of each node's phi among the element's beam nodes (its reach: all the
+ * beam's nodes, or those of the elements about its place at t = 0, `reach`); a node outside
+ * it marks w full (the rows become NaN: the step fails, naming the joint) */
+static void w_locate(const mbsModel *m, const mbsElem *e, Weights *w) {
+  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 13) / 12;
+  for (int k = 0; k < w->n; k++) {
+    int gi = 3 * (node0 + 4 * w->node[k]), slot = 0;
+    while (slot < nslot && e->qidx[12 + 12 * slot] != gi) {
+      slot++;
+    }
+    w->full |= slot == nslot;
+    w->loc[k] = 12 + 12 * (slot < nslot ? slot : 0);
+  }
+}
+
+/* component i of the local coordinates: the mean of two states (the same q twice: its
+ * value) */
+static double X(const mbsElem *e, const double *qa, const double *qb, int i) {
+  return 0.5 * (qa[e->qidx[i]] + qb[e->qidx[i]]);
+}
+
+static void X3(const mbsElem *e, const double *qa, const double *qb, int i, double out[3]) {
+  for (int c = 0; c < 3; c++) {
+    out[c] = X(e, qa, qb, i + c);
+  }
+}
+
+/* the body's frame vector e_a = C_ai d_i */
+static void body_dir(const mbsElem *e, const double *qa, const double *qb, int a, double out[3]) {
+  v0set(out);
+  for (int i = 0; i < 3; i++) {
+    double d[3];
+    X3(e, qa, qb, 3 + 3 * i, d);
+    vaxpy(out, e->param[3 + 3 * a + i], d);
+  }
+}
+
+/* the orientation rows' pairs (a body direction, a beam director) */
+static const int orient_pair[3][2] = {{0, 2}, {0, 3}, {1, 3}};
+
+/* the point's rows: npos of them (3, or 2 in a plane), row r = B_r . (point - r(s)) with the
+ * unit vectors B_r at param[13 + 3 r]; the orientation rows: the pairs o of orient_pair with
+ * bit o of iparam[1] set, after them */
+static int npos(const mbsElem *e) {
+  return e->iparam[2];
+}
+
+static int nrows(const mbsElem *e) {
+  int n = npos(e);
+  for (int o = 0; o < 3; o++) {
+    n += (e->iparam[1] >> o) & 1;
+  }
+  return n;
+}
+
+/* the row of orientation pair o, -1 if the element has none */
+static int orient_row(const mbsElem *e, int o) {
+  if (!((e->iparam[1] >> o) & 1)) {
+    return -1;
+  }
+  int r = npos(e);
+  for (int k = 0; k < o; k++) {
+    r += (e->iparam[1] >> k) & 1;
+  }
+  return r;
+}
+
+/* sum_r mu_r B_r: the point rows' multipliers as one vector */
+static void mu_point(const mbsElem *e, const double *mu, double out[3]) {
+  out[0] = out[1] = out[2] = 0.0;
+  for (int r = 0; r < npos(e); r++) {
+    vaxpy(out, mu[r], e->param + 13 + 3 * r);
+  }
+}
+
+/* g and, if G is not NULL, G (ncon x nq) at the mean of qa and qb, with the weights w (the
+ * shape functions at s, or for a discrete gradient their means and quotients); hbar: NULL,
+ * or the means of e_a . d_b,k over the two states (a discrete gradient's) */
+static void rows_at(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                    const Weights *w, const double *hbar, double *g, double *G) {
+  (void)m;
+  int nq = e->nq, is = nq - 1;
+  const double *c = e->param;
+  if (G) {
+    memset(G, 0, (size_t)(nrows(e) * nq) * sizeof(double));
+  }
+  /* the point: phi + c^i d_i - sum_k N_k phi_k, and the tangent r' = sum_k N_k' phi_k */
+  double r[3], t[3], v[3];
+  X3(e, qa, qb, 0, r);
+  for (int i = 0; i < 3; i++) {
+    X3(e, qa, qb, 3 + 3 * i, v);
+    vaxpy(r, c[i], v);
+  }
+  v0set(t);
+  for (int k = 0; k < w->n; k++) {
+    X3(e, qa, qb, (w->loc[k] + 3 * (0)), v);
+    vaxpy(r, -w->N[k], v);
+    vaxpy(t, w->dN[k], v);
+  }
+  for (int rr = 0; rr < npos(e); rr++) {
+    const double *B = e->param + 13 + 3 * rr;
+    if (g) {
+      g[rr] = vdot(B, r);
+    }
+    if (!G) {
+      continue;
+    }
+    double *Gr = G + rr * nq;
+    for (int cc = 0; cc < 3; cc++) {
+      Gr[cc] = B[cc];
+      for (int i = 0; i < 3; i++) {
+        Gr[3 + 3 * i + cc] = c[i] * B[cc];
+      }
+      for (int k = 0; k < w->n; k++) {
+        Gr[(w->loc[k] + 3 * (0)) + cc] = -w->N[k] * B[cc];
+      }
+    }
+    Gr[is] = -vdot(B, t);
+  }
+  /* the orientation: e_a . sum_k N_k d_b,k */
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
+    int a = orient_pair[o][0], bd = orient_pair[o][1];
+    double ea[3], D[3];
+    body_dir(e, qa, qb, a, ea);
+    v0set(D);
+    double us = 0.0;
+    for (int k = 0; k < w->n; k++) {
+      X3(e, qa, qb, (w->loc[k] + 3 * (bd)), v);
+      vaxpy(D, w->N[k], v);
+      us += w->dN[k] * (hbar ? hbar[o * SL_MAXW + k] : vdot(ea, v));
+    }
+    if (g) {
+      g[row] = vdot(ea, D);
+    }
+    if (!G) {
+      continue;
+    }
+    double *Gr = G + row * nq;
+    for (int i = 0; i < 3; i++) {
+      for (int cc = 0; cc < 3; cc++) {
+        Gr[3 + 3 * i + cc] = e->param[3 + 3 * a + i] * D[cc];
+      }
+    }
+    for (int k = 0; k < w->n; k++) {
+      for (int cc = 0; cc < 3; cc++) {
+        Gr[(w->loc[k] + 3 * (bd)) + cc] = w->N[k] * ea[cc];
+      }
+    }
+    Gr[is] = us;
+  }
+}
+
+static void nan_rows(const mbsElem *e, double *g, double *G) {
+  for (int r = 0; g && r < nrows(e); r++) {
+    g[r] = NAN;
+  }
+  for (int i = 0; G && i < nrows(e) * e->nq; i++) {
+    G[i] = NAN;
+  }
+}
+
+static void constraint(const mbsModel *m, const mbsElem *e, const double *q, double t, double *g,
+                       double *G) {
+  (void)t;
+  Weights w;
+  memset(&w, 0, sizeof(w));
+  w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
+  w_locate(m, e, &w);
+  if (w.full) {
+    nan_rows(e, g, G);
+    return;
+  }
+  rows_at(m, e, q, q, &w, NULL, g, G);
+}
+
+/* sum_r mu_r d2g_r/dq2 at q with the weights w at s, times scale (1/2: the derivative of a
+ * discrete gradient with respect to its second state) */
+static void hessian_at(const mbsElem *e, const double *q, const Weights *w, const double *mu,
+                       double scale, double *H) {
+  int nq = e->nq, is = nq - 1;
+#define HADD(i, j, v)                                                                            \
+  do {                                                                                           \
+    H[(i) * nq + (j)] += (v);                                                                    \
+  } while (0)
+  /* the point rows: -mu_r (N_k' in the phi_k,r-s terms, N_k'' phi_k,r in s-s), mu_r the
+   * components of sum_r mu_r B_r */
+  double ss = 0.0, v[3], mp[3];
+  mu_point(e, mu, mp);
+  for (int k = 0; k < w->n; k++) {
+    X3(e, q, q, (w->loc[k] + 3 * (0)), v);
+    for (int r = 0; r < 3; r++) {
+      double h = -scale * mp[r] * w->dN[k];
+      HADD((w->loc[k] + 3 * (0)) + r, is, h);
+      HADD(is, (w->loc[k] + 3 * (0)) + r, h);
+      ss -= mp[r] * w->ddN[k] * v[r];
+    }
+  }
+  HADD(is, is, scale * ss);
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
+    int a = orient_pair[o][0], bd = orient_pair[o][1];
+    double f = scale * mu[row], ea[3], Dp[3], Dpp[3];
+    body_dir(e, q, q, a, ea);
+    v0set(Dp);
+    v0set(Dpp);
+    for (int k = 0; k < w->n; k++) {
+      X3(e, q, q, (w->loc[k] + 3 * (bd)), v);
+      vaxpy(Dp, w->dN[k], v);
+      vaxpy(Dpp, w->ddN[k], v);
+    }
+    for (int i = 0; i < 3; i++) {
+      double Ca = e->param[3 + 3 * a + i];
+      for (int cc = 0; cc < 3; cc++) {
+        int bi = 3 + 3 * i + cc;
+        /* a body director with a beam director (C_ai N_k I3) and with s (C_ai D_b') */
+        for (int k = 0; k < w->n; k++) {
+          double h = f * Ca * w->N[k];
+          HADD(bi, (w->loc[k] + 3 * (bd)) + cc, h);
+          HADD((w->loc[k] + 3 * (bd)) + cc, bi, h);
+        }
+        HADD(bi, is, f * Ca * Dp[cc]);
+        HADD(is, bi, f * Ca * Dp[cc]);
+      }
+    }
+    /* a beam director with s (N_k' e_a), and s-s (e_a . D_b'') */
+    for (int k = 0; k < w->n; k++) {
+      for (int cc = 0; cc < 3; cc++) {
+        HADD((w->loc[k] + 3 * (bd)) + cc, is, f * w->dN[k] * ea[cc]);
+        HADD(is, (w->loc[k] + 3 * (bd)) + cc, f * w->dN[k] * ea[cc]);
+      }
+    }
+    HADD(is, is, f * vdot(ea, Dpp));
+  }
+#undef HADD
+}
+
+static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double *q, double t,
+                               const double *mu, double *H) {
+  (void)t;
+  Weights w;
+  memset(&w, 0, sizeof(w));
+  w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
+  w_locate(m, e, &w);
+  if (!w.full) {
+    hessian_at(e, q, &w, mu, 1.0, H);
+  }
+}
+
+static int w_find(const Weights *w, int node) {
+  for (int k = 0; k < w->n; k++) {
+    if (w->node[k] == node) {
+      return k;
+    }
+  }
+  return -1;
+}
+
+/* Hb += d(Gbar^T mu)/dq_b for the discrete gradient of the weights w (Nbar, DN) and hbar:
+ * with dNbar_k/ds_b = N_k'(s_b) / 2 and dDN_k/ds_b = (N_k'(s_b) - DN_k) / (s_b - s_a), which
+ * is N_k'' / 2 when both ends lie in one element (its polynomial has degree <= 2) */
+static void discrete_hb(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                        const Weights *w, const double *hbar, const double *mu, double *Hb) {
+  int nq = e->nq, is = nq - 1;
+  double sa = qa[e->qidx[is]], sb = qb[e->qidx[is]];
+  Weights u = *w, wb;
+  memset(&wb, 0, sizeof(wb));
+  w_at(m, e, sb, 1.0, &wb);
+  for (int k = 0; k < u.n; k++) {
+    u.ddN[k] = 0.0;
+  }
+  for (int k = 0; k < wb.n; k++) {
+    w_add(&u, wb.node[k], 0.0, 0.0, wb.dN[k]); /* ddN holds N_k'(s_b) */
+  }
+  w_locate(m, e, &u);
+  if (u.full) {
+    return;
+  }
+  Piece pa, pb;
+  locate(m, e, sa, &pa);
+  locate(m, e, sb, &pb);
+  int one = pa.n0 == pb.n0 && pa.next == pb.next;
+  double dD[SL_MAXW];
+  for (int k = 0; k < u.n; k++) {
+    int kb = w_find(&wb, u.node[k]);
+    double dN2 = kb >= 0 ? wb.ddN[kb] : 0.0;
+    dD[k] = one || sb == sa ? 0.5 * dN2 : (u.ddN[k] - u.dN[k]) / (sb - sa);
+  }
+#define HADD(i, j, v)                                                                            \
+  do {                                                                                           \
+    Hb[(i) * nq + (j)] += (v);                                                                   \
+  } while (0)
+  double ss = 0.0, v[3], mp[3];
+  mu_point(e, mu, mp);
+  for (int k = 0; k < u.n; k++) {
+    X3(e, qa, qb, (u.loc[k] + 3 * (0)), v);
+    for (int r = 0; r < 3; r++) {
+      /* F[phi_k,r] = -mu_r Nbar_k; F[s] = -mu_r DN_k phibar_k,r */
+      HADD((u.loc[k] + 3 * (0)) + r, is, -0.5 * mp[r] * u.ddN[k]);
+      HADD(is, (u.loc[k] + 3 * (0)) + r, -0.5 * mp[r] * u.dN[k]);
+      ss -= mp[r] * dD[k] * v[r];
+    }
+  }
+  HADD(is, is, ss);
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
+    int a = orient_pair[o][0], bd = orient_pair[o][1];
+    double f = mu[row], eb[3], em[3], Dp[3], db[3], dm[3];
+    body_dir(e, qb, qb, a, eb);
+    body_dir(e, qa, qb, a, em);
+    Dp[0] = Dp[1] = Dp[2] = 0.0;
+    double hs = 0.0;
+    for (int k = 0; k < u.n; k++) {
+      int at = (u.loc[k] + 3 * (bd));
+      X3(e, qa, qb, at, dm);
+      X3(e, qb, qb, at, db);
+      vaxpy(Dp, 0.5 * u.ddN[k], dm);
+      int kw = w_find(w, u.node[k]);
+      hs += dD[k] * (kw >= 0 ? hbar[o * SL_MAXW + kw] : 0.0);
+      for (int i = 0; i < 3; i++) {
+        double Ca = e->param[3 + 3 * a + i];
+        for (int cc = 0; cc < 3; cc++) {
+          int bi = 3 + 3 * i + cc;
+          /* F[body d_i] = mu C_ai sum Nbar_k dbar_k; F[d_k] = mu Nbar_k ebar;
+           * F[s] = mu sum DN_k hbar_k */
+          HADD(bi, at + cc, 0.5 * f * Ca * u.N[k]);
+          HADD(at + cc, bi, 0.5 * f * Ca * u.N[k]);
+          HADD(is, bi, 0.5 * f * u.dN[k] * Ca * db[cc]);
+        }
+      }
+      for (int cc = 0; cc < 3; cc++) {
+        HADD(at + cc, is, 0.5 * f * u.ddN[k] * em[cc]);
+        HADD(is, at + cc, 0.5 * f * u.dN[k] * eb[cc]);
+      }
+    }
+    for (int i = 0; i < 3; i++) {
+      for (int cc = 0; cc < 3; cc++) {
+        HADD(3 + 3 * i + cc, is, f * e->param[3 + 3 * a + i] * Dp[cc]);
+      }
+    }
+    HADD(is, is, f * hs);
+  }
+#undef HADD
+}
+
+static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, const double *qa,
+                                         const double *qb, double t, const double *mu, double *Gbar,
+                                         double *Hb) {
+  (void)t;
+  int is = e->nq - 1;
+  Weights w;
+  w_discrete(m, e, qa[e->qidx[is]], qb[e->qidx[is]], &w);
+  w_locate(m, e, &w);
+  if (w.full) {
+    nan_rows(e, NULL, Gbar);
+    return;
+  }
+  /* hbar_k: the mean of e_a . d_b,k over the two states (bilinear: not its midpoint value) */
+  double hbar[3 * SL_MAXW];
+  for (int o = 0; o < 3; o++) {
+    double ea[3], eb[3], da[3], db[3];
+    if (orient_row(e, o) < 0) {
+      continue;
+    }
+    body_dir(e, qa, qa, orient_pair[o][0], ea);
+    body_dir(e, qb, qb, orient_pair[o][0], eb);
+    for (int k = 0; k < w.n; k++) {
+      int at = (w.loc[k] + 3 * (orient_pair[o][1]));
+      X3(e, qa, qa, at, da);
+      X3(e, qb, qb, at, db);
+      hbar[o * SL_MAXW + k] = 0.5 * (vdot(ea, da) + vdot(eb, db));
+    }
+  }
+  rows_at(m, e, qa, qb, &w, hbar, NULL, Gbar);
+  if (Hb) {
+    discrete_hb(m, e, qa, qb, &w, hbar, mu, Hb);
+  }
+}
+
+/* the Hessian couples the body and s with the beam's nodes, never two of the beam's
+ * coordinates with each other: the Newton matrix stays sparse however long the beam */
+static int hess_pair(const mbsElem *e, int i, int j) {
+  int beam_i = i >= 12 && i < e->nq - 1, beam_j = j >= 12 && j < e->nq - 1;
+  return !(beam_i && beam_j);
+}
+
+const mbsElementKindTable mbs_elem_slide = {
+    .name = "slide_on_beam",
+    .constraint = constraint,
+    .constraint_hessian = constraint_hessian,
+    .constraint_discrete_gradient = constraint_discrete_gradient,
+    .hess_pair = hess_pair,
+};
+
+void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C[9], int orient,
+                         int ring) {
+  e->kind = MBS_ELEM_SLIDE;
+  memcpy(e->param, c, 3 * sizeof(double));
+  memcpy(e->param + 3, C, 9 * sizeof(double));
+  e->param[12] = ring ? 1.0 : 0.0;
+  e->iparam[0] = beam;
+  e->iparam[1] = orient ? 7 : 0;
+  e->iparam[2] = 3;
+  for (int r = 0; r < 3; r++) {
+    for (int cc = 0; cc < 3; cc++) {
+      e->param[13 + 3 * r + cc] = r == cc ? 1.0 : 0.0;
+    }
+  }
+  e->ncon = nrows(e);
+}
+
+void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs) {
+  memcpy(e->param + 13, in_plane, 6 * sizeof(double));
+  e->iparam[2] = 2;
+  e->iparam[1] = orient_pairs;
+  e->ncon = nrows(e);
+}
+
+double mbs_slide_position(const mbsModel *m, const mbsElem *e, const double *q, double s,
+                          double r[3], double tangent[3]) {
+  int n0 = m->beam[e->iparam[0]].node0;
+  Piece p;
+  locate(m, e, s, &p);
+  v0set(r);
+  v0set(tangent);
+  for (int l = 0; l < p.nn; l++) {
+    const double *phi = q + 3 * (n0 + 4 * (p.n0 + l));
+    vaxpy(r, p.N[l], phi);
+    vaxpy(tangent, p.dN[l], phi);
+  }
+  return vnorm(tangent);
+}
+
+double mbs_slide_project(const mbsModel *m, const mbsElem *e, const double *q, const double P[3],
+                         double *s_out) {
+  const mbsBeam *b = &m->beam[e->iparam[0]];
+  double best = INFINITY, S = 0.0;
+  *s_out = 0.0;
+  for (int j = 0; j < b->nelem; j++) {
+    double L = mbs_beam_element_length(&m->elem[b->elem0 + j]), sj = S, dj = INFINITY;
+    /* the nearest of a few samples, then Newton on (r(s) - P) . r'(s) = 0 within the element */
+    for (int k = 0; k <= 8; k++) {
+      double x = S + L * k / 8.0, r[3], t[3], d[3];
+      mbs_slide_position(m, e, q, fmin(x, S + L * (1.0 - 1e-15)), r, t);
+      vsub(d, r, P);
+      if (vnorm(d) < dj) {
+        dj = vnorm(d);
+        sj = x;
+      }
+    }
+    for (int it = 0; it < 50; it++) {
+      double x = fmin(sj, S + L * (1.0 - 1e-15)), r[3], t[3], d[3], rp[3], tp[3], h = 1e-6 * L;
+      mbs_slide_position(m, e, q, x, r, t);
+      vsub(d, r, P);
+      double f = vdot(d, t);
+      /* f' = |r'|^2 + (r - P) . r'' (r'' by a difference: Newton only needs a slope) */
+      double xs = x + h < S + L ? x + h : x - h;
+      mbs_slide_position(m, e, q, xs, rp, tp);
+      double fp = vdot(t, t) + (vdot(d, tp) - vdot(d, t)) / (xs - x);
+      double step = fp > 0.0 ? -f / fp : 0.0;
+      double nx = fmin(fmax(x + step, S), S + L);
+      sj = nx;
+      if (fabs(nx - x) <= 1e-15 * (1.0 + L + fabs(S))) {
+        break;
+      }
+    }
+    double r[3], t[3], d[3];
+    mbs_slide_position(m, e, q, fmin(sj, S + L * (1.0 - 1e-15)), r, t);
+    vsub(d, r, P);
+    if (vnorm(d) < best) {
+      best = vnorm(d);
+      *s_out = sj;
+    }
+    S += L;
+  }
+  return best;
+}
