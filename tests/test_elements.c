@@ -160,6 +160,38 @@ static double frozen_aug(const mbsModel *m, const mbsElem *el, double *q, double
   return g;
 }
 
+/* element el's constraint Jacobian G and its sum mu_c Hessian H at (q, t) against central
+ * differences of g and G (H to htol); with pairs, H is zero wherever the kind's hess_pair says
+ * the Newton pattern has no entry. gp, Gp, gm, Gm: scratch of g's and G's sizes */
+static void check_fd(const mbsModel *m, const mbsElem *el, double *q, double t, const double *mu,
+                     const double *G, const double *H, double *gp, double *Gp, double *gm,
+                     double *Gm, double htol, int pairs) {
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  int ne = el->nq, nc = el->ncon;
+  for (int j = 0; j < ne; j++) {
+    int i = el->qidx[j];
+    double save = q[i];
+    q[i] = save + H_FD;
+    kind->constraint(m, el, q, t, gp, Gp);
+    q[i] = save - H_FD;
+    kind->constraint(m, el, q, t, gm, Gm);
+    q[i] = save;
+    for (int c = 0; c < nc; c++) {
+      ck_assert_double_eq_tol(G[c * ne + j], (gp[c] - gm[c]) / (2 * H_FD), TOL_FD);
+    }
+    for (int r = 0; r < ne; r++) {
+      double fd = 0.0;
+      for (int c = 0; c < nc; c++) {
+        fd += mu[c] * (Gp[c * ne + r] - Gm[c * ne + r]) / (2 * H_FD);
+      }
+      ck_assert_double_eq_tol(H[r * ne + j], fd, htol);
+      if (pairs && !kind->hess_pair(el, r, j)) {
+        ck_assert(H[r * ne + j] == 0.0);
+      }
+    }
+  }
+}
+
 START_TEST(test_constraint_elements) {
   /* drives and augmentation constraints: G, sum mu Hessian, the discrete gradient property
    * and its derivative, at a perturbed state and a time inside the motions */
@@ -181,30 +213,12 @@ START_TEST(test_constraint_elements) {
       continue;
     }
     nchecked++;
-    int ne = el->nq, nc = el->ncon;
+    int ne = el->nq;
     kind->constraint(m, el, q, t, g, G);
     memset(H, 0, sizeof(H));
     ck_assert(kind->constraint_hessian != NULL);
     kind->constraint_hessian(m, el, q, t, mu, H);
-    for (int j = 0; j < ne; j++) {
-      int i = el->qidx[j];
-      double save = q[i];
-      q[i] = save + H_FD;
-      kind->constraint(m, el, q, t, gp, Gp);
-      q[i] = save - H_FD;
-      kind->constraint(m, el, q, t, gm, Gm);
-      q[i] = save;
-      for (int c = 0; c < nc; c++) {
-        ck_assert_double_eq_tol(G[c * ne + j], (gp[c] - gm[c]) / (2 * H_FD), TOL_FD);
-      }
-      for (int r = 0; r < ne; r++) {
-        double fd = 0.0;
-        for (int c = 0; c < nc; c++) {
-          fd += mu[c] * (Gp[c * ne + r] - Gm[c * ne + r]) / (2 * H_FD);
-        }
-        ck_assert_double_eq_tol(H[r * ne + j], fd, TOL_FD);
-      }
-    }
+    check_fd(m, el, q, t, mu, G, H, gp, Gp, gm, Gm, TOL_FD, 0);
     if (!kind->constraint_discrete_gradient) {
       continue;
     }
@@ -308,28 +322,7 @@ START_TEST(test_slide_element) {
     q[is] = m->q0[is] + 0.05;
     kind->constraint(m, el, q, 0.0, g, G);
     kind->constraint_hessian(m, el, q, 0.0, mu, H);
-    for (int j = 0; j < ne; j++) {
-      int i = el->qidx[j];
-      double save = q[i];
-      q[i] = save + H_FD;
-      kind->constraint(m, el, q, 0.0, gp, Gp);
-      q[i] = save - H_FD;
-      kind->constraint(m, el, q, 0.0, gm, Gm);
-      q[i] = save;
-      for (int c = 0; c < nc; c++) {
-        ck_assert_double_eq_tol(G[c * ne + j], (gp[c] - gm[c]) / (2 * H_FD), TOL_FD);
-      }
-      for (int r = 0; r < ne; r++) {
-        double fd = 0.0;
-        for (int c = 0; c < nc; c++) {
-          fd += mu[c] * (Gp[c * ne + r] - Gm[c * ne + r]) / (2 * H_FD);
-        }
-        ck_assert_double_eq_tol(H[r * ne + j], fd, 1e-6);
-        if (!kind->hess_pair(el, r, j)) {
-          ck_assert(H[r * ne + j] == 0.0);
-        }
-      }
-    }
+    check_fd(m, el, q, 0.0, mu, G, H, gp, Gp, gm, Gm, 1e-6, 1);
     /* discrete gradient across two element boundaries, and within one element */
     double ds[2] = {0.55, 0.01};
     for (int c2 = 0; c2 < 2; c2++) {
