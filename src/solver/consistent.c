@@ -143,6 +143,8 @@ static mbsStatus record_factor(const mbsModel *m, mbsData *d, const double *q, d
   if (d->schur_state == 0) {
     mbsError serr;
     memset(&serr, 0, sizeof(serr));
+    /* (a caller that set the state back to 0 asks for a fresh one: tests/test_schur.c) */
+    mbs_schur_destroy(d->schur);
     d->schur = mbs_schur_create(m, d, q, t, &serr);
     if (!d->schur && serr.status == MBS_ERR_NOMEM) {
       *err = serr;
