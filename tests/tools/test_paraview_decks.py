@@ -263,9 +263,10 @@ for name, info in runs.items():
         for r in rows:
             kind = kinds[int(r[2])]
             expect[kind] = expect.get(kind, 0) + (int(r[19]) if kind == "points" else 1)
-        if all(kinds[int(r[2])] == "points" for r in rows):
+        if all(kinds[int(r[2])] in ("points", "patch") for r in rows):
             # nothing solid: a point mass (a position without directors) as a ball, a rigid
-            # body by its three director arrows
+            # body by its three director arrows (a surface's patch is listed on its first
+            # corner node, and drawn over its four nodes, each still a ball)
             n = info["names"][b]
             point = n + ".phi.x" in info["coords"] and n + ".d1.x" not in info["coords"]
             what, many = ("point mass", 1) if point else ("director arrows", 3)
