@@ -76,6 +76,9 @@ typedef struct {
   int act_next; /* its first element not yet given to d->action_sink */
   long nsolved; /* blocks solved by this run */
   int pred_cubic; /* the block's predictor continues the previous block (else: constant v) */
+  int repivot_next; /* a state was imported (the grid's step end, a restart, a step taken
+                       back): under error control the next block's first factorization
+                       pivots afresh, so a restarted run repeats the pivots, and the bits */
 } StWork;
 
 /* ---- the temporal basis ---- */
@@ -900,7 +903,9 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   char why[1200];
   w->hterm = 0.0;
   int cubic = w->pred_cubic;
-  mbsStatus st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+  int repivot = d->control && w->repivot_next;
+  w->repivot_next = 0;
+  mbsStatus st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
   if (st == MBS_ERR_SOLVER && cubic) {
     /* the cubic continuation of the previous block can be far off over a long block (a fast
      * top: 12 rad in 50 elements); once more from constant velocities before the step is
@@ -1027,6 +1032,7 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   (void)nmissing;
   (void)err;
   StWork *w = d->integrator_work;
+  w->repivot_next = 1;
   const mbsStateArray *sv = mbs_state_find(in, n, "scheme_velocity");
   const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
   int same = 1;
