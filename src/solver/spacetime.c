@@ -28,7 +28,10 @@
  * the solved block (dense output from the polynomials) or solves the block that starts
  * there, with elements of the step's size: a failed block is thus retried with half the
  * elements by the step control (advance.c). The predictor is the cubic through the previous
- * block's start and end states, continued. */
+ * block's start and end states, continued. Under error control (solver.tolerance) every
+ * step is a block of N elements of dt / N, its predictor the controller's history, and the
+ * records between steps the cubic Hermite of the element ends (advance.c estimates the
+ * error of the ends, of order 2k). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
