@@ -30,15 +30,15 @@ typedef struct {
 
 #define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
 
-/* error control (solver.tolerance; advance.c, docs/integrators.md "Error control"): what it
- * carries from step to step, its statistics, and room to take a rejected step back */
 /* the most nodes of the error control's history (advance.c) */
 #define MBS_CONTROL_MAXNODES 5
 
+/* error control (solver.tolerance; advance.c, docs/integrators.md "Error control"): what it
+ * carries from step to step, its statistics, and room to take a rejected step back */
 typedef struct mbsStepControl {
   /* carried (a record's /state/step_control and /state/step_history, so that a restart
    * chooses the same steps): carry = {the next step [s] (0: not started), the times of the
-   * history's first nodes - 1 nodes relative to d->t [s] (the last node is d->t)}; hist
+   * history's other nodes, oldest first, relative to d->t [s] (its last node is d->t)}; hist
    * (nodes x nq): the polynomial of degree nodes - 1 through the last `nodes` step ends (nodes
    * repeat at the start, where it is the Taylor polynomial of the consistent state),
    * q(d->t + s) ~ a + b s + c s^2 + ..., its coefficients a, b, c, ... each (nq). nodes = 3

@@ -183,7 +183,9 @@ int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, i
     out[n++] = (mbsStateArray){.name = "step_history",
                                .length = d->control->nodes * m->nq,
                                .data = d->control->hist,
-                               .units = "q, q/s, q/s^2"};
+                               .units = d->control->nodes == 5
+                                            ? "q, q/s, q/s^2, q/s^3, q/s^4"
+                                            : "q, q/s, q/s^2"};
   }
   return n;
 }
