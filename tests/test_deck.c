@@ -341,13 +341,20 @@ START_TEST(test_tolerance) {
   mbs_deck_free(&d);
   snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {tolerance: 0.5}\n", body);
   load_bad(text, NULL, 0, MBS_ERR_DECK, 4, 21, "tolerance must be in [1e-10, 0.1]");
-  const char *words[] = {"euler", "static", "moreau", "spacetime"};
-  for (int i = 0; i < 4; i++) {
+  const char *words[] = {"euler", "static", "moreau"};
+  for (int i = 0; i < 3; i++) {
     snprintf(text, sizeof(text), "mbsim: 1\n%ssolver: {integrator: %s, tolerance: 1.0e-6}\n",
              body, words[i]);
     int col = 35 + (int)strlen(words[i]);
-    load_bad(text, NULL, 0, MBS_ERR_DECK, 4, col, "em, midpoint and genalpha only");
+    load_bad(text, NULL, 0, MBS_ERR_DECK, 4, col, "em, midpoint, genalpha and spacetime only");
   }
+  /* spacetime takes a tolerance: without dt its largest step is t_end / 20 */
+  snprintf(text, sizeof(text),
+           "mbsim: 1\n%ssolver: {integrator: spacetime, tolerance: 1.0e-6, t_end: 2}\n", body);
+  load_ok(text, NULL, 0, &d);
+  ck_assert_double_eq_tol(d.solver.dt, 0.1, 1e-15);
+  ck_assert_double_eq_tol(d.output.dt, 0.02, 1e-15);
+  mbs_deck_free(&d);
 }
 END_TEST
 

@@ -30,19 +30,26 @@ typedef struct {
 
 #define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
 
+/* the most nodes of the error control's history (advance.c) */
+#define MBS_CONTROL_MAXNODES 5
+
 /* error control (solver.tolerance; advance.c, docs/integrators.md "Error control"): what it
  * carries from step to step, its statistics, and room to take a rejected step back */
 typedef struct mbsStepControl {
   /* carried (a record's /state/step_control and /state/step_history, so that a restart
    * chooses the same steps): carry = {the next step [s] (0: not started), the times of the
-   * history's first two nodes relative to d->t [s] (the third is d->t)}; hist (3 x nq): the
-   * quadratic through the last three step ends (nodes repeat at the start, where it is the
-   * Taylor polynomial of the consistent state), q(d->t + s) ~ a + b s + c s^2, a, b, c each
-   * (nq) */
-  double carry[3];
+   * history's other nodes, oldest first, relative to d->t [s] (its last node is d->t)}; hist
+   * (nodes x nq): the polynomial of degree nodes - 1 through the last `nodes` step ends (nodes
+   * repeat at the start, where it is the Taylor polynomial of the consistent state),
+   * q(d->t + s) ~ a + b s + c s^2 + ..., its coefficients a, b, c, ... each (nq). nodes = 3
+   * (second order: em, midpoint, genalpha, spacetime of degree 1) or 5 (fourth order at the
+   * step ends: spacetime of degree 2) */
+  int nodes;
+  double carry[MBS_CONTROL_MAXNODES];
   double *hist;
   double *scale; /* (nq) the absolute floor over the tolerance: the model's length [m] for
                     positions, 1 for directors and angles */
+  double est_factor; /* the local error over h^nodes times the nodes-th divided difference */
   /* statistics since the data was created: steps accepted, rejected by the estimate, and
    * the smallest, largest and summed accepted steps [s] */
   long accepted, rejected;

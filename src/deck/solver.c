@@ -334,8 +334,8 @@ mbsStatus deck_read_solver(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
     }
     if (!mbs_integrator_policy(s->integrator)->error_control) {
       st = deck_fail(r, v,
-                     "tolerance chooses the steps of em, midpoint and genalpha only (integrator "
-                     "is %s): remove it and give dt, or choose one of those",
+                     "tolerance chooses the steps of em, midpoint, genalpha and spacetime only "
+                     "(integrator is %s): remove it and give dt, or choose one of those",
                      mbs_integrator_words[s->integrator]);
       goto fail;
     }

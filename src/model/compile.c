@@ -2612,8 +2612,8 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   if (m->tolerance > 0.0 && !mbs_integrator_policy(m->integrator)->error_control) {
     mbs_error_set(err, MBS_ERR_DECK, deck->path, deck->solver.tolerance_mark.line,
                   deck->solver.tolerance_mark.col,
-                  "solver.tolerance chooses the steps of em, midpoint and genalpha only (the "
-                  "integrator is %s: %s): remove it and give dt",
+                  "solver.tolerance chooses the steps of em, midpoint, genalpha and spacetime "
+                  "only (the integrator is %s: %s): remove it and give dt",
                   mbs_integrator_word(m->integrator), m->integrator_reason);
     goto fail;
   }

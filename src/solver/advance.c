@@ -81,27 +81,35 @@ mbsStatus mbs_solver_advance_each(const mbsModel *m, mbsData *d, double t_target
 
 /* ---- error control (solver.tolerance) ----
  *
- * The estimate. The schemes are of second order: a step's local error in q is
+ * The estimate. em, midpoint and genalpha are of second order: a step's local error in q is
  * -h^3/12 q^(3) + O(h^4) for the trapezoidal rule q1 = q0 + h (v0 + v1)/2 that em and
  * midpoint obey (genalpha's Newmark update has the same order, with beta - 1/6 for 1/12).
- * q^(3) is estimated by the third divided difference of the step ends themselves: the
- * quadratic P through the last three (t_n and the two before it) is extrapolated to the new
- * end t_n+1, and q[t_n-2, t_n-1, t_n, t_n+1] = (q_n+1 - P(t_n+1)) / prod (t_n+1 - t_i),
- * q^(3) ~ 6 times it (a Milne-type device: predictor P, corrector the step; Hairer, Norsett
- * & Wanner I, III.5). At the start the nodes repeat at t_0 and P is the Taylor polynomial
- * q0 + v0 s + a0 s^2 / 2 of the consistent state (confluent divided differences). Only q
- * enters: the schemes' own velocities carry, on constrained models, a component normal to
- * the constraints that alternates from step to step without being an error of the motion,
- * while every error of v shows up in q within the next steps.
+ * spacetime's continuous Galerkin elements of degree k are at their ends of order 2k (seed
+ * 003; on q' = lambda q their end values are the diagonal Pade approximant of degree k of
+ * exp(lambda h), whose error is h^(2k+1) q^(2k+1) (k!)^2 / ((2k)! (2k+1)!): 1/12 for k = 1,
+ * 1/720 for k = 2), and a block of N elements of h/N makes N of these errors. With p the
+ * order (2 or 4) and c its constant, q^(p+1) is estimated by the (p+1)-th divided difference
+ * of the step ends themselves: the polynomial P of degree p through the last p + 1 (t_n and
+ * the p before it) is extrapolated to the new end t_n+1, and
+ * q[t_n-p, ..., t_n, t_n+1] = (q_n+1 - P(t_n+1)) / prod (t_n+1 - t_i), q^(p+1) ~ (p+1)! times
+ * it (a Milne-type device: predictor P, corrector the step; Hairer, Norsett & Wanner I,
+ * III.5). At the start the nodes repeat at t_0 and P is the Taylor polynomial
+ * q0 + v0 s + a0 s^2 / 2 of the consistent state (confluent divided differences; for p = 4
+ * its missing terms in s^3 and s^4 make the first estimates too large, and the first steps
+ * short, until the history holds step ends only). Only q enters: the schemes' own velocities
+ * carry, on constrained models, a component normal to the constraints that alternates from
+ * step to step without being an error of the motion, while every error of v shows up in q
+ * within the next steps.
  *
- * The norm: err = RMS_i (h^3/2 |q[...]_i| / (tol (s_i + max(|q0_i|, |q1_i|)))), s_i the
- * floor: the model's length L (the largest |x| of the initial positions, 1 m if all are 0)
- * for position coordinates, 1 for directors (unit vectors) and angles.
+ * The norm: err = RMS_i (c (p+1)! h^(p+1) |q[...]_i| / N^p / (tol (s_i + max(|q0_i|,
+ * |q1_i|)))) (c (p+1)! = 1/2 for p = 2, 1/6 for p = 4), s_i the floor: the model's length
+ * L (the largest |x| of the initial positions, 1 m if all are 0) for position coordinates, 1
+ * for directors (unit vectors) and angles.
  *
  * The controller: a step with err <= 1 is accepted, the next is
- * h min(5, max(0.2, 0.9 err^(-1/3))) (at most h right after a rejection); a rejected step is
- * taken back (state, integrator arrays, accumulated energies) and retried with
- * h max(0.2, min(0.9, 0.9 err^(-1/3))). Steps never exceed m->dt, and the steps left to
+ * h min(5, max(0.2, 0.9 err^(-1/(p+1)))) (at most h right after a rejection); a rejected
+ * step is taken back (state, integrator arrays, accumulated energies) and retried with
+ * h max(0.2, min(0.9, 0.9 err^(-1/(p+1)))). Steps never exceed m->dt, and the steps left to
  * t_target are split evenly (no short last step). A step whose Newton iteration fails is
  * taken back and retried with half of it, up to m->max_halvings times in a row. */
 
@@ -136,7 +144,15 @@ void mbs_step_control_destroy(mbsStepControl *c) {
 mbsStatus mbs_step_control_create(const mbsModel *m, mbsData *d, mbsError *err) {
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1);
   mbsStepControl *c = calloc(1, sizeof(*c));
-  if (!c || !(c->hist = calloc(3 * nq, sizeof(double))) ||
+  /* the order p = nodes - 1 and the estimate's factor c (p+1)! / N^p (above) */
+  int st = m->integrator == MBS_INTEGRATOR_SPACETIME;
+  int nodes = st && m->spacetime_degree == 2 ? 5 : 3;
+  double ne = st && m->spacetime_elements > 1 ? (double)m->spacetime_elements : 1.0;
+  if (c) {
+    c->nodes = nodes;
+    c->est_factor = (nodes == 5 ? 1.0 / 6.0 : 0.5) / pow(ne, (double)(nodes - 1));
+  }
+  if (!c || !(c->hist = calloc((size_t)nodes * nq, sizeof(double))) ||
       !(c->scale = calloc(nq, sizeof(double))) || !(c->q = calloc(nq, sizeof(double)))) {
     mbs_step_control_destroy(c);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -238,7 +254,10 @@ static void control_start(const mbsModel *m, mbsData *d, mbsStepControl *c) {
     c->hist[nq + i] = v[i];
     c->hist[2 * nq + i] = a ? 0.5 * a[i] : 0.0;
   }
-  c->carry[1] = c->carry[2] = 0.0;
+  memset(c->hist + 3 * (size_t)nq, 0, (size_t)(c->nodes - 3) * (size_t)nq * sizeof(double));
+  for (int j = 1; j < c->nodes; j++) {
+    c->carry[j] = 0.0;
+  }
   double sv = rms_scaled(m, c, d->q, v), sa = a ? rms_scaled(m, c, d->q, a) : 0.0;
   double omega = fmax(sv, sqrt(sa)), h = m->dt;
   if (omega > 0.0) {
@@ -251,10 +270,15 @@ static void control_start(const mbsModel *m, mbsData *d, mbsStepControl *c) {
  * d->t, a positive next step */
 static int control_valid(const mbsModel *m, const mbsStepControl *c) {
   if (!(c->carry[0] > 0.0 && isfinite(c->carry[0]) && isfinite(c->carry[1]) &&
-        c->carry[1] <= c->carry[2] && c->carry[2] <= 0.0)) {
+        c->carry[c->nodes - 1] <= 0.0)) {
     return 0;
   }
-  for (int i = 0; i < 3 * m->nq; i++) {
+  for (int j = 1; j + 1 < c->nodes; j++) {
+    if (!(c->carry[j] <= c->carry[j + 1])) {
+      return 0;
+    }
+  }
+  for (int i = 0; i < c->nodes * m->nq; i++) {
     if (!isfinite(c->hist[i])) {
       return 0;
     }
@@ -266,29 +290,58 @@ static int control_valid(const mbsModel *m, const mbsStepControl *c) {
  * history moved on to its end (the step accepted) */
 static double control_estimate(const mbsModel *m, const mbsData *d, mbsStepControl *c,
                                const double *q0, double h, int update) {
-  int nq = m->nq;
-  double o0 = c->carry[1], o1 = c->carry[2];
-  double den = (h - o0) * (h - o1) * h, sum = 0.0;
-  double *A = c->hist, *B = c->hist + nq, *C = c->hist + 2 * nq;
+  int nq = m->nq, P = c->nodes - 1;
+  const double *o = c->carry + 1; /* the nodes before t_n: o[0] .. o[P-1]; t_n is at 0 */
+  double den = h - o[0], sum = 0.0, hp = h;
+  for (int j = 1; j < P; j++) {
+    den *= h - o[j];
+  }
+  den *= h;
+  for (int j = 0; j < P; j++) {
+    hp *= h;
+  }
+  /* wp: the coefficients of prod_{j >= 1} (s - o_j) s, of degree P */
+  double wp[MBS_CONTROL_MAXNODES] = {1.0};
+  for (int j = 1; j <= P; j++) {
+    double r = j < P ? o[j] : 0.0;
+    for (int l = j; l >= 0; l--) {
+      wp[l] = (l > 0 ? wp[l - 1] : 0.0) - r * (l < j ? wp[l] : 0.0);
+    }
+  }
+  double *A = c->hist;
   for (int i = 0; i < nq; i++) {
-    double p = A[i] + h * (B[i] + h * C[i]);
-    double q1 = d->q[i], d3 = (q1 - p) / den;
-    double e = 0.5 * h * h * h * d3 /
+    double p = A[(size_t)P * nq + i];
+    for (int l = P - 1; l >= 0; l--) {
+      p = A[(size_t)l * nq + i] + h * p;
+    }
+    double q1 = d->q[i], dd = (q1 - p) / den;
+    double e = c->est_factor * hp * dd /
                (m->tolerance * (c->scale[i] + fmax(fabs(q0[i]), fabs(q1))));
     sum += e * e;
     if (update) {
-      /* the quadratic through the last three nodes, P + d3 (t_n+1 - t_n-2)(s - o1) s, then
-       * about the new end */
-      double k = d3 * (h - o0);
-      double b = B[i] - k * o1, cc = C[i] + k;
+      /* the polynomial through the last p + 1 nodes, P + dd (t_n+1 - t_n-p) prod_{j >= 1}
+       * (s - o_j) s, then about the new end (its coefficients: the Taylor shift by h) */
+      double k = dd * (h - o[0]), a[MBS_CONTROL_MAXNODES];
+      for (int l = 0; l <= P; l++) {
+        a[l] = A[(size_t)l * nq + i] + k * wp[l];
+      }
       A[i] = q1;
-      B[i] = b + 2.0 * cc * h;
-      C[i] = cc;
+      for (int l = 1; l <= P; l++) {
+        double t = a[l], hl = 1.0, binom = 1.0;
+        for (int mm = l + 1; mm <= P; mm++) {
+          hl *= h;
+          binom = binom * (double)mm / (double)(mm - l);
+          t += binom * a[mm] * hl;
+        }
+        A[(size_t)l * nq + i] = t;
+      }
     }
   }
   if (update) {
-    c->carry[1] = o1 - h;
-    c->carry[2] = -h;
+    for (int j = 1; j < P; j++) {
+      c->carry[j] = c->carry[j + 1] - h;
+    }
+    c->carry[P] = -h;
   }
   return sqrt(sum / (double)(nq > 0 ? nq : 1));
 }
@@ -358,7 +411,7 @@ static mbsStatus advance_controlled(const mbsModel *m, mbsData *d, double t_targ
     }
     newton_failures = 0;
     double e = control_estimate(m, d, c, c->q, hs, 0);
-    double fac = isfinite(e) && e > 0.0 ? SAFETY * pow(e, -1.0 / 3.0) : FACMAX;
+    double fac = isfinite(e) && e > 0.0 ? SAFETY * pow(e, -1.0 / (double)c->nodes) : FACMAX;
     if (!(e <= 1.0)) {
       /* rejected: back to the step's start, retried with a smaller step */
       st = restore_state(m, d, c, err);

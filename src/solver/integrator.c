@@ -178,11 +178,14 @@ int mbs_solver_state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, i
   /* error control: the next step and the history of step ends its estimate extrapolates */
   if (d->control && n + 2 <= max) {
     out[n++] = (mbsStateArray){
-        .name = "step_control", .length = 3, .data = d->control->carry, .units = "s"};
+        .name = "step_control", .length = d->control->nodes, .data = d->control->carry,
+        .units = "s"};
     out[n++] = (mbsStateArray){.name = "step_history",
-                               .length = 3 * m->nq,
+                               .length = d->control->nodes * m->nq,
                                .data = d->control->hist,
-                               .units = "q, q/s, q/s^2"};
+                               .units = d->control->nodes == 5
+                                            ? "q, q/s, q/s^2, q/s^3, q/s^4"
+                                            : "q, q/s, q/s^2"};
   }
   return n;
 }
@@ -219,10 +222,11 @@ mbsStatus mbs_solver_state_import(const mbsModel *m, mbsData *d, const mbsStateA
   if (d->control) {
     const mbsStateArray *c = mbs_state_find(in, n, "step_control");
     const mbsStateArray *h = mbs_state_find(in, n, "step_history");
-    if (c && h && c->length == 3 && h->length == 3 * m->nq) {
+    int nodes = d->control->nodes;
+    if (c && h && c->length == nodes && h->length == nodes * m->nq) {
       if (c->data != d->control->carry) {
-        memcpy(d->control->carry, c->data, 3 * sizeof(double));
-        memcpy(d->control->hist, h->data, (size_t)(3 * m->nq) * sizeof(double));
+        memcpy(d->control->carry, c->data, (size_t)nodes * sizeof(double));
+        memcpy(d->control->hist, h->data, (size_t)(nodes * m->nq) * sizeof(double));
       }
     } else if (missing && nmissing > 0) {
       /* without them the controller starts afresh, as at t = 0 */

@@ -28,7 +28,10 @@
  * the solved block (dense output from the polynomials) or solves the block that starts
  * there, with elements of the step's size: a failed block is thus retried with half the
  * elements by the step control (advance.c). The predictor is the cubic through the previous
- * block's start and end states, continued. */
+ * block's start and end states, continued. Under error control (solver.tolerance) every
+ * step is a block of N elements of dt / N, its predictor the controller's history, and the
+ * records between steps the cubic Hermite of the element ends (advance.c estimates the
+ * error of the ends, of order 2k). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +79,9 @@ typedef struct {
   int act_next; /* its first element not yet given to d->action_sink */
   long nsolved; /* blocks solved by this run */
   int pred_cubic; /* the block's predictor continues the previous block (else: constant v) */
+  int repivot_next; /* a state was imported (the grid's step end, a restart, a step taken
+                       back): under error control the next block's first factorization
+                       pivots afresh, so a restarted run repeats the pivots, and the bits */
 } StWork;
 
 /* ---- the temporal basis ---- */
@@ -740,10 +746,20 @@ static void element_work(StWork *w, int e, double *ext, double *dis) {
  * and end values and velocities (Hermite), continued (its error over the next block is of
  * the block length's fourth power, where the previous quadratic Taylor polynomial's was of
  * the third: about half the Newton iterations per block of the double spherical pendulum),
- * or constant velocity for the first block */
+ * or constant velocity for the first block. Under error control (d->control) with prev the
+ * block continues the controller's history instead (advance.c: the polynomial through the
+ * last step ends, about d->t, which a record carries) and its multipliers start from
+ * d->lambda: the predictor then depends only on what a restart reads, and a restarted run
+ * repeats the uninterrupted one bit for bit. */
+static void predict_history(StWork *w, const double *q0, const double *v0);
+
 static void predict(StWork *w, const double *q0, const double *v0, int prev, double hprev) {
   const mbsModel *m = w->m;
   int nq = m->nq, nc = m->ncon, k = w->k;
+  if (prev && w->d && w->d->control && w->d->control->hist) {
+    predict_history(w, q0, v0);
+    return;
+  }
   /* acceleration w->pt and jerk w->pg at the previous block's end */
   double T = w->ne * hprev;
   w->pred_cubic = prev;
@@ -773,6 +789,36 @@ static void predict(StWork *w, const double *q0, const double *v0, int prev, dou
     }
   }
   /* the known start */
+  memcpy(w->qs, q0, (size_t)nq * sizeof(double));
+  memset(w->Q0, 0, (size_t)nq * sizeof(double));
+  for (int i = 0; i < nq; i++) {
+    w->W0[i] = w->h * v0[i];
+  }
+}
+
+static void predict_history(StWork *w, const double *q0, const double *v0) {
+  const mbsModel *m = w->m;
+  const mbsStepControl *c = w->d->control;
+  int nq = m->nq, nc = m->ncon, k = w->k, P = c->nodes - 1;
+  w->pred_cubic = 1;
+  for (int n = 0; n < w->nnode; n++) {
+    double s = n * w->h / k;
+    for (int i = 0; i < nq; i++) {
+      /* increments from q0: the history's terms s^l, l >= 1, and h times its derivative */
+      double a = 0.0, b = 0.0;
+      for (int l = P; l >= 1; l--) {
+        a = (a + c->hist[(size_t)l * nq + i]) * s;
+        b = b * s + l * c->hist[(size_t)l * nq + i];
+      }
+      w->Q0[(size_t)n * nq + i] = a;
+      w->W0[(size_t)n * nq + i] = w->h * b;
+    }
+  }
+  for (int n = 0; n < w->ne * k; n++) {
+    for (int r = 0; r < nc; r++) {
+      w->MU0[(size_t)n * nc + r] = w->d->lambda[r] * w->h * w->h;
+    }
+  }
   memcpy(w->qs, q0, (size_t)nq * sizeof(double));
   memset(w->Q0, 0, (size_t)nq * sizeof(double));
   for (int i = 0; i < nq; i++) {
@@ -860,7 +906,9 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   char why[1200];
   w->hterm = 0.0;
   int cubic = w->pred_cubic;
-  mbsStatus st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+  int repivot = d->control && w->repivot_next;
+  w->repivot_next = 0;
+  mbsStatus st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
   if (st == MBS_ERR_SOLVER && cubic) {
     /* the cubic continuation of the previous block can be far off over a long block (a fast
      * top: 12 rad in 50 elements); once more from constant velocities before the step is
@@ -904,8 +952,10 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   w->d = d;
   double t1 = d->t + dt;
   int iters = 0;
-  if (!(w->valid && d->t >= w->t0 - 1e-9 * w->h && t1 <= w->t0 + w->ne * w->h + 1e-9 * w->h)) {
-    mbsStatus st = solve_block(m, d, w, dt, err);
+  /* under error control (advance.c) every step is a block of its own, of elements dt / N */
+  if (d->control ||
+      !(w->valid && d->t >= w->t0 - 1e-9 * w->h && t1 <= w->t0 + w->ne * w->h + 1e-9 * w->h)) {
+    mbsStatus st = solve_block(m, d, w, d->control ? dt / w->ne : dt, err);
     if (st != MBS_OK) {
       return st;
     }
@@ -936,6 +986,31 @@ static mbsStatus step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
   return MBS_OK;
 }
 
+/* under error control the records between steps: the cubic Hermite of the element's end
+ * values of q and v (of order 2k there, where the element's own polynomials inside are of
+ * order k + 1: for degree 2 the records then follow the step ends' accuracy, which the
+ * controller holds; for degree 1 it is the one-step schemes' dense output) */
+static void hermite_eval(const StWork *w, double t, double *q, double *v) {
+  int nq = w->m->nq, k = w->k;
+  double x = (t - w->t0) / w->h;
+  int e = (int)floor(x);
+  e = e < 0 ? 0 : (e >= w->ne ? w->ne - 1 : e);
+  double s = x - e, s2 = s * s, s3 = s2 * s;
+  double h00 = 2.0 * s3 - 3.0 * s2 + 1.0, h10 = s3 - 2.0 * s2 + s, h01 = 3.0 * s2 - 2.0 * s3,
+         h11 = s3 - s2;
+  double d00 = 6.0 * s2 - 6.0 * s, d10 = 3.0 * s2 - 4.0 * s + 1.0, d11 = 3.0 * s2 - 2.0 * s;
+  const double *Qa = w->Q + (size_t)(e * k) * nq, *Qb = w->Q + (size_t)((e + 1) * k) * nq;
+  const double *Wa = w->W + (size_t)(e * k) * nq, *Wb = w->W + (size_t)((e + 1) * k) * nq;
+  for (int i = 0; i < nq; i++) {
+    if (q) {
+      q[i] = w->qs[i] + (h00 * Qa[i] + h10 * Wa[i] + h01 * Qb[i] + h11 * Wb[i]);
+    }
+    if (v) {
+      v[i] = (d00 * (Qa[i] - Qb[i]) + d10 * Wa[i] + d11 * Wb[i]) / w->h;
+    }
+  }
+}
+
 static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q, double *v) {
   const StWork *w = d->integrator_work;
   if (!w->valid || t >= d->t || t < w->t0) {
@@ -947,6 +1022,10 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
     }
     return;
   }
+  if (d->control) {
+    hermite_eval(w, t, q, v);
+    return;
+  }
   block_eval(w, t, q, v, NULL);
 }
 
@@ -956,6 +1035,7 @@ static mbsStatus state_import(const mbsModel *m, mbsData *d, const mbsStateArray
   (void)nmissing;
   (void)err;
   StWork *w = d->integrator_work;
+  w->repivot_next = 1;
   const mbsStateArray *sv = mbs_state_find(in, n, "scheme_velocity");
   const mbsStateArray *mul = mbs_state_find(in, n, "multipliers");
   int same = 1;
@@ -981,7 +1061,7 @@ mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h) {
   StWork *w = d->integrator_work;
   w->m = m;
   w->d = d;
-  int prev = w->valid && fabs(w->t0 + w->ne * w->h - d->t) <= 1e-9 * w->h;
+  int prev = d->control || (w->valid && fabs(w->t0 + w->ne * w->h - d->t) <= 1e-9 * w->h);
   double hprev = w->h;
   w->h = h;
   predict(w, d->q, d->v, prev, hprev);

@@ -29,7 +29,7 @@ static const mbsIntegratorPolicy table[MBS_INTEGRATOR_COUNT] = {
                                .numerical_dissipation = 1,
                                .energy_warning = 1e-6,
                                .energy_warning_explicit = 0.2},
-    [MBS_INTEGRATOR_SPACETIME] = {.action = 1, .energy_warning = 1e-2},
+    [MBS_INTEGRATOR_SPACETIME] = {.action = 1, .energy_warning = 1e-2, .error_control = 1},
 };
 
 const mbsIntegratorPolicy *mbs_integrator_policy(mbsIntegrator k) {
