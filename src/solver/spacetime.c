@@ -18,8 +18,13 @@
  * systems with at most quadratic potentials and constraints, and the rows hold at every
  * element's end.
  *
- * A block of N elements is one Newton solve on the solver-owned staged system: every
- * unknown temporal node n = 1..N k gives two stages, A = (q_n, mu) with mu the multiplier
+ * A block of N elements is solved one element after the other: no equation of an element
+ * involves a later one (the block's Newton matrix is block lower triangular by elements), so
+ * solving element e with the elements before it fixed is the block's solution, at N times
+ * one element's cost and memory (the block's whole system, factored at once, cost 3-8 times
+ * as much per element and 1.2 GB at 1000 links and 10 elements). Each element is one Newton
+ * solve on the solver-owned staged system of one element: its unknown temporal nodes
+ * n = 1..k give two stages each, A = (q_n, mu) with mu the multiplier
  * value of the element that node closes or lies in, and B = (w_n, unused: identity). The
  * equations of test function i go to the rows of its node's stages so that the diagonal
  * carries the large entries (the sparse LU then pivots on it and keeps the band's fill):
@@ -28,10 +33,11 @@
  * the solved block (dense output from the polynomials) or solves the block that starts
  * there, with elements of the step's size: a failed block is thus retried with half the
  * elements by the step control (advance.c). The predictor is the cubic through the previous
- * block's start and end states, continued. Under error control (solver.tolerance) every
- * step is a block of N elements of dt / N, its predictor the controller's history, and the
- * records between steps the cubic Hermite of the element ends (advance.c estimates the
- * error of the ends, of order 2k). */
+ * block's start and end states, continued, and for the block's later elements the cubic
+ * through the element before's. Under error control (solver.tolerance) every step is a
+ * block of N elements of dt / N, its predictor the controller's history, and the records
+ * between steps the cubic Hermite of the element ends (advance.c estimates the error of the
+ * ends, of order 2k). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +54,7 @@
 
 typedef struct {
   int k, ne, nnode; /* degree, elements per block, nodes per block (ne k + 1) */
+  int e0;           /* the element the system holds now (solve_block's window) */
   int ng;           /* Gauss points */
   double gx[ST_MAXG], gw[ST_MAXG];
   /* basis values at the Gauss points: phi[g][b], dphi[g][b] (d/dtau), psi[g][i], dpsi */
@@ -56,7 +63,7 @@ typedef struct {
   double A[ST_MAXK][ST_MAXK + 1], B[ST_MAXK][ST_MAXK + 1]; /* int psi_i phi_b', psi_i phi_b */
   double psi1[ST_MAXK];                                    /* psi_i(1) */
 
-  mbsSystem *sys;            /* the block's system */
+  mbsSystem *sys;            /* the system of one element (the window e0) */
   double *res, *dx, *jac;    /* its vectors */
   int *diag;                 /* (nblock x nsp) slot of each unknown's diagonal per block */
   double *Q, *W, *MU;        /* (nnode nq), (nnode nq), (ne k ncon): the block's iterate, Q as
@@ -148,12 +155,17 @@ static void basis_init(StWork *w, int k) {
   }
 }
 
-/* stage of node n >= 1 of the block: A (q, mu) or B (w) */
+/* stage of the system's node n >= 1 (node e0 k + n of the block): A (q, mu) or B (w) */
 static int stage_a(int n) {
   return 2 * (n - 1);
 }
 static int stage_b(int n) {
   return 2 * (n - 1) + 1;
+}
+
+/* the block's nodes of the system (window e0): n0 (known) .. n0 + k */
+static int win_n0(const StWork *w) {
+  return w->e0 * w->k;
 }
 
 /* ---- workspace ---- */
@@ -188,10 +200,14 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   basis_init(w, k);
   w->ne = ne;
   w->nnode = ne * k + 1;
-  int ns = 2 * ne * k, np = 0;
-  /* (row stage, column stage, parts) of the blocks: 4 per pair of nodes of an element, and
+  /* the system holds one element (its k unknown nodes): no row of a node involves a later
+   * element, so the block's equations are block lower triangular by elements and
+   * solve_block solves them one element after the other, on this one system (the block's
+   * memory is linear in its elements, its cost that many single elements') */
+  int ns = 2 * k, np = 0;
+  /* (row stage, column stage, parts) of the blocks: 4 per pair of nodes of the element, and
    * the unused unknowns' identity */
-  size_t cap = (size_t)ne * (size_t)k * (4 * (size_t)(k + 1) + 1);
+  size_t cap = (size_t)k * (4 * (size_t)(k + 1) + 1);
   int *bs = malloc(cap * sizeof(int)), *bs2 = malloc(cap * sizeof(int));
   int *parts = malloc(cap * sizeof(int));
   if (!bs || !bs2 || !parts) {
@@ -206,10 +222,9 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
    * unknowns of the element's nodes e k + b, and only through these terms: A rows
    * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
    * (balance) the mass on w, the Hessians and G^T on q and mu, the forces' d/dv on w, and the
-   * identity on their unused unknowns. No row of a node involves a later element, so the
-   * block is block lower triangular by elements (bidiagonal for degree 1): KLU's block
-   * triangular form factors it one element after the other */
-  for (int e = 0; e < ne; e++) {
+   * identity on their unused unknowns. The element's first node is known (the block's start
+   * or the element before's end) */
+  for (int e = 0; e < 1; e++) {
     for (int i = 0; i < k; i++) {
       int ni = e * k + i + 1;
       for (int b = 0; b <= k; b++) {
@@ -347,13 +362,13 @@ static double st_assemble(void *ctx, int with_jac) {
   double *Fv = mbs_arena_alloc(d->arena, bsz), *Ge = mbs_arena_alloc(d->arena, bsz);
   double *gv = mbs_arena_alloc(d->arena, (size_t)sys->evec * sizeof(double));
   double grad[3 * MBS_CON_MAXNODE];
-  for (int e = 0; e < w->ne; e++) {
+  for (int e = w->e0; e < w->e0 + 1; e++) {
     element_state(w, e);
     double te = w->t0 + e * h;
-    /* the element's nodes and stages (node 0 of the block is known: stage -1) */
+    /* the element's nodes and stages (its first node is known: stage -1) */
     int sa[ST_MAXK + 1], sbv[ST_MAXK + 1];
     for (int b = 0; b <= k; b++) {
-      int n = e * k + b;
+      int n = e * k + b - win_n0(w);
       sa[b] = n >= 1 ? stage_a(n) : -1;
       sbv[b] = n >= 1 ? stage_b(n) : -1;
     }
@@ -626,11 +641,13 @@ static double st_assemble(void *ctx, int with_jac) {
 static void st_scales(void *ctx, double *qn, double *inertia) {
   StWork *w = ctx;
   int nq = w->m->nq;
-  double dn = mbs_norm_inf(w->Q, w->nnode * nq);
+  /* the system's nodes (the element e0's, its known first node too) */
+  const double *Qw = w->Q + (size_t)win_n0(w) * nq, *Ww = w->W + (size_t)win_n0(w) * nq;
+  double dn = mbs_norm_inf(Qw, (w->k + 1) * nq);
   *qn = mbs_norm_inf(w->qs, nq) + dn;
   if (inertia) {
     /* the inertia terms (M w) and the kinematic rows' (increments of q, w) */
-    double mmax = 1.0, wn = mbs_norm_inf(w->W, w->nnode * nq);
+    double mmax = 1.0, wn = mbs_norm_inf(Ww, (w->k + 1) * nq);
     for (int c = 0; c < w->m->nmass; c++) {
       mmax = fmax(mmax, fabs(w->m->mass_val[c]));
     }
@@ -647,7 +664,7 @@ static void st_split(void *ctx, const double *res, double *rq, double *rg) {
   StWork *w = ctx;
   int nq = w->m->nq, nsp = w->sys->nsp;
   double a = 0.0, b = 0.0;
-  for (int n = 1; n < w->nnode; n++) {
+  for (int n = 1; n <= w->k; n++) {
     const double *ra = res + (size_t)stage_a(n) * nsp, *rb = res + (size_t)stage_b(n) * nsp;
     for (int i = 0; i < nsp; i++) {
       a = larger(a, fabs(rb[i]));
@@ -665,8 +682,9 @@ static void st_split(void *ctx, const double *res, double *rq, double *rg) {
 static void st_apply(void *ctx, const double *dx) {
   StWork *w = ctx;
   int nq = w->m->nq, nc = w->m->ncon, nsp = w->sys->nsp;
-  for (int n = 1; n < w->nnode; n++) {
-    const double *xa = dx + (size_t)stage_a(n) * nsp, *xb = dx + (size_t)stage_b(n) * nsp;
+  for (int l = 1; l <= w->k; l++) {
+    const double *xa = dx + (size_t)stage_a(l) * nsp, *xb = dx + (size_t)stage_b(l) * nsp;
+    int n = win_n0(w) + l;
     for (int i = 0; i < nq; i++) {
       w->Q[(size_t)n * nq + i] -= xa[i];
       w->W[(size_t)n * nq + i] -= xb[i];
@@ -678,16 +696,34 @@ static void st_apply(void *ctx, const double *dx) {
   }
 }
 
+/* the iterate of the block's nodes n0 + 1 .. n1 back to the predictor (the multipliers of
+ * the elements they lie in or close) */
+static void reset_nodes(StWork *w, int n0, int n1) {
+  size_t nq = (size_t)w->m->nq, nc = (size_t)w->m->ncon, a = (size_t)n0 + 1;
+  size_t c = (size_t)(n1 - n0);
+  memcpy(w->Q + a * nq, w->Q0 + a * nq, c * nq * sizeof(double));
+  memcpy(w->W + a * nq, w->W0 + a * nq, c * nq * sizeof(double));
+  memcpy(w->MU + (size_t)n0 * nc, w->MU0 + (size_t)n0 * nc, c * nc * sizeof(double));
+  memcpy(w->Z + a * nc, w->Z0 + a * nc, c * nc * sizeof(double));
+}
+
+/* Newton's reset: the system's element back to its predictor (the elements solved before
+ * it stay) */
 static void st_reset(void *ctx) {
   StWork *w = ctx;
+  reset_nodes(w, win_n0(w), win_n0(w) + w->k);
+}
+
+/* ---- the block ---- */
+
+/* the whole block's iterate back to the predictor */
+static void reset_all(StWork *w) {
   size_t nq = (size_t)w->m->nq, nc = (size_t)w->m->ncon;
   memcpy(w->Q, w->Q0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->W, w->W0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->MU, w->MU0, (size_t)(w->ne * w->k) * nc * sizeof(double));
   memcpy(w->Z, w->Z0, (size_t)w->nnode * nc * sizeof(double));
 }
-
-/* ---- the block ---- */
 
 mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h);
 
@@ -826,6 +862,39 @@ static void predict_history(StWork *w, const double *q0, const double *v0) {
   }
 }
 
+/* the predictor of element e0 > 0 of a block from the element before, solved: the cubic
+ * through its start and end values and velocities, continued (cubic), or constant velocity
+ * from its end; the multipliers its last value */
+static void predict_element(StWork *w, int cubic) {
+  const mbsModel *m = w->m;
+  int nq = m->nq, nc = m->ncon, k = w->k, c = win_n0(w), a = c - k;
+  double h = w->h;
+  for (int i = 0; i < nq; i++) {
+    double qa = w->Q[(size_t)a * nq + i], qc = w->Q[(size_t)c * nq + i];
+    double va = w->W[(size_t)a * nq + i] / h, vc = w->W[(size_t)c * nq + i] / h;
+    double acc = 0.0, jerk = 0.0;
+    if (cubic) {
+      double dq = (qc - qa) / h;
+      double c2 = (3.0 * dq - 2.0 * va - vc) / h, c3 = (va + vc - 2.0 * dq) / (h * h);
+      acc = 2.0 * c2 + 6.0 * c3 * h;
+      jerk = 6.0 * c3;
+    }
+    for (int l = 1; l <= k; l++) {
+      double s = l * h / k;
+      w->Q0[(size_t)(c + l) * nq + i] = qc + s * (vc + s * (0.5 * acc + s * jerk / 6.0));
+      w->W0[(size_t)(c + l) * nq + i] = h * (vc + s * (acc + 0.5 * s * jerk));
+    }
+  }
+  for (int l = 0; l < k; l++) {
+    for (int r = 0; r < nc; r++) {
+      w->MU0[(size_t)(c + l) * nc + r] = w->MU[(size_t)(c - 1) * nc + r];
+    }
+  }
+  for (int l = 1; l <= k; l++) {
+    memset(w->Z0 + (size_t)(c + l) * nc, 0, (size_t)nc * sizeof(double));
+  }
+}
+
 /* q, v (may be NULL) and mu/h^2 (lambda, may be NULL) at t in the solved block */
 static void block_eval(const StWork *w, double t, double *q, double *v, double *lambda) {
   const mbsModel *m = w->m;
@@ -904,22 +973,39 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
   d->jac = w->jac;
   mbsNewtonProblem p = {w->sys->n, 0, w, st_assemble, st_scales, st_apply, st_reset, st_split, 0};
   char why[1200];
-  w->hterm = 0.0;
-  int cubic = w->pred_cubic;
+  mbsStatus st = MBS_OK;
+  int iters = 0;
+  /* after an imported state (error control) the first element pivots afresh */
   int repivot = d->control && w->repivot_next;
   w->repivot_next = 0;
-  mbsStatus st = mbs_newton_solve(m, d, &p, repivot, why, sizeof(why), err);
-  if (st == MBS_ERR_SOLVER && cubic) {
-    /* the cubic continuation of the previous block can be far off over a long block (a fast
-     * top: 12 rad in 50 elements); once more from constant velocities before the step is
-     * halved */
-    predict(w, d->q, d->v, 0, w->h);
-    st_reset(w);
+  /* the elements one after the other (the block is block lower triangular by elements),
+   * each from the cubic continuation of the one before (the first: of the previous block) */
+  for (int e = 0; e < w->ne && st == MBS_OK; e++) {
+    w->e0 = e;
+    int cubic = e > 0 || w->pred_cubic;
+    if (e > 0) {
+      predict_element(w, 1);
+      st_reset(w);
+    }
     w->hterm = 0.0;
-    int iters = d->iterations;
-    st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
-    d->iterations += iters;
+    st = mbs_newton_solve(m, d, &p, e == 0 ? repivot : 0, why, sizeof(why), err);
+    iters += d->iterations;
+    if (st == MBS_ERR_SOLVER && cubic) {
+      /* the cubic continuation can be far off (a fast top: 12 rad in 50 elements of a
+       * block); once more from constant velocities before the step is halved */
+      if (e == 0) {
+        predict(w, d->q, d->v, 0, w->h);
+        reset_all(w);
+      } else {
+        predict_element(w, 0);
+        st_reset(w);
+      }
+      w->hterm = 0.0;
+      st = mbs_newton_solve(m, d, &p, 0, why, sizeof(why), err);
+      iters += d->iterations;
+    }
   }
+  d->iterations = iters;
   d->sys = sys0;
   d->ls = ls0;
   d->res = res0;
@@ -1067,15 +1153,17 @@ mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h) {
   predict(w, d->q, d->v, prev, hprev);
   w->valid = 0;
   w->t0 = d->t;
-  st_reset(w);
+  w->e0 = 0;
+  reset_all(w);
   return w->sys;
 }
 
 void mbs_spacetime_unknowns(mbsData *d, double *x) {
   StWork *w = d->integrator_work;
   int nq = w->m->nq, nc = w->m->ncon, nsp = w->sys->nsp;
-  for (int n = 1; n < w->nnode; n++) {
-    double *xa = x + (size_t)stage_a(n) * nsp, *xb = x + (size_t)stage_b(n) * nsp;
+  for (int l = 1; l <= w->k; l++) {
+    double *xa = x + (size_t)stage_a(l) * nsp, *xb = x + (size_t)stage_b(l) * nsp;
+    int n = win_n0(w) + l;
     for (int i = 0; i < nq; i++) {
       xa[i] = w->Q[(size_t)n * nq + i];
       xb[i] = w->W[(size_t)n * nq + i];

@@ -125,7 +125,7 @@ for deg in (1, 2):
 # --- step control: a failed block is retried with elements of half the length -----------------
 cmd = [MBSIM, deck("free_body_torque.yaml"), "-o", os.path.join(TMP, "halving.h5")] + list(
     st(2, "--dt", "0.25", "--set", "solver.spacetime.elements_per_block=4", "--set",
-       "solver.newton.max_iterations=4"))
+       "solver.newton.max_iterations=3"))
 p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 m = re.search(r"(\d+) steps rejected", p.stdout)
 nrej = int(m.group(1)) if m else -1
