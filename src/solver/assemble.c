@@ -296,7 +296,9 @@ double mbs_constraint_violation(const mbsModel *m, const double *q, double t, in
   int wr = -1;
   mbsRowIter it;
   for (mbs_rows_begin(&it, m, q, t, 0, work); mbs_rows_next(&it);) {
-    if (!(fabs(it.g) <= worst)) {
+    /* a row that is not finite is the worst: the first of them is named (every later row
+     * would pass !(|g| <= NaN)) */
+    if (!(fabs(it.g) <= worst) && !isnan(worst)) {
       worst = fabs(it.g);
       wr = it.row;
     }

@@ -318,9 +318,18 @@ mbsStatus mbs_implicit_fail(const mbsModel *m, mbsData *d, mbsImplicitWork *w, m
   double viol = mbs_constraint_violation(m, d->q, t0 + dt, &wr);
   char wdesc[256];
   mbs_constraint_describe(m, wr, wdesc, sizeof(wdesc));
+  /* a row that is not finite: a slide_on_beam joint's point has left the beam elements it
+   * reaches (its rows are NaN there, slide.c), which the linear solver sees as a singular
+   * matrix */
+  int erow = 0, el = wr >= 0 ? mbs_row_element(m, wr, &erow) : -1;
+  const char *hint = isfinite(viol) ? ""
+                     : el >= 0 && m->elem[el].kind == MBS_ELEM_SLIDE
+                         ? " (its point has left the beam elements it reaches: a larger `reach`, "
+                           "or none for the whole beam)"
+                         : " (not finite)";
   mbs_error_set(err, st, NULL, 0, 0,
-                "%s at t = %.9g (step %ld, dt = %.3g, %s); worst constraint: %s with |g| = %.3e",
-                why, t0, d->step + 1, dt, d->integrator->name, wdesc, viol);
+                "%s at t = %.9g (step %ld, dt = %.3g, %s); worst constraint: %s with |g| = %.3e%s",
+                why, t0, d->step + 1, dt, d->integrator->name, wdesc, viol, hint);
   memcpy(d->q, w->q_prev, (size_t)m->nq * sizeof(double));
   memcpy(d->v, w->v_prev, (size_t)m->nq * sizeof(double));
   memcpy(w->mu, w->mu_prev, (size_t)m->ncon * sizeof(double));

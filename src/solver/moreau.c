@@ -2734,8 +2734,21 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       return MBS_OK;
     }
   }
+  /* the work of the step's forces and rows over its own Delta q: the constraints' discrete
+   * gradients between q0 and q0 + Delta q (G* Delta q = g(q1) - g(q0) = 0 for scleronomic
+   * rows), not the projected end, whose pushes are no part of Delta q (the push belt booked
+   * 1e-8 J of constraint work a step as external work between q0 and the projected end) */
+  if (m->ncontact_paired > 0) {
+    for (int i = 0; i < nq; i++) {
+      w->qe[i] = d->q[i];
+      d->q[i] = b->q_prev[i] + b->dq[i];
+    }
+  }
   mbs_assemble_work(m, d, b, &s, b->qm, b->vm, t0 + s.tf, t0 + s.alpha * dt, b->mu, 1.0 / (dt * dt),
                     1.0, &d->external_work, &d->dissipated);
+  if (m->ncontact_paired > 0) {
+    memcpy(d->q, w->qe, (size_t)nq * sizeof(double));
+  }
   {
     /* the rigid bodies' velocities onto their rigid motions: the kinetic energy they lose is
      * numerical damping (of a mode the motion does not have) */

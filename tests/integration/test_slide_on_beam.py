@@ -12,6 +12,8 @@ conservation laws:
   - a bead on a free flexible ring (the last node at the first, closed by a fixed joint)
     runs around it past the closure: s continuous beyond the circumference, energy (em) to
     round-off, linear momentum constant, the point on the centre line;
+  - a point that slides beyond the elements its `reach` covers: the step fails naming the
+    joint and the remedy;
   - bad decks: each refused at the file, line and column of the value."""
 import numpy as np
 from scipy.special import ellipk
@@ -194,6 +196,19 @@ for old, new, want in cases:
     first = err.strip().splitlines()[0] if err.strip() else ""
     check(rc != 0 and want in err and (path + ":") in first,
           "refused with a position: %s" % first[first.find(path) + len(path):][:150])
+# a point that slides beyond the elements its `reach` covers (its rows NaN there): the step
+# fails naming that joint and the remedy, not a singular matrix at whatever row came last
+# (the guide listed before the ring's closing joint)
+far = RING.replace("point: [0, 0, 0]}", "point: [0, 0, 0], reach: 1}").replace(
+    "t_end: 0.25", "t_end: 0.1")
+lines = far.splitlines()
+gi = next(i for i, l in enumerate(lines) if "name: guide" in l)
+lines.insert(lines.index("joints:") + 1, lines.pop(gi))
+rc, _, err, _ = run(write_deck("ring_reach.yaml", "\n".join(lines) + "\n"), check=False)
+check(rc != 0 and "joint 'guide' (slide_on_beam" in err and "|g| = nan" in err
+      and "larger `reach`" in err,
+      "a point beyond its reach: the failure names the joint and the remedy: %s"
+      % err[err.find("worst"):][:150])
 ring_open = RING.replace("  - {name: close, type: fixed", "  - {name: close, type: spherical")
 rc, _, err, _ = run(write_deck("ring_ok.yaml", ring_open.replace("t_end: 0.25", "t_end: 0.001")),
                     check=False)
