@@ -139,6 +139,10 @@ typedef struct {
   double residual;      /* [m/s] the largest residual left */
   int stalled;          /* islands accepted above tol (at most accept) */
   int regularized;      /* islands solved with the compliance reg (at most accept_reg) */
+  /* the sparse LU of the largest island Newton solved with it (islands of more than 96
+   * unknowns): the Newton matrix's entries and its factors' (L + U, at the last
+   * factorization); their ratio is the fill, which sets the cost of a Newton iteration */
+  double lu_matrix, lu_factors;
 } mbsContactStats;
 
 /* One contact's law at its impulse L [N s] and velocities xi [m/s]: the residual Phi (3),

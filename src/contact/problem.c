@@ -963,7 +963,7 @@ static int use_augmented(const mbsContactProblem *p, const int *mem, int n) {
 /* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
  * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
-                         double reg, double *res, mbsError *err) {
+                         double reg, double *res, mbsContactStats *st, mbsError *err) {
   int N = 3 * n, aug = use_augmented(p, mem, n), dense = !aug && N <= DENSE_MAX, one = 1;
   int ny = 0, M = N;
   SparseLU *sp = aug ? &cs->alu : &cs->glu;
@@ -1222,6 +1222,10 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   }
   cs->glu.held = !dense && !aug && lu_ok;
   cs->alu.held = aug && lu_ok;
+  if (!dense && lu_ok && sp->hp[M] > st->lu_matrix) { /* the largest sparse one's fill */
+    st->lu_matrix = sp->hp[M];
+    st->lu_factors = mbs_linsolve_lu_entries(sp->ls);
+  }
   if (aug) {
     aug_release(cs);
   }
@@ -1298,7 +1302,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
     if (!(res <= p->tol) && ni > 1) {
       memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double)); /* before Newton */
       double rb = res;
-      int it = island_newton(p, cs, mem, ni, 0.0, &res, err);
+      int it = island_newton(p, cs, mem, ni, 0.0, &res, st, err);
       if (it < 0) {
         return -1;
       }
@@ -1329,7 +1333,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
         gmax = fmax(gmax, 1.0 / cs->r[mem[m]]);
         memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
       }
-      int it = island_newton(p, cs, mem, ni, p->reg * gmax, &rr, err);
+      int it = island_newton(p, cs, mem, ni, p->reg * gmax, &rr, st, err);
       if (it < 0) {
         return -1;
       }
