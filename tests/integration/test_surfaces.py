@@ -23,7 +23,13 @@ the deck's constants (nothing uses the program's contact code):
   act on one node. The recorded positions do not give that point: a step that projects a
   penetration out moves x1 off the scheme's path x0 + dt ((1 - theta) v0 + theta v1) and
   keeps the velocities (docs/integrators.md), so k dt (x0 + x1) / 2 misses the springs'
-  impulse by k dt theta times the projection's shift."""
+  impulse by k dt theta times the projection's shift;
+- a node pushed up into a die's face: a 3 x 3 surface of sprung, damped nodes (spacing 0.5 m)
+  whose centre node takes an upward force F = 20 N lifts a die (0.1 m, 0.1 kg) off the
+  patches on its bottom face alone (the node-box contact: the die's corners clear the tent
+  the node raises): at rest the centre node is at (F - (m_n + m_d) g) / k, the die's centre
+  0.05 m above it, the others at -m_n g / k, and one contact, die on that node, carries
+  m_d g dt per step."""
 import numpy as np
 
 from common import attempt, balance, check, contact_rows, done, write_deck
@@ -200,6 +206,57 @@ solver: {{dt: 1.0e-3, t_end: 0.2, moreau: {{theta: THETA}}}}
 output: {{every: 1, xdmf: false}}
 """)
 
+
+# ---- a node pushed up into a die's face
+F_PUSH = 20.0
+
+
+def peak_deck(name):
+    bodies = loads = ""
+    names = []
+    for i in range(3):
+        for j in range(3):
+            n, x, y = "n%d%d" % (i, j), (j - 1) * 0.5, (i - 1) * 0.5
+            names.append(n)
+            bodies += "  - {name: %s, type: point, mass: %g, position: [%g, %g, 0]}\n" % (
+                n, MN, x, y)
+            loads += ("  - {name: k_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, 0],"
+                      " [%g, %g, 0]], stiffness: %g, damping: %g, rest_length: 0}\n"
+                      % (n, n, x, y, x, y, K, C))
+    return write_deck(name, f"""mbsim: 1
+gravity: [0, 0, {-G}]
+bodies:
+{bodies}  - {{name: die, shape: {{box: [{A}, {A}, {A}]}}, mass: {MD}, position: [0, 0, {A / 2}]}}
+loads:
+{loads}  - {{name: push, type: force, body: n11, value: [0, 0, {F_PUSH}]}}
+surfaces:
+  - {{name: sheet, nodes: [{", ".join(names)}], grid: [3, 3]}}
+contacts:
+  - {{name: die_sheet, between: [die, sheet], friction: 0.3}}
+solver: {{dt: 1.0e-3, t_end: 1.5}}
+output: {{every: 50, xdmf: false}}
+""")
+
+
+what = "node pushed up into a die's face"
+r = attempt(what, peak_deck("peak.yaml"))
+if r is not None:
+    k = len(r["time"]) - 1
+    z = {n: r["bodies/position"][k, body_index(r, n), 2] for n in
+         ["n%d%d" % (i, j) for i in range(3) for j in range(3)] + ["die"]}
+    z11 = (F_PUSH - (MN + MD) * G) / K
+    err = max(abs(z["n11"] - z11), abs(z["die"] - z11 - A / 2),
+              max(abs(z[n] + MN * G / K) for n in z if n not in ("n11", "die")))
+    rows = contact_rows(r, k)
+    one = (len(rows) == 1 and int(rows[0][1]) == body_index(r, "die") and
+           int(rows[0][2]) == body_index(r, "n11"))
+    check(one and err <= 1e-9 and abs(rows[0][10] - MD * G * 1e-3) <= 1e-12,
+          "%s: at rest the node at (F - (m_n + m_d) g) / k = %.9f m (%.9f), the die's centre "
+          "0.05 m above it, the others at -m_n g / k (largest error %.1e m, 1e-9); %d "
+          "contact(s) at the end, %s, normal impulse %.6e N s (m_d g dt = %.6e)"
+          % (what, z11, z["n11"], err, len(rows),
+             "die on the node" if one else "not die on the node alone",
+             rows[0][10] if len(rows) else 0.0, MD * G * 1e-3))
 
 for kind, theta in (("patch", 0.5), ("patch", 0.7), ("sphere", 0.5)):
     what = ("tilted die on a sprung patch" if kind == "patch" else
