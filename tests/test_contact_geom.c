@@ -1109,6 +1109,44 @@ START_TEST(test_sphere_box_patch) {
 }
 END_TEST
 
+/* a patch's node against a box's face: a peak (corner 1 raised 0.1 above the others) 1 mm into
+ * the bottom face of a cube resting over it touches at the node (feature 8 + corner, gap
+ * -1e-3, the face's normal, the face's point and the node); the cube's vertices clear the
+ * slopes by 8.75 mm. The same node in a flat patch is not reported (the vertex carries the
+ * cube). Corner 2 (xi = 1) is reported only by a patch on the surface's last column */
+START_TEST(test_node_box_patch) {
+  mbsShape box = shape(MBS_SHAPE_BOX, 0.05, 0.05, 0.05);
+  mbsContactPoint c[CAP];
+  for (int k = 0; k < 2; k++) {
+    double r[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+    r[3 * k + 2] = 0.1;
+    for (int closed = 0; closed < 2; closed++) {
+      mbsPose Pp, Pb = pose(r[3 * k], r[3 * k + 1], 0.1 + 0.05 - 1e-3, NULL);
+      mbsShape sp = patch_shape(r, closed, &Pp);
+      int n = collide(&box, &Pb, &sp, &Pp, NULL, 1e-3, c);
+      if (k == 1 && !closed) {
+        ck_assert_int_eq(n, 0);
+        continue;
+      }
+      ck_assert_int_eq(n, 1);
+      ck_assert_int_eq(c[0].feature, 8 + k);
+      ck_assert_double_eq_tol(c[0].gap, -1e-3, 1e-15);
+      ASSERT_V3(c[0].n, 0, 0, -1, 1e-15);
+      ASSERT_V3(c[0].pa, r[3 * k], 0, 0.099, 1e-15);
+      ASSERT_V3(c[0].pb, r[3 * k], 0, 0.1, 1e-15);
+    }
+  }
+  /* flat: the vertex over the patch, not the node under the face */
+  const double f[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  mbsPose Pp, Pb = pose(0, 0, 0.05 - 1e-3, NULL);
+  mbsShape sp = patch_shape(f, 3, &Pp);
+  int n = collide(&box, &Pb, &sp, &Pp, NULL, 1e-3, c);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_lt(c[0].feature, 8);
+  ck_assert_double_eq_tol(c[0].gap, -1e-3, 1e-15);
+}
+END_TEST
+
 /* two patches sharing an edge: a point over the edge is exactly one patch's when they are
  * flat (the edge belongs to the next patch, the surface's border to its own), both patches'
  * in a valley (a concave crease: each patch's plane is under it) */
@@ -1586,6 +1624,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_capsule_ring);
   tcase_add_test(tc, test_patch_projection);
   tcase_add_test(tc, test_sphere_box_patch);
+  tcase_add_test(tc, test_node_box_patch);
   tcase_add_test(tc, test_patch_edges);
   tcase_add_test(tc, test_patch_ridge);
   tcase_add_test(tc, test_unsupported_pairs);

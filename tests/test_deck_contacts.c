@@ -516,6 +516,56 @@ START_TEST(test_surface_patches) {
 }
 END_TEST
 
+/* a surface over beam nodes and point masses mixed: the corners are the beam nodes' frames
+ * (their phi), the pose follows them; a node's own sphere never pairs with the patches it is
+ * a corner of, a sphere of a node off the patch does */
+START_TEST(test_surface_beam_nodes) {
+  static const char *text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: p0, type: point, mass: 1, position: [0, 1, 0], collision: [{sphere: 0.05}]}\n"
+      "  - {name: p1, type: point, mass: 1, position: [1, 1, 0], collision: [{sphere: 0.05}]}\n"
+      "beams:\n"
+      "  - {name: c, from: [0, 0, 0], to: [2, 0, 0], elements: 2, collision: {sphere: 0.05},\n"
+      "     section: {E: 1.0e9, nu: 0.3, density: 1000, rectangle: [0.02, 0.02]}}\n"
+      "surfaces:\n"
+      "  - {name: sheet, nodes: [\"c[0]\", \"c[1]\", p0, p1], grid: [2, 2]}\n"
+      "contacts:\n"
+      "  - {name: all, between: [\"*\", \"*\"]}\n";
+  mbsDeck d;
+  mbsError e;
+  ck_assert_msg(load(text, NULL, 0, &d, &e) == MBS_OK, "%d:%d: %s", e.line, e.col, e.msg);
+  ck_assert_int_eq(d.nsurface, 1);
+  ck_assert_int_eq(d.surfaces[0].nodes[0], d.nbody);
+  ck_assert_int_eq(d.surfaces[0].nodes[1], d.nbody + 1);
+  mbsModel *m = mbs_model_compile(&d, &e);
+  ck_assert_msg(m != NULL, "%d:%d: %s", e.line, e.col, e.msg);
+  /* p0's and p1's spheres, c's three node spheres, the patch */
+  ck_assert_int_eq(m->nshape, 6);
+  const mbsShape *s = &m->shape[5];
+  ck_assert_int_eq(s->kind, MBS_SHAPE_PATCH);
+  /* corners (0, 0), (1, 0), (1, 1), (0, 1): c[0], c[1], p1, p0 (frames 1 + nbody + k) */
+  ck_assert_int_eq(s->corner[0], 1 + d.nbody);
+  ck_assert_int_eq(s->corner[1], 2 + d.nbody);
+  ck_assert_int_eq(s->corner[2], m->body_attach[1]);
+  ck_assert_int_eq(s->corner[3], m->body_attach[0]);
+  ck_assert_int_eq(s->body, d.nbody);
+  mbsPose P;
+  mbs_shape_pose(m, s, m->q0, &P);
+  static const double want[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  assert_vec(P.corner, want, 12, 1e-15);
+  /* p0's, p1's, c[0]'s and c[1]'s spheres sit in the patch: no pair; c[2]'s pairs with it */
+  for (int k = 0; k < 4; k++) {
+    ck_assert_int_eq(mbs_contact_pair_entry(m, k, 5), -1);
+  }
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 4, 5), 0);
+  /* p0's sphere and c's node spheres: different owners */
+  ck_assert_int_eq(mbs_contact_pair_entry(m, 0, 2), 0);
+  mbs_model_destroy(m);
+  mbs_deck_free(&d);
+}
+END_TEST
+
 /* three dice under one pattern: the three pairs within it, once each, in order */
 static const char *three =
     "mbsim: 1\n"
@@ -912,6 +962,7 @@ Suite *deck_contacts_suite(void) {
   tcase_add_test(tc, test_compiled_shapes);
   tcase_add_test(tc, test_pairs);
   tcase_add_test(tc, test_surface_patches);
+  tcase_add_test(tc, test_surface_beam_nodes);
   tcase_add_test(tc, test_same_pattern);
   tcase_add_test(tc, test_overrides);
   tcase_add_test(tc, test_shape_errors);

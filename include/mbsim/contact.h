@@ -185,7 +185,7 @@ mbsStatus mbs_contact_check_state(const mbsModel *m, const double *q, double t, 
 
 /* the contacts entry that the pair of shapes a and b (either order) belongs to: the first
  * with one of them on each side, or -1 when none has or they never touch (the same shape,
- * the same owner, both fixed) */
+ * the same owner, both fixed, a shape fixed to a corner node of the patch it would touch) */
 int mbs_contact_pair_entry(const mbsModel *m, int a, int b);
 
 /* the order of pairs and contacts: by a, then b (-1, 0, 1) */

@@ -317,14 +317,19 @@ for b, body in enumerate(mbs_cfg["bodies"]):
         poly = mbs_place(mbs_source("sphere", [mbs_cfg["marker"]]), np.eye(3), x[b])
         mbs_add(app, poly, rgb, counts, "point mass")
 # the surfaces' patches: a quadrilateral over the record's positions of its four corner nodes
+# (a point mass's, or beam node k's phi as owner nbody + k, the beams' nodes in order)
+xr = x
+if mbs_cfg["patches"] and int(np.max(np.asarray(mbs_cfg["patches"]))) >= len(x):
+    xr = np.concatenate([x] + [mbs_frames(blocks.get("beam_" + n), d1=False)[0]
+                               for n in mbs_cfg["beam_order"]])
 for corners in mbs_cfg["patches"]:
-    if max(corners) >= len(x):
+    if int(np.max(np.asarray(corners))) >= len(xr):
         continue
     pts = vtkPoints()
     cells = vtkCellArray()
     cells.InsertNextCell(4)
     for c in corners:
-        cells.InsertCellPoint(pts.InsertNextPoint(*[float(v) for v in x[c]]))
+        cells.InsertCellPoint(pts.InsertNextPoint(*[float(v) for v in xr[c]]))
     poly = vtkPolyData()
     poly.SetPoints(pts)
     poly.SetPolys(cells)
@@ -643,6 +648,7 @@ def main(argv):
     contact_alpha = 0.45 if contacts and run.contact_rows > 0 else 1.0
     if run.nbody:
         layer("bodies", [("bodies", BODIES_SCRIPT, {"bodies": bodies, "patches": patches,
+                                                    "beam_order": list(run.beam_order),
                                                     "dot": dot,
                                                     "marker": 2.5 * mark,
                                                     "arrow": 0.15 * extent})],

@@ -260,7 +260,7 @@ void cli_print_summary(FILE *f, const mbsModel *m, const mbsDeck *deck) {
     npatch += m->shape[i].kind == MBS_SHAPE_PATCH;
   }
   if (npatch > 0) {
-    fprintf(f, "surfaces:     %d bilinear patch%s over point masses\n", npatch,
+    fprintf(f, "surfaces:     %d bilinear patch%s over nodes\n", npatch,
             npatch == 1 ? "" : "es");
   }
   fprintf(f, "joints:       %d\n", m->njoint);

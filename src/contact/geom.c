@@ -1087,8 +1087,58 @@ static void sphere_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b
   point_patch(s, Pa->x, a->size[0], a->size[0], b, Pb, margin, 0);
 }
 
+/* 1 if corner k of patch b is the one patch of its surface that reports the node: corner 1
+ * (xi, eta) = (0, 0) always, the corners on the surface's last column and row (b->closed)
+ * too, so that each node of the grid is one patch's */
+static int patch_owns_corner(const mbsShape *b, int k) {
+  switch (k) {
+    case 0:
+      return 1;
+    case 1:
+      return b->closed & 1;
+    case 2:
+      return b->closed == 3;
+    default:
+      return (b->closed & 2) != 0;
+  }
+}
+
+/* Node-box: a node of patch b (corner k, one it owns) against box a's faces, as point-box: a
+ * node that pokes towards a face (a peak or a ridge under it: neither of its two neighbours
+ * on the patch nearer the face's plane, one farther) touches the face at the node, its
+ * impulse on that node alone (feature 8 + k). Under a flat or a hollow part of the surface the
+ * box's vertices carry it (box-patch), and no node is reported */
+static void node_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, const mbsPose *Pb,
+                     int k, double margin, sink *s) {
+  if (!patch_owns_corner(b, k)) {
+    return;
+  }
+  const double *p = Pb->corner + 3 * k;
+  double q[3], nrm[3], dist;
+  int region = box_closest(Pa, a->size, p, q, nrm, &dist);
+  /* a face's region: one base-3 digit set */
+  if (!(dist < margin) || !(region == 1 || region == 2 || region == 3 || region == 6 ||
+                            region == 9 || region == 18)) {
+    return;
+  }
+  int farther = 0;
+  for (int j = 1; j <= 3; j += 2) {
+    double e[3];
+    vsub(e, Pb->corner + 3 * ((k + j) % 4), q);
+    double h = vdot(e, nrm);
+    if (h < dist - LEN_TOL) {
+      return;
+    }
+    farther |= h > dist + LEN_TOL;
+  }
+  if (farther) {
+    emit(s, q, p, nrm, dist, 8 + k);
+  }
+}
+
 /* Box-patch: each vertex of the box against the patch (feature: the vertex), as box-plane
- * with the plane's point and normal those of the patch under the vertex */
+ * with the plane's point and normal those of the patch under the vertex; then the patch's
+ * nodes that poke towards the box's faces (node_box) */
 static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
                       const mbsPose *Pb, double margin, sink *s) {
   double reach = a->radius + Pb->half + margin;
@@ -1103,6 +1153,9 @@ static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
     double v[3];
     box_vertex(v, &A, k);
     point_patch(s, v, 0.0, 2.0 * a->radius, b, Pb, margin, k);
+  }
+  for (int k = 0; k < 4; k++) {
+    node_box(a, Pa, b, Pb, k, margin, s);
   }
 }
 
@@ -1130,7 +1183,7 @@ static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
   X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)                                     \
   X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */  \
   X(SPHERE, PATCH, "sphere-patch", 1, sphere_patch, AB)                                           \
-  X(BOX, PATCH, "box-patch", 8, box_patch, AB) /* the box's vertices */
+  X(BOX, PATCH, "box-patch", 12, box_patch, AB) /* the box's vertices, the patch's nodes */
 
 /* one signature for the pair functions, whichever arguments they use */
 typedef void (*pair_fn)(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,

@@ -3,9 +3,24 @@
  * can give at once, are one table in geom.c. */
 #include "mbsim/contact.h"
 
+/* 1 if shape s is fixed to a corner node of patch p (a point mass's or beam node's own
+ * sphere, a beam segment from or to one): it sits in the patch and never touches it */
+static int on_corner(const mbsShape *p, const mbsShape *s) {
+  if (p->kind != MBS_SHAPE_PATCH || s->kind == MBS_SHAPE_PATCH) {
+    return 0;
+  }
+  for (int k = 0; k < 4; k++) {
+    if (s->attach == p->corner[k] || (s->segment && s->attach + 1 == p->corner[k])) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int mbs_contact_pair_entry(const mbsModel *m, int a, int b) {
   const mbsShape *sa = &m->shape[a], *sb = &m->shape[b];
-  if (a == b || sa->owner == sb->owner || (sa->fixed && sb->fixed)) {
+  if (a == b || sa->owner == sb->owner || (sa->fixed && sb->fixed) || on_corner(sa, sb) ||
+      on_corner(sb, sa)) {
     return -1;
   }
   /* the two shapes' entries (each ascending) merged: the first with them on opposite sides */

@@ -11,7 +11,7 @@
  * profiles.c  reads the time profiles of loads and motions;
  * chains.c    reads the chains (Denavit-Hartenberg tables) into bodies and joints;
  * beams.c     reads the beams and resolves beam node names NAME[i];
- * surfaces.c  reads the deformable contact surfaces (patches over point masses);
+ * surfaces.c  reads the deformable contact surfaces (patches over point masses or beam nodes);
  * contacts.c  reads a body's collision shapes, the ground's, the contacts entries and
  *             solver.moreau;
  * solver.c    reads the sections initial, solver and output;

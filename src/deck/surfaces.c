@@ -1,8 +1,9 @@
 /* surfaces.c: the `surfaces:` section (docs/decks.md "Surfaces"). A deformable contact
- * surface is a grid of rows x cols point masses interpolated by bilinear patches (seed 002
- * sec. 3.3, eq. 3.48; the elastic bowl of its sec. 6.4): the reader checks the entry's keys,
- * its name (unique among surfaces, and no body's or beam's: contact patterns match all
- * three), the nodes (defined point masses that move, each once) and the grid's size. */
+ * surface is a grid of rows x cols point masses or beam nodes interpolated by bilinear patches
+ * (seed 002 sec. 3.3, eq. 3.48; the elastic bowl of its sec. 6.4): the reader checks the
+ * entry's keys, its name (unique among surfaces, and no body's or beam's: contact patterns
+ * match all three), the nodes (point masses that move or beam nodes NAME[i], each once) and
+ * the grid's size. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,12 @@ static mbsStatus read_grid(DeckReader *r, yaml_node_t *v, mbsDeckSurface *sf) {
   return MBS_OK;
 }
 
-/* nodes: rows x cols names of point masses that move, each once */
+/* nodes: rows x cols names of point masses that move or beam nodes NAME[i], each once */
 static mbsStatus read_nodes(DeckReader *r, const mbsDeck *deck, yaml_node_t *v,
                             const yaml_node_t *gnode, mbsDeckSurface *sf) {
   if (v->type != YAML_SEQUENCE_NODE) {
-    return deck_fail(r, v, "nodes: expected a list of point-mass names, got %s", deck_kind(v));
+    return deck_fail(r, v, "nodes: expected a list of point masses or beam nodes, got %s",
+                     deck_kind(v));
   }
   int n = deck_count(v);
   if (n != sf->rows * sf->cols) {
@@ -61,29 +63,31 @@ static mbsStatus read_nodes(DeckReader *r, const mbsDeck *deck, yaml_node_t *v,
     if (st != MBS_OK) {
       return st;
     }
-    if (b < 0 || b >= deck->nbody) {
+    if (b < 0) {
       return deck_fail(r, it,
-                       "%s: '%s' is %s; a surface's nodes are point masses (`type: point`) "
-                       "(beam nodes and rigid bodies are not supported)",
-                       field, deck_text(it), b < 0 ? "the ground" : "a beam node");
+                       "%s: the ground is not a node; a surface's nodes are point masses "
+                       "(`type: point`) or beam nodes NAME[i], which move",
+                       field);
     }
-    const mbsDeckBody *db = &deck->bodies[b];
-    if (db->type != MBS_BODY_POINT) {
-      return deck_fail(r, it,
-                       "%s: body '%s' is a %s body; a surface's nodes are point masses "
-                       "(`type: point`)",
-                       field, db->name, mbs_body_type_word(db->type));
-    }
-    if (db->fixed) {
-      return deck_fail(r, it,
-                       "%s: body '%s' is fixed; a surface's nodes move (hold one with a spring "
-                       "to the ground instead)",
-                       field, db->name);
+    if (b < deck->nbody) {
+      const mbsDeckBody *db = &deck->bodies[b];
+      if (db->type != MBS_BODY_POINT) {
+        return deck_fail(r, it,
+                         "%s: body '%s' is a %s body; a surface's nodes are point masses "
+                         "(`type: point`) or beam nodes NAME[i]",
+                         field, db->name, mbs_body_type_word(db->type));
+      }
+      if (db->fixed) {
+        return deck_fail(r, it,
+                         "%s: body '%s' is fixed; a surface's nodes move (hold one with a "
+                         "spring to the ground instead)",
+                         field, db->name);
+      }
     }
     for (int j = 0; j < k; j++) {
       if (sf->nodes[j] == b) {
         return deck_fail(r, it, "%s: node '%s' is listed twice (first as nodes[%d])", field,
-                         db->name, j);
+                         deck_text(it), j);
       }
     }
     sf->nodes[k] = b;
@@ -133,7 +137,8 @@ static mbsStatus read_surface(DeckReader *r, mbsDeck *deck, int i, yaml_node_t *
     goto fail;
   }
   if (!(v = deck_map_get(&m, "nodes"))) {
-    st = deck_fail(r, m.node, "missing required key 'nodes' (the point masses, row by row)");
+    st = deck_fail(r, m.node,
+                   "missing required key 'nodes' (point masses or beam nodes, row by row)");
     goto fail;
   }
   st = read_nodes(r, deck, v, g, sf);

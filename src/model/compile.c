@@ -2110,7 +2110,9 @@ static int pattern_picks(const mbsDeck *deck, const mbsDeckContact *dc, int side
 /* patch (i, j) of surface f: the bilinear patch over nodes (i, j), (i, j + 1), (i + 1, j + 1),
  * (i + 1, j) of its grid (corners at (xi, eta) = (0, 0), (1, 0), (1, 1), (0, 1): xi along
  * the columns, eta along the rows, so that the contact side is that of the normal
- * x_xi x x_eta); owner the surface (nbody + nbeam + f), named "bowl[i,j]" */
+ * x_xi x x_eta); owner the surface (nbody + nbeam + f), named "bowl[i,j]". A node is a point
+ * mass or a beam node (body reference b >= nbody): the corner is its frame's origin, the
+ * point mass's x or the beam node's phi, so its W columns N_i n fall on those 3 unknowns */
 static void compile_patch(mbsModel *m, const mbsDeck *deck, int f, int i, int j, mbsShape *s) {
   static const int di[4] = {0, 0, 1, 1}, dj[4] = {0, 1, 1, 0};
   const mbsDeckSurface *sf = &deck->surfaces[f];
@@ -2119,21 +2121,21 @@ static void compile_patch(mbsModel *m, const mbsDeck *deck, int f, int i, int j,
   double mid[3] = {0.0, 0.0, 0.0};
   for (int k = 0; k < 4; k++) {
     int b = sf->nodes[(i + di[k]) * sf->cols + j + dj[k]];
-    s->corner[k] = m->body_attach[b];
-    vaxpy(mid, 0.25, deck->bodies[b].position);
+    s->corner[k] = ref_attach(m, b);
+    vaxpy(mid, 0.25, ref_pos(deck, b));
   }
   s->body = sf->nodes[i * sf->cols + j];
   s->attach = s->corner[0];
   /* the far corners of the patches (i, j - 1) and (i - 1, j) across the edges xi = 0 and
    * eta = 0 */
-  s->nbr[0][0] = j > 0 ? m->body_attach[sf->nodes[i * sf->cols + j - 1]] : -1;
-  s->nbr[0][1] = j > 0 ? m->body_attach[sf->nodes[(i + 1) * sf->cols + j - 1]] : -1;
-  s->nbr[1][0] = i > 0 ? m->body_attach[sf->nodes[(i - 1) * sf->cols + j]] : -1;
-  s->nbr[1][1] = i > 0 ? m->body_attach[sf->nodes[(i - 1) * sf->cols + j + 1]] : -1;
+  s->nbr[0][0] = j > 0 ? ref_attach(m, sf->nodes[i * sf->cols + j - 1]) : -1;
+  s->nbr[0][1] = j > 0 ? ref_attach(m, sf->nodes[(i + 1) * sf->cols + j - 1]) : -1;
+  s->nbr[1][0] = i > 0 ? ref_attach(m, sf->nodes[(i - 1) * sf->cols + j]) : -1;
+  s->nbr[1][1] = i > 0 ? ref_attach(m, sf->nodes[(i - 1) * sf->cols + j + 1]) : -1;
   s->closed = (j == sf->cols - 2 ? 1 : 0) | (i == sf->rows - 2 ? 2 : 0);
   for (int k = 0; k < 4; k++) {
     double d[3];
-    vsub(d, deck->bodies[sf->nodes[(i + di[k]) * sf->cols + j + dj[k]]].position, mid);
+    vsub(d, ref_pos(deck, sf->nodes[(i + di[k]) * sf->cols + j + dj[k]]), mid);
     s->radius = fmax(s->radius, vnorm(d));
   }
   s->owner = deck->nbody + deck->nbeam + f;

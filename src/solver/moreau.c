@@ -113,7 +113,7 @@ typedef struct {
   int frame[2];      /* attachment frames of shapes a and b */
   int segment[2];    /* 1: the shape is a beam segment between frames frame and frame + 1 */
   int surface[2];    /* 1: a segment whose points are on its surface (mbsShape.surface) */
-  int patch[2];      /* 1: the shape is a surface's bilinear patch over four point masses */
+  int patch[2];      /* 1: a surface's bilinear patch (corners: point masses, beam nodes) */
   int body[2];       /* bodies (-1 ground) */
   double point[3];   /* world, midway */
   double pa[3], pb[3]; /* the closest points (the material points W is built at) */
@@ -685,6 +685,16 @@ static void orthonormal(const double *d, double e[9]) {
   }
 }
 
+/* 1 if contact side `side` is a point fixed to one director frame (a rigid body, a beam
+ * node's sphere), 0 for a point mass, the ground, a beam segment and a surface's patch, whose
+ * points move with their nodes' positions alone (a patch's corners may be beam nodes: its
+ * frame is corner 1's, which carries none of its other corners' share) */
+static int director_side(const mbsModel *m, const Contact *c, int side) {
+  mbsAttachKind kind = m->attach_kind[c->frame[side]];
+  return !c->segment[side] && !c->patch[side] &&
+         (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE);
+}
+
 /* add sign times the velocity of the material point p (world, at q) of contact side `side`
  * along the directions dirs[d0 .. d1) to c's W columns (add_point; add_frame_point: the part
  * of a director frame with node n0, lever r = p - phi). On a director frame (a rigid body, a
@@ -737,8 +747,7 @@ static void add_point(const mbsModel *m, Contact *c, double (*cols)[MAX_W], int 
                       const double *q, const double p[3], double sign, int d0, int d1) {
   const double *dirs[3] = {c->n, c->t1, c->t2};
   int f = c->frame[side];
-  mbsAttachKind kind = m->attach_kind[f];
-  if (!c->segment[side] && (kind == MBS_ATTACH_DIRECTORS || kind == MBS_ATTACH_BEAM_NODE)) {
+  if (director_side(m, c, side)) {
     int n0 = m->attach_node[f];
     double r[3];
     vsub(r, p, q + 3 * n0);
@@ -827,7 +836,6 @@ static void contact_columns(const mbsModel *m, Contact *c, const double *q, cons
 static void point_at(const mbsModel *m, const Contact *c, int side, const double *q,
                      const double *qe, const double p[3], double out[3]) {
   int f = c->frame[side];
-  mbsAttachKind kind = m->attach_kind[f];
   if (c->surface[side]) {
     mbsPointWeights pw;
     double x[3];
@@ -844,7 +852,7 @@ static void point_at(const mbsModel *m, const Contact *c, int side, const double
     }
     return;
   }
-  if (c->segment[side] || (kind != MBS_ATTACH_DIRECTORS && kind != MBS_ATTACH_BEAM_NODE)) {
+  if (!director_side(m, c, side)) {
     memcpy(out, p, 3 * sizeof(double));
     return;
   }
