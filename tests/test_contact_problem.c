@@ -75,6 +75,77 @@ static void spd_inverse(unsigned *seed, int nd, double *Z) {
   }
 }
 
+/* a contact's free velocity: approaching (normal in -1.5 .. -0.5), tangential in -0.5 .. 0.5 */
+static void free_velocity(unsigned *seed, double *xi) {
+  xi[0] = -0.5 - urand(seed);
+  xi[1] = urand(seed) - 0.5;
+  xi[2] = urand(seed) - 0.5;
+}
+
+/* one side of a contact on body b (nd coordinates, inverse Zb): its W columns w (3 per
+ * coordinate, interleaved, already in place) get their coordinates wy, X = Zb W goes to
+ * xval at *xo (by direction), and the side's entry q of sy0, slen, soff */
+static void add_side(int nd, int b, const double *Zb, const double *w, int *wy, double *xval,
+                     long *xo, int q, int *sy0, int *slen, long *soff) {
+  for (int i = 0; i < nd; i++) {
+    wy[i] = b * nd + i;
+  }
+  for (int a = 0; a < 3; a++) {
+    for (int i = 0; i < nd; i++) {
+      double x = 0.0;
+      for (int j = 0; j < nd; j++) {
+        x += Zb[i * nd + j] * w[3 * j + a];
+      }
+      xval[*xo + a * nd + i] = x;
+    }
+  }
+  sy0[q] = b * nd;
+  slen[q] = nd;
+  soff[q] = *xo;
+  *xo += 3 * nd;
+}
+
+/* G by block rows from the problem's columns: G_kl = W_k^T X_l / theta summed over the bodies
+ * contacts k and l share (sy0: a side's first coordinate), every such block kept, ascending;
+ * returns the number of blocks (at most gcap) */
+static int g_blocks(int n, int nd, const int *sptr, const int *sy0, const int *wptr,
+                    const double *wval, const long *soff, const double *xval, int *gptr,
+                    int *gcol, double *gval, int gcap) {
+  int nbk = 0;
+  for (int k = 0; k < n; k++) {
+    gptr[k] = nbk;
+    for (int l = 0; l < n; l++) {
+      double g[9] = {0.0};
+      int share = 0;
+      for (int s = sptr[k]; s < sptr[k + 1]; s++) {
+        for (int t = sptr[l]; t < sptr[l + 1]; t++) {
+          if (sy0[s] != sy0[t]) {
+            continue;
+          }
+          share = 1;
+          const double *w = wval + 3 * (size_t)(wptr[k] + (s - sptr[k]) * nd);
+          const double *x = xval + soff[t];
+          for (int a = 0; a < 3; a++) {
+            for (int c = 0; c < 3; c++) {
+              for (int i = 0; i < nd; i++) {
+                g[3 * a + c] += w[3 * i + a] * x[c * nd + i] / THETA;
+              }
+            }
+          }
+        }
+      }
+      if (share) {
+        ck_assert_int_lt(nbk, gcap);
+        gcol[nbk] = l;
+        memcpy(gval + 9 * (size_t)nbk, g, sizeof(g));
+        nbk++;
+      }
+    }
+  }
+  gptr[n] = nbk;
+  return nbk;
+}
+
 static void make(Rand *R, unsigned seed, int n, int nb, int nd, double mu) {
   memset(R, 0, sizeof(*R));
   R->n = n;
@@ -98,65 +169,29 @@ static void make(Rand *R, unsigned seed, int n, int nb, int nd, double mu) {
           R->W[k][s][a][i] = urand(&seed) - 0.5 + (a == 0 && i == 0 ? 1.0 : 0.0);
         }
       }
+      for (int i = 0; i < nd; i++) {
+        for (int a = 0; a < 3; a++) {
+          R->wval[3 * (e + i) + a] = R->W[k][s][a][i];
+        }
+      }
+      long x0 = xo;
+      add_side(nd, b, R->Z[b], R->wval + 3 * (size_t)e, R->wy + e, R->xval, &xo, q++, R->sy0,
+               R->slen, R->soff);
       for (int a = 0; a < 3; a++) {
         for (int i = 0; i < nd; i++) {
-          double x = 0.0;
-          for (int j = 0; j < nd; j++) {
-            x += R->Z[b][i * nd + j] * R->W[k][s][a][j];
-          }
-          R->X[k][s][a][i] = x;
-          R->xval[xo + a * nd + i] = x;
+          R->X[k][s][a][i] = R->xval[x0 + a * nd + i];
         }
       }
-      R->sy0[q] = b * nd;
-      R->slen[q] = nd;
-      R->soff[q] = xo;
-      xo += 3 * nd;
-      q++;
-      for (int i = 0; i < nd; i++, e++) {
-        R->wy[e] = b * nd + i;
-        for (int a = 0; a < 3; a++) {
-          R->wval[3 * e + a] = R->W[k][s][a][i];
-        }
-      }
+      e += nd;
     }
     R->mu[k] = mu;
-    R->xi0[3 * k] = -0.5 - urand(&seed);
-    R->xi0[3 * k + 1] = urand(&seed) - 0.5;
-    R->xi0[3 * k + 2] = urand(&seed) - 0.5;
+    free_velocity(&seed, R->xi0 + 3 * k);
   }
   R->sptr[n] = q;
   R->wptr[n] = e;
   /* G by block rows: every pair sharing a body (all blocks kept, ascending) */
-  int nbk = 0;
-  for (int k = 0; k < n; k++) {
-    R->gptr[k] = nbk;
-    for (int l = 0; l < n; l++) {
-      double g[9] = {0.0};
-      int share = 0;
-      for (int s = 0; s < R->nbody[k]; s++) {
-        for (int t = 0; t < R->nbody[l]; t++) {
-          if (R->body[k][s] != R->body[l][t]) {
-            continue;
-          }
-          share = 1;
-          for (int a = 0; a < 3; a++) {
-            for (int c = 0; c < 3; c++) {
-              for (int i = 0; i < nd; i++) {
-                g[3 * a + c] += R->W[k][s][a][i] * R->X[l][t][c][i] / THETA;
-              }
-            }
-          }
-        }
-      }
-      if (share) {
-        R->gcol[nbk] = l;
-        memcpy(R->gval + 9 * nbk, g, sizeof(g));
-        nbk++;
-      }
-    }
-  }
-  R->gptr[n] = nbk;
+  g_blocks(n, nd, R->sptr, R->sy0, R->wptr, R->wval, R->soff, R->xval, R->gptr, R->gcol, R->gval,
+           NC_MAX * NC_MAX);
 }
 
 /* solve R from zero impulses with the given form, at most iter sweeps and Newton iterations
@@ -348,68 +383,21 @@ static void lattice(Lattice *P, int m, unsigned seed) {
       const double *Zb = Z + (size_t)nd * nd * b;
       double *w = P->wval + 3 * (size_t)e;
       for (int i = 0; i < nd; i++) {
-        P->wy[e + i] = b * nd + i;
         for (int a = 0; a < 3; a++) {
           w[3 * i + a] = 0.4 * (urand(&seed) - 0.5) + (a == 0 && i == axis ? (s == 0 ? 1.0 : -1.0) : 0.0);
         }
       }
-      for (int a = 0; a < 3; a++) {
-        for (int i = 0; i < nd; i++) {
-          double x = 0.0;
-          for (int j = 0; j < nd; j++) {
-            x += Zb[i * nd + j] * w[3 * j + a];
-          }
-          P->xval[xo + a * nd + i] = x;
-        }
-      }
-      P->sy0[q] = b * nd;
-      P->slen[q] = nd;
-      P->soff[q] = xo;
-      xo += 3 * nd;
-      q++;
+      add_side(nd, b, Zb, w, P->wy + e, P->xval, &xo, q++, P->sy0, P->slen, P->soff);
       e += nd;
     }
     P->mu[k] = 0.3;
-    P->xi0[3 * k] = -0.5 - urand(&seed);
-    P->xi0[3 * k + 1] = urand(&seed) - 0.5;
-    P->xi0[3 * k + 2] = urand(&seed) - 0.5;
+    free_velocity(&seed, P->xi0 + 3 * k);
   }
   P->sptr[n] = q;
   P->wptr[n] = e;
-  /* G by block rows: the points sharing a body, ascending (the points of body b are its
-   * ground points and its lattice pairs': found by a scan, cheap at these sizes) */
-  int nbk = 0;
-  for (k = 0; k < n; k++) {
-    P->gptr[k] = nbk;
-    for (int l = 0; l < n; l++) {
-      double g[9] = {0.0};
-      int share = 0;
-      for (int s = P->sptr[k]; s < P->sptr[k + 1]; s++) {
-        for (int t = P->sptr[l]; t < P->sptr[l + 1]; t++) {
-          if (P->sy0[s] != P->sy0[t]) {
-            continue;
-          }
-          share = 1;
-          const double *w = P->wval + 3 * (size_t)(P->wptr[k] + (s - P->sptr[k]) * nd);
-          const double *x = P->xval + P->soff[t];
-          for (int a = 0; a < 3; a++) {
-            for (int c = 0; c < 3; c++) {
-              for (int i = 0; i < nd; i++) {
-                g[3 * a + c] += w[3 * i + a] * x[c * nd + i] / THETA;
-              }
-            }
-          }
-        }
-      }
-      if (share) {
-        ck_assert_int_lt(nbk, gcap);
-        P->gcol[nbk] = l;
-        memcpy(P->gval + 9 * (size_t)nbk, g, sizeof(g));
-        nbk++;
-      }
-    }
-  }
-  P->gptr[n] = nbk;
+  /* G by block rows: the points sharing a body, ascending */
+  g_blocks(n, nd, P->sptr, P->sy0, P->wptr, P->wval, P->soff, P->xval, P->gptr, P->gcol, P->gval,
+           gcap);
   free(Z);
 }
 

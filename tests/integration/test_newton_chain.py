@@ -11,24 +11,19 @@ N box links on ball joints, em, dt = 1e-3).
   predictor: the 50-link chain takes at most 3.2 iterations per step over 300 steps (3.95
   from the constant-velocity predictor dt v), and the steps are those of full Newton (a
   fresh factorization every iteration) to 1e-12."""
+import os
+
 import numpy as np
 
-from common import check, done, load, run, write_deck
+from common import ROOT, check, done, load, load_script, run, write_deck
+
+
+CHAIN = load_script(os.path.join(ROOT, "scripts", "bench", "chain"), "bench_chain")
 
 
 def chain_deck(n, steps, dt, every):
-    lines = ["mbsim: 1", "title: %d-link chain" % n, "gravity: [0, 0, -9.81]", "bodies:"]
-    for i in range(n):
-        lines += ["  - name: link%d" % i, "    shape: {box: [0.1, 0.01, 0.01]}",
-                  "    density: 1000", "    position: [%.17g, 0, 0]" % (0.1 * i + 0.05)]
-    lines.append("joints:")
-    for i in range(n):
-        lines += ["  - name: j%d" % i, "    type: spherical",
-                  "    bodies: [%s, link%d]" % ("ground" if i == 0 else "link%d" % (i - 1), i),
-                  "    point: [%.17g, 0, 0]" % (0.1 * i)]
-    lines += ["solver: {integrator: em, dt: %g, t_end: %.17g}" % (dt, steps * dt),
-              "output: {every: %d, xdmf: false}" % every]
-    return "\n".join(lines) + "\n"
+    """the chain of scripts/bench/chain under em, a record every `every` steps"""
+    return CHAIN.chain_deck(n, steps, dt, output="output: {every: %d, xdmf: false}" % every)
 
 
 def counts(r):

@@ -15,24 +15,17 @@ import numpy as np
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from common import MBSIM, TMP, check, done, energy_error, load, write_deck
+from common import MBSIM, ROOT, TMP, check, done, energy_error, load, load_script, write_deck
+
+
+CHAIN = load_script(os.path.join(ROOT, "scripts", "bench", "chain"), "bench_chain")
 
 
 def chain_deck(n, dt, steps, ne):
-    """n box links (0.1 m, 1 kg) on spherical joints, released horizontally under gravity"""
-    lines = ["mbsim: 1", "title: %d-link chain" % n, "gravity: [0, 0, -9.81]", "bodies:"]
-    for i in range(n):
-        lines += ["  - name: link%d" % i, "    shape: {box: [0.1, 0.01, 0.01]}",
-                  "    density: 1000", "    position: [%.17g, 0, 0]" % (0.1 * i + 0.05)]
-    lines.append("joints:")
-    for i in range(n):
-        lines += ["  - name: j%d" % i, "    type: spherical",
-                  "    bodies: [%s, link%d]" % ("ground" if i == 0 else "link%d" % (i - 1), i),
-                  "    point: [%.17g, 0, 0]" % (0.1 * i)]
-    lines += ["solver: {integrator: spacetime, dt: %.17g, t_end: %.17g, spacetime: {degree: 2, "
-              "elements_per_block: %d}}" % (dt, steps * dt, ne),
-              "output: {every: 1, xdmf: false}"]
-    return "\n".join(lines) + "\n"
+    """the chain of scripts/bench/chain under spacetime degree 2 in blocks of ne elements"""
+    solver = ("solver: {integrator: spacetime, dt: %.17g, t_end: %.17g, spacetime: {degree: 2, "
+              "elements_per_block: %d}}" % (dt, steps * dt, ne))
+    return CHAIN.chain_deck(n, steps, dt, solver=solver)
 
 
 def measured_run(deck_path, out):
