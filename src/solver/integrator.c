@@ -143,6 +143,9 @@ static mbsStatus switch_joints(const mbsModel *m, mbsData *d, double dt, mbsErro
 }
 
 mbsStatus mbs_solver_step(const mbsModel *m, mbsData *d, double dt, mbsError *err) {
+  /* the step's own Newton iterations: a try that fails before its Newton iteration (moreau's
+   * contact problem) took none, and mbs_solver_advance adds d->iterations of every try */
+  d->iterations = 0;
   if (m->nengage > 0) {
     mbsStatus st = switch_joints(m, d, dt, err);
     if (st != MBS_OK) {
