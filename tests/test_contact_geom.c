@@ -1235,6 +1235,68 @@ START_TEST(test_patch_ridge) {
 }
 END_TEST
 
+/* a box lying across a ridge between its nodes: the roof of test_patch_ridge (two patches
+ * falling away from their shared edge by the slope 0.2), a cube of edge 0.1 turned by 0.3 rad
+ * about the vertical, centred over the ridge's middle with its bottom face 1 mm below the
+ * ridge. Its bottom edges along its x axis cross the ridge at y = 0.5 -+ 0.05 / cos 0.3: two
+ * edge-edge points (feature >= 32, b's ridge xi = 0 and again eta = 0), gap -1e-3, the normal
+ * straight down into the ridge, the box's point 1 mm under the ridge's; its edges along y
+ * cross the ridge's line beyond their ends, its vertices clear the slopes by 5.6 mm and its
+ * top edges face away. Without a neighbour (no ridge), on a flat joint and in a valley the
+ * edges give nothing (the vertices carry the box) */
+START_TEST(test_box_ridge_edges) {
+  const double sl = 0.2, phi = 0.3;
+  const double ra0[12] = {0, 0, -sl, 1, 0, 0, 1, 1, 0, 0, 1, -sl};
+  const double rb0[12] = {1, 0, 0, 2, 0, -sl, 2, 1, -sl, 1, 1, 0};
+  const double ra1[12] = {0, 0, -sl, 1, 0, -sl, 1, 1, 0, 0, 1, 0};
+  const double rb1[12] = {0, 1, 0, 1, 1, 0, 1, 2, -sl, 0, 2, -sl};
+  mbsShape box = shape(MBS_SHAPE_BOX, 0.05, 0.05, 0.05);
+  mbsContactPoint c[CAP];
+  for (int dir = 0; dir < 2; dir++) {
+    for (int kind = 0; kind < 4; kind++) { /* ridge, no neighbour, flat, valley */
+      double ra[12], rb[12];
+      memcpy(ra, dir ? ra1 : ra0, sizeof(ra));
+      memcpy(rb, dir ? rb1 : rb0, sizeof(rb));
+      for (int k = 0; k < 4; k++) {
+        double f = kind == 2 ? 0.0 : kind == 3 ? -1.0 : 1.0;
+        if (ra[3 * k + 2] != 0.0) {
+          ra[3 * k + 2] *= f;
+        }
+        if (rb[3 * k + 2] != 0.0) {
+          rb[3 * k + 2] *= f;
+        }
+      }
+      mbsPose Pb;
+      mbsShape b = patch_shape(rb, 3, &Pb);
+      if (kind != 1) {
+        b.nbr[dir][0] = b.nbr[dir][1] = 1;
+        memcpy(Pb.corner + 12 * (1 + dir), ra, 12 * sizeof(double));
+      }
+      double R[9];
+      rot(R, 0, 0, 1, dir ? phi + PI / 2 : phi);
+      mbsPose Px = dir ? pose(0.5, 1.0, 0.05 - 1e-3, R) : pose(1.0, 0.5, 0.05 - 1e-3, R);
+      int n = collide(&box, &Px, &b, &Pb, NULL, 1e-3, c), ne = 0;
+      for (int i = 0; i < n; i++) {
+        if (c[i].feature < 32) {
+          continue;
+        }
+        ne++;
+        ck_assert_int_eq(kind, 0);
+        double y = 0.5 + (c[i].pb[dir ? 0 : 1] > 0.5 ? 1 : -1) * 0.05 / cos(phi);
+        ck_assert_double_eq_tol(c[i].gap, -1e-3, 1e-15);
+        ASSERT_V3(c[i].n, 0, 0, -1, 1e-14);
+        ASSERT_V3(c[i].pb, dir ? y : 1, dir ? 1 : y, 0, 1e-14);
+        ASSERT_V3(c[i].pa, dir ? y : 1, dir ? 1 : y, -1e-3, 1e-14);
+      }
+      ck_assert_msg(ne == (kind == 0 ? 2 : 0), "dir %d, kind %d: %d edge points", dir, kind, ne);
+      if (kind == 0) {
+        ck_assert_int_eq(n, 2); /* the vertices clear the slopes */
+      }
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_unsupported_pairs) {
   mbsShapeKind kinds[] = {MBS_SHAPE_SPHERE, MBS_SHAPE_BOX,   MBS_SHAPE_CAPSULE,
                           MBS_SHAPE_POINTS, MBS_SHAPE_PLANE, MBS_SHAPE_RING};
@@ -1625,6 +1687,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_patch_projection);
   tcase_add_test(tc, test_sphere_box_patch);
   tcase_add_test(tc, test_node_box_patch);
+  tcase_add_test(tc, test_box_ridge_edges);
   tcase_add_test(tc, test_patch_edges);
   tcase_add_test(tc, test_patch_ridge);
   tcase_add_test(tc, test_unsupported_pairs);

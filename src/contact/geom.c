@@ -1136,9 +1136,98 @@ static void node_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, co
   }
 }
 
+/* Edge-box: a ridge of patch b (its edge xi = 0, dir 0, or eta = 0, dir 1, convex towards a
+ * neighbour: patch_ridge) crossing an edge of box a between the ridge's nodes, as two boxes'
+ * crossing edges: closest points interior to both edges, the normal n along their cross
+ * product, out of the ridge (within the wedge between the two patches' normals there) and
+ * into the box's edge (within its normal cone), the gap the box edge's point's height over
+ * the ridge's point along n (feature 32 + 12 dir + the box's edge). A box lying across a
+ * ridge between nodes rests on these points: its vertices hang over the slopes and no node
+ * is under its face. The ridge's point carries the impulse to the edge's two nodes by their
+ * weights (1 - t, t) (the bilinear weights on the edge) */
+static void edge_box(const mbsShape *a, const boxFrame *A, const mbsShape *b, const mbsPose *Pb,
+                     int dir, double margin, sink *s) {
+  if (b->nbr[dir][0] < 0) {
+    return;
+  }
+  const double *nb = Pb->corner + 12 * (1 + dir);
+  const double *c0 = Pb->corner, *c1 = Pb->corner + (dir == 0 ? 9 : 3);
+  double e[3];
+  vsub(e, c1, c0);
+  double le = vnorm(e);
+  if (!(le > 0.0)) {
+    return;
+  }
+  e[0] /= le;
+  e[1] /= le;
+  e[2] /= le;
+  double tol = LEN_TOL * fmax(le, vnorm(A->h));
+  for (int eb = 0; eb < 12; eb++) {
+    int k = eb / 4;
+    double cx[3];
+    vcross(cx, A->a[k], e);
+    double lc = vnorm(cx);
+    if (lc < PARALLEL_SIN) {
+      continue; /* parallel: the box edge's ends are vertex points */
+    }
+    double mid[3], sg[2], sa, te;
+    box_edge(mid, sg, A, eb);
+    line_params(mid, A->a[k], c0, e, &sa, &te);
+    double t = te / le;
+    if (!(fabs(sa) < A->h[k] - tol && t > LEN_TOL && t < 1.0 - LEN_TOL)) {
+      continue; /* not interior to both: the ends are vertex and node points */
+    }
+    /* the two patches' normals at the ridge's point (b's at (0, t) or (t, 0), the
+     * neighbour's at (1, t) or (t, 1)) and the direction into b: a convex ridge only */
+    double x[3], txi[3], teta[3], n1[3], n2[3], w[3];
+    patch_point(Pb->corner, dir == 0 ? 0.0 : t, dir == 0 ? t : 0.0, x, txi, teta);
+    vcross(n1, txi, teta);
+    vcopy(w, dir == 0 ? txi : teta);
+    patch_point(nb, dir == 0 ? 1.0 : t, dir == 0 ? t : 1.0, x, txi, teta);
+    vcross(n2, txi, teta);
+    double l1 = vnorm(n1), l2 = vnorm(n2);
+    if (!(l1 > 0.0) || !(l2 > 0.0)) {
+      continue;
+    }
+    for (int j = 0; j < 3; j++) {
+      n1[j] /= l1;
+      n2[j] /= l2;
+      x[j] = c0[j] + te * e[j];
+    }
+    if (!(vdot(n2, w) < -PARALLEL_SIN * vnorm(w))) {
+      continue; /* flat or a valley: the box's vertices rest on the faces */
+    }
+    double n[3] = {cx[0] / lc, cx[1] / lc, cx[2] / lc};
+    if (vdot(n, n1) + vdot(n, n2) < 0.0) {
+      n[0] = -n[0];
+      n[1] = -n[1];
+      n[2] = -n[2];
+    }
+    /* n = alpha n1 + beta n2 (all three normal to the edge): in the wedge for alpha, beta >= 0 */
+    double c = vdot(n1, n2), d1 = vdot(n, n1), d2 = vdot(n, n2), den = 1.0 - c * c;
+    if (!(den > 0.0) || (d1 - c * d2) / den < -CONE_TOL || (d2 - c * d1) / den < -CONE_TOL) {
+      continue;
+    }
+    /* -n, from the box into the ridge, out of the box's edge */
+    if (-sg[0] * vdot(n, A->a[(k + 1) % 3]) < -CONE_TOL ||
+        -sg[1] * vdot(n, A->a[(k + 2) % 3]) < -CONE_TOL) {
+      continue;
+    }
+    double pe[3], dd[3], m[3] = {-n[0], -n[1], -n[2]};
+    vcopy(pe, mid);
+    vaxpy(pe, sa, A->a[k]);
+    vsub(dd, pe, x);
+    double gap = vdot(dd, n);
+    if (gap < margin && gap > -2.0 * a->radius) {
+      emit(s, pe, x, m, gap, 32 + 12 * dir + eb);
+    }
+  }
+}
+
 /* Box-patch: each vertex of the box against the patch (feature: the vertex), as box-plane
  * with the plane's point and normal those of the patch under the vertex; then the patch's
- * nodes that poke towards the box's faces (node_box) */
+ * nodes that poke towards the box's faces (node_box) and its ridges that cross the box's
+ * edges (edge_box) */
 static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
                       const mbsPose *Pb, double margin, sink *s) {
   double reach = a->radius + Pb->half + margin;
@@ -1156,6 +1245,9 @@ static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
   }
   for (int k = 0; k < 4; k++) {
     node_box(a, Pa, b, Pb, k, margin, s);
+  }
+  for (int dir = 0; dir < 2; dir++) {
+    edge_box(a, &A, b, Pb, dir, margin, s);
   }
 }
 
@@ -1183,7 +1275,8 @@ static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
   X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)                                     \
   X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */  \
   X(SPHERE, PATCH, "sphere-patch", 1, sphere_patch, AB)                                           \
-  X(BOX, PATCH, "box-patch", 12, box_patch, AB) /* the box's vertices, the patch's nodes */
+  /* the box's vertices, the patch's nodes, its two ridges against the box's edges */           \
+  X(BOX, PATCH, "box-patch", 12 + 24, box_patch, AB)
 
 /* one signature for the pair functions, whichever arguments they use */
 typedef void (*pair_fn)(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,

@@ -29,7 +29,14 @@ the deck's constants (nothing uses the program's contact code):
   patches on its bottom face alone (the node-box contact: the die's corners clear the tent
   the node raises): at rest the centre node is at (F - (m_n + m_d) g) / k, the die's centre
   0.05 m above it, the others at -m_n g / k, and one contact, die on that node, carries
-  m_d g dt per step."""
+  m_d g dt per step;
+- a die across a ridge between its nodes: a roof of two patches (2 x 3 nodes on stiff damped
+  springs, the ridge's nodes at x = 1 and y = 0, 1, the eaves 0.2 m lower) and a die turned by
+  0.3 rad about the vertical set down over the ridge's middle: it rests on the two points
+  where its bottom edges cross the ridge (box edge against patch edge), at y = 0.5 -+ 0.05 /
+  cos 0.3, each with half its weight (m_d g dt / 2 per step), its centre 0.05 m above the
+  ridge's nodes, which sink by (m_n + m_d / 2) g / k (the eaves by m_n g / k); without the
+  edge points it sank 6.7 mm onto its vertices on the slopes."""
 import numpy as np
 
 from common import attempt, balance, check, contact_rows, done, write_deck
@@ -257,6 +264,60 @@ if r is not None:
           % (what, z11, z["n11"], err, len(rows),
              "die on the node" if one else "not die on the node alone",
              rows[0][10] if len(rows) else 0.0, MD * G * 1e-3))
+
+# ---- a die across a ridge between its nodes
+K_R, C_R, PHI = 1.0e5, 100.0, 0.3
+
+
+def ridge_deck(name):
+    bodies = loads = ""
+    names = []
+    for i in range(2):
+        for j in range(3):
+            n, x, y, z = "n%d%d" % (i, j), float(j), float(i), 0.0 if j == 1 else -0.2
+            names.append(n)
+            bodies += "  - {name: %s, type: point, mass: %g, position: [%g, %g, %g]}\n" % (
+                n, MN, x, y, z)
+            loads += ("  - {name: k_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, %g],"
+                      " [%g, %g, %g]], stiffness: %g, damping: %g, rest_length: 0}\n"
+                      % (n, n, x, y, z, x, y, z, K_R, C_R))
+    return write_deck(name, f"""mbsim: 1
+gravity: [0, 0, {-G}]
+bodies:
+{bodies}  - {{name: die, shape: {{box: [{A}, {A}, {A}]}}, mass: {MD}, position: [1, 0.5, {A / 2 + 1e-3}],
+     orientation: {{axis: [0, 0, 1], angle: {PHI}}}}}
+loads:
+{loads}surfaces:
+  - {{name: roof, nodes: [{", ".join(names)}], grid: [2, 3]}}
+contacts:
+  - {{name: die_roof, between: [die, roof], friction: 0.5}}
+solver: {{dt: 1.0e-3, t_end: 0.5}}
+output: {{every: 50, xdmf: false}}
+""")
+
+
+what = "die across a ridge between its nodes"
+r = attempt(what, ridge_deck("ridge.yaml"))
+if r is not None:
+    k = len(r["time"]) - 1
+    z = {n: r["bodies/position"][k, body_index(r, n), 2] for n in
+         ["n%d%d" % (i, j) for i in range(2) for j in range(3)] + ["die"]}
+    zr = -(MN + MD / 2) * G / K_R
+    err = max(abs(z["n01"] - zr), abs(z["n11"] - zr), abs(z["die"] - zr - A / 2),
+              max(abs(z[n] + 0.2 + MN * G / K_R) for n in z if n[0] == "n" and n[2] != "1"))
+    rows = contact_rows(r, k)
+    ys = sorted(row[4] for row in rows)
+    dy = A / 2 / np.cos(PHI)
+    where = (len(rows) == 2 and max(abs(row[3] - 1.0) for row in rows) <= 1e-9 and
+             abs(ys[0] - 0.5 + dy) <= 1e-6 and abs(ys[1] - 0.5 - dy) <= 1e-6)
+    imp = max(abs(row[10] - MD * G * 1e-3 / 2) for row in rows) if len(rows) else np.inf
+    gmin = min(row[9] for row in rows) if len(rows) else -np.inf
+    check(where and err <= 1e-9 and imp <= 1e-12 and gmin >= -1e-9,
+          "%s: %d contact(s) at the end (two at the ridge's y = 0.5 -+ %.6f: %s), each normal "
+          "impulse m_d g dt / 2 (largest error %.1e N s, 1e-12), smallest gap %.1e m (-1e-9); "
+          "the ridge's nodes at -(m_n + m_d / 2) g / k = %.4e m, the die's centre 0.05 m above "
+          "them, the eaves at -m_n g / k (largest error %.1e m, 1e-9)"
+          % (what, len(rows), dy, ["%.6f" % y for y in ys], imp, gmin, zr, err))
 
 for kind, theta in (("patch", 0.5), ("patch", 0.7), ("sphere", 0.5)):
     what = ("tilted die on a sprung patch" if kind == "patch" else
