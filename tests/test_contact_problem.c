@@ -472,8 +472,8 @@ START_TEST(test_failed_try_iterations) {
   mbsDeck deck;
   mbsError err;
   memset(&deck, 0, sizeof(deck));
-  ck_assert_msg(mbs_deck_load_text(&deck, "halved.yaml", HALVED_DECK, strlen(HALVED_DECK), NULL,
-                                   0, &err) == MBS_OK,
+  ck_assert_msg(mbs_deck_load_text(&deck, "halved.yaml", HALVED_DECK, strlen(HALVED_DECK), NULL, 0,
+                                   &err) == MBS_OK,
                 "%s", err.msg);
   mbsModel *m = mbs_model_compile(&deck, &err);
   ck_assert_msg(m != NULL, "%s", err.msg);

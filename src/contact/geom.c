@@ -1275,7 +1275,7 @@ static void box_patch(const mbsShape *a, const mbsPose *Pa, const mbsShape *b,
   X(CAPSULE, POINTS, "points-capsule", 0, capsule_points, ABP)                                     \
   X(CAPSULE, RING, "capsule-ring", 1, capsule_ring, AB) /* the bore's point the axis nears */  \
   X(SPHERE, PATCH, "sphere-patch", 1, sphere_patch, AB)                                           \
-  /* the box's vertices, the patch's nodes, its two ridges against the box's edges */           \
+  /* the box's vertices, the patch's nodes, its two ridges against the box's edges */              \
   X(BOX, PATCH, "box-patch", 12 + 24, box_patch, AB)
 
 /* one signature for the pair functions, whichever arguments they use */
