@@ -91,6 +91,8 @@ typedef struct mbsData {
   long solves;          /* linear solves */
   long rejected;        /* steps rejected and retried with dt/2 */
   long retried;         /* moreau: steps tried again with contact points they missed */
+  long contact_admitted; /* moreau: points a step's first solution left out, taken in when
+                            its impulses closed them */
   long factorizations;  /* numeric factorizations */
   double max_violation; /* max over steps of |g(q)| */
   double external_work; /* [J] work of non-potential loads since t = 0 */

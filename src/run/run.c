@@ -931,6 +931,12 @@ size_t mbs_run_summary(const mbsRun *r, char *buf, size_t n) {
           "most 1e-4 of the velocity scale)\n",
           d->contact_regularized);
     }
+    if (d->contact_admitted > 0) {
+      put(buf, n, &len,
+          "contact steps: %ld points taken into a step's contact problem when the impulses of "
+          "their neighbours closed them\n",
+          d->contact_admitted);
+    }
     if (d->retried > 0) {
       put(buf, n, &len, "contact steps: %ld tried again with contact points the first try missed\n",
           d->retried);
