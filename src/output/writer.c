@@ -8,10 +8,11 @@
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
  * (about 16 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
- * copies it into a per-dataset buffer that holds at most one chunk; a buffer is written
- * as one block when the rows it holds end on a chunk boundary, so blocks stay aligned
- * with chunks and each chunk is compressed once. Every flush_interval seconds (and on
- * request) all buffers are written, the file is flushed with H5Fflush and the XDMF
+ * copies it into a per-dataset buffer that holds one chunk; the buffer is written as that
+ * chunk, compressed here, when it is full. Every flush_interval seconds (and on request)
+ * the buffers are written as they are (a chunk partly filled, padded with zeros that the
+ * extent leaves out, and kept in the buffer: series_write), the file is flushed with
+ * H5Fflush and the XDMF
  * sidecar gets the new records (it grows in place, see xdmf.h), so that a run killed after
  * a flush leaves a file that opens with every record up to that flush.
  *
@@ -23,8 +24,13 @@
  * space is never reused: the same rule SWMR writers follow for chunks) and each flush that
  * wrote something moves the end of the file past everything written, so no freed block
  * lies at the end either. What the last flush wrote is never overwritten until the next
- * flush has made it obsolete. The price is the space of superseded partial chunks, kept
- * small by chunks of about 16 KiB.
+ * flush has made it obsolete, but by HDF5 itself in one case: a chunk written again with
+ * the size it had is written in place. It then holds the rows it held, with the same bytes
+ * at the same places (shuffle puts byte j of element i at j * nelem + i whatever the
+ * number of rows), and more rows where it had zeros; a chunk stored without deflate is
+ * never the size of a deflated one (chunk_write), so the filter mask the last flush wrote
+ * still holds. The price is the space of superseded partial chunks, kept small by chunks
+ * of about 16 KiB.
  *
  * The file keeps the default (earliest) format otherwise: superblock versions 0-2 carry no
  * "open for writing" flag, so a copy or a crashed file opens without h5clear (SWMR would
@@ -60,8 +66,8 @@
  * chain with a record every step (16800 numbers each) zlib took 2.7 ms per record at level
  * 4 (1.9 ms at level 1) for files 2.71x smaller than uncompressed, libdeflate 0.72 ms at
  * level 1 for 2.68x, 1.4 ms at level 4 for 2.71x (docs/output.md). Readers see ordinary
- * zlib streams; the few chunks HDF5 compresses itself (a chunk completed after a flush
- * wrote it partly filled) use zlib at the same level. */
+ * zlib streams. (Where memory and file types differ, on a big-endian machine, HDF5
+ * compresses with zlib at the same level.) */
 #define DEFLATE_LEVEL 1
 #define DEFAULT_FLUSH_SECONDS 2.0
 /* free space a flush must find on the file system: new index nodes and object header
@@ -76,11 +82,13 @@ typedef struct {
   mbsOutType type;
   hid_t mem_type;     /* H5T_NATIVE_DOUBLE, _INT or _LLONG (library ids, never closed) */
   int rank;           /* including the time (or row) dimension */
-  hsize_t dims[4];    /* dims[0]: rows in the file; dims[1..]: row shape */
+  hsize_t dims[4];    /* dims[0]: rows in the file before the buffer's (a multiple of
+                         chunk_rows); dims[1..]: row shape */
   hsize_t chunk_rows; /* rows per chunk, >= 1 */
   size_t row_bytes;   /* bytes of one row in memory (0 for a zero-width row) */
   unsigned char *buf; /* (chunk_rows x row_bytes) rows buffered, NULL when row_bytes = 0 */
-  hsize_t nbuf;       /* rows buffered, <= chunk_rows */
+  hsize_t nbuf;       /* rows buffered, <= chunk_rows: the chunk at row dims[0] */
+  hsize_t nflushed;   /* of them in the file (a flush wrote the chunk partly filled) */
   int optional;       /* a record without a row writes NaN */
   int nonfinite_ok;   /* NaN and infinity are data here */
   int table;          /* 1: the table of a ragged series, 2: a dataset aligned with such a
@@ -454,6 +462,7 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
   }
   s->row_bytes = (size_t)row_elems * elem;
   s->nbuf = 0;
+  s->nflushed = 0;
   s->buf = NULL;
   s->stored = calloc(s->columns ? (size_t)s->dims[1] : 1, 1);
   if (!s->stored) {
@@ -640,7 +649,7 @@ static int all_zero(const unsigned char *p, size_t n) {
  * through the dataset's own filter pipeline done here: HDF5's shuffle, then a zlib stream
  * (RFC 1950) from libdeflate. A chunk stored without deflate has the deflate filter (the
  * pipeline's second) marked as skipped, as HDF5's own optional filter does. The extent
- * already covers the chunk. */
+ * already covers the chunk's rows. */
 static herr_t chunk_write(series *s, chunk_packer *pk) {
   size_t esize = H5Tget_size(s->mem_type);
   size_t ncol = s->columns ? (size_t)s->dims[1] : 1;
@@ -652,8 +661,8 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
     shuffle_chunk(pk->shuffled, s->buf + c * esize, bytes / esize, esize,
                   s->columns ? s->row_bytes : esize);
     /* a chunk of zeros (a drive's columns where nothing drives) is not written: a chunk
-     * never written reads as the fill value, 0, in every HDF5 reader. chunk_write is only
-     * asked for chunks that no write has touched before (series_write). */
+     * never written reads as the fill value, 0, in every HDF5 reader, and one a flush
+     * wrote partly filled held the same rows (the buffer keeps them) and zero padding */
     if (all_zero(pk->shuffled, bytes)) {
       continue;
     }
@@ -665,6 +674,8 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
       if (packed == 0 || packed > bytes - bytes / STORE_GAIN) {
         s->stored[c] = STORE_RUN;
       }
+      /* a deflated chunk is shorter than a stored one (see the top of the file) */
+      packed = packed < bytes ? packed : 0;
     }
     hsize_t offset[4] = {s->dims[0], c, 0, 0};
     herr_t rc = packed == 0
@@ -677,13 +688,18 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
   return 0;
 }
 
-/* append the buffered rows of s to its dataset as one block; returns < 0 on failure, with
- * HDF5's reason in reason (H5_REASON_MAX). On failure the rows stay buffered and a later
- * call writes them to the same place. */
+/* the buffered rows of s to its dataset as the chunk at row dims[0]; returns < 0 on
+ * failure, with HDF5's reason in reason (H5_REASON_MAX). A whole chunk empties the buffer;
+ * a partly filled one (a flush) is written padded with zeros beyond its rows, which the
+ * extent leaves out, and stays buffered: when more rows arrive the chunk is written again,
+ * whole or longer, by the same path (no chunk is read back, inflated and merged, as
+ * HDF5's own partial writes do). On failure the rows stay buffered and a later call writes
+ * them to the same place. */
 static herr_t series_write(series *s, chunk_packer *pk, char *reason) {
-  if (s->nbuf == 0) {
+  if (s->nbuf == s->nflushed) {
     return 0;
   }
+  int whole = s->nbuf == s->chunk_rows;
   herr_t rc = -1;
   hid_t fspace = H5I_INVALID_HID;
   hid_t mspace = H5I_INVALID_HID;
@@ -698,9 +714,12 @@ static herr_t series_write(series *s, chunk_packer *pk, char *reason) {
   if (H5Dset_extent(s->dset, grown) < 0) {
     goto done;
   }
-  if (s->row_bytes > 0 && s->direct && s->nbuf == s->chunk_rows &&
-      s->dims[0] % s->chunk_rows == 0) {
-    /* a whole chunk: compressed here (libdeflate is about 4x faster than HDF5's zlib) */
+  if (s->row_bytes > 0 && s->direct) {
+    /* compressed here (libdeflate is about 4x faster than HDF5's zlib) */
+    if (!whole) {
+      memset(s->buf + (size_t)s->nbuf * s->row_bytes, 0,
+             (size_t)(s->chunk_rows - s->nbuf) * s->row_bytes);
+    }
     if (chunk_write(s, pk) < 0) {
       goto done;
     }
@@ -714,8 +733,13 @@ static herr_t series_write(series *s, chunk_packer *pk, char *reason) {
       goto done;
     }
   }
-  s->dims[0] += s->nbuf;
-  s->nbuf = 0;
+  if (whole) {
+    s->dims[0] += s->nbuf;
+    s->nbuf = 0;
+    s->nflushed = 0;
+  } else {
+    s->nflushed = s->nbuf;
+  }
   rc = 0;
 
 done:
