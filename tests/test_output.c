@@ -1569,6 +1569,127 @@ static int python_parses(const char *xmf, long nrec) {
  * the same result file and sidecar whether it was flushed at every record (appended in
  * place, the reserves of the first two collections used up and the file rewritten) or
  * once */
+/* the chunks written whole (chunk_write): a table's columns each in chunks of their own,
+ * a chunk that deflate does not shrink stored shuffled only (deflate marked skipped), a
+ * chunk of zeros not written at all; every value reads back as written */
+#define NPACK 3000
+static double pack_noise(long k, int c) {
+  /* incompressible bits: a 64-bit mix of the record and column, as a double in [1, 2) */
+  unsigned long long x = (unsigned long long)(k * 8 + c) * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  double m = 1.0 + (double)(x >> 11) / 9007199254740992.0;
+  /* and a sign and a binary exponent in [-100, 100] of other bits: deflate gains ~6% */
+  return ((x & 1u) ? -1.0 : 1.0) * ldexp(m, (int)((x >> 1) % 201) - 100);
+}
+
+START_TEST(test_chunk_packing) {
+  char path[256];
+  path_in(path, sizeof(path), "pack.h5");
+  mbsOutputInfo info = {.version = "0.1.0",
+                        .title = "packing",
+                        .deck_text = "",
+                        .integrator = "em",
+                        .integrator_reason = "test",
+                        .dt = 0.01,
+                        .t_end = 30.0,
+                        .write_xdmf = 0};
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbs_output_set_flush_interval(w, INFINITY);
+  mbsSeriesSpec noise = {"/noise", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
+  mbsSeriesSpec zeros = {"/zeros", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
+  int hn = mbs_output_add_series(w, &noise, &err);
+  int hz = mbs_output_add_series(w, &zeros, &err);
+  ck_assert_int_gt(hz, hn);
+  /* three rows per record: zeros, noise and a smooth column */
+  int ht = mbs_output_add_ragged(w, "/table", 3, "1", NULL, &err);
+  ck_assert_msg(ht >= 0, "ragged: %s", err.msg);
+  double n4[4], z4[4] = {0.0, 0.0, 0.0, 0.0}, rows[9];
+  for (long k = 0; k < NPACK; k++) {
+    for (int c = 0; c < 4; c++) {
+      n4[c] = pack_noise(k, c);
+    }
+    for (int r = 0; r < 3; r++) {
+      rows[3 * r] = 0.0;
+      rows[3 * r + 1] = pack_noise(k, 4 + r);
+      rows[3 * r + 2] = 0.001 * (double)(3 * k + r);
+    }
+    mbs_output_put(w, hn, n4);
+    mbs_output_put(w, hz, z4);
+    mbs_output_put_rows(w, ht, rows, 3);
+    ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                  err.msg);
+  }
+  ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(f, 0);
+  double *buf = malloc((size_t)NPACK * 9 * sizeof(double));
+  ck_assert_ptr_nonnull(buf);
+  /* the values */
+  hid_t d = H5Dopen2(f, "/noise", H5P_DEFAULT);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+  for (long k = 0; k < NPACK; k++) {
+    for (int c = 0; c < 4; c++) {
+      ck_assert(buf[4 * k + c] == pack_noise(k, c));
+    }
+  }
+  /* a noise chunk stored with deflate skipped (filter mask bit 1) */
+  hsize_t nchunk = 0, off[2];
+  unsigned mask = 0, skipped = 0;
+  haddr_t addr;
+  hsize_t size;
+  hid_t space = H5Dget_space(d);
+  ck_assert_int_ge(H5Dget_num_chunks(d, space, &nchunk), 0);
+  for (hsize_t i = 0; i < nchunk; i++) {
+    ck_assert_int_ge(H5Dget_chunk_info(d, space, i, off, &mask, &addr, &size), 0);
+    skipped += (mask & 2u) != 0;
+  }
+  ck_assert_uint_gt(skipped, 0);
+  H5Sclose(space);
+  H5Dclose(d);
+  d = H5Dopen2(f, "/zeros", H5P_DEFAULT);
+  for (long i = 0; i < 4 * NPACK; i++) {
+    buf[i] = 1.0;
+  }
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+  for (long i = 0; i < 4 * NPACK; i++) {
+    ck_assert(buf[i] == 0.0);
+  }
+  /* none of its 6 chunks is on disk: neither the whole ones nor those written partly
+   * filled (the first, flushed with the first record, and the last, at the close) */
+  space = H5Dget_space(d);
+  ck_assert_int_ge(H5Dget_num_chunks(d, space, &nchunk), 0);
+  ck_assert_uint_eq(nchunk, 0);
+  H5Sclose(space);
+  H5Dclose(d);
+  /* the table: a chunk per column */
+  d = H5Dopen2(f, "/table/table", H5P_DEFAULT);
+  hid_t dcpl = H5Dget_create_plist(d);
+  hsize_t cdims[2];
+  ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
+  ck_assert_uint_eq(cdims[1], 1);
+  ck_assert_uint_gt(cdims[0], 1);
+  H5Pclose(dcpl);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+  for (long k = 0; k < NPACK; k++) {
+    for (int r = 0; r < 3; r++) {
+      const double *row = buf + 9 * k + 3 * r;
+      ck_assert(row[0] == 0.0);
+      ck_assert(row[1] == pack_noise(k, 4 + r));
+      ck_assert(row[2] == 0.001 * (double)(3 * k + r));
+    }
+  }
+  H5Dclose(d);
+  free(buf);
+  H5Fclose(f);
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
 START_TEST(test_ragged_and_grids) {
   char path[256], xmf[256], path2[256], xmf2[256];
   path_in(path, sizeof(path), "reg.h5");
@@ -1750,6 +1871,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_sidecar_path_rules);
   tcase_add_test(tc, test_nonfinite_record);
   tcase_add_test(tc, test_ragged_and_grids);
+  tcase_add_test(tc, test_chunk_packing);
   tcase_add_test(tc, test_fixed_tables);
   suite_add_tcase(s, tc);
   return s;

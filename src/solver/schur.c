@@ -49,6 +49,7 @@ struct mbsSchur {
   int *rc_ptr;  /* (ncon + 1) into the pairs */
   int *rc_comp; /* (nrc) block */
   int *rc_off;  /* (nrc) offset of the pair's dense piece (3k values) in gblk and yblk */
+  unsigned char *rc_nodes; /* (nrc) bit a: the row has entries on the block's node a */
   int nblk;     /* values of all pieces */
   double *gblk; /* the pieces of G, dense per block */
   double *yblk; /* the pieces of (M^-1 G^T)^T = G M^-1 */
@@ -69,7 +70,8 @@ void mbs_schur_destroy(mbsSchur *s) {
   mbs_cholesky_destroy(s->chol);
   void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,    s->node_comp, s->node_local,
                   s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
-                  s->rc_off,     s->gblk,      s->yblk,     s->pair_i, s->pair_j,    s->pair_pos,
+                  s->rc_off,     s->rc_nodes,  s->gblk,     s->yblk,   s->pair_i,    s->pair_j,
+                  s->pair_pos,
                   s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
@@ -229,7 +231,8 @@ static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double 
   /* at most one piece per entry */
   s->rc_comp = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
   s->rc_off = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int));
-  if (!s->g_idx || !s->g_val || !s->g_pos || !s->rc_comp || !s->rc_off) {
+  s->rc_nodes = calloc((size_t)(nnz > 0 ? nnz : 1), 1);
+  if (!s->g_idx || !s->g_val || !s->g_pos || !s->rc_comp || !s->rc_off || !s->rc_nodes) {
     return -1;
   }
   int nrc = 0, off = 0;
@@ -255,6 +258,7 @@ static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double 
         off += 3 * (s->comp_start[c + 1] - s->comp_start[c]);
       }
       s->g_pos[s->g_ptr[r] + i] = s->rc_off[p] + 3 * s->node_local[it.idx[i] / 3] + it.idx[i] % 3;
+      s->rc_nodes[p] |= (unsigned char)(1u << s->node_local[it.idx[i] / 3]);
     }
     s->rc_ptr[r + 1] = nrc;
   }
@@ -445,15 +449,22 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
   for (int p = 0; p < nrc; p++) {
     block_apply(s, s->rc_comp[p], s->gblk + s->rc_off[p], s->yblk + s->rc_off[p]);
   }
-  /* S_ij = sum over the blocks both rows touch of G_i,c M_c^-1 G_j,c^T */
+  /* S_ij = sum over the blocks both rows touch of G_i,c M_c^-1 G_j,c^T, over the nodes of
+   * the block that row i has entries on (its piece is 0 elsewhere: the terms left out are
+   * exact zeros, so the sum is the one over the whole piece, bit for bit; a rigid body's
+   * rows d_i . d_j touch two of its four nodes) */
   memset(s->s_val, 0, (size_t)s->s_colptr[s->ncon] * sizeof(double));
   for (int k = 0; k < s->npair; k++) {
     int i = s->pair_i[k], j = s->pair_j[k];
-    int n = 3 * (s->comp_start[s->rc_comp[i] + 1] - s->comp_start[s->rc_comp[i]]);
     const double *gi = s->gblk + s->rc_off[i], *yj = s->yblk + s->rc_off[j];
     double sum = 0.0;
-    for (int l = 0; l < n; l++) {
-      sum += gi[l] * yj[l];
+    unsigned nodes = s->rc_nodes[i];
+    for (int l = 0; nodes; l += 3, nodes >>= 1) {
+      if (nodes & 1u) {
+        sum += gi[l] * yj[l];
+        sum += gi[l + 1] * yj[l + 1];
+        sum += gi[l + 2] * yj[l + 2];
+      }
     }
     s->s_val[s->pair_pos[k]] += sum;
   }
