@@ -11,7 +11,18 @@
  * relative over 1e4 steps) and the state depended on where records forced a refactorization.
  * Within a step the matrix moves by the predictor's error only, the chord iteration contracts
  * by ~1e-3 and is driven to round-off (4 eps of the residual's terms). When the iteration
- * does not converge with a reused factorization, the step is redone once with full Newton. */
+ * does not converge with a reused factorization, the step is redone once with full Newton.
+ *
+ * From MBS_NEWTON_LARGE unknowns a dynamic step refactors once at an iterate (klu_refactor on
+ * the step's pivots) when the contraction of the chord iteration's increments predicts that
+ * the next one will not reach round-off, and keeps the chord iteration's round-off test for
+ * the rest of the step. On the chain of scripts/bench/chain (em, dt = 1e-3) the chord
+ * iteration took 3.0 iterations per step with 10 links, 3.9 with 50, 5.6 with 1000: the
+ * Newton matrix at the predictor is farther from the solution's as the chain grows. Not below
+ * that size: on the heavy top (11 unknowns, tests/integration/test_conservation.py) the
+ * refactored step ends nearer the exact solution of the rounded equations, and em's energy
+ * then drifted +3e-14 per 1e4 steps over 1e5 steps in five runs with dt 0.998e-3 to 1.002e-3
+ * (full Newton: -1.2e-14), where the chord iteration's end drifts at most 9e-15. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,18 +49,6 @@ mbsStatus mbs_newton_linear_solve_many(mbsData *d, int nrhs, const double *b, do
   return st;
 }
 
-/* Unknowns from which a dynamic step of modified Newton refactors at an iterate (klu_refactor
- * on the step's pivots) when the chord iteration's contraction predicts more than three
- * iterations. On the chain of scripts/bench/chain the chord iteration took 3.0 iterations per
- * step with 10 links, 3.9 with 50, 5.6 with 1000 (the Newton matrix at the predictor is
- * farther from the solution's as the chain grows); with the refactorization after the first
- * chord iteration every length takes 3 (two factorizations, three solves). Below this size
- * the rule would not save a solve (10 links: 3 iterations either way), and on the heavy top
- * of tests/integration/test_conservation.py (11 unknowns) it moved em's round-off: the
- * energy drifted +3e-14 per 1e4 steps over 1e5 steps in five runs with dt 0.998e-3 to
- * 1.002e-3 (full Newton: -1.2e-14), where the chord iteration's end drifts at most 9e-15. */
-#define NEWTON_RENEW_MIN 256
-
 static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p, int repivot,
                        int keep, char *why, size_t nwhy, mbsError *err) {
   int n1 = p->n1, n2 = p->n2;
@@ -63,7 +62,7 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
   int full = 0; /* equilibrium: a stalled chord iteration went over to full Newton */
   int renewed = 0;    /* a dynamic step of modified Newton refactored at an iterate */
   int renew_next = 0; /* the contraction asks for a Newton step at the next iterate */
-  int may_renew = !p->equilibrium && p->split == NULL && n1 + n2 >= NEWTON_RENEW_MIN;
+  int may_renew = !p->equilibrium && p->split == NULL && n1 + n2 >= MBS_NEWTON_LARGE;
   double split_q = INFINITY, split_g = INFINITY; /* the last iterate's p->split norms */
   mbsStatus st = MBS_OK;
   why[0] = '\0';
@@ -174,7 +173,7 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
       refactor = 1;
     }
     /* the chord iteration would need more than the next iteration to reach round-off: one
-     * Newton step at this iterate instead (see NEWTON_RENEW_MIN) */
+     * Newton step at this iterate instead (see the top of the file) */
     if (!refactor && renew_next) {
       (void)p->assemble(p->ctx, 1);
       refactor = 1;
