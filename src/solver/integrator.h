@@ -65,11 +65,9 @@ extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_
 /* ---- what the implicit schemes share ---- */
 
 /* Unknowns (nq + ncon) from which em predicts each step by second-order Adams-Bashforth, as
- * midpoint does (onestep.c), and a dynamic step of modified Newton refactors at an iterate
- * when the chord iteration's contraction predicts more than three iterations (newton.c).
- * Below it neither saves a solve (the chain of 10 links takes 3 iterations per step either
- * way), and on the heavy top of tests/integration/test_conservation.py (11 unknowns) both
- * moved em's round-off into a drift (see newton.c). */
+ * midpoint does (onestep.c). Below it the prediction saves no iteration (the chain of 10
+ * links takes 3 per step either way), and on the heavy top of
+ * tests/integration/test_conservation.py (11 unknowns) it moved em's round-off into a drift. */
 #define MBS_NEWTON_LARGE 256
 
 /* the iterate and per-step vectors of an implicit scheme (its workspace starts with this) */

@@ -11,18 +11,7 @@
  * relative over 1e4 steps) and the state depended on where records forced a refactorization.
  * Within a step the matrix moves by the predictor's error only, the chord iteration contracts
  * by ~1e-3 and is driven to round-off (4 eps of the residual's terms). When the iteration
- * does not converge with a reused factorization, the step is redone once with full Newton.
- *
- * From MBS_NEWTON_LARGE unknowns a dynamic step refactors once at an iterate (klu_refactor on
- * the step's pivots) when the contraction of the chord iteration's increments predicts that
- * the next one will not reach round-off, and keeps the chord iteration's round-off test for
- * the rest of the step. On the chain of scripts/bench/chain (em, dt = 1e-3) the chord
- * iteration took 3.0 iterations per step with 10 links, 3.9 with 50, 5.6 with 1000: the
- * Newton matrix at the predictor is farther from the solution's as the chain grows. Not below
- * that size: on the heavy top (11 unknowns, tests/integration/test_conservation.py) the
- * refactored step ends nearer the exact solution of the rounded equations, and em's energy
- * then drifted +3e-14 per 1e4 steps over 1e5 steps in five runs with dt 0.998e-3 to 1.002e-3
- * (full Newton: -1.2e-14), where the chord iteration's end drifts at most 9e-15. */
+ * does not converge with a reused factorization, the step is redone once with full Newton. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -60,9 +49,6 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
   double last_dq = INFINITY, prev_dq = INFINITY, last_rq = INFINITY;
   int it = 0, stale = 0, since_factor = 0, restarted = 0;
   int full = 0; /* equilibrium: a stalled chord iteration went over to full Newton */
-  int renewed = 0;    /* a dynamic step of modified Newton refactored at an iterate */
-  int renew_next = 0; /* the contraction asks for a Newton step at the next iterate */
-  int may_renew = !p->equilibrium && p->split == NULL && n1 + n2 >= MBS_NEWTON_LARGE;
   double split_q = INFINITY, split_g = INFINITY; /* the last iterate's p->split norms */
   mbsStatus st = MBS_OK;
   why[0] = '\0';
@@ -92,10 +78,6 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
     double rq_floor = 64.0 * DBL_EPSILON * fmax(scale, inertia);
     double rg_floor = 64.0 * DBL_EPSILON * (1.0 + qn) * (1.0 + qn);
     int converged;
-    /* a step of modified Newton keeps its test after a refactorization at an iterate */
-    if (renewed && !stale && !fresh_only && !p->equilibrium) {
-      stale = 1;
-    }
     if (stale && p->equilibrium) {
       /* no inertia, no conservation law: a chord iterate is as good as the tolerance says
        * (it contracted by at least 4, so the error left is below a third of the increment) */
@@ -172,14 +154,6 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
       (void)p->assemble(p->ctx, 1);
       refactor = 1;
     }
-    /* the chord iteration would need more than the next iteration to reach round-off: one
-     * Newton step at this iterate instead (see the top of the file) */
-    if (!refactor && renew_next) {
-      (void)p->assemble(p->ctx, 1);
-      refactor = 1;
-      renewed = 1;
-    }
-    renew_next = 0;
     /* Newton update */
     if (refactor) {
       st = mbs_newton_factor(d, repivot, err);
@@ -208,12 +182,6 @@ static mbsStatus solve(const mbsModel *m, mbsData *d, const mbsNewtonProblem *p,
       double floor = 64.0 * DBL_EPSILON * (1.0 + qn);
       int slow = prev_dq < INFINITY && last_dq > 0.25 * prev_dq && last_dq > floor;
       reuse = !fresh_only && d->factor_valid && !slow && since_factor < 12;
-      /* the contraction rho = |dx_k| / |dx_{k-1}| predicts the next chord increment as
-       * rho |dx_k|: above 16 eps of q, the chord iteration needs at least two more */
-      if (reuse && may_renew && !renewed && prev_dq < INFINITY &&
-          last_dq * (last_dq / prev_dq) > 16.0 * DBL_EPSILON * (1.0 + qn)) {
-        renew_next = 1;
-      }
       /* equilibrium: a chord iteration that stalls near the tolerance (its round-off, or a
        * matrix too far from the tangent's) goes over to full Newton for the rest of the step,
        * before the step control halves the load increment */

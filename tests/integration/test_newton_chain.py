@@ -4,10 +4,9 @@ N box links on ball joints, em, dt = 1e-3).
 - em conserves the energy of the falling 500-link chain to round-off (no loads but gravity,
   no dissipation: E - E0 is the conservation law itself), on the KKT matrix's pivot order
   pinned at t = 0 for every step.
-- From 256 unknowns em predicts by second-order Adams-Bashforth and refactors once at an
-  iterate when the chord iteration would need more than three iterations: at most 3 per step
-  on the 500-link chain after the first two steps, and a restart goes on bit for bit (its
-  predictor's velocity is written).
+- From 256 unknowns em predicts each step by second-order Adams-Bashforth: at most 3 Newton
+  iterations per step on the 500-link chain after the first two steps (4-6 from dt v), and a
+  restart goes on bit for bit (its predictor's velocity is written).
 - A record is an observation: its KKT factorization has storage of its own, so a run with a
   record every step takes the same steps, bit for bit, with the same Newton iterations, and
   costs exactly one factorization more per record than a run without records.
@@ -49,9 +48,8 @@ check(a["attrs"]["status"] == "completed" and rel <= 1e-12,
 check(np.array_equal(a["state/q"][-1], b["state/q"][-1]) and
       np.array_equal(a["state/v"][-1], b["state/v"][-1]),
       "a record every step leaves the final state as without records, bit for bit")
-# from 256 unknowns em predicts each step by second-order Adams-Bashforth and refactors once
-# at an iterate when the chord iteration would take more than three iterations (newton.c):
-# the chord iteration from dt v took 4-6 per step here
+# from 256 unknowns em predicts each step by second-order Adams-Bashforth (onestep.c): the
+# chord iteration from dt v took 4-6 per step here
 its = a["solver/iterations"][3:]
 check(np.max(its) <= 3,
       "500-link chain, em: at most 3 Newton iterations per step after the first two (%s)"
