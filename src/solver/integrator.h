@@ -64,6 +64,12 @@ extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_
 
 /* ---- what the implicit schemes share ---- */
 
+/* Unknowns (nq + ncon) from which em predicts each step by second-order Adams-Bashforth, as
+ * midpoint does (onestep.c). Below it the prediction saves no iteration (the chain of 10
+ * links takes 3 per step either way), and on the heavy top of
+ * tests/integration/test_conservation.py (11 unknowns) it moved em's round-off into a drift. */
+#define MBS_NEWTON_LARGE 256
+
 /* the iterate and per-step vectors of an implicit scheme (its workspace starts with this) */
 typedef struct {
   double *mu, *mu_prev;         /* (ncon) scaled multipliers dt^2 lambda: iterate, step start */
@@ -71,9 +77,10 @@ typedef struct {
   double *dq;                   /* (nq) the Newton unknown q1 - q0 */
   double *qhat, *qbase, *vbase; /* (nq) per-step vectors of the scheme, increments from q0 */
   double *qm, *vm;              /* (nq) evaluation state of forces */
-  double *v_hist;               /* (nq) midpoint and euler: the velocity at the start of the
-                                   step that ended at t_n (v_{n-1}), for their predictor;
-                                   written as /state/previous_velocity */
+  double *v_hist;               /* (nq) midpoint, euler and em from MBS_NEWTON_LARGE
+                                   unknowns: the velocity at the start of the step that ended
+                                   at t_n (v_{n-1}), for their predictor; written as
+                                   /state/previous_velocity */
   double *pred;                 /* (nq) their predictor of q1 - q0 */
   int hist_valid;               /* 0: no step taken or imported yet (v_hist unset) */
   int refactor_next;            /* the next step's first factorization pivots afresh (after a

@@ -74,15 +74,19 @@ static void prepare(const OneStep *os, const mbsModel *m, mbsData *d, double dt,
  * restart predicts as the run would. The extrapolation is used while its correction is at
  * most the constant-velocity increment (a velocity jump of a drive's kink, a hostile restart
  * file); otherwise the predictor is dt v0.
- * em keeps dt v0: with this predictor its round-off moved (the heavy top's energy drifted
- * 3.4e-14 per 1e4 steps over 1e5 steps against 2.4e-15, the stiff chain's energy error at
- * omega dt = 14 grew from 1.0e-11 to 7.2e-11; full Newton from dt v0 drifts 1.2e-14), more
- * than tests/integration/test_conservation.py and test_energy_behaviour.py allow.
+ * em keeps dt v0 below MBS_NEWTON_LARGE unknowns: with this predictor its round-off moved
+ * (the heavy top's energy drifted 3.4e-14 per 1e4 steps over 1e5 steps against 2.4e-15, the
+ * stiff chain's energy error at omega dt = 14 grew from 1.0e-11 to 7.2e-11; full Newton from
+ * dt v0 drifts 1.2e-14), more than tests/integration/test_conservation.py and
+ * test_energy_behaviour.py allow. From that size em predicts so too: on the chain of
+ * scripts/bench/chain (dt = 1e-3, 200 steps) 3.92 -> 2.77 iterations per step with 50 links,
+ * 4.62 -> 3.00 with 500, 5.62 -> 3.54 with 1000 (1.6x less CPU), one factorization per step,
+ * and the energy holds to round-off (tests/integration/test_newton_chain.py).
  * Into w->pred; returns 0 for dt v0. */
 static int predict(const OneStep *os, const mbsModel *m, const mbsData *d, mbsImplicitWork *w,
                    double dt) {
   double h = d->last_dt;
-  if (os->discrete || !w->hist_valid || !(h > 0.0)) {
+  if ((os->discrete && m->nq + m->ncon < MBS_NEWTON_LARGE) || !w->hist_valid || !(h > 0.0)) {
     return 0;
   }
   double c = 0.5 * dt * dt / h, corr = 0.0, base = 0.0;
@@ -149,11 +153,15 @@ static void interpolate(const mbsModel *m, const mbsData *d, double t, double *q
   mbs_implicit_interpolate(m, d, d->integrator_work, t, q, v);
 }
 
-/* midpoint's and euler's state: mbs_implicit_export's and v_{-1} of the predictor; before the
- * first step v_{-1} is v itself (the predictor is then dt v0, as without history) */
+/* midpoint's and euler's state, and em's from MBS_NEWTON_LARGE unknowns: mbs_implicit_export's
+ * and v_{-1} of the predictor; before the first step v_{-1} is v itself (the predictor is then
+ * dt v0, as without history) */
 static int state_export(const mbsModel *m, mbsData *d, mbsStateArray *out, int max) {
   mbsImplicitWork *w = d->integrator_work;
   int n = mbs_implicit_export(m, d, out, max);
+  if (d->integrator == &mbs_integrator_em && m->nq + m->ncon < MBS_NEWTON_LARGE) {
+    return n; /* em predicts dt v0 (predict) */
+  }
   if (n < max) {
     out[n++] = (mbsStateArray){
         .name = "previous_velocity", .length = m->nq, .data = w->hist_valid ? w->v_hist : d->v};
@@ -165,7 +173,7 @@ static mbsStatus import(const mbsModel *m, mbsData *d, const mbsStateArray *in, 
                         char *missing, size_t nmissing, mbsError *err) {
   mbsImplicitWork *w = d->integrator_work;
   const mbsStateArray *pv = mbs_state_find(in, n, "previous_velocity");
-  if (d->integrator == &mbs_integrator_em) {
+  if (d->integrator == &mbs_integrator_em && m->nq + m->ncon < MBS_NEWTON_LARGE) {
     /* em predicts dt v0 (predict) */
   } else if (pv && pv->length == m->nq) {
     for (int i = 0; i < m->nq; i++) {
@@ -196,7 +204,7 @@ const mbsIntegratorTable mbs_integrator_em = {.name = "em",
                                               .prepare = prepare_em,
                                               .step = step_em,
                                               .interpolate = interpolate,
-                                              .state_export = mbs_implicit_export,
+                                              .state_export = state_export,
                                               .state_import = import,
                                               .free = work_free};
 const mbsIntegratorTable mbs_integrator_midpoint = {.name = "midpoint",
