@@ -409,6 +409,11 @@ START_TEST(test_slide_absolute) {
     ck_assert(fabs(g[0]) > 1e-3);
     kind->constraint_hessian(m, el, q, 0.0, mu, H);
     check_fd(m, el, q, 0.0, mu, G, H, gp, Gp, gm, Gm, 1e-6, 1);
+    /* the last element of the beam (its last node the last of the element's coordinates) */
+    memcpy(qb, m->q0, (size_t)n * sizeof(double));
+    qb[3 * m->attach_node[el->attach[0]]] += orient ? 0.45 : 0.8;
+    kind->constraint(m, el, qb, 0.0, gp, NULL);
+    ck_assert_double_eq_tol(gp[0], 0.0, 1e-12);
     perturb(qb, q, n, 0.01, 19);
     for (int i = 2; i < n; i += 3) {
       qb[i] = m->q0[i];

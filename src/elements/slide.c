@@ -34,7 +34,8 @@
  * reach, 12 each (phi, d1, d2, d3; all of them, or those of the elements about its place at
  * t = 0, `reach`, found by their global index: w_locate), then s (the last);
  *   param[0..2] = c (the point: phi + c^i d_i), param[3 + 3 a + i] = C_ai (a, i = 0..2),
- *   param[12] = 1 on a ring (s periodic), param[13 + 3 r] = B_r, the directions of the point's
+ *   param[12] = on a ring the period of s, the sum of the elements' lengths (0: an open beam;
+ *   not the beam's `length`, which follows the interpolated curve), param[13 + 3 r] = B_r, the directions of the point's
  *   rows (the world axes; in a plane, two axes in it); iparam[0] = the beam, iparam[1] = the
  *   orientation rows (bit o: the pair o of orient_pair below), iparam[2] = the point's rows.
  * In a plane (the beam held in it and the body by a planar joint of the same normal) the
@@ -61,14 +62,16 @@ typedef struct {
   int n0, nn;
   double N[SL_MAXN], dN[SL_MAXN], ddN[SL_MAXN];
   double next;
+  int j;         /* the element */
+  double S0, L0; /* its start (in the s of the call: a ring's turns included) and length */
 } Piece;
 
 static void locate(const mbsModel *m, const mbsElem *e, double s, Piece *p) {
   const mbsBeam *b = &m->beam[e->iparam[0]];
   double x = s, shift = 0.0;
   if (e->param[12] != 0.0) {
-    /* a ring: s modulo the length */
-    shift = b->length * floor(s / b->length);
+    /* a ring: s modulo the sum of the element lengths that S_j counts */
+    shift = e->param[12] * floor(s / e->param[12]);
     x = s - shift;
   }
   int j = 0;
@@ -84,6 +87,9 @@ static void locate(const mbsModel *m, const mbsElem *e, double s, Piece *p) {
   }
   p->n0 = b->order * j;
   p->nn = b->order + 1;
+  p->j = j;
+  p->S0 = shift + S;
+  p->L0 = L;
   double xi = -1.0 + 2.0 * (x - S) / L, a = 2.0 / L;
   if (b->order == 1) {
     p->N[0] = 0.5 * (1.0 - xi);
@@ -185,7 +191,8 @@ static void w_discrete(const mbsModel *m, const mbsElem *e, double sa, double sb
  * beam's nodes, or those of the elements about its place at t = 0, `reach`); a node outside
  * it marks w full (the rows become NaN: the step fails, naming the joint) */
 static void w_locate(const mbsModel *m, const mbsElem *e, Weights *w) {
-  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 13) / 12;
+  /* the beam's nodes follow the body's 12 coordinates (and precede s, when there is one) */
+  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 12 - (e->iparam[3] ? 0 : 1)) / 12;
   for (int k = 0; k < w->n; k++) {
     int gi = 3 * (node0 + 4 * w->node[k]), slot = 0;
     while (slot < nslot && e->qidx[12 + 12 * slot] != gi) {
@@ -362,8 +369,9 @@ static void nan_rows(const mbsElem *e, double *g, double *G) {
  *     d(s*) = [r' . (dP - sum_k N_k dphi_k) + (P - r) . sum_k N_k' dphi_k] / (|r'|^2 - (P - r) . r'').
  * The Hessian of g_0 follows from d nu = -t (nu . (dr' + r'' ds*)) / |r'| (t the unit
  * tangent); that of the orientation rows is the part at fixed s* (the Newton matrix only).
- * For em the discrete gradient is Gonzalez's general one, the gradient at the midpoint plus
- * (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq = g(qb) - g(qa) exactly. */
+ * For em the discrete gradient is Gonzalez's general one, the mean of the two states'
+ * gradients plus (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq = g(qb) - g(qa)
+ * exactly (abs_discrete_gradient says why not the midpoint's). */
 
 static int absolute(const mbsElem *e) {
   return e->iparam[3] != 0;
@@ -413,10 +421,80 @@ static void centre_at(const mbsElem *e, const double *qa, const double *qb, Foot
   }
 }
 
-/* weights at s, located; 0 when every node is in the element's reach */
+/* element j's shape functions (its polynomial, continued beyond its ends) at s, for an
+ * element starting at S of length L, times the blend c0 + c1 d/ds + c2 d2/ds2 terms below */
+static void poly_at(const mbsBeam *b, int j, double S, double L, double s, double N[3],
+                    double dN[3], double ddN[3]) {
+  double xi = -1.0 + 2.0 * (s - S) / L, a = 2.0 / L;
+  if (b->order == 1) {
+    N[0] = 0.5 * (1.0 - xi);
+    N[1] = 0.5 * (1.0 + xi);
+    dN[0] = -0.5 * a;
+    dN[1] = 0.5 * a;
+    ddN[0] = ddN[1] = 0.0;
+  } else {
+    N[0] = 0.5 * xi * (xi - 1.0);
+    N[1] = 1.0 - xi * xi;
+    N[2] = 0.5 * xi * (xi + 1.0);
+    dN[0] = a * (xi - 0.5);
+    dN[1] = a * (-2.0 * xi);
+    dN[2] = a * (xi + 0.5);
+    ddN[0] = a * a;
+    ddN[1] = -2.0 * a * a;
+    ddN[2] = a * a;
+  }
+  (void)j;
+}
+
+/* the guide's centre line at s as weights of the nodes, located; 0 when every node is in the
+ * element's reach. The Lagrange elements' centre line has a kink at each node between
+ * elements (r' jumps), where the normal distance is not differentiable: a point on the line
+ * at a node has no gradient, and Newton stalls there (the push belt's held element, its foot
+ * at the ring's closure, at |g| ~ 2e-8). Within DELTA = 1e-5 of an element's length of such a
+ * node the guide blends the two elements' polynomials, r = (1 - w) r_A + w r_B with w the
+ * C1 smoothstep over [-DELTA, DELTA]: a C1 curve that leaves the centre line by at most the
+ * kink angle times DELTA (1e-9 m on the push belt's ring) */
 static int foot_weights(const mbsModel *m, const mbsElem *e, double s, Weights *w) {
+  const mbsBeam *b = &m->beam[e->iparam[0]];
+  int ring = e->param[12] != 0.0;
+  Piece p;
   memset(w, 0, sizeof(*w));
-  w_at(m, e, s, 1.0, w);
+  locate(m, e, s, &p);
+  double delta = 1e-5 * p.L0;
+  int ja = -1, jb = -1;
+  double Sa = 0.0, Sb = 0.0, u = 0.0;
+  if (fabs(s - p.S0) < delta && (p.j > 0 || ring)) {
+    ja = p.j > 0 ? p.j - 1 : b->nelem - 1;
+    jb = p.j;
+    Sb = p.S0;
+    Sa = p.S0 - mbs_beam_element_length(&m->elem[b->elem0 + ja]);
+    u = (s - (p.S0 - delta)) / (2.0 * delta);
+  } else if (fabs(p.S0 + p.L0 - s) < delta && (p.j + 1 < b->nelem || ring)) {
+    ja = p.j;
+    jb = p.j + 1 < b->nelem ? p.j + 1 : 0;
+    Sa = p.S0;
+    Sb = p.S0 + p.L0;
+    u = (s - (Sb - delta)) / (2.0 * delta);
+  }
+  if (ja < 0) {
+    w_at(m, e, s, 1.0, w);
+  } else {
+    double La = mbs_beam_element_length(&m->elem[b->elem0 + ja]);
+    double Lb = mbs_beam_element_length(&m->elem[b->elem0 + jb]);
+    double bw = u * u * (3.0 - 2.0 * u), bd = 6.0 * u * (1.0 - u) / (2.0 * delta);
+    double bdd = (6.0 - 12.0 * u) / (4.0 * delta * delta);
+    double N[3], dN[3], ddN[3];
+    poly_at(b, ja, Sa, La, s, N, dN, ddN);
+    for (int l = 0; l <= b->order; l++) {
+      w_add(w, b->order * ja + l, (1.0 - bw) * N[l], (1.0 - bw) * dN[l] - bd * N[l],
+            (1.0 - bw) * ddN[l] - 2.0 * bd * dN[l] - bdd * N[l]);
+    }
+    poly_at(b, jb, Sb, Lb, s, N, dN, ddN);
+    for (int l = 0; l <= b->order; l++) {
+      w_add(w, b->order * jb + l, bw * N[l], bw * dN[l] + bd * N[l],
+            bw * ddN[l] + 2.0 * bd * dN[l] + bdd * N[l]);
+    }
+  }
   w_locate(m, e, w);
   return w->full ? -1 : 0;
 }
@@ -517,16 +595,14 @@ static void foot_vectors(const mbsElem *e, const Foot *f, SVec *a, SVec *u, SVec
   }
 }
 
-/* g and, if G is not NULL, G at the mean of qa and qb; -1 when the foot is lost */
+/* g and, if G is not NULL, gs G added into G, at the mean of qa and qb; -1 when the foot is
+ * lost */
 static int abs_rows(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
-                    double *g, double *G) {
+                    double *g, double *G, double gs) {
   int nq = e->nq;
   Foot f;
   if (foot(m, e, qa, qb, &f) != 0) {
     return -1;
-  }
-  if (G) {
-    memset(G, 0, (size_t)(nrows(e) * nq) * sizeof(double));
   }
   double pr[3];
   vsub(pr, f.P, f.r);
@@ -537,12 +613,12 @@ static int abs_rows(const mbsModel *m, const mbsElem *e, const double *qa, const
   foot_vectors(e, &f, &a, NULL, NULL);
   if (G) {
     for (int cc = 0; cc < 3; cc++) {
-      G[cc] = f.nu[cc];
+      G[cc] += gs * f.nu[cc];
       for (int i = 0; i < 3; i++) {
-        G[3 + 3 * i + cc] = e->param[i] * f.nu[cc];
+        G[3 + 3 * i + cc] += gs * e->param[i] * f.nu[cc];
       }
       for (int k = 0; k < f.w.n; k++) {
-        G[f.w.loc[k] + cc] = -f.w.N[k] * f.nu[cc];
+        G[f.w.loc[k] + cc] += -gs * f.w.N[k] * f.nu[cc];
       }
     }
   }
@@ -570,16 +646,16 @@ static int abs_rows(const mbsModel *m, const mbsElem *e, const double *qa, const
     double *Gr = G + row * nq, us = vdot(ea, Dp);
     for (int i = 0; i < 3; i++) {
       for (int cc = 0; cc < 3; cc++) {
-        Gr[3 + 3 * i + cc] = e->param[3 + 3 * ai + i] * D[cc];
+        Gr[3 + 3 * i + cc] += gs * e->param[3 + 3 * ai + i] * D[cc];
       }
     }
     for (int k = 0; k < f.w.n; k++) {
       for (int cc = 0; cc < 3; cc++) {
-        Gr[f.w.loc[k] + 3 * bd + cc] = f.w.N[k] * ea[cc];
+        Gr[f.w.loc[k] + 3 * bd + cc] += gs * f.w.N[k] * ea[cc];
       }
     }
     for (int l = 0; l < a.n; l++) {
-      Gr[a.idx[l]] += us * a.v[l];
+      Gr[a.idx[l]] += gs * us * a.v[l];
     }
   }
   return 0;
@@ -635,14 +711,19 @@ static void abs_hessian(const mbsModel *m, const mbsElem *e, const double *qa, c
   }
 }
 
-/* Gonzalez's discrete gradient of the rows (see above); Hb += d(Gbar^T mu)/dq_b taken as half
- * the Hessian at the midpoint (the correction's derivative left out: Newton's matrix only) */
+/* Gonzalez's discrete gradient of the rows (see above), from the mean of the two states'
+ * gradients rather than the gradient at the midpoint: the centre line of Lagrange elements
+ * has a kink at each node between elements (r' jumps), so where a step takes the foot point
+ * across one the midpoint's foot may change sides from one Newton iteration to the next and
+ * its gradient jumps by the kink (the push belt's held element stalled Newton at |g| ~ 2e-8
+ * so), while each end's stays on its own side. Hb += d(Gbar^T mu)/dq_b taken as half the
+ * Hessian at q_b (the correction's derivative left out: Newton's matrix only) */
 static void abs_discrete_gradient(const mbsModel *m, const mbsElem *e, const double *qa,
                                   const double *qb, const double *mu, double *Gbar, double *Hb) {
   int nq = e->nq, nc = nrows(e);
   double ga[MBS_ELEM_MAXCON], gb[MBS_ELEM_MAXCON];
-  if (abs_rows(m, e, qa, qb, NULL, Gbar) != 0 || abs_rows(m, e, qa, qa, ga, NULL) != 0 ||
-      abs_rows(m, e, qb, qb, gb, NULL) != 0) {
+  memset(Gbar, 0, (size_t)(nc * nq) * sizeof(double));
+  if (abs_rows(m, e, qa, qa, ga, Gbar, 0.5) != 0 || abs_rows(m, e, qb, qb, gb, Gbar, 0.5) != 0) {
     nan_rows(e, NULL, Gbar);
     return;
   }
@@ -662,7 +743,7 @@ static void abs_discrete_gradient(const mbsModel *m, const mbsElem *e, const dou
     }
   }
   if (Hb) {
-    abs_hessian(m, e, qa, qb, mu, 0.5, Hb);
+    abs_hessian(m, e, qb, qb, mu, 0.5, Hb);
   }
 }
 
@@ -670,7 +751,10 @@ static void constraint(const mbsModel *m, const mbsElem *e, const double *q, dou
                        double *G) {
   (void)t;
   if (absolute(e)) {
-    if (abs_rows(m, e, q, q, g, G) != 0) {
+    if (G) {
+      memset(G, 0, (size_t)(nrows(e) * e->nq) * sizeof(double));
+    }
+    if (abs_rows(m, e, q, q, g, G, 1.0) != 0) {
       nan_rows(e, g, G);
     }
     return;

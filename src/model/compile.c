@@ -1392,7 +1392,11 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
                              "and hold the body's orientation by contacts or other joints",
                              dj->name);
       }
-      el->param[12] = 1.0;
+      /* the period of s: the elements' lengths that s is measured along (slide.c) */
+      el->param[12] = 0.0;
+      for (int je = 0; je < bm->nelem; je++) {
+        el->param[12] += mbs_beam_element_length(&m->elem[bm->elem0 + je]);
+      }
     }
     double s0, P[3];
     vcopy(P, dj->point);
