@@ -421,10 +421,10 @@ static void centre_at(const mbsElem *e, const double *qa, const double *qb, Foot
   }
 }
 
-/* element j's shape functions (its polynomial, continued beyond its ends) at s, for an
- * element starting at S of length L, times the blend c0 + c1 d/ds + c2 d2/ds2 terms below */
-static void poly_at(const mbsBeam *b, int j, double S, double L, double s, double N[3],
-                    double dN[3], double ddN[3]) {
+/* the shape functions of an element of beam b starting at S, of length L, at s (its
+ * polynomials continued beyond its ends) and their first and second derivatives in s */
+static void poly_at(const mbsBeam *b, double S, double L, double s, double N[3], double dN[3],
+                    double ddN[3]) {
   double xi = -1.0 + 2.0 * (s - S) / L, a = 2.0 / L;
   if (b->order == 1) {
     N[0] = 0.5 * (1.0 - xi);
@@ -443,7 +443,6 @@ static void poly_at(const mbsBeam *b, int j, double S, double L, double s, doubl
     ddN[1] = -2.0 * a * a;
     ddN[2] = a * a;
   }
-  (void)j;
 }
 
 /* the guide's centre line at s as weights of the nodes, located; 0 when every node is in the
@@ -484,12 +483,12 @@ static int foot_weights(const mbsModel *m, const mbsElem *e, double s, Weights *
     double bw = u * u * (3.0 - 2.0 * u), bd = 6.0 * u * (1.0 - u) / (2.0 * delta);
     double bdd = (6.0 - 12.0 * u) / (4.0 * delta * delta);
     double N[3], dN[3], ddN[3];
-    poly_at(b, ja, Sa, La, s, N, dN, ddN);
+    poly_at(b, Sa, La, s, N, dN, ddN);
     for (int l = 0; l <= b->order; l++) {
       w_add(w, b->order * ja + l, (1.0 - bw) * N[l], (1.0 - bw) * dN[l] - bd * N[l],
             (1.0 - bw) * ddN[l] - 2.0 * bd * dN[l] - bdd * N[l]);
     }
-    poly_at(b, jb, Sb, Lb, s, N, dN, ddN);
+    poly_at(b, Sb, Lb, s, N, dN, ddN);
     for (int l = 0; l <= b->order; l++) {
       w_add(w, b->order * jb + l, bw * N[l], bw * dN[l] + bd * N[l],
             bw * ddN[l] + 2.0 * bd * dN[l] + bdd * N[l]);
