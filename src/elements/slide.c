@@ -447,12 +447,13 @@ static void poly_at(const mbsBeam *b, double S, double L, double s, double N[3],
 
 /* the guide's centre line at s as weights of the nodes, located; 0 when every node is in the
  * element's reach. The Lagrange elements' centre line has a kink at each node between
- * elements (r' jumps), where the normal distance is not differentiable: a point on the line
- * at a node has no gradient, and Newton stalls there (the push belt's held element, its foot
- * at the ring's closure, at |g| ~ 2e-8). Within DELTA = 1e-5 of an element's length of such a
- * node the guide blends the two elements' polynomials, r = (1 - w) r_A + w r_B with w the
- * C1 smoothstep over [-DELTA, DELTA]: a C1 curve that leaves the centre line by at most the
- * kink angle times DELTA (1e-9 m on the push belt's ring) */
+ * elements (r' jumps: 1.1e-3 rad on the push belt's ring), where the normal distance is not
+ * differentiable (a point on the line at a node has no gradient; the rows' Jacobian jumps by
+ * the kink as the foot passes it, which Newton's quadratic convergence does not allow).
+ * Within DELTA = 1e-5 of an element's length of such a node the guide blends the two
+ * elements' polynomials, r = (1 - w) r_A + w r_B with w the C1 smoothstep over [-DELTA,
+ * DELTA]: a C1 curve that leaves the centre line by about a tenth of the kink angle times
+ * DELTA (4e-11 m on the push belt's ring) */
 static int foot_weights(const mbsModel *m, const mbsElem *e, double s, Weights *w) {
   const mbsBeam *b = &m->beam[e->iparam[0]];
   int ring = e->param[12] != 0.0;
@@ -712,10 +713,9 @@ static void abs_hessian(const mbsModel *m, const mbsElem *e, const double *qa, c
 
 /* Gonzalez's discrete gradient of the rows (see above), from the mean of the two states'
  * gradients rather than the gradient at the midpoint: the centre line of Lagrange elements
- * has a kink at each node between elements (r' jumps), so where a step takes the foot point
- * across one the midpoint's foot may change sides from one Newton iteration to the next and
- * its gradient jumps by the kink (the push belt's held element stalled Newton at |g| ~ 2e-8
- * so), while each end's stays on its own side. Hb += d(Gbar^T mu)/dq_b taken as half the
+ * has a kink at each node between elements (r' jumps; blended in foot_weights), so where a
+ * step takes the foot point across one the midpoint's foot may change sides from one Newton
+ * iteration to the next, while each end's stays on its own side. Hb += d(Gbar^T mu)/dq_b taken as half the
  * Hessian at q_b (the correction's derivative left out: Newton's matrix only) */
 static void abs_discrete_gradient(const mbsModel *m, const mbsElem *e, const double *qa,
                                   const double *qb, const double *mu, double *Gbar, double *Hb) {

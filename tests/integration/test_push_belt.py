@@ -65,8 +65,8 @@ check(y30[-1] < y30[0] - 1e-3, "the marked element e30 falls %.2f mm" % (1e3 * (
 
 # the seed's other parametrization (scripts/push-belt-deck --guide absolute: the guides'
 # `param: absolute`, no s among the unknowns): the same deck but for the header and the
-# guides, the same swing over the first 11 ms (e0's foot point crosses the ring's closure at
-# about 12 ms: scripts/push-belt-compare runs longer), its guides held to the Newton tolerance
+# guides, the same swing over the first 11 ms (scripts/push-belt-compare runs longer), its
+# guides held to the Newton tolerance
 gen = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "push-belt-deck"), "--guide",
                       "absolute", "-o", "/dev/stdout"], capture_output=True, text=True)
 diff = [(a, b) for a, b in zip(shipped.splitlines(), gen.stdout.splitlines()) if a != b]
