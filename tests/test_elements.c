@@ -352,6 +352,95 @@ START_TEST(test_slide_element) {
 }
 END_TEST
 
+/* slide_on_beam with `param: absolute` (no s: the foot point by projection), in a plane: G
+ * against finite differences (the point's row and the orientation rows, through the foot
+ * point's dependence on q), the point row's Hessian term (exact; the orientation rows' is
+ * the part at a fixed foot point, so their multipliers are zero here), the pattern holding
+ * every nonzero, and Gonzalez's discrete gradient Gbar (qb - qa) = g(qb) - g(qa) */
+START_TEST(test_slide_absolute) {
+  static const char *const text =
+      "mbsim: 1\n"
+      "planar: {normal: [0, 0, 1]}\n"
+      "bodies:\n"
+      "  - {name: p, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.4, 0, 0],\n"
+      "     orientation: {axis: [0, 0, 1], angle: 0.4}}\n"
+      "  - {name: r, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.3, 1.0, 0]}\n"
+      "beams:\n"
+      "  - {name: b2, nodes: [[0, 0, 0], [0.2, 0.05, 0], [0.4, 0, 0], [0.6, -0.05, 0],\n"
+      "     [0.8, 0, 0], [1.0, 0.1, 0], [1.2, 0, 0]], order: 2, up: [0, 0, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "  - {name: b1, from: [0, 1, 0], to: [1, 1, 0], elements: 4, up: [0, 0, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "joints:\n"
+      "  - {name: s2, type: slide_on_beam, bodies: [p, b2], point: [0, 0, 0], param: absolute}\n"
+      "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0.1, 0, 0], orient: true,\n"
+      "     param: absolute}\n"
+      "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  int n = m->nq, nslide = 0;
+  ck_assert_int_eq(m->nscalar, 0);
+  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    nslide++;
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int ne = el->nq, nc = el->ncon, orient = el->iparam[1] != 0;
+    double mu[MBS_ELEM_MAXCON] = {0.7, 0.0, 0.0};
+    ck_assert_int_eq(nc, orient ? 2 : 1);
+    size_t nG = (size_t)nc * (size_t)ne;
+    double *G = malloc(nG * sizeof(double)), *Gp = malloc(nG * sizeof(double)),
+           *Gm = malloc(nG * sizeof(double)), *H = calloc((size_t)ne * ne, sizeof(double));
+    double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
+    kind->constraint(m, el, m->q0, 0.0, g, NULL);
+    for (int c = 0; c < nc; c++) {
+      ck_assert_double_eq_tol(g[c], 0.0, 1e-12);
+    }
+    /* in the plane: x and y of every vector, s2's point moved along the beam */
+    perturb(q, m->q0, n, 0.02, 17);
+    for (int i = 2; i < n; i += 3) {
+      q[i] = m->q0[i];
+    }
+    q[3 * m->attach_node[el->attach[0]]] += 0.13;
+    kind->constraint(m, el, q, 0.0, g, G);
+    ck_assert(fabs(g[0]) > 1e-3);
+    kind->constraint_hessian(m, el, q, 0.0, mu, H);
+    check_fd(m, el, q, 0.0, mu, G, H, gp, Gp, gm, Gm, 1e-6, 1);
+    /* the last element of the beam (its last node the last of the element's coordinates) */
+    memcpy(qb, m->q0, (size_t)n * sizeof(double));
+    qb[3 * m->attach_node[el->attach[0]]] += orient ? 0.45 : 0.8;
+    kind->constraint(m, el, qb, 0.0, gp, NULL);
+    ck_assert_double_eq_tol(gp[0], 0.0, 1e-12);
+    perturb(qb, q, n, 0.01, 19);
+    for (int i = 2; i < n; i += 3) {
+      qb[i] = m->q0[i];
+    }
+    kind->constraint_discrete_gradient(m, el, q, qb, 0.0, mu, G, NULL);
+    kind->constraint(m, el, qb, 0.0, gp, NULL);
+    kind->constraint(m, el, q, 0.0, gm, NULL);
+    for (int c = 0; c < nc; c++) {
+      double lin = 0.0;
+      for (int j = 0; j < ne; j++) {
+        lin += G[c * ne + j] * (qb[el->qidx[j]] - q[el->qidx[j]]);
+      }
+      ck_assert_double_eq_tol(lin, gp[c] - gm[c], 1e-14);
+    }
+    free(G);
+    free(Gp);
+    free(Gm);
+    free(H);
+  }
+  ck_assert_int_eq(nslide, 2);
+  free(q);
+  free(qb);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
 /* sum over the element's vector nodes of q_a x g_a, and of g_a over position nodes */
 static void momenta(const mbsModel *m, const mbsElem *el, const double *q, const double *g,
                     double J[3], double L[3]) {
@@ -674,6 +763,7 @@ Suite *elements_suite(void) {
   tcase_add_test(tc, test_joint_rows);
   tcase_add_test(tc, test_constraint_elements);
   tcase_add_test(tc, test_slide_element);
+  tcase_add_test(tc, test_slide_absolute);
   tcase_add_test(tc, test_potentials);
   tcase_add_test(tc, test_rotational_spring_wrap);
   tcase_add_test(tc, test_forces);

@@ -174,6 +174,10 @@ typedef struct {
   int reach;            /* slide_on_beam: the elements on either side of its place at t = 0
                            that it may reach (0: the whole beam) */
   mbsMark point_mark;   /* slide_on_beam: the `point` value */
+  int absolute;         /* slide_on_beam: 1 for `param: absolute` (no s among the unknowns),
+                           0 for relative (the default) */
+  mbsMark param_mark;   /* slide_on_beam: the `param` value (absolute: where a missing plane
+                           is reported) */
 } mbsDeckJoint;
 
 /* a `chains:` entry (docs/decks.md "Chains"): a serial arm by its Denavit-Hartenberg table,

@@ -140,6 +140,12 @@ double mbs_slide_position(const mbsModel *m, const mbsElem *e, const double *q, 
 double mbs_slide_project(const mbsModel *m, const mbsElem *e, const double *q, const double P[3],
                          double *s);
 
+/* a slide_on_beam element in the absolute parametrization (`param: absolute`): its foot
+ * point s* [m] on the centre line at the global q (the projection of the body's point), and
+ * its rate d(s*)/dt at the velocities v into *rate; NaN (both) when the foot is lost */
+double mbs_slide_foot(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
+                      double *rate);
+
 /* the strain energy [J] of every beam of the model at q (global): the sum of its elements'
  * potentials (/energy/strain) */
 double mbs_beam_strain_energy(const mbsModel *m, const double *q);

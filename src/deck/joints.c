@@ -15,7 +15,7 @@
 static const char *const joint_keys[] = {"name",   "type",        "bodies",      "point",
                                          "axis",   "axes",        "points",      "body_points",
                                          "length", "motion",      "initial_rate", "relative_to",
-                                         "active", "orient", "reach", NULL};
+                                         "active", "orient", "reach", "param", NULL};
 
 /* keys of the deck format that this version does not read yet: "unsupported", not "unknown" */
 static const char *const joint_later[] = {NULL};
@@ -224,7 +224,7 @@ static mbsStatus read_slide(DeckReader *r, mbsDeck *deck, mbsDeckJoint *j, DeckM
     if ((kv = deck_map_find(m, others[k]))) {
       return deck_fail(r, kv->key,
                        "a slide_on_beam joint takes no '%s' (its keys: name, type, bodies: "
-                       "[body, beam], point, orient, reach)",
+                       "[body, beam], point, orient, reach, param)",
                        others[k]);
     }
   }
@@ -277,6 +277,15 @@ static mbsStatus read_slide(DeckReader *r, mbsDeck *deck, mbsDeckJoint *j, DeckM
   if ((kv = deck_map_find(m, "orient")) && (st = deck_bool(r, kv->value, "orient", &j->orient)) !=
                                                MBS_OK) {
     return st;
+  }
+  j->absolute = 0;
+  if ((kv = deck_map_find(m, "param"))) {
+    static const char *const params[] = {"relative", "absolute"};
+    if ((st = deck_word(r, kv->value, "param", "slide_on_beam parametrization", params, 2,
+                        &j->absolute)) != MBS_OK) {
+      return st;
+    }
+    deck_node_pos(kv->value, &j->param_mark.line, &j->param_mark.col);
   }
   j->reach = 0;
   if ((kv = deck_map_find(m, "reach"))) {
@@ -333,7 +342,8 @@ mbsStatus deck_read_joint(DeckReader *r, mbsDeck *deck, DeckNames *names, int sl
     st = read_slide(r, deck, j, &m);
     goto fail;
   }
-  if ((kv = deck_map_find(&m, "orient")) || (kv = deck_map_find(&m, "reach"))) {
+  if ((kv = deck_map_find(&m, "orient")) || (kv = deck_map_find(&m, "reach")) ||
+      (kv = deck_map_find(&m, "param"))) {
     st = deck_fail(r, kv->key, "a %s joint takes no '%s' (a slide_on_beam joint does)", tw,
                    deck_text(kv->key));
     goto fail;

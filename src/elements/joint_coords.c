@@ -47,6 +47,11 @@ int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const doubl
     /* the material coordinate s along the beam, the joint's own coordinate (slide.c) */
     for (int k = 0; k < m->nelem; k++) {
       const mbsElem *el = &m->elem[k];
+      if (el->kind == MBS_ELEM_SLIDE && el->joint == j && el->iparam[3]) {
+        /* absolute: the foot point, by projection */
+        x[0] = mbs_slide_foot(m, el, q, v, &xd[0]);
+        return 1;
+      }
       if (el->kind == MBS_ELEM_SLIDE && el->joint == j) {
         x[0] = q[el->qidx[el->nq - 1]];
         xd[0] = v[el->qidx[el->nq - 1]];

@@ -112,6 +112,11 @@ void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C
  * orient_pairs (bit o: e_1 . D_2, e_1 . D_3, e_2 . D_3 for o = 0, 1, 2) */
 void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs);
 
+/* the planar element (after mbs_elem_slide_planar, made without the coordinate s) in the
+ * absolute parametrization: no s, the foot point found by projection at each evaluation, one
+ * row for the point (its normal distance from the centre line) and the orientation rows */
+void mbs_elem_slide_absolute(mbsElem *e);
+
 /* a spring-damper k [N/m], c [N s/m] of rest length L [m] between the sides' points;
  * rest_default: L is the length at t = 0 (set by mbs_elem_rebase) */
 void mbs_elem_spring_make(mbsElem *e, double k, double c, double rest, int rest_default);

@@ -34,7 +34,8 @@
  * reach, 12 each (phi, d1, d2, d3; all of them, or those of the elements about its place at
  * t = 0, `reach`, found by their global index: w_locate), then s (the last);
  *   param[0..2] = c (the point: phi + c^i d_i), param[3 + 3 a + i] = C_ai (a, i = 0..2),
- *   param[12] = 1 on a ring (s periodic), param[13 + 3 r] = B_r, the directions of the point's
+ *   param[12] = on a ring the period of s, the sum of the elements' lengths (0: an open beam;
+ *   not the beam's `length`, which follows the interpolated curve), param[13 + 3 r] = B_r, the directions of the point's
  *   rows (the world axes; in a plane, two axes in it); iparam[0] = the beam, iparam[1] = the
  *   orientation rows (bit o: the pair o of orient_pair below), iparam[2] = the point's rows.
  * In a plane (the beam held in it and the body by a planar joint of the same normal) the
@@ -61,14 +62,16 @@ typedef struct {
   int n0, nn;
   double N[SL_MAXN], dN[SL_MAXN], ddN[SL_MAXN];
   double next;
+  int j;         /* the element */
+  double S0, L0; /* its start (in the s of the call: a ring's turns included) and length */
 } Piece;
 
 static void locate(const mbsModel *m, const mbsElem *e, double s, Piece *p) {
   const mbsBeam *b = &m->beam[e->iparam[0]];
   double x = s, shift = 0.0;
   if (e->param[12] != 0.0) {
-    /* a ring: s modulo the length */
-    shift = b->length * floor(s / b->length);
+    /* a ring: s modulo the sum of the element lengths that S_j counts */
+    shift = e->param[12] * floor(s / e->param[12]);
     x = s - shift;
   }
   int j = 0;
@@ -84,6 +87,9 @@ static void locate(const mbsModel *m, const mbsElem *e, double s, Piece *p) {
   }
   p->n0 = b->order * j;
   p->nn = b->order + 1;
+  p->j = j;
+  p->S0 = shift + S;
+  p->L0 = L;
   double xi = -1.0 + 2.0 * (x - S) / L, a = 2.0 / L;
   if (b->order == 1) {
     p->N[0] = 0.5 * (1.0 - xi);
@@ -185,7 +191,8 @@ static void w_discrete(const mbsModel *m, const mbsElem *e, double sa, double sb
  * beam's nodes, or those of the elements about its place at t = 0, `reach`); a node outside
  * it marks w full (the rows become NaN: the step fails, naming the joint) */
 static void w_locate(const mbsModel *m, const mbsElem *e, Weights *w) {
-  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 13) / 12;
+  /* the beam's nodes follow the body's 12 coordinates (and precede s, when there is one) */
+  int node0 = m->beam[e->iparam[0]].node0, nslot = (e->nq - 12 - (e->iparam[3] ? 0 : 1)) / 12;
   for (int k = 0; k < w->n; k++) {
     int gi = 3 * (node0 + 4 * w->node[k]), slot = 0;
     while (slot < nslot && e->qidx[12 + 12 * slot] != gi) {
@@ -346,9 +353,411 @@ static void nan_rows(const mbsElem *e, double *g, double *G) {
   }
 }
 
+/* ---- the absolute parametrization (`param: absolute`; Zander 2008 sec. 6.5) ----
+ * No s among the unknowns (iparam[3] = 1; the local coordinates are the body's and the
+ * beam nodes' only): the foot point s*(q) of the body's point P = phi + c^i d_i on the
+ * centre line is found at each evaluation by projection,
+ *     f(s*, q) = (r(s*) - P) . r'(s*) = 0,
+ * Newton from the nearest node of the element's reach, and the joint is a bilateral
+ * constraint in absolute coordinates. It needs the plane (normal n = B_0 x B_1, the point's
+ * two in-plane axes of mbs_elem_slide_planar), where one row holds the point on the line:
+ *     g_0 = nu . (P - r(s*)),   nu = n x r'(s*) / |r'(s*)|   (the normal distance),
+ * and with `orient` the orientation rows of the relative form taken at s*. As P - r(s*) is
+ * normal to r'(s*) and along nu (in the plane), neither s* nor nu enters G_0 (an envelope):
+ *     G_0 = nu^T (dP/dq - sum_k N_k(s*) dphi_k/dq);
+ * the orientation rows add (e_a . D_b'(s*)) d(s*)/dq with, from df = 0,
+ *     d(s*) = [r' . (dP - sum_k N_k dphi_k) + (P - r) . sum_k N_k' dphi_k] / (|r'|^2 - (P - r) . r'').
+ * The Hessian of g_0 follows from d nu = -t (nu . (dr' + r'' ds*)) / |r'| (t the unit
+ * tangent); that of the orientation rows is the part at fixed s* (the Newton matrix only).
+ * For em the discrete gradient is Gonzalez's general one, the mean of the two states'
+ * gradients plus (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq = g(qb) - g(qa)
+ * exactly (abs_discrete_gradient says why not the midpoint's). */
+
+static int absolute(const mbsElem *e) {
+  return e->iparam[3] != 0;
+}
+
+/* the reference arc length at node k of beam b */
+static double node_s(const mbsModel *m, const mbsBeam *b, int k) {
+  int j = k / b->order, l = k - b->order * j;
+  if (j >= b->nelem) {
+    j = b->nelem - 1;
+    l = b->order;
+  }
+  double S = 0.0;
+  for (int i = 0; i < j; i++) {
+    S += mbs_beam_element_length(&m->elem[b->elem0 + i]);
+  }
+  return S + mbs_beam_element_length(&m->elem[b->elem0 + j]) * l / b->order;
+}
+
+/* the body's point P = phi + c^i d_i */
+static void body_point(const mbsElem *e, const double *qa, const double *qb, double P[3]) {
+  double v[3];
+  X3(e, qa, qb, 0, P);
+  for (int i = 0; i < 3; i++) {
+    X3(e, qa, qb, 3 + 3 * i, v);
+    vaxpy(P, e->param[i], v);
+  }
+}
+
+/* the foot point and what the rows need of it */
+typedef struct {
+  double s, P[3], r[3], t[3], tt[3]; /* s*, the point, r, r', r'' at s* */
+  double n[3], nu[3], tn, D;         /* the plane's normal, nu, |r'|, |r'|^2 - (P - r) . r'' */
+  Weights w;                         /* the shape functions at s* (located) */
+} Foot;
+
+static void centre_at(const mbsElem *e, const double *qa, const double *qb, Foot *f) {
+  v0set(f->r);
+  v0set(f->t);
+  v0set(f->tt);
+  for (int k = 0; k < f->w.n; k++) {
+    double v[3];
+    X3(e, qa, qb, f->w.loc[k], v);
+    vaxpy(f->r, f->w.N[k], v);
+    vaxpy(f->t, f->w.dN[k], v);
+    vaxpy(f->tt, f->w.ddN[k], v);
+  }
+}
+
+/* the shape functions of an element of beam b starting at S, of length L, at s (its
+ * polynomials continued beyond its ends) and their first and second derivatives in s */
+static void poly_at(const mbsBeam *b, double S, double L, double s, double N[3], double dN[3],
+                    double ddN[3]) {
+  double xi = -1.0 + 2.0 * (s - S) / L, a = 2.0 / L;
+  if (b->order == 1) {
+    N[0] = 0.5 * (1.0 - xi);
+    N[1] = 0.5 * (1.0 + xi);
+    dN[0] = -0.5 * a;
+    dN[1] = 0.5 * a;
+    ddN[0] = ddN[1] = 0.0;
+  } else {
+    N[0] = 0.5 * xi * (xi - 1.0);
+    N[1] = 1.0 - xi * xi;
+    N[2] = 0.5 * xi * (xi + 1.0);
+    dN[0] = a * (xi - 0.5);
+    dN[1] = a * (-2.0 * xi);
+    dN[2] = a * (xi + 0.5);
+    ddN[0] = a * a;
+    ddN[1] = -2.0 * a * a;
+    ddN[2] = a * a;
+  }
+}
+
+/* the guide's centre line at s as weights of the nodes, located; 0 when every node is in the
+ * element's reach. The Lagrange elements' centre line has a kink at each node between
+ * elements (r' jumps: 1.1e-3 rad on the push belt's ring), where the normal distance is not
+ * differentiable (a point on the line at a node has no gradient; the rows' Jacobian jumps by
+ * the kink as the foot passes it, which Newton's quadratic convergence does not allow).
+ * Within DELTA = 1e-5 of an element's length of such a node the guide blends the two
+ * elements' polynomials, r = (1 - w) r_A + w r_B with w the C1 smoothstep over [-DELTA,
+ * DELTA]: a C1 curve that leaves the centre line by about a tenth of the kink angle times
+ * DELTA (4e-11 m on the push belt's ring) */
+static int foot_weights(const mbsModel *m, const mbsElem *e, double s, Weights *w) {
+  const mbsBeam *b = &m->beam[e->iparam[0]];
+  int ring = e->param[12] != 0.0;
+  Piece p;
+  memset(w, 0, sizeof(*w));
+  locate(m, e, s, &p);
+  double delta = 1e-5 * p.L0;
+  int ja = -1, jb = -1;
+  double Sa = 0.0, Sb = 0.0, u = 0.0;
+  if (fabs(s - p.S0) < delta && (p.j > 0 || ring)) {
+    ja = p.j > 0 ? p.j - 1 : b->nelem - 1;
+    jb = p.j;
+    Sb = p.S0;
+    Sa = p.S0 - mbs_beam_element_length(&m->elem[b->elem0 + ja]);
+    u = (s - (p.S0 - delta)) / (2.0 * delta);
+  } else if (fabs(p.S0 + p.L0 - s) < delta && (p.j + 1 < b->nelem || ring)) {
+    ja = p.j;
+    jb = p.j + 1 < b->nelem ? p.j + 1 : 0;
+    Sa = p.S0;
+    Sb = p.S0 + p.L0;
+    u = (s - (Sb - delta)) / (2.0 * delta);
+  }
+  if (ja < 0) {
+    w_at(m, e, s, 1.0, w);
+  } else {
+    double La = mbs_beam_element_length(&m->elem[b->elem0 + ja]);
+    double Lb = mbs_beam_element_length(&m->elem[b->elem0 + jb]);
+    double bw = u * u * (3.0 - 2.0 * u), bd = 6.0 * u * (1.0 - u) / (2.0 * delta);
+    double bdd = (6.0 - 12.0 * u) / (4.0 * delta * delta);
+    double N[3], dN[3], ddN[3];
+    poly_at(b, Sa, La, s, N, dN, ddN);
+    for (int l = 0; l <= b->order; l++) {
+      w_add(w, b->order * ja + l, (1.0 - bw) * N[l], (1.0 - bw) * dN[l] - bd * N[l],
+            (1.0 - bw) * ddN[l] - 2.0 * bd * dN[l] - bdd * N[l]);
+    }
+    poly_at(b, Sb, Lb, s, N, dN, ddN);
+    for (int l = 0; l <= b->order; l++) {
+      w_add(w, b->order * jb + l, bw * N[l], bw * dN[l] + bd * N[l],
+            bw * ddN[l] + 2.0 * bd * dN[l] + bdd * N[l]);
+    }
+  }
+  w_locate(m, e, w);
+  return w->full ? -1 : 0;
+}
+
+/* the foot point at the mean of qa and qb: 0, or -1 when it leaves the element's reach or
+ * the projection fails */
+static int foot(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb, Foot *f) {
+  const mbsBeam *b = &m->beam[e->iparam[0]];
+  int nslot = (e->nq - 12) / 12, kbest = 0;
+  double best = INFINITY, h = b->length / b->nelem;
+  body_point(e, qa, qb, f->P);
+  for (int slot = 0; slot < nslot; slot++) {
+    double x[3], d[3];
+    X3(e, qa, qb, 12 + 12 * slot, x);
+    vsub(d, x, f->P);
+    if (vnorm(d) < best) {
+      best = vnorm(d);
+      kbest = (e->qidx[12 + 12 * slot] / 3 - b->node0) / 4;
+    }
+  }
+  double s = node_s(m, b, kbest);
+  int done = 0;
+  for (int it = 0; it < 40 && !done; it++) {
+    if (foot_weights(m, e, s, &f->w) != 0) {
+      return -1;
+    }
+    centre_at(e, qa, qb, f);
+    double d[3];
+    vsub(d, f->r, f->P);
+    double fs = vdot(f->t, f->t) + vdot(d, f->tt), step;
+    step = -vdot(d, f->t) / (fs > 0.0 ? fs : vdot(f->t, f->t));
+    step = fmax(-0.25 * h, fmin(0.25 * h, step));
+    s += step;
+    done = fabs(step) <= 1e-12 * h;
+  }
+  if (!done || foot_weights(m, e, s, &f->w) != 0) {
+    return -1;
+  }
+  centre_at(e, qa, qb, f);
+  f->s = s;
+  vcross(f->n, e->param + 13, e->param + 16);
+  vcross(f->nu, f->n, f->t);
+  f->tn = vnorm(f->t);
+  double nn = vnorm(f->nu), d[3];
+  for (int c = 0; c < 3; c++) {
+    f->nu[c] /= nn;
+  }
+  vsub(d, f->P, f->r);
+  f->D = vdot(f->t, f->t) - vdot(d, f->tt);
+  return f->tn > 0.0 && nn > 0.0 && f->D > 0.0 ? 0 : -1;
+}
+
+/* a sparse vector over the local coordinates: the body's 12 and the phi of the foot's nodes */
+typedef struct {
+  int n;
+  int idx[12 + 6 * SL_MAXW];
+  double v[12 + 6 * SL_MAXW];
+} SVec;
+
+static void sv_body(SVec *x, const mbsElem *e, const double u[3]) {
+  x->n = 0;
+  for (int cc = 0; cc < 3; cc++) {
+    x->idx[x->n] = cc;
+    x->v[x->n++] = u[cc];
+    for (int i = 0; i < 3; i++) {
+      x->idx[x->n] = 3 + 3 * i + cc;
+      x->v[x->n++] = e->param[i] * u[cc];
+    }
+  }
+}
+
+/* d(s*)/dq (a) and optionally t . (dP - dr) (u) and nu . dr' (bv), over the body and the
+ * foot's nodes */
+static void foot_vectors(const mbsElem *e, const Foot *f, SVec *a, SVec *u, SVec *bv) {
+  double th[3], pr[3], z[3] = {0, 0, 0};
+  vsub(pr, f->P, f->r);
+  for (int c = 0; c < 3; c++) {
+    th[c] = f->t[c] / f->tn;
+    z[c] = f->t[c] / f->D;
+  }
+  sv_body(a, e, z);
+  if (u) {
+    sv_body(u, e, th);
+    bv->n = 0;
+  }
+  for (int k = 0; k < f->w.n; k++) {
+    for (int cc = 0; cc < 3; cc++) {
+      int i = f->w.loc[k] + cc;
+      a->idx[a->n] = i;
+      a->v[a->n++] = (-f->w.N[k] * f->t[cc] + f->w.dN[k] * pr[cc]) / f->D;
+      if (u) {
+        u->idx[u->n] = i;
+        u->v[u->n++] = -f->w.N[k] * th[cc];
+        bv->idx[bv->n] = i;
+        bv->v[bv->n++] = f->w.dN[k] * f->nu[cc];
+      }
+    }
+  }
+}
+
+/* g and, if G is not NULL, gs G added into G, at the mean of qa and qb; -1 when the foot is
+ * lost */
+static int abs_rows(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                    double *g, double *G, double gs) {
+  int nq = e->nq;
+  Foot f;
+  if (foot(m, e, qa, qb, &f) != 0) {
+    return -1;
+  }
+  double pr[3];
+  vsub(pr, f.P, f.r);
+  if (g) {
+    g[0] = vdot(f.nu, pr);
+  }
+  SVec a;
+  foot_vectors(e, &f, &a, NULL, NULL);
+  if (G) {
+    for (int cc = 0; cc < 3; cc++) {
+      G[cc] += gs * f.nu[cc];
+      for (int i = 0; i < 3; i++) {
+        G[3 + 3 * i + cc] += gs * e->param[i] * f.nu[cc];
+      }
+      for (int k = 0; k < f.w.n; k++) {
+        G[f.w.loc[k] + cc] += -gs * f.w.N[k] * f.nu[cc];
+      }
+    }
+  }
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
+    int ai = orient_pair[o][0], bd = orient_pair[o][1];
+    double ea[3], D[3], Dp[3], v[3];
+    body_dir(e, qa, qb, ai, ea);
+    v0set(D);
+    v0set(Dp);
+    for (int k = 0; k < f.w.n; k++) {
+      X3(e, qa, qb, f.w.loc[k] + 3 * bd, v);
+      vaxpy(D, f.w.N[k], v);
+      vaxpy(Dp, f.w.dN[k], v);
+    }
+    if (g) {
+      g[row] = vdot(ea, D);
+    }
+    if (!G) {
+      continue;
+    }
+    double *Gr = G + row * nq, us = vdot(ea, Dp);
+    for (int i = 0; i < 3; i++) {
+      for (int cc = 0; cc < 3; cc++) {
+        Gr[3 + 3 * i + cc] += gs * e->param[3 + 3 * ai + i] * D[cc];
+      }
+    }
+    for (int k = 0; k < f.w.n; k++) {
+      for (int cc = 0; cc < 3; cc++) {
+        Gr[f.w.loc[k] + 3 * bd + cc] += gs * f.w.N[k] * ea[cc];
+      }
+    }
+    for (int l = 0; l < a.n; l++) {
+      Gr[a.idx[l]] += gs * us * a.v[l];
+    }
+  }
+  return 0;
+}
+
+/* H += scale sym(x y^T) */
+static void sv_outer(double *H, int nq, double scale, const SVec *x, const SVec *y) {
+  for (int i = 0; i < x->n; i++) {
+    for (int j = 0; j < y->n; j++) {
+      double h = 0.5 * scale * x->v[i] * y->v[j];
+      H[x->idx[i] * nq + y->idx[j]] += h;
+      H[y->idx[j] * nq + x->idx[i]] += h;
+    }
+  }
+}
+
+/* sum_r mu_r d2g_r/dq2 at the mean of qa and qb, times scale, added into H */
+static void abs_hessian(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                        const double *mu, double scale, double *H) {
+  int nq = e->nq;
+  Foot f;
+  if (foot(m, e, qa, qb, &f) != 0) {
+    return;
+  }
+  /* the point's row: -(1/|r'|) u (bv + kappa a)^T - bv a^T, kappa = nu . r'' */
+  SVec a, u, bv, bk;
+  foot_vectors(e, &f, &a, &u, &bv);
+  double kappa = vdot(f.nu, f.tt);
+  bk = bv;
+  for (int l = 0; l < a.n; l++) {
+    bk.idx[bk.n] = a.idx[l];
+    bk.v[bk.n++] = kappa * a.v[l];
+  }
+  sv_outer(H, nq, -scale * mu[0] / f.tn, &u, &bk);
+  sv_outer(H, nq, -scale * mu[0], &bv, &a);
+  /* the orientation rows at fixed s*: a body director with a beam director */
+  for (int o = 0; o < 3; o++) {
+    int row = orient_row(e, o);
+    if (row < 0) {
+      continue;
+    }
+    int ai = orient_pair[o][0], bd = orient_pair[o][1];
+    for (int i = 0; i < 3; i++) {
+      double Ca = scale * mu[row] * e->param[3 + 3 * ai + i];
+      for (int k = 0; k < f.w.n; k++) {
+        for (int cc = 0; cc < 3; cc++) {
+          int bi = 3 + 3 * i + cc, dk = f.w.loc[k] + 3 * bd + cc;
+          H[bi * nq + dk] += Ca * f.w.N[k];
+          H[dk * nq + bi] += Ca * f.w.N[k];
+        }
+      }
+    }
+  }
+}
+
+/* Gonzalez's discrete gradient of the rows (see above), from the mean of the two states'
+ * gradients rather than the gradient at the midpoint: the centre line of Lagrange elements
+ * has a kink at each node between elements (r' jumps; blended in foot_weights), so where a
+ * step takes the foot point across one the midpoint's foot may change sides from one Newton
+ * iteration to the next, while each end's stays on its own side. Hb += d(Gbar^T mu)/dq_b taken as half the
+ * Hessian at q_b (the correction's derivative left out: Newton's matrix only) */
+static void abs_discrete_gradient(const mbsModel *m, const mbsElem *e, const double *qa,
+                                  const double *qb, const double *mu, double *Gbar, double *Hb) {
+  int nq = e->nq, nc = nrows(e);
+  double ga[MBS_ELEM_MAXCON], gb[MBS_ELEM_MAXCON];
+  memset(Gbar, 0, (size_t)(nc * nq) * sizeof(double));
+  if (abs_rows(m, e, qa, qa, ga, Gbar, 0.5) != 0 || abs_rows(m, e, qb, qb, gb, Gbar, 0.5) != 0) {
+    nan_rows(e, NULL, Gbar);
+    return;
+  }
+  double dd = 0.0;
+  for (int i = 0; i < nq; i++) {
+    double d = qb[e->qidx[i]] - qa[e->qidx[i]];
+    dd += d * d;
+  }
+  for (int r = 0; r < nc && dd > 0.0; r++) {
+    double *Gr = Gbar + r * nq, lin = 0.0;
+    for (int i = 0; i < nq; i++) {
+      lin += Gr[i] * (qb[e->qidx[i]] - qa[e->qidx[i]]);
+    }
+    double corr = (gb[r] - ga[r] - lin) / dd;
+    for (int i = 0; i < nq; i++) {
+      Gr[i] += corr * (qb[e->qidx[i]] - qa[e->qidx[i]]);
+    }
+  }
+  if (Hb) {
+    abs_hessian(m, e, qb, qb, mu, 0.5, Hb);
+  }
+}
+
 static void constraint(const mbsModel *m, const mbsElem *e, const double *q, double t, double *g,
                        double *G) {
   (void)t;
+  if (absolute(e)) {
+    if (G) {
+      memset(G, 0, (size_t)(nrows(e) * e->nq) * sizeof(double));
+    }
+    if (abs_rows(m, e, q, q, g, G, 1.0) != 0) {
+      nan_rows(e, g, G);
+    }
+    return;
+  }
   Weights w;
   memset(&w, 0, sizeof(w));
   w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
@@ -427,6 +836,10 @@ static void hessian_at(const mbsElem *e, const double *q, const Weights *w, cons
 static void constraint_hessian(const mbsModel *m, const mbsElem *e, const double *q, double t,
                                const double *mu, double *H) {
   (void)t;
+  if (absolute(e)) {
+    abs_hessian(m, e, q, q, mu, 1.0, H);
+    return;
+  }
   Weights w;
   memset(&w, 0, sizeof(w));
   w_at(m, e, q[e->qidx[e->nq - 1]], 1.0, &w);
@@ -539,6 +952,10 @@ static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, co
                                          const double *qb, double t, const double *mu, double *Gbar,
                                          double *Hb) {
   (void)t;
+  if (absolute(e)) {
+    abs_discrete_gradient(m, e, qa, qb, mu, Gbar, Hb);
+    return;
+  }
   int is = e->nq - 1;
   Weights w;
   w_discrete(m, e, qa[e->qidx[is]], qb[e->qidx[is]], &w);
@@ -572,6 +989,10 @@ static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, co
 /* the Hessian couples the body and s with the beam's nodes, never two of the beam's
  * coordinates with each other: the Newton matrix stays sparse however long the beam */
 static int hess_pair(const mbsElem *e, int i, int j) {
+  if (absolute(e)) {
+    /* absolute: the point's row couples the phi of the beam's nodes through s*(q) */
+    return i < 12 || j < 12 || ((i - 12) % 12 < 3 && (j - 12) % 12 < 3);
+  }
   int beam_i = i >= 12 && i < e->nq - 1, beam_j = j >= 12 && j < e->nq - 1;
   return !(beam_i && beam_j);
 }
@@ -606,6 +1027,28 @@ void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pair
   e->iparam[2] = 2;
   e->iparam[1] = orient_pairs;
   e->ncon = nrows(e);
+}
+
+void mbs_elem_slide_absolute(mbsElem *e) {
+  e->iparam[3] = 1;
+  e->iparam[2] = 1;
+  e->ncon = nrows(e);
+}
+
+double mbs_slide_foot(const mbsModel *m, const mbsElem *e, const double *q, const double *v,
+                      double *rate) {
+  Foot f;
+  *rate = NAN;
+  if (foot(m, e, q, q, &f) != 0) {
+    return NAN;
+  }
+  SVec a;
+  foot_vectors(e, &f, &a, NULL, NULL);
+  *rate = 0.0;
+  for (int l = 0; l < a.n; l++) {
+    *rate += a.v[l] * v[e->qidx[a.idx[l]]];
+  }
+  return f.s;
 }
 
 double mbs_slide_position(const mbsModel *m, const mbsElem *e, const double *q, double s,

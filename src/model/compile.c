@@ -1270,7 +1270,7 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
     }
     const mbsDeckBeam *db = &deck->beams[dj->beam];
     int fb = ref_attach(m, dj->body[0]), n0 = m->attach_node[fb];
-    int qs = 3 * m->nnode + nscalar++;
+    int qs = dj->absolute ? -1 : 3 * m->nnode + nscalar++; /* absolute: no s */
     mbsElem *el = new_elem(m);
     if (!el) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -1326,14 +1326,18 @@ static mbsStatus compile_elements(mbsModel *m, const mbsDeck *deck, mbsError *er
         }
       }
     }
-    fail |= push_q(m, el, qs) != MBS_OK;
+    if (qs >= 0) {
+      fail |= push_q(m, el, qs) != MBS_OK;
+    }
     if (fail) {
       return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
     double c[3], C[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     mbs_attach_coords(m, fb, dj->point, c);
     mbs_elem_slide_make(el, dj->beam, c, C, dj->orient, 0);
-    snprintf(m->coord_names + (size_t)qs * NAME_LEN, NAME_LEN, "%s.s", dj->name);
+    if (qs >= 0) {
+      snprintf(m->coord_names + (size_t)qs * NAME_LEN, NAME_LEN, "%s.s", dj->name);
+    }
   }
   return MBS_OK;
 }
@@ -1388,7 +1392,11 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
                              "and hold the body's orientation by contacts or other joints",
                              dj->name);
       }
-      el->param[12] = 1.0;
+      /* the period of s: the elements' lengths that s is measured along (slide.c) */
+      el->param[12] = 0.0;
+      for (int je = 0; je < bm->nelem; je++) {
+        el->param[12] += mbs_beam_element_length(&m->elem[bm->elem0 + je]);
+      }
     }
     double s0, P[3];
     vcopy(P, dj->point);
@@ -1403,8 +1411,9 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
                            "so that its point is on the beam",
                            dj->name, P[0], P[1], P[2], dist, db->name, s0, r[0], r[1], r[2]);
     }
-    int is = el->qidx[el->nq - 1];
-    m->q0[is] = s0;
+    if (!dj->absolute) {
+      m->q0[el->qidx[el->nq - 1]] = s0;
+    }
     /* in a plane: the body held in it (a planar or revolute joint of normal n) and every
      * node of the beam (its `planar`, or a planar joint of normal n on each node or on the
      * node a fixed joint welds it to) */
@@ -1498,6 +1507,17 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
       }
       vcross(u + 3, pn, u);
       mbs_elem_slide_planar(el, u, pairs);
+      if (dj->absolute) {
+        mbs_elem_slide_absolute(el);
+      }
+    } else if (dj->absolute) {
+      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->param_mark.line,
+                           dj->param_mark.col,
+                           "joint '%s': param: absolute needs the plane (the body held in it by "
+                           "a planar or revolute joint, every node of beam '%s' by the beam's "
+                           "`planar` or planar joints, as for the relative form's planar rows); "
+                           "in space use param: relative",
+                           dj->name, db->name);
     }
   }
   return MBS_OK;
@@ -1508,8 +1528,8 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
 static void slide_velocities(mbsModel *m) {
   for (int k = 0; k < m->nelem; k++) {
     const mbsElem *el = &m->elem[k];
-    if (el->kind != MBS_ELEM_SLIDE) {
-      continue;
+    if (el->kind != MBS_ELEM_SLIDE || el->iparam[3]) {
+      continue; /* absolute: no s */
     }
     double g[MBS_ELEM_MAXCON];
     double *G = malloc((size_t)(el->ncon * el->nq) * sizeof(double));
@@ -2571,9 +2591,10 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     m->nprofile_points += dl->profile.ntab + dl->target_profile.ntab;
     m->nctrl += dl->has_control && !dl->computed_torque;
   }
-  /* one scalar coordinate (the material coordinate s) per slide_on_beam joint */
+  /* one scalar coordinate (the material coordinate s) per slide_on_beam joint in the
+   * relative parametrization */
   for (int j = 0; j < deck->njoint; j++) {
-    m->nscalar += deck->joints[j].type == MBS_JOINT_SLIDE_ON_BEAM;
+    m->nscalar += deck->joints[j].type == MBS_JOINT_SLIDE_ON_BEAM && !deck->joints[j].absolute;
   }
   m->nq = 3 * m->nnode + m->nscalar;
   vcopy(m->gravity, deck->gravity);
