@@ -274,6 +274,23 @@ START_TEST(test_constraint_elements) {
 }
 END_TEST
 
+/* a discrete gradient's defining property, Gbar (qb - qa) = g(qb) - g(qa), to round-off */
+static void check_discrete_gradient(const mbsModel *m, const mbsElem *el, const double *qa,
+                                    const double *qb, const double *mu, double *G) {
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  double ga[MBS_ELEM_MAXCON], gb[MBS_ELEM_MAXCON];
+  kind->constraint_discrete_gradient(m, el, qa, qb, 0.0, mu, G, NULL);
+  kind->constraint(m, el, qb, 0.0, gb, NULL);
+  kind->constraint(m, el, qa, 0.0, ga, NULL);
+  for (int c = 0; c < el->ncon; c++) {
+    double lin = 0.0;
+    for (int j = 0; j < el->nq; j++) {
+      lin += G[c * el->nq + j] * (qb[el->qidx[j]] - qa[el->qidx[j]]);
+    }
+    ck_assert_double_eq_tol(lin, gb[c] - ga[c], 1e-14);
+  }
+}
+
 /* slide_on_beam (slide.c): G and the Hessian term against finite differences, the pattern's
  * pairs (hess_pair) holding every nonzero of the Hessian, and the discrete gradient's
  * Gbar (qb - qa) = g(qb) - g(qa) exactly when s crosses element boundaries, for quadratic
@@ -328,16 +345,7 @@ START_TEST(test_slide_element) {
     for (int c2 = 0; c2 < 2; c2++) {
       perturb(qb, m->q0, n, 0.02, 19 + c2);
       qb[is] = q[is] + ds[c2];
-      kind->constraint_discrete_gradient(m, el, q, qb, 0.0, mu, G, NULL);
-      kind->constraint(m, el, qb, 0.0, gp, NULL);
-      kind->constraint(m, el, q, 0.0, gm, NULL);
-      for (int c = 0; c < nc; c++) {
-        double lin = 0.0;
-        for (int j = 0; j < ne; j++) {
-          lin += G[c * ne + j] * (qb[el->qidx[j]] - q[el->qidx[j]]);
-        }
-        ck_assert_double_eq_tol(lin, gp[c] - gm[c], 1e-14);
-      }
+      check_discrete_gradient(m, el, q, qb, mu, G);
     }
     free(G);
     free(Gp);
@@ -418,16 +426,7 @@ START_TEST(test_slide_absolute) {
     for (int i = 2; i < n; i += 3) {
       qb[i] = m->q0[i];
     }
-    kind->constraint_discrete_gradient(m, el, q, qb, 0.0, mu, G, NULL);
-    kind->constraint(m, el, qb, 0.0, gp, NULL);
-    kind->constraint(m, el, q, 0.0, gm, NULL);
-    for (int c = 0; c < nc; c++) {
-      double lin = 0.0;
-      for (int j = 0; j < ne; j++) {
-        lin += G[c * ne + j] * (qb[el->qidx[j]] - q[el->qidx[j]]);
-      }
-      ck_assert_double_eq_tol(lin, gp[c] - gm[c], 1e-14);
-    }
+    check_discrete_gradient(m, el, q, qb, mu, G);
     free(G);
     free(Gp);
     free(Gm);

@@ -168,3 +168,9 @@ joints:
 solver: %s
 output: {xdmf: false}
 """ % solver
+
+
+def crossings(t, x):
+    """times where x changes sign (linear interpolation)"""
+    k = np.nonzero(np.sign(x[1:]) != np.sign(x[:-1]))[0]
+    return t[k] - x[k] * (t[k + 1] - t[k]) / (x[k + 1] - x[k])

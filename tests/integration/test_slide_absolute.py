@@ -15,7 +15,7 @@ in a plane, under em, against closed forms we did not write:
 import numpy as np
 from scipy.special import ellipk
 
-from common import balance, check, done, load, run, write_deck
+from common import balance, check, crossings, done, load, run, write_deck
 
 G = 9.81
 INCLINE = """mbsim: 1
@@ -88,12 +88,6 @@ output: {every: 1, xdmf: false}
 """ % {"px": R * np.sin(TH0), "py": R - R * np.cos(TH0), "nodes": nodes,
        "n0": "[%.17g, %.17g, 0]" % (R * np.sin(ang[0]), R - R * np.cos(ang[0])),
        "n1": "[%.17g, %.17g, 0]" % (R * np.sin(ang[-1]), R - R * np.cos(ang[-1]))}
-
-
-def crossings(t, x):
-    """times where x changes sign (linear interpolation)"""
-    k = np.nonzero(np.sign(x[1:]) != np.sign(x[:-1]))[0]
-    return t[k] - x[k] * (t[k + 1] - t[k]) / (x[k + 1] - x[k])
 
 
 T_ref = 4.0 * np.sqrt(R / G) * ellipk(np.sin(TH0 / 2.0) ** 2)

@@ -18,7 +18,7 @@ conservation laws:
 import numpy as np
 from scipy.special import ellipk
 
-from common import balance, check, done, load, run, write_deck
+from common import balance, check, crossings, done, load, run, write_deck
 
 G = 9.81
 
@@ -100,12 +100,6 @@ output: {every: 1, xdmf: false}
 """ % {"J": J, "px": p[0], "pz": p[1], "nodes": nodes, "orient": orient,
        "n0": "[%.17g, 0, %.17g]" % (R * np.sin(ang[0]), R - R * np.cos(ang[0])),
        "n1": "[%.17g, 0, %.17g]" % (R * np.sin(ang[-1]), R - R * np.cos(ang[-1]))}
-
-
-def crossings(t, x):
-    """times where x changes sign (linear interpolation)"""
-    k = np.nonzero(np.sign(x[1:]) != np.sign(x[:-1]))[0]
-    return t[k] - x[k] * (t[k + 1] - t[k]) / (x[k + 1] - x[k])
 
 
 K = ellipk(np.sin(TH0 / 2.0) ** 2)
