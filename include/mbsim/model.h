@@ -282,6 +282,8 @@ typedef struct mbsModel {
   mbsJointType *joint_type; /* (njoint) */
   int *joint_con;           /* (njoint) first constraint row */
   int *joint_ncon;          /* (njoint) number of rows */
+  int *joint_elem;          /* (njoint x 2) the joint's constraint elements lie in elem[first,
+                               last + 1) (among others); NULL: anywhere */
   mbsMark *joint_mark;      /* (njoint) deck position */
   int *joint_body;          /* (njoint x 2) deck body indices, -1 = ground or a beam node
                                (joint_attach says which) */
@@ -579,7 +581,7 @@ typedef struct {
   const mbsModel *m;
   const double *q;
   double t;
-  int grad, only_joint, next_q, next_e, end_q;
+  int grad, only_joint, next_q, next_e, end_q, end_e;
   double *work;
   int ibuf[3 * MBS_CON_MAXNODE];
   double gbuf[3 * MBS_CON_MAXNODE];

@@ -761,6 +761,27 @@ static void initial_errors(mbsModel *m) {
   }
 }
 
+/* for each joint the range of elements holding its elements (model.h
+ * joint_elem), so that a walk over one joint's rows (mbs_rows_begin_joint, every record's
+ * reactions) does not visit every element of the model */
+static mbsStatus joint_elements(mbsModel *m) {
+  m->joint_elem = calloc((size_t)(m->njoint > 0 ? 2 * m->njoint : 1), sizeof(int));
+  if (!m->joint_elem) {
+    return MBS_ERR_NOMEM;
+  }
+  for (int k = 0; k < m->nelem; k++) {
+    int j = m->elem[k].joint;
+    if (j < 0 || j >= m->njoint) {
+      continue;
+    }
+    if (m->joint_elem[2 * j + 1] == 0) {
+      m->joint_elem[2 * j] = k;
+    }
+    m->joint_elem[2 * j + 1] = k + 1;
+  }
+  return MBS_OK;
+}
+
 /* point every element's qidx into the pool, and the largest element's size */
 static void link_qidx(mbsModel *m) {
   m->elem_maxq = 0;
@@ -2656,6 +2677,10 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
     goto fail;
   }
   link_qidx(m);
+  if (joint_elements(m) != MBS_OK) {
+    mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    goto fail;
+  }
   initial_errors(m);
   if (beam_setup(m, err) != MBS_OK || check_element_bounds(m, err) != MBS_OK ||
       slide_setup(m, deck, err) != MBS_OK) {
@@ -2781,7 +2806,7 @@ void mbs_model_destroy(mbsModel *m) {
       m->body_type,    m->body_fixed,  m->body_node,   m->body_mass,     m->body_e,
       m->body_E,       m->body_ref,    m->body_pos0,   m->body_R0,       m->mass_a,
       m->mass_b,       m->mass_val,    m->con,         m->joint_name,    m->joint_type,
-      m->joint_con,    m->joint_ncon,  m->joint_mark,  m->joint_body,    m->joint_point,
+      m->joint_con,    m->joint_ncon,  m->joint_elem,  m->joint_mark,  m->joint_body,    m->joint_point,
       m->elem,         m->load_name,   m->profile,     m->profile_table, m->drop,
       m->red_row,      m->red_colmap,  m->joint_frame, m->joint_initial_rate,
       m->joint_attach, m->body_attach, m->attach_kind, m->attach_node,   m->attach_body,

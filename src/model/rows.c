@@ -30,6 +30,7 @@ void mbs_rows_begin(mbsRowIter *it, const mbsModel *m, const double *q, double t
   it->only_joint = -1;
   it->next_q = 0;
   it->end_q = m->nrow;
+  it->end_e = m->nelem;
 }
 
 void mbs_rows_begin_joint(mbsRowIter *it, const mbsModel *m, int j, const double *q, double t,
@@ -39,12 +40,15 @@ void mbs_rows_begin_joint(mbsRowIter *it, const mbsModel *m, int j, const double
   it->only_joint = j;
   it->next_q = m->joint_con[j];
   it->end_q = m->joint_con[j] + m->joint_ncon[j];
+  /* the joint's elements only: a walk per joint over every element cost joints x elements */
+  it->next_e = m->joint_elem ? m->joint_elem[2 * j] : 0;
+  it->end_e = m->joint_elem ? m->joint_elem[2 * j + 1] : m->nelem;
 }
 
 /* the next constraint element (of the joint, if the walk is limited to one) from next_e */
 static int next_element(mbsRowIter *it) {
   const mbsModel *m = it->m;
-  while (it->next_e < m->nelem) {
+  while (it->next_e < it->end_e) {
     const mbsElem *el = &m->elem[it->next_e++];
     if (el->ncon > 0 && (it->only_joint < 0 || el->joint == it->only_joint)) {
       return it->next_e - 1;
