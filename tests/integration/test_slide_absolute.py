@@ -15,7 +15,7 @@ in a plane, under em, against closed forms we did not write:
 import numpy as np
 from scipy.special import ellipk
 
-from common import balance, check, crossings, done, load, run, write_deck
+from common import balance, bead_ring_deck, check, crossings, done, load, run, write_deck
 
 G = 9.81
 INCLINE = """mbsim: 1
@@ -107,31 +107,8 @@ check(dx < 1e-8 and ds < 1e-8, "arc: the two parametrizations agree to %.1e m (p
       "%.1e m (s and the foot point)" % (dx, ds))
 
 # ---- a bead around a free flexible ring, past its closure ----
-NE, RR = 8, 1.0 / (2.0 * np.pi)
-ang = np.linspace(0.0, 2.0 * np.pi, 2 * NE + 1)
-ring_nodes = [(RR * np.cos(a), RR * np.sin(a)) for a in ang]
-ring_nodes[-1] = ring_nodes[0]
-k0, v0 = 13, 4.0  # a mid node 3/16 of the way before the closure
-RING = """mbsim: 1
-title: bead around a ring
-planar: {normal: [0, 0, 1]}
-bodies:
-  - {name: bead, mass: 0.05, inertia: [1.0e-6, 1.0e-6, 1.0e-6], position: [%(bx).17g, %(by).17g, 0],
-     velocity: [%(vx).17g, %(vy).17g, 0]}
-beams:
-  - name: ring
-    nodes: [%(nodes)s]
-    order: 2
-    up: [0, 0, 1]
-    section: {E: 2.5e10, nu: 0.3, density: 2500.0, rectangle: [0.005, 0.005]}
-joints:
-  - {name: close, type: fixed, bodies: ["ring[0]", "ring[-1]"], point: [%(rx).17g, 0, 0]}
-  - {name: guide, type: slide_on_beam, bodies: [bead, ring], point: [0, 0, 0], param: %%s}
-solver: {integrator: em, dt: 1.0e-3, t_end: 0.1}
-output: {every: 1, xdmf: false}
-""" % {"bx": ring_nodes[k0][0], "by": ring_nodes[k0][1], "vx": -v0 * np.sin(ang[k0]),
-       "vy": v0 * np.cos(ang[k0]), "rx": RR,
-       "nodes": ", ".join("[%.17g, %.17g, 0]" % p for p in ring_nodes)}
+# from a mid node 3/16 of the way before the closure, in the plane for both forms
+RING = bead_ring_deck(13, 0.1, planar=True, extra=", param: %s")[0]
 for param in ("relative", "absolute"):
     r = res[param] = load(run(write_deck("ring_%s.yaml" % param, RING % param))[3])
     dE, scale = balance(r)

@@ -18,7 +18,7 @@ conservation laws:
 import numpy as np
 from scipy.special import ellipk
 
-from common import balance, check, crossings, done, load, run, write_deck
+from common import balance, bead_ring_deck, check, crossings, done, load, run, write_deck
 
 G = 9.81
 
@@ -130,32 +130,8 @@ for orient, J in (("false", 1e-6), ("true", 0.1 * R * R * 0.5)):
               "swing %.3f rad)" % (dev, np.ptp(th)))
 
 # ---- a bead around a free flexible ring ----
-NE = 8
-RR = 1.0 / (2.0 * np.pi)
-ang = np.linspace(0.0, 2.0 * np.pi, 2 * NE + 1)
-ring_nodes = [(RR * np.cos(a), RR * np.sin(a)) for a in ang]
-ring_nodes[-1] = ring_nodes[0]
-k0 = 5  # a mid node: the tangent there is the circle's
-bx, by = ring_nodes[k0]
-v0 = 4.0
-RING = """mbsim: 1
-title: bead around a ring
-bodies:
-  - {name: bead, mass: 0.05, inertia: [1.0e-6, 1.0e-6, 1.0e-6], position: [%(bx).17g, %(by).17g, 0],
-     velocity: [%(vx).17g, %(vy).17g, 0]}
-beams:
-  - name: ring
-    nodes: [%(nodes)s]
-    order: 2
-    up: [0, 0, 1]
-    section: {E: 2.5e10, nu: 0.3, density: 2500.0, rectangle: [0.005, 0.005]}
-joints:
-  - {name: close, type: fixed, bodies: ["ring[0]", "ring[-1]"], point: [%(rx).17g, 0, 0]}
-  - {name: guide, type: slide_on_beam, bodies: [bead, ring], point: [0, 0, 0]}
-solver: {integrator: em, dt: 1.0e-3, t_end: 0.25}
-output: {every: 1, xdmf: false}
-""" % {"bx": bx, "by": by, "vx": -v0 * np.sin(ang[k0]), "vy": v0 * np.cos(ang[k0]), "rx": RR,
-       "nodes": ", ".join("[%.17g, %.17g, 0]" % p for p in ring_nodes)}
+# from a mid node: the tangent there is the circle's
+RING, ring_nodes = bead_ring_deck(5, 0.25)
 r = load(run(write_deck("ring.yaml", RING))[3])
 names = [x.decode() for x in r["joints/names"]]
 s = r["joints/coordinates"][:, names.index("guide"), 0]

@@ -218,18 +218,27 @@ output: {{every: 1, xdmf: false}}
 F_PUSH = 20.0
 
 
-def peak_deck(name):
+def sprung_nodes(rows, cols, place, k, c):
+    """point masses n<i><j> at place(i, j) = (x, y, z), each on a spring (stiffness k,
+    damping c, rest length 0) to ground at its own place: deck text of the bodies and the
+    loads, and the node names row by row"""
     bodies = loads = ""
     names = []
-    for i in range(3):
-        for j in range(3):
-            n, x, y = "n%d%d" % (i, j), (j - 1) * 0.5, (i - 1) * 0.5
+    for i in range(rows):
+        for j in range(cols):
+            n, (x, y, z) = "n%d%d" % (i, j), place(i, j)
             names.append(n)
-            bodies += "  - {name: %s, type: point, mass: %g, position: [%g, %g, 0]}\n" % (
-                n, MN, x, y)
-            loads += ("  - {name: k_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, 0],"
-                      " [%g, %g, 0]], stiffness: %g, damping: %g, rest_length: 0}\n"
-                      % (n, n, x, y, x, y, K, C))
+            bodies += "  - {name: %s, type: point, mass: %g, position: [%g, %g, %g]}\n" % (
+                n, MN, x, y, z)
+            loads += ("  - {name: k_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, %g],"
+                      " [%g, %g, %g]], stiffness: %g, damping: %g, rest_length: 0}\n"
+                      % (n, n, x, y, z, x, y, z, k, c))
+    return bodies, loads, names
+
+
+def peak_deck(name):
+    bodies, loads, names = sprung_nodes(
+        3, 3, lambda i, j: ((j - 1) * 0.5, (i - 1) * 0.5, 0.0), K, C)
     return write_deck(name, f"""mbsim: 1
 gravity: [0, 0, {-G}]
 bodies:
@@ -270,17 +279,8 @@ K_R, C_R, PHI = 1.0e5, 100.0, 0.3
 
 
 def ridge_deck(name):
-    bodies = loads = ""
-    names = []
-    for i in range(2):
-        for j in range(3):
-            n, x, y, z = "n%d%d" % (i, j), float(j), float(i), 0.0 if j == 1 else -0.2
-            names.append(n)
-            bodies += "  - {name: %s, type: point, mass: %g, position: [%g, %g, %g]}\n" % (
-                n, MN, x, y, z)
-            loads += ("  - {name: k_%s, type: spring, bodies: [ground, %s], points: [[%g, %g, %g],"
-                      " [%g, %g, %g]], stiffness: %g, damping: %g, rest_length: 0}\n"
-                      % (n, n, x, y, z, x, y, z, K_R, C_R))
+    bodies, loads, names = sprung_nodes(
+        2, 3, lambda i, j: (float(j), float(i), 0.0 if j == 1 else -0.2), K_R, C_R)
     return write_deck(name, f"""mbsim: 1
 gravity: [0, 0, {-G}]
 bodies:
