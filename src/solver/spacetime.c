@@ -62,20 +62,17 @@ typedef struct {
   double psi[ST_MAXG][ST_MAXK], dpsi[ST_MAXG][ST_MAXK];
   double A[ST_MAXK][ST_MAXK + 1], B[ST_MAXK][ST_MAXK + 1]; /* int psi_i phi_b', psi_i phi_b */
   double psi1[ST_MAXK];                                    /* psi_i(1) */
-  /* the kinematic equations solved for the velocities: w_c = sum_b D[c][b] q_b + E[c] w_0
-   * (c = 1..k, b = 0..k); S[i][b] = sum_c A[i][c] D[c][b] (the inertia's d/dq_b) and
-   * PD[g][b] = sum_c phi[g][c] D[c][b] (the velocity at point g's d/dq_b) */
-  double D[ST_MAXK + 1][ST_MAXK + 1], E[ST_MAXK + 1];
-  double S[ST_MAXK][ST_MAXK + 1], PD[ST_MAXG][ST_MAXK + 1];
 
   mbsSystem *sys;            /* the system of one element (the window e0) */
   double *res, *dx, *jac;    /* its vectors */
+  int *diag;                 /* (nblock x nsp) slot of each unknown's diagonal per block */
   double *Q, *W, *MU;        /* (nnode nq), (nnode nq), (ne k ncon): the block's iterate, Q as
                                 increments from qs (no round-off of O(1) coordinates in
                                 the kinematic rows) */
   double *qs, *qe;           /* (nq) the block's start; scratch */
   double *Q0, *W0, *MU0;     /* the predictor */
   double *Wext, *Wdis;       /* (ne + 1) work and dissipation since the block's start */
+  double *Z, *Z0;            /* (nnode ncon) the unused unknowns of the B stages (zero) */
   double *qg, *vg;           /* (ng nq) state at the Gauss points of one element */
   double *mug;               /* (ng ncon) */
   double *pt, *pg;           /* (nq) scratch */
@@ -156,49 +153,14 @@ static void basis_init(StWork *w, int k) {
       }
     }
   }
-  /* K = the inverse of B's columns of the unknown nodes (B[i][c], c = 1..k: 1/2 for k = 1,
-   * [[1/3, 0], [1/3, 1/6]] for k = 2) */
-  double K[ST_MAXK][ST_MAXK];
-  if (k == 1) {
-    K[0][0] = 1.0 / w->B[0][1];
-  } else {
-    double a = w->B[0][1], b = w->B[0][2], c = w->B[1][1], dd = w->B[1][2], det = a * dd - b * c;
-    K[0][0] = dd / det;
-    K[0][1] = -b / det;
-    K[1][0] = -c / det;
-    K[1][1] = a / det;
-  }
-  memset(w->D, 0, sizeof(w->D));
-  memset(w->E, 0, sizeof(w->E));
-  for (int c = 1; c <= k; c++) {
-    for (int i = 0; i < k; i++) {
-      for (int b = 0; b <= k; b++) {
-        w->D[c][b] += K[c - 1][i] * w->A[i][b];
-      }
-      w->E[c] -= K[c - 1][i] * w->B[i][0];
-    }
-  }
-  for (int b = 0; b <= k; b++) {
-    for (int i = 0; i < k; i++) {
-      w->S[i][b] = 0.0;
-      for (int c = 1; c <= k; c++) {
-        w->S[i][b] += w->A[i][c] * w->D[c][b];
-      }
-    }
-    for (int g = 0; g < w->ng; g++) {
-      w->PD[g][b] = 0.0;
-      for (int c = 1; c <= k; c++) {
-        w->PD[g][b] += w->phi[g][c] * w->D[c][b];
-      }
-    }
-  }
 }
 
-/* stage of the system's node n >= 1 (node e0 k + n of the block): (q_n, mu), with mu the
- * multiplier value of the element that node closes or lies in; its rows are test function
- * n - 1's balance (nq) and constraint rows (ncon) */
-static int stage_of(int n) {
-  return n - 1;
+/* stage of the system's node n >= 1 (node e0 k + n of the block): A (q, mu) or B (w) */
+static int stage_a(int n) {
+  return 2 * (n - 1);
+}
+static int stage_b(int n) {
+  return 2 * (n - 1) + 1;
 }
 
 /* the block's nodes of the system (window e0): n0 (known) .. n0 + k */
@@ -214,8 +176,8 @@ static void work_free(void *work) {
     return;
   }
   mbs_system_destroy(w->sys);
-  void *p[] = {w->res, w->dx, w->jac, w->Q,  w->W,  w->MU, w->Q0, w->W0, w->MU0,
-               w->Wext, w->Wdis, w->qg, w->vg, w->mug, w->pt, w->pg, w->qs, w->qe};
+  void *p[] = {w->res, w->dx, w->jac, w->diag, w->Q,  w->W,  w->MU, w->Q0, w->W0,
+               w->MU0, w->Z, w->Z0, w->Wext, w->Wdis, w->qg, w->vg, w->mug, w->pt, w->pg, w->qs, w->qe};
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
     free(p[i]);
   }
@@ -242,9 +204,10 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
    * element, so the block's equations are block lower triangular by elements and
    * solve_block solves them one element after the other, on this one system (the block's
    * memory is linear in its elements, its cost that many single elements') */
-  int ns = k, np = 0;
-  /* (row stage, column stage, parts) of the blocks: k per node of the element */
-  size_t cap = (size_t)k * (size_t)k;
+  int ns = 2 * k, np = 0;
+  /* (row stage, column stage, parts) of the blocks: 4 per pair of nodes of the element, and
+   * the unused unknowns' identity */
+  size_t cap = (size_t)k * (4 * (size_t)(k + 1) + 1);
   int *bs = malloc(cap * sizeof(int)), *bs2 = malloc(cap * sizeof(int));
   int *parts = malloc(cap * sizeof(int));
   if (!bs || !bs2 || !parts) {
@@ -255,18 +218,26 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
 #define BLOCK(r, c, p) (bs[np] = (r), bs2[np] = (c), parts[np++] = (p))
-  /* the kinematic equations are linear in q and w with constant coefficients: they are
-   * solved for the velocities of the element's unknown nodes (w = D q + E w_0, st_velocities)
-   * and only (q, mu) of each node remain, half the unknowns (the LU's fill and its solves
-   * about a third). The balance of test function i involves the unknowns of every node of
-   * the element: the mass (through w), the Hessians, G^T on mu, the forces' d/dq and d/dv
-   * (through w); its constraint rows G of every node. The element's first node is known
-   * (the block's start or the element before's end) */
-  for (int i = 0; i < k; i++) {
-    for (int b = 1; b <= k; b++) {
-      BLOCK(stage_of(i + 1), stage_of(b),
-            MBS_PART_DIAG | MBS_PART_MASS | MBS_PART_G | MBS_PART_GT | MBS_PART_HESS |
-                MBS_PART_FORCE_V);
+  /* the equations of element e's test function i (at node e k + i + 1) involve the
+   * unknowns of the element's nodes e k + b, and only through these terms: A rows
+   * (kinematic, constraint rows) the coordinates' diagonal of q and w and G; B rows
+   * (balance) the mass on w, the Hessians and G^T on q and mu, the forces' d/dv on w, and the
+   * identity on their unused unknowns. The element's first node is known (the block's start
+   * or the element before's end) */
+  for (int e = 0; e < 1; e++) {
+    for (int i = 0; i < k; i++) {
+      int ni = e * k + i + 1;
+      for (int b = 0; b <= k; b++) {
+        int nb = e * k + b;
+        if (nb < 1) {
+          continue;
+        }
+        BLOCK(stage_a(ni), stage_a(nb), MBS_PART_DIAG | MBS_PART_G);
+        BLOCK(stage_a(ni), stage_b(nb), MBS_PART_DIAG);
+        BLOCK(stage_b(ni), stage_a(nb), MBS_PART_HESS | MBS_PART_GT);
+        BLOCK(stage_b(ni), stage_b(nb), MBS_PART_MASS | MBS_PART_FORCE_V);
+      }
+      BLOCK(stage_b(ni), stage_b(ni), MBS_PART_CON_DIAG);
     }
   }
 #undef BLOCK
@@ -279,16 +250,19 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return MBS_ERR_NOMEM;
   }
   size_t nq = (size_t)(m->nq > 0 ? m->nq : 1), nc = (size_t)(m->ncon > 0 ? m->ncon : 1);
-  size_t nn = (size_t)w->nnode;
+  size_t nn = (size_t)w->nnode, nsp = (size_t)w->sys->nsp;
   w->res = calloc((size_t)w->sys->n_max, sizeof(double));
   w->dx = calloc((size_t)w->sys->n_max, sizeof(double));
   w->jac = calloc((size_t)w->sys->nnz_max, sizeof(double));
+  w->diag = malloc((size_t)w->sys->nblock * nsp * sizeof(int));
   w->Q = calloc(nn * nq, sizeof(double));
   w->W = calloc(nn * nq, sizeof(double));
   w->MU = calloc((size_t)(ne * k) * nc, sizeof(double));
   w->Q0 = calloc(nn * nq, sizeof(double));
   w->W0 = calloc(nn * nq, sizeof(double));
   w->MU0 = calloc((size_t)(ne * k) * nc, sizeof(double));
+  w->Z = calloc(nn * nc, sizeof(double));
+  w->Z0 = calloc(nn * nc, sizeof(double));
   w->Wext = calloc((size_t)ne + 1, sizeof(double));
   w->Wdis = calloc((size_t)ne + 1, sizeof(double));
   w->qg = calloc((size_t)w->ng * nq, sizeof(double));
@@ -299,11 +273,20 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   w->qs = calloc(nq, sizeof(double));
   w->qe = calloc(nq, sizeof(double));
   w->act = calloc(2 * (size_t)ne, sizeof(double));
-  if (!w->res || !w->dx || !w->jac || !w->Q || !w->W || !w->MU || !w->Q0 || !w->W0 ||
-      !w->MU0 || !w->Wext || !w->Wdis || !w->qg || !w->vg || !w->mug || !w->pt || !w->pg || !w->qs || !w->qe ||
+  if (!w->res || !w->dx || !w->jac || !w->diag || !w->Q || !w->W || !w->MU || !w->Q0 || !w->W0 ||
+      !w->MU0 || !w->Z || !w->Z0 || !w->Wext || !w->Wdis || !w->qg || !w->vg || !w->mug || !w->pt || !w->pg || !w->qs || !w->qe ||
       !w->act) {
     work_free(w);
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
+  }
+  for (int s = 0; s < ns; s++) {
+    for (int b = w->sys->block_start[s]; b < w->sys->block_start[s + 1]; b++) {
+      int s2 = w->sys->block_stage[b];
+      for (int i = 0; i < (int)nsp; i++) {
+        w->diag[(size_t)b * nsp + (size_t)i] = mbs_system_slot(
+            w->sys, mbs_system_index(w->sys, s, i), mbs_system_index(w->sys, s2, i));
+      }
+    }
   }
   *work = w;
   return MBS_OK;
@@ -326,6 +309,12 @@ static void jadd(double *jac, int slot, double v) {
 /* block maps of (row stage, column stage) */
 static const mbsSystemMaps *bmaps(const StWork *w, int s, int s2) {
   return mbs_system_block_maps(w->sys, s, s2);
+}
+
+/* the diagonal's slots of block (s, s') (nsp), NULL if the block is absent */
+static const int *bdiag(const StWork *w, int s, int s2) {
+  int b = mbs_system_block(w->sys, s, s2);
+  return b < 0 ? NULL : w->diag + (size_t)b * (size_t)w->sys->nsp;
 }
 
 /* the state of element e at the Gauss points (q, v = w/h, mu) */
@@ -376,18 +365,20 @@ static double st_assemble(void *ctx, int with_jac) {
   for (int e = w->e0; e < w->e0 + 1; e++) {
     element_state(w, e);
     double te = w->t0 + e * h;
-    /* the element's nodes' stages (its first node is known: stage -1) */
-    int sa[ST_MAXK + 1];
+    /* the element's nodes and stages (its first node is known: stage -1) */
+    int sa[ST_MAXK + 1], sbv[ST_MAXK + 1];
     for (int b = 0; b <= k; b++) {
       int n = e * k + b - win_n0(w);
-      sa[b] = n >= 1 ? stage_of(n) : -1;
+      sa[b] = n >= 1 ? stage_a(n) : -1;
+      sbv[b] = n >= 1 ? stage_b(n) : -1;
     }
     for (int i = 0; i < k; i++) {
-      int si = sa[i + 1]; /* test function i's balance and constraint rows */
-      double *rb = w->res + (size_t)si * nsp;
-      /* inertia: sum_b A_ib M w_b, with w of the unknown nodes D q + E w_0 (d/dq_b: S_ib M) */
+      int si = sa[i + 1], sk = sbv[i + 1]; /* A: kinematic + rows, B: balance + unused */
+      double *rb = w->res + (size_t)sk * nsp, *rk = w->res + (size_t)si * nsp;
+      /* inertia: sum_b A_ib M w_b; kinematic: sum_b A_ib q_b - B_ib w_b */
       for (int b = 0; b <= k; b++) {
-        const double *wb = w->W + (size_t)(e * k + b) * nq;
+        const double *wb = w->W + (size_t)(e * k + b) * nq, *qb = w->Q + (size_t)(e * k + b) * nq;
+        const mbsSystemMaps *mpw = with_jac && sbv[b] >= 0 ? bmaps(w, sk, sbv[b]) : NULL;
         for (int c = 0; c < m->nmass; c++) {
           int a = m->mass_a[c], bb = m->mass_b[c];
           double val = w->A[i][b] * m->mass_val[c];
@@ -397,18 +388,39 @@ static double st_assemble(void *ctx, int with_jac) {
               rb[3 * bb + j] += val * wb[3 * a + j];
             }
           }
-        }
-        if (with_jac && sa[b] >= 0) {
-          const mbsSystemMaps *mp = bmaps(w, si, sa[b]);
-          for (int c = 0; c < m->nmass; c++) {
-            double val = w->S[i][b] * m->mass_val[c];
-            for (int j = 0; j < 6; j++) {
+          if (mpw) {
+            const mbsSystemMaps *mp = mpw;
+            for (int j = 0; j < 3; j++) {
               jadd(w->jac, mp->mass_map[6 * c + j], val);
+              jadd(w->jac, mp->mass_map[6 * c + 3 + j], val);
+            }
+          }
+        }
+        for (int j = 0; j < nq; j++) {
+          rk[j] += w->A[i][b] * qb[j] - w->B[i][b] * wb[j];
+        }
+        if (with_jac) {
+          const int *dq = sa[b] >= 0 ? bdiag(w, si, sa[b]) : NULL;
+          const int *dw = sbv[b] >= 0 ? bdiag(w, si, sbv[b]) : NULL;
+          for (int j = 0; j < nq; j++) {
+            if (dq) {
+              jadd(w->jac, dq[j], w->A[i][b]);
+            }
+            if (dw) {
+              jadd(w->jac, dw[j], -w->B[i][b]);
             }
           }
         }
       }
       scale = larger(scale, mbs_norm_inf(rb, nq));
+      /* the unused rows of stage B: identity on their (zero) unknowns */
+      const int *dz = with_jac ? bdiag(w, sk, sk) : NULL;
+      for (int r = 0; r < nc; r++) {
+        rb[nq + r] = w->Z[(size_t)(e * k + i + 1) * nc + r];
+        if (dz) {
+          jadd(w->jac, dz[nq + r], 1.0);
+        }
+      }
       /* the end value of the rows, psi_i(1) g(q_k) */
       if (w->psi1[i] != 0.0) {
         double *qk = w->qe;
@@ -418,7 +430,7 @@ static double st_assemble(void *ctx, int with_jac) {
         double tk = te + h;
         for (int row = 0; row < m->nrow; row++) {
           const mbsConRow *c = &m->con[row];
-          rb[nq + row] += w->psi1[i] * mbs_con_eval(c, qk, with_jac ? grad : NULL);
+          rk[nq + row] += w->psi1[i] * mbs_con_eval(c, qk, with_jac ? grad : NULL);
           if (with_jac) {
             const mbsSystemMaps *mp = bmaps(w, si, sa[k]);
             const int *gm = mp->con_gmap + sys->con_goff[row];
@@ -437,7 +449,7 @@ static double st_assemble(void *ctx, int with_jac) {
           }
           kind->constraint(m, el, qk, tk, gv, with_jac ? Ge : NULL);
           for (int r = 0; r < el->ncon; r++) {
-            rb[nq + el->con0 + r] += w->psi1[i] * gv[r];
+            rk[nq + el->con0 + r] += w->psi1[i] * gv[r];
             if (with_jac) {
               const int *gm = bmaps(w, si, sa[k])->elem_gmap + sys->elem_goff[ie];
               for (int j = 0; j < el->nq; j++) {
@@ -461,7 +473,7 @@ static double st_assemble(void *ctx, int with_jac) {
           memset(H, 0, (size_t)(n * n) * sizeof(double));
           kind->gradient(m, el, q, gv, with_jac ? H : NULL);
           for (int i = 0; i < k; i++) {
-            double *rb = w->res + (size_t)sa[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
+            double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] += f * gv[j];
               scale = larger(scale, fabs(f * gv[j]));
@@ -472,7 +484,7 @@ static double st_assemble(void *ctx, int with_jac) {
                 if (sa[b] < 0) {
                   continue;
                 }
-                const int *jm = bmaps(w, sa[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
+                const int *jm = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
                   jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
                   hm = larger(hm, fabs(H[j]));
@@ -491,7 +503,7 @@ static double st_assemble(void *ctx, int with_jac) {
           memset(Fv, 0, (size_t)(n * n) * sizeof(double));
           kind->force(m, el, q, v, tg, gv, with_jac ? Fq : NULL, with_jac ? Fv : NULL);
           for (int i = 0; i < k; i++) {
-            double *rb = w->res + (size_t)sa[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
+            double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] -= f * gv[j];
               scale = larger(scale, fabs(f * gv[j]));
@@ -501,11 +513,11 @@ static double st_assemble(void *ctx, int with_jac) {
                 if (sa[b] < 0) {
                   continue;
                 }
-                /* d/dq_b of q and of v = w/h at the point */
-                const int *ja = bmaps(w, sa[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
-                double fq = -f * w->phi[g][b], fv = -f * w->PD[g][b] / h;
+                const int *ja = bmaps(w, sbv[i + 1], sa[b])->elem_jmap + sys->elem_joff[ie];
+                const int *jb = bmaps(w, sbv[i + 1], sbv[b])->elem_jmap + sys->elem_joff[ie];
                 for (int j = 0; j < n * n; j++) {
-                  jadd(w->jac, ja[j], fq * Fq[j] + fv * Fv[j]);
+                  jadd(w->jac, ja[j], -f * w->phi[g][b] * Fq[j]);
+                  jadd(w->jac, jb[j], -f * w->phi[g][b] * Fv[j] / h);
                 }
               }
             }
@@ -519,8 +531,8 @@ static double st_assemble(void *ctx, int with_jac) {
             kind->constraint_hessian(m, el, q, tg, mue, H);
           }
           for (int i = 0; i < k; i++) {
-            int si = sa[i + 1];
-            double *rb = w->res + (size_t)si * nsp, *rc = rb, f = wg * w->psi[g][i];
+            int si = sa[i + 1], sk = sbv[i + 1];
+            double *rb = w->res + (size_t)sk * nsp, *rc = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
             double fr = -wg * w->dpsi[g][i];
             for (int j = 0; j < n; j++) {
               double t = 0.0;
@@ -540,7 +552,7 @@ static double st_assemble(void *ctx, int with_jac) {
               if (sa[b] < 0) {
                 continue;
               }
-              const int *jm = bmaps(w, si, sa[b])->elem_jmap + sys->elem_joff[ie];
+              const int *jm = bmaps(w, sk, sa[b])->elem_jmap + sys->elem_joff[ie];
               const int *gm = bmaps(w, si, sa[b])->elem_gmap + sys->elem_goff[ie];
               for (int j = 0; j < n * n; j++) {
                 jadd(w->jac, jm[j], f * w->phi[g][b] * H[j]);
@@ -553,7 +565,7 @@ static double st_assemble(void *ctx, int with_jac) {
             }
             /* d/dmu_j: G^T psi_j */
             for (int jj = 0; jj < k; jj++) {
-              const int *gm = bmaps(w, si, sa[jj + 1])->elem_gmap + sys->elem_goff[ie];
+              const int *gm = bmaps(w, sk, sa[jj + 1])->elem_gmap + sys->elem_goff[ie];
               for (int r = 0; r < el->ncon; r++) {
                 for (int j = 0; j < n; j++) {
                   jadd(w->jac, gm[(r * n + j) * 2 + 1], f * w->psi[g][jj] * Ge[r * n + j]);
@@ -568,8 +580,8 @@ static double st_assemble(void *ctx, int with_jac) {
         const mbsConRow *c = &m->con[row];
         double gval = mbs_con_eval(c, q, grad);
         for (int i = 0; i < k; i++) {
-          int si = sa[i + 1];
-          double *rb = w->res + (size_t)si * nsp, *rc = rb, f = wg * w->psi[g][i];
+          int si = sa[i + 1], sk = sbv[i + 1];
+          double *rb = w->res + (size_t)sk * nsp, *rc = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
           double fr = -wg * w->dpsi[g][i];
           for (int a = 0; a < c->nnode; a++) {
             for (int j = 0; j < 3; j++) {
@@ -586,7 +598,7 @@ static double st_assemble(void *ctx, int with_jac) {
             if (sa[b] < 0) {
               continue;
             }
-            const mbsSystemMaps *mp = bmaps(w, si, sa[b]);
+            const mbsSystemMaps *mp = bmaps(w, sk, sa[b]);
             const int *gm = bmaps(w, si, sa[b])->con_gmap + sys->con_goff[row];
             double fb = fr * w->phi[g][b], hb = f * w->phi[g][b] * mu[row];
             for (int a = 0; a < c->nnode; a++) {
@@ -601,7 +613,7 @@ static double st_assemble(void *ctx, int with_jac) {
             }
           }
           for (int jj = 0; jj < k; jj++) {
-            const int *gm = bmaps(w, si, sa[jj + 1])->con_gmap + sys->con_goff[row];
+            const int *gm = bmaps(w, sk, sa[jj + 1])->con_gmap + sys->con_goff[row];
             double fj = f * w->psi[g][jj];
             for (int a = 0; a < c->nnode; a++) {
               for (int j = 0; j < 3; j++) {
@@ -643,18 +655,19 @@ static void st_scales(void *ctx, double *qn, double *inertia) {
   }
 }
 
-/* the max norms of the block's balance rows (rq) and of its constraint rows (rg, each
- * stage's rows after nq), which newton.c follows apart: tested together, the constraint
- * rows' round-off, 64 eps (1 + |q|)^2, lies far above the balance rows' floor, and the
- * chord iteration ran on until its 12th iteration forced a refactorization (13 iterations
- * and 2 factorizations per block where 5 and 1 do) */
+/* the max norms of the block's balance, kinematic and unused rows (rq) and of its
+ * constraint rows (rg, the A stages' rows after nq), which newton.c follows apart: tested
+ * together, the constraint rows' round-off, 64 eps (1 + |q|)^2, lies far above the balance
+ * rows' floor, and the chord iteration ran on until its 12th iteration forced a
+ * refactorization (13 iterations and 2 factorizations per block where 5 and 1 do) */
 static void st_split(void *ctx, const double *res, double *rq, double *rg) {
   StWork *w = ctx;
   int nq = w->m->nq, nsp = w->sys->nsp;
   double a = 0.0, b = 0.0;
   for (int n = 1; n <= w->k; n++) {
-    const double *ra = res + (size_t)stage_of(n) * nsp;
+    const double *ra = res + (size_t)stage_a(n) * nsp, *rb = res + (size_t)stage_b(n) * nsp;
     for (int i = 0; i < nsp; i++) {
+      a = larger(a, fabs(rb[i]));
       if (i < nq) {
         a = larger(a, fabs(ra[i]));
       } else {
@@ -666,37 +679,21 @@ static void st_split(void *ctx, const double *res, double *rq, double *rg) {
   *rg = b;
 }
 
-/* the velocities of the window's unknown nodes from its positions (the kinematic
- * equations int psi_i (q' - w) dtau = 0, solved: w_c = sum_b D_cb q_b + E_c w_0) */
-static void st_velocities(StWork *w) {
-  int nq = w->m->nq, k = w->k, n0 = win_n0(w);
-  const double *w0 = w->W + (size_t)n0 * nq;
-  for (int c = 1; c <= k; c++) {
-    double *wc = w->W + (size_t)(n0 + c) * nq;
-    for (int i = 0; i < nq; i++) {
-      double a = w->E[c] * w0[i];
-      for (int b = 0; b <= k; b++) {
-        a += w->D[c][b] * w->Q[(size_t)(n0 + b) * nq + i];
-      }
-      wc[i] = a;
-    }
-  }
-}
-
 static void st_apply(void *ctx, const double *dx) {
   StWork *w = ctx;
   int nq = w->m->nq, nc = w->m->ncon, nsp = w->sys->nsp;
   for (int l = 1; l <= w->k; l++) {
-    const double *xa = dx + (size_t)stage_of(l) * nsp;
+    const double *xa = dx + (size_t)stage_a(l) * nsp, *xb = dx + (size_t)stage_b(l) * nsp;
     int n = win_n0(w) + l;
     for (int i = 0; i < nq; i++) {
       w->Q[(size_t)n * nq + i] -= xa[i];
+      w->W[(size_t)n * nq + i] -= xb[i];
     }
     for (int r = 0; r < nc; r++) {
       w->MU[(size_t)(n - 1) * nc + r] -= xa[nq + r];
+      w->Z[(size_t)n * nc + r] -= xb[nq + r];
     }
   }
-  st_velocities(w);
 }
 
 /* the iterate of the block's nodes n0 + 1 .. n1 back to the predictor (the multipliers of
@@ -707,14 +704,14 @@ static void reset_nodes(StWork *w, int n0, int n1) {
   memcpy(w->Q + a * nq, w->Q0 + a * nq, c * nq * sizeof(double));
   memcpy(w->W + a * nq, w->W0 + a * nq, c * nq * sizeof(double));
   memcpy(w->MU + (size_t)n0 * nc, w->MU0 + (size_t)n0 * nc, c * nc * sizeof(double));
+  memcpy(w->Z + a * nc, w->Z0 + a * nc, c * nc * sizeof(double));
 }
 
 /* Newton's reset: the system's element back to its predictor (the elements solved before
- * it stay), its velocities from its positions */
+ * it stay) */
 static void st_reset(void *ctx) {
   StWork *w = ctx;
   reset_nodes(w, win_n0(w), win_n0(w) + w->k);
-  st_velocities(w);
 }
 
 /* ---- the block ---- */
@@ -725,7 +722,7 @@ static void reset_all(StWork *w) {
   memcpy(w->Q, w->Q0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->W, w->W0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->MU, w->MU0, (size_t)(w->ne * w->k) * nc * sizeof(double));
-  st_velocities(w);
+  memcpy(w->Z, w->Z0, (size_t)w->nnode * nc * sizeof(double));
 }
 
 mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h);
@@ -892,6 +889,9 @@ static void predict_element(StWork *w, int cubic) {
     for (int r = 0; r < nc; r++) {
       w->MU0[(size_t)(c + l) * nc + r] = w->MU[(size_t)(c - 1) * nc + r];
     }
+  }
+  for (int l = 1; l <= k; l++) {
+    memset(w->Z0 + (size_t)(c + l) * nc, 0, (size_t)nc * sizeof(double));
   }
 }
 
@@ -1162,13 +1162,15 @@ void mbs_spacetime_unknowns(mbsData *d, double *x) {
   StWork *w = d->integrator_work;
   int nq = w->m->nq, nc = w->m->ncon, nsp = w->sys->nsp;
   for (int l = 1; l <= w->k; l++) {
-    double *xa = x + (size_t)stage_of(l) * nsp;
+    double *xa = x + (size_t)stage_a(l) * nsp, *xb = x + (size_t)stage_b(l) * nsp;
     int n = win_n0(w) + l;
     for (int i = 0; i < nq; i++) {
       xa[i] = w->Q[(size_t)n * nq + i];
+      xb[i] = w->W[(size_t)n * nq + i];
     }
     for (int r = 0; r < nc; r++) {
       xa[nq + r] = w->MU[(size_t)(n - 1) * nc + r];
+      xb[nq + r] = w->Z[(size_t)n * nc + r];
     }
   }
 }
