@@ -34,7 +34,8 @@
  * there, with elements of the step's size: a failed block is thus retried with half the
  * elements by the step control (advance.c). The predictor is the cubic through the previous
  * block's start and end states, continued, and for the block's later elements the cubic
- * through the element before's. Under error control (solver.tolerance) every step is a
+ * through the element before's; the multipliers (degree 2) continue the line of the element
+ * before. Under error control (solver.tolerance) every step is a
  * block of N elements of dt / N, its predictor the controller's history, and the records
  * between steps the cubic Hermite of the element ends (advance.c estimates the error of the
  * ends, of order 2k). */
