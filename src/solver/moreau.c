@@ -181,6 +181,8 @@ typedef struct {
                        coordinate block of its inverse at zinv + lu0 (ncoord^2, column-major);
                        -1 sparse */
   int stamp;        /* step at which the LU was factored (dense) */
+  long pushed;      /* the position projection's solve (MoreauWork.push_stamp) that last
+                       moved its coordinates */
 } Component;
 
 typedef struct {
@@ -197,6 +199,7 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
+  long push_stamp; /* the position projection's Gauss-Seidel solves so far */
   long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
   long jac_stamped;  /* the one factor_stamp was last advanced for */
   /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
@@ -2062,6 +2065,16 @@ static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   return v;
 }
 
+/* whether a push of the projection's current solve moved a body of point c */
+static int pushed(const MoreauWork *w, const Contact *c) {
+  for (int s = 0; s < c->ncomp; s++) {
+    if (w->comp[c->comp[s]].pushed == w->push_stamp) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Push violated unilateral gaps out (q1 += J^-1 W_N nu, nu >= 0, by Gauss-Seidel on the
  * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
  * active contacts' end gaps follow. */
@@ -2224,17 +2237,30 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         return st;
       }
       /* Gauss-Seidel: g_k + W_k^T dq = gend_k (0 for the penetrating points, pushed only:
-       * nu_k >= 0; an impact's end gap with either sign) */
+       * nu_k >= 0; an impact's end gap with either sign). A point at or above its end gap
+       * whose bodies no push has moved yet (dq = 0 on its columns) is left as the sweep
+       * would leave it (nu_k = 0) without evaluating it: a pile with one point to push
+       * out no longer sweeps every closed point of the scene, with the same result to the
+       * bit */
+      w->push_stamp++;
       for (int sweep = 0; sweep < 200; sweep++) {
         double worst = 0.0;
         for (int k = 0; k < nviol; k++) {
           Contact *c = &w->vc[k];
+          if (!c->impact && c->gap0 - c->gend >= 0.0 && !pushed(w, c)) {
+            continue;
+          }
           double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
           double nun = w->nu[k] - gk / c->G[0];
           if (!c->impact) {
             nun = fmax(0.0, nun);
           }
-          add_column(w, c, 0, nun - w->nu[k], w->gq);
+          if (nun - w->nu[k] != 0.0) {
+            add_column(w, c, 0, nun - w->nu[k], w->gq);
+            for (int s = 0; s < c->ncomp; s++) {
+              w->comp[c->comp[s]].pushed = w->push_stamp;
+            }
+          }
           w->nu[k] = nun;
           if (nun != 0.0 || gk < 0.0) {
             worst = fmax(worst, fabs(gk));
