@@ -2592,6 +2592,10 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
+    /* the warm starts' impulses scaled by the ratio of the steps: a contact that carries a
+     * load takes an impulse in proportion to the step (the first step after a halving
+     * started from twice the impulses it needed, the first after the doubling from half) */
+    double ratio = d->last_dt > 0.0 ? dt / d->last_dt : 1.0;
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
       /* candidates: every point detected within the margin; the step's first solution
@@ -2612,9 +2616,9 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       if (!near) {
         c->L[0] = c->L[1] = c->L[2] = 0.0;
       } else if (hit) {
-        memcpy(c->L, hit->L, sizeof(c->L));
         for (int a = 0; a < 3; a++) {
-          c->lw[a] = hit->L[1] * hit->t1[a] + hit->L[2] * hit->t2[a];
+          c->L[a] = ratio * hit->L[a];
+          c->lw[a] = ratio * (hit->L[1] * hit->t1[a] + hit->L[2] * hit->t2[a]);
         }
       }
       if (keep != k) {
