@@ -90,6 +90,9 @@
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
+#define PROJECT_SOR 1.4     /* over-relaxation of the projection's Gauss-Seidel sweeps (1.0,
+                               1.2, 1.4, 1.6, 1.8 on one pile of 100 dice: 38, 24, 22, 31, 67
+                               sweeps) */
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
@@ -2243,6 +2246,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
        * out no longer sweeps every closed point of the scene, with the same result to the
        * bit */
       w->push_stamp++;
+      double worst_ago[10];
       for (int sweep = 0; sweep < 200; sweep++) {
         double worst = 0.0;
         for (int k = 0; k < nviol; k++) {
@@ -2251,7 +2255,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
             continue;
           }
           double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
-          double nun = w->nu[k] - gk / c->G[0];
+          double nun = w->nu[k] - PROJECT_SOR * gk / c->G[0];
           if (!c->impact) {
             nun = fmax(0.0, nun);
           }
@@ -2266,9 +2270,12 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
             worst = fmax(worst, fabs(gk));
           }
         }
-        if (worst <= 1e-3 * GAP_PROJECT) {
+        /* converged; or stalled (a tenth less in ten sweeps: points whose targets
+         * contradict each other), the rest left to the next round's detection */
+        if (worst <= 1e-3 * GAP_PROJECT || (sweep >= 10 && worst > 0.9 * worst_ago[sweep % 10])) {
           break;
         }
+        worst_ago[sweep % 10] = worst;
       }
       for (int i = 0; i < nq; i++) {
         d->q[i] += w->gq[i];
