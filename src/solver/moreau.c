@@ -90,6 +90,9 @@
 #define GAP_ACTIVE 1e-9     /* [m] predicted gap below which a point is in the contact problem */
 #define GAP_PROJECT 1e-10   /* [m] penetration the position projection removes */
 #define GAP_PROBE 1e-3      /* [m] how far the records look for a contact that opened */
+#define PROJECT_SOR 1.4     /* over-relaxation of the projection's Gauss-Seidel sweeps (1.0,
+                               1.2, 1.4, 1.6, 1.8 on one pile of 100 dice: 38, 24, 22, 31, 67
+                               sweeps) */
 #define PROJECT_ROUNDS 8    /* detections and corrections of one position projection */
 #define PROJECT_LOCAL 1e-5  /* [m] pushes up to which the projection's later rounds look at
                                its first round's pairs alone (the margin is 1e-3 or more) */
@@ -181,6 +184,8 @@ typedef struct {
                        coordinate block of its inverse at zinv + lu0 (ncoord^2, column-major);
                        -1 sparse */
   int stamp;        /* step at which the LU was factored (dense) */
+  long pushed;      /* the position projection's solve (MoreauWork.push_stamp) that last
+                       moved its coordinates */
 } Component;
 
 typedef struct {
@@ -197,6 +202,7 @@ typedef struct {
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
   int factor_stamp;
+  long push_stamp; /* the position projection's Gauss-Seidel solves so far */
   long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
   long jac_stamped;  /* the one factor_stamp was last advanced for */
   /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
@@ -2062,6 +2068,16 @@ static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   return v;
 }
 
+/* whether a push of the projection's current solve moved a body of point c */
+static int pushed(const MoreauWork *w, const Contact *c) {
+  for (int s = 0; s < c->ncomp; s++) {
+    if (w->comp[c->comp[s]].pushed == w->push_stamp) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Push violated unilateral gaps out (q1 += J^-1 W_N nu, nu >= 0, by Gauss-Seidel on the
  * gaps), then restore the bilateral rows with Newton steps on J; up to 4 rounds. The
  * active contacts' end gaps follow. */
@@ -2224,25 +2240,42 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         return st;
       }
       /* Gauss-Seidel: g_k + W_k^T dq = gend_k (0 for the penetrating points, pushed only:
-       * nu_k >= 0; an impact's end gap with either sign) */
+       * nu_k >= 0; an impact's end gap with either sign). A point at or above its end gap
+       * whose bodies no push has moved yet (dq = 0 on its columns) is left as the sweep
+       * would leave it (nu_k = 0) without evaluating it: a pile with one point to push
+       * out no longer sweeps every closed point of the scene, with the same result to the
+       * bit */
+      w->push_stamp++;
+      double worst_ago[10];
       for (int sweep = 0; sweep < 200; sweep++) {
         double worst = 0.0;
         for (int k = 0; k < nviol; k++) {
           Contact *c = &w->vc[k];
+          if (!c->impact && c->gap0 - c->gend >= 0.0 && !pushed(w, c)) {
+            continue;
+          }
           double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
-          double nun = w->nu[k] - gk / c->G[0];
+          double nun = w->nu[k] - PROJECT_SOR * gk / c->G[0];
           if (!c->impact) {
             nun = fmax(0.0, nun);
           }
-          add_column(w, c, 0, nun - w->nu[k], w->gq);
+          if (nun - w->nu[k] != 0.0) {
+            add_column(w, c, 0, nun - w->nu[k], w->gq);
+            for (int s = 0; s < c->ncomp; s++) {
+              w->comp[c->comp[s]].pushed = w->push_stamp;
+            }
+          }
           w->nu[k] = nun;
           if (nun != 0.0 || gk < 0.0) {
             worst = fmax(worst, fabs(gk));
           }
         }
-        if (worst <= 1e-3 * GAP_PROJECT) {
+        /* converged; or stalled (a tenth less in ten sweeps: points whose targets
+         * contradict each other), the rest left to the next round's detection */
+        if (worst <= 1e-3 * GAP_PROJECT || (sweep >= 10 && worst > 0.9 * worst_ago[sweep % 10])) {
           break;
         }
+        worst_ago[sweep % 10] = worst;
       }
       for (int i = 0; i < nq; i++) {
         d->q[i] += w->gq[i];
@@ -2566,6 +2599,10 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       return mbs_implicit_fail(m, d, b, MBS_ERR_NOMEM, why, t0, dt, err);
     }
     int keep = 0;
+    /* the warm starts' impulses scaled by the ratio of the steps: a contact that carries a
+     * load takes an impulse in proportion to the step (the first step after a halving
+     * started from twice the impulses it needed, the first after the doubling from half) */
+    double ratio = d->last_dt > 0.0 ? dt / d->last_dt : 1.0;
     for (int k = 0; k < nc; k++) {
       Contact *c = &w->c[k];
       /* candidates: every point detected within the margin; the step's first solution
@@ -2586,9 +2623,9 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       if (!near) {
         c->L[0] = c->L[1] = c->L[2] = 0.0;
       } else if (hit) {
-        memcpy(c->L, hit->L, sizeof(c->L));
         for (int a = 0; a < 3; a++) {
-          c->lw[a] = hit->L[1] * hit->t1[a] + hit->L[2] * hit->t2[a];
+          c->L[a] = ratio * hit->L[a];
+          c->lw[a] = ratio * (hit->L[1] * hit->t1[a] + hit->L[2] * hit->t2[a]);
         }
       }
       if (keep != k) {
