@@ -96,6 +96,25 @@ void mbs_released_rows_diag(const mbsModel *m, const mbsData *d, double *jac) {
   }
 }
 
+/* a quadratic row's g(q1) from the step's start and increment, q1 = q0 + dq: A = A(q0) + W dq
+ * (and B alike). Evaluated at the stored q1, a row of points far from the origin (a chain
+ * 200 m long) carries the rounding of q1 itself, eps |q|, and that noise, fed through the
+ * stale matrix of a chord iteration, held the balance rows' residual above its round-off
+ * floor on chains of 1000 links and more; A(q0) is the same in every iteration of the step,
+ * so here only the increment's rounding, eps |dq|, changes from one iterate to the next */
+static double con_eval_step(const mbsConRow *c, const double *q0, const double *dq) {
+  double A[3], B[3], dA[3] = {0.0, 0.0, 0.0}, dB[3] = {0.0, 0.0, 0.0};
+  mbs_con_ab(c, q0, A, B);
+  for (int k = 0; k < c->nnode; k++) {
+    const double *x = dq + 3 * c->node[k];
+    vaxpy(dA, c->wa[k], x);
+    vaxpy(dB, c->wb[k], x);
+  }
+  vaxpy(A, 1.0, dA);
+  vaxpy(B, 1.0, dB);
+  return c->s * vdot(A, B) + vdot(c->n, A) + c->c0;
+}
+
 /* a constraint element: Gbar^T mu (discrete gradient for em, else G(q*)^T mu) into r_q, its
  * Hessian term into the Newton matrix, g(q1, t1) into r_g with G(q1, t1); returns the
  * largest constraint force term */
@@ -262,7 +281,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
         }
       }
     }
-    r[nq + row] = mbs_con_eval(c, q1, with_jac ? grad : NULL);
+    if (with_jac) {
+      (void)mbs_con_eval(c, q1, grad);
+    }
+    r[nq + row] = con_eval_step(c, q0, dq);
     if (mbs_row_released(m, row)) {
       /* a released joint's zero row: mu = 0 (the identity on its diagonal) */
       r[nq + row] = mu;
