@@ -30,6 +30,9 @@ typedef struct {
   int write_xdmf;                /* 1: also write <path>.xmf (path with .h5 replaced, or
                                     appended) from the grids of mbs_output_add_grid, and append
                                     the new records at every flush */
+  int deflate_level;             /* the time series' compression: shuffle + deflate at this
+                                    level, 1..9; 0: level 1 (the default); < 0: none (no
+                                    filters, the chunks as they are) */
   int overwrite;                 /* 1: replace whatever regular file is at the path; 0: only an
                                     earlier mbsim-run result (see mbs_output_create) */
   const char *restart_from;      /* root attribute `restart_from` ("RUN.h5 at t=5"): the run
