@@ -2,9 +2,9 @@
  *
  * The writer knows nothing about models or integrators: the code that owns a quantity
  * registers its dataset (path, type, row shape, units), then gives one row per output step. Datasets are chunked along time with an
- * unlimited first dimension, compressed with shuffle + gzip, and flushed so that an
- * interrupted run leaves a readable file whose root attribute `status` says what
- * happened. Only src/output/ includes the HDF5 header. */
+ * unlimited first dimension, compressed with shuffle + gzip (or not: deflate_level), and
+ * flushed so that an interrupted run leaves a readable file whose root attribute `status`
+ * says what happened. Only src/output/ includes the HDF5 header. */
 #ifndef MBSIM_OUTPUT_H
 #define MBSIM_OUTPUT_H
 
