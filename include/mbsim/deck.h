@@ -258,7 +258,12 @@ typedef struct {
   int every;       /* write every k-th step, default 1 */
   double dt;       /* [s] records at k dt independent of the step (0: every k-th step) */
   int xdmf;        /* default 1 */
+  int compression; /* deflate level of the time series 1..9, 0: none (`off`); default
+                      DECK_DEFAULT_COMPRESSION */
 } mbsDeckOutput;
+
+/* output.compression when the deck does not give it (docs/output.md, "Compression") */
+#define DECK_DEFAULT_COMPRESSION 0
 
 /* the whole deck */
 typedef struct mbsDeck {

@@ -381,6 +381,7 @@ typedef struct mbsModel {
   int output_every;
   double output_dt; /* [s] records at k output_dt, between steps interpolated (0: none) */
   int output_xdmf;
+  int output_compression; /* deflate level 1..9 of the time series, 0: none */
   char output_file[1024];
   char title[256];
   char deck_path[1024];

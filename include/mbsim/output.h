@@ -2,9 +2,9 @@
  *
  * The writer knows nothing about models or integrators: the code that owns a quantity
  * registers its dataset (path, type, row shape, units), then gives one row per output step. Datasets are chunked along time with an
- * unlimited first dimension, compressed with shuffle + gzip, and flushed so that an
- * interrupted run leaves a readable file whose root attribute `status` says what
- * happened. Only src/output/ includes the HDF5 header. */
+ * unlimited first dimension, compressed with shuffle + gzip (or not: deflate_level), and
+ * flushed so that an interrupted run leaves a readable file whose root attribute `status`
+ * says what happened. Only src/output/ includes the HDF5 header. */
 #ifndef MBSIM_OUTPUT_H
 #define MBSIM_OUTPUT_H
 
@@ -30,6 +30,9 @@ typedef struct {
   int write_xdmf;                /* 1: also write <path>.xmf (path with .h5 replaced, or
                                     appended) from the grids of mbs_output_add_grid, and append
                                     the new records at every flush */
+  int deflate_level;             /* the time series' compression: shuffle + deflate at this
+                                    level, 1..9; 0: level 1 (the default); < 0: none (no
+                                    filters, the chunks as they are) */
   int overwrite;                 /* 1: replace whatever regular file is at the path; 0: only an
                                     earlier mbsim-run result (see mbs_output_create) */
   const char *restart_from;      /* root attribute `restart_from` ("RUN.h5 at t=5"): the run

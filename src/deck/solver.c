@@ -22,7 +22,7 @@ static const char *const genalpha_keys[] = {"rho_inf", NULL};
 static const char *const spacetime_keys[] = {"degree", "elements_per_block", NULL};
 static const char *const static_keys[] = {"gravity", NULL};
 static const char *const static_gravity_words[] = {"ramp", "full"};
-static const char *const output_keys[] = {"file", "every", "dt", "xdmf", NULL};
+static const char *const output_keys[] = {"file", "every", "dt", "xdmf", "compression", NULL};
 
 
 /* ---------------------------------------------------------------------------------------- */
@@ -38,6 +38,7 @@ void deck_default_settings(mbsDeck *deck) {
   deck->solver.spacetime_elements = 1;
   deck->output.every = 1;
   deck->output.xdmf = 1;
+  deck->output.compression = DECK_DEFAULT_COMPRESSION;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -454,6 +455,23 @@ mbsStatus deck_read_output(DeckReader *r, mbsDeck *deck, yaml_node_t *node) {
   }
   if ((v = deck_map_get(&m, "xdmf")) && (st = deck_bool(r, v, "xdmf", &o->xdmf)) != MBS_OK) {
     goto fail;
+  }
+  /* the time series' deflate level, or off (docs/output.md "Compression") */
+  if ((v = deck_map_get(&m, "compression"))) {
+    const char *text = deck_text(v);
+    if (deck_text_is(v, "off")) {
+      o->compression = 0;
+    } else if (!text || deck_is_null(v) || !(*text == '-' || (*text >= '0' && *text <= '9'))) {
+      st = deck_fail(r, v, "compression: expected off or a deflate level 1..9 (got %s)",
+                     text && !deck_is_null(v) ? text : deck_kind(v));
+      goto fail;
+    } else if ((st = deck_integer(r, v, "compression", &o->compression)) != MBS_OK) {
+      goto fail;
+    } else if (o->compression < 0 || o->compression > 9) {
+      st = deck_fail(r, v, "compression must be off (or 0) or a deflate level 1..9 (got %d)",
+                     o->compression);
+      goto fail;
+    }
   }
   /* error control without dt: records every t_end / 100 between the chosen steps, unless
    * output.every or output.dt says otherwise */

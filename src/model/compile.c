@@ -2628,6 +2628,7 @@ mbsModel *mbs_model_compile(const mbsDeck *deck, mbsError *err) {
   m->output_every = deck->output.every;
   m->output_dt = deck->output.dt;
   m->output_xdmf = deck->output.xdmf;
+  m->output_compression = deck->output.compression;
   if (memory_budget(m, deck, err) != MBS_OK) {
     goto fail;
   }

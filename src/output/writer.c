@@ -7,7 +7,8 @@
  * them; it names no model or integrator quantity itself, only /time.
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
- * (about 16 KiB per chunk) and compressed with shuffle + deflate. Appending a record only
+ * (about 16 KiB per chunk), compressed with shuffle + deflate at the level the caller asks
+ * for (mbsOutputInfo.deflate_level) or written without filters. Appending a record only
  * copies it into a per-dataset buffer that holds one chunk; the buffer is written as that
  * chunk, compressed here, when it is full. Every flush_interval seconds (and on request)
  * the buffers are written as they are (a chunk partly filled, padded with zeros that the
@@ -62,7 +63,9 @@
 
 #define FORMAT_NAME "mbsim-run/1"
 #define CHUNK_TARGET_BYTES 16384
-/* shuffle + deflate, a whole chunk compressed by libdeflate at level 1: on the 200-link
+/* the level of mbsOutputInfo.deflate_level 0 (the library's default; the deck's is none,
+ * docs/output.md "Compression"). Shuffle + deflate, a whole chunk compressed by libdeflate at
+ * level 1: on the 200-link
  * chain with a record every step (16800 numbers each) zlib took 2.7 ms per record at level
  * 4 (1.9 ms at level 1) for files 2.71x smaller than uncompressed, libdeflate 0.72 ms at
  * level 1 for 2.68x, 1.4 ms at level 4 for 2.71x (docs/output.md). Readers see ordinary
@@ -104,6 +107,8 @@ typedef struct {
 /* what compresses whole chunks (chunk_write), shared by the series of one file: sized
  * for the largest chunk when a series is added, so a record allocates nothing */
 typedef struct {
+  int level; /* deflate level 1..12 (libdeflate's), 0: the chunks are written as they are,
+                without filters (mbsOutputInfo.deflate_level) */
   struct libdeflate_compressor *dc;
   unsigned char *shuffled; /* (cap) the chunk's bytes grouped by significance */
   unsigned char *packed;   /* (cap) the deflated chunk */
@@ -480,7 +485,7 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
 }
 
 /* create the empty extendable dataset of s; returns < 0 on failure */
-static herr_t series_create(hid_t file, const char *path, series *s) {
+static herr_t series_create(hid_t file, const char *path, series *s, int level) {
   herr_t rc = -1;
   hid_t space = H5I_INVALID_HID;
   hid_t dcpl = H5I_INVALID_HID;
@@ -508,9 +513,9 @@ static herr_t series_create(hid_t file, const char *path, series *s) {
   }
 
   /* shuffle groups the bytes of neighbouring doubles before deflate, which helps
-   * slowly varying time series considerably */
-  if (H5Pset_chunk(dcpl, s->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
-      H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+   * slowly varying time series considerably; without deflate (level 0) no filter at all */
+  if (H5Pset_chunk(dcpl, s->rank, chunk) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
+      (level > 0 && (H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, level) < 0))) {
     goto done;
   }
   hid_t file_type = s->type == MBS_OUT_INT32   ? H5T_STD_I32LE
@@ -543,8 +548,8 @@ done:
 /* room in pk for chunks of the series s; returns < 0 when out of memory */
 static int packer_fit(chunk_packer *pk, const series *s) {
   size_t need = (size_t)s->chunk_rows * (s->columns ? sizeof(double) : s->row_bytes);
-  if (!pk->dc) {
-    pk->dc = libdeflate_alloc_compressor(DEFLATE_LEVEL);
+  if (!pk->dc && pk->level > 0) {
+    pk->dc = libdeflate_alloc_compressor(pk->level);
     if (!pk->dc) {
       return -1;
     }
@@ -658,6 +663,22 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
     return -1;
   }
   for (size_t c = 0; c < ncol; c++) {
+    if (pk->level == 0) {
+      /* no filters: the chunk's elements as they are (a table's column gathered) */
+      const unsigned char *chunk = s->buf;
+      if (s->columns) {
+        for (size_t i = 0; i < bytes / esize; i++) {
+          memcpy(pk->shuffled + i * esize, s->buf + c * esize + i * s->row_bytes, esize);
+        }
+        chunk = pk->shuffled;
+      }
+      hsize_t offset[4] = {s->dims[0], c, 0, 0};
+      if (!all_zero(chunk, bytes) &&
+          H5Dwrite_chunk(s->dset, H5P_DEFAULT, 0, offset, bytes, chunk) < 0) {
+        return -1;
+      }
+      continue;
+    }
     shuffle_chunk(pk->shuffled, s->buf + c * esize, bytes / esize, esize,
                   s->columns ? s->row_bytes : esize);
     /* a chunk of zeros (a drive's columns where nothing drives) is not written: a chunk
@@ -1251,6 +1272,10 @@ mbsWriter *mbs_output_create(const char *path, const mbsOutputInfo *info, mbsErr
     goto fail;
   }
   w->flush_interval = DEFAULT_FLUSH_SECONDS;
+  w->pk.level = info->deflate_level < 0   ? 0
+                : info->deflate_level == 0 ? DEFLATE_LEVEL
+                : info->deflate_level > 9  ? 9
+                                           : info->deflate_level;
   const char *slash = strrchr(w->path, '/');
   w->h5_name = slash ? slash + 1 : w->path;
   w->status = malloc(sizeof("running"));
@@ -1493,7 +1518,7 @@ static int add_series(mbsWriter *w, const mbsSeriesSpec *spec, int table, mbsErr
   s->nonfinite_ok = spec->nonfinite_ok;
   s->table = table;
   w->ns++;
-  if (series_create(w->file, s->path, s) < 0) {
+  if (series_create(w->file, s->path, s, w->pk.level) < 0) {
     h5_fail(err, w->path, "create dataset", s->path);
     return -1;
   }

@@ -593,6 +593,7 @@ mbsStatus mbs_run_attach(mbsRun *r, const char *path, int overwrite, mbsError *e
       .n_constraints = m->ncon,
       .n_dof = m->ndof,
       .write_xdmf = m->output_xdmf,
+      .deflate_level = m->output_compression > 0 ? m->output_compression : -1,
       .restart_from = r->restart.from,
       .overwrite = overwrite,
   };

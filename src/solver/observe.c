@@ -4,27 +4,54 @@
 
 #include "mbsim/elements.h"
 #include "mbsim/solver.h"
+#include "solver/schur.h"
 #include "util/vec3.h"
+
+/* -lambda_r grad g_r of one row (its entries idx, val) added onto the nodes of frame f (n0 its
+ * first node; rigid: a body's four) */
+static void row_share(const mbsModel *m, int n0, int rigid, double lambda, const int *idx,
+                      const double *val, int nz, double gen[4][3]) {
+  for (int e = 0; e < nz; e++) {
+    int qi = idx[e], li = qi / 3 - n0;
+    if (qi < 3 * m->nnode && li >= 0 && li < 4 && (li == 0 || rigid)) {
+      gen[li][qi % 3] -= lambda * val[e];
+    }
+  }
+}
 
 /* resultant of -lambda_r grad g_r on the nodes of frame f (a body's or a beam node's): force F
  * and torque about the
  * point p = phi + c^i d_i (c in director coordinates), M = d_i x f^i + (phi - p) x F
  * (seed 000 eq. 33); q is where the step evaluated the constraint forces */
-static void body_resultant(const mbsModel *m, mbsData *d, int j, int f, const double *q,
-                           const double *p_world, double F[3], double M[3]) {
+static void body_resultant(const mbsModel *m, mbsData *d, const mbsSchur *s, int j, int f,
+                           const double *q, const double *p_world, double F[3], double M[3]) {
   double gen[4][3];
   memset(gen, 0, sizeof(gen));
   int n0 = m->attach_node[f], rigid = mbs_attach_nnode(m->attach_kind[f]) == 4;
   /* the joint's rows: its quadratic rows, then those of constraint elements it owns (drives,
-   * augmentation); d->ework holds an element's g and G (mbs_rows_work_size doubles) */
-  mbsRowIter it;
-  for (mbs_rows_begin_joint(&it, m, j, q, d->t, 1, d->ework); mbs_rows_next(&it);) {
-    double lambda = d->lambda_rec[it.row];
-    for (int e = 0; e < it.nz; e++) {
-      int qi = it.idx[e], li = qi / 3 - n0;
-      if (qi < 3 * m->nnode && li >= 0 && li < 4 && (li == 0 || rigid)) {
-        gen[li][qi % 3] -= lambda * it.val[e];
+   * augmentation), in the walk's order; from the record's Schur complement when it holds G
+   * at q (s not NULL: the same entries, so the same sums), else walked here (d->ework holds
+   * an element's g and G: mbs_rows_work_size doubles) */
+  if (s) {
+    const int *idx;
+    int nz;
+    for (int r = m->joint_con[j]; r < m->joint_con[j] + m->joint_ncon[j]; r++) {
+      const double *val = mbs_schur_row(s, r, &idx, &nz);
+      row_share(m, n0, rigid, d->lambda_rec[r], idx, val, nz, gen);
+    }
+    int e0 = m->joint_elem ? m->joint_elem[2 * j] : 0;
+    int e1 = m->joint_elem ? m->joint_elem[2 * j + 1] : m->nelem;
+    for (int k = e0; k < e1; k++) {
+      const mbsElem *el = &m->elem[k];
+      for (int c = 0; el->joint == j && c < el->ncon; c++) {
+        const double *val = mbs_schur_row(s, el->con0 + c, &idx, &nz);
+        row_share(m, n0, rigid, d->lambda_rec[el->con0 + c], idx, val, nz, gen);
       }
+    }
+  } else {
+    mbsRowIter it;
+    for (mbs_rows_begin_joint(&it, m, j, q, d->t, 1, d->ework); mbs_rows_next(&it);) {
+      row_share(m, n0, rigid, d->lambda_rec[it.row], it.idx, it.val, it.nz, gen);
     }
   }
   vcopy(F, gen[0]);
@@ -42,6 +69,7 @@ static void body_resultant(const mbsModel *m, mbsData *d, int j, int f, const do
 
 void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
   const double *q = d->q;
+  const mbsSchur *s = mbs_schur_at(d->schur, q, d->t) ? d->schur : NULL;
   for (int j = 0; j < m->njoint; j++) {
     double *out = d->joint_reaction + 6 * j;
     memset(out, 0, 6 * sizeof(double));
@@ -51,10 +79,10 @@ void mbs_joint_reactions(const mbsModel *m, mbsData *d) {
      * body 2 is static) */
     mbs_attach_point(m, f2, m->joint_point + 3 * j, q, p);
     if (m->attach_node[f2] >= 0) {
-      body_resultant(m, d, j, f2, q, p, out, out + 3);
+      body_resultant(m, d, s, j, f2, q, p, out, out + 3);
     } else {
       /* body 2 is static: minus what the joint exerts on body 1 (action and reaction) */
-      body_resultant(m, d, j, f1, q, p, out, out + 3);
+      body_resultant(m, d, s, j, f1, q, p, out, out + 3);
       for (int i = 0; i < 6; i++) {
         out[i] = -out[i];
       }
@@ -182,7 +210,9 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   o->impact_dissipated = d->impact_dissipated;
   o->friction_dissipated = d->friction_dissipated;
   o->numerical_dissipated = d->numerical_dissipated;
-  o->violation = mbs_constraint_violation(m, q, d->t, NULL);
+  /* from the walk of the record's Schur complement when it factored at this configuration */
+  o->violation = mbs_schur_at(d->schur, q, d->t) ? mbs_schur_violation(d->schur)
+                                                 : mbs_constraint_violation(m, q, d->t, NULL);
   mbs_joint_reactions(m, d);
   mbs_joint_drives(m, d);
   /* each load's force and torque on its second body, at the consistent state */

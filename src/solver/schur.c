@@ -61,6 +61,11 @@ struct mbsSchur {
   double *s_val;
   mbsCholesky *chol;
   double *w1, *w2, *w3; /* (nq), (ncon), (ncon) scratch of solve */
+  /* the configuration of the last factor (its G), for the record's observables */
+  int at_valid; /* 1 once a factor succeeded */
+  double *q_at; /* (nq) */
+  double t_at;
+  double violation; /* max |g| over the rows at (q_at, t_at), as mbs_constraint_violation */
 };
 
 void mbs_schur_destroy(mbsSchur *s) {
@@ -72,7 +77,8 @@ void mbs_schur_destroy(mbsSchur *s) {
                   s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
                   s->rc_off,     s->rc_nodes,  s->gblk,     s->yblk,   s->pair_i,    s->pair_j,
                   s->pair_pos,
-                  s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3};
+                  s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3,
+                  s->q_at};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
     free(ptrs[i]);
   }
@@ -389,7 +395,8 @@ mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, doubl
     s->w1 = malloc((size_t)m->nq * sizeof(double));
     s->w2 = malloc((size_t)m->ncon * sizeof(double));
     s->w3 = malloc((size_t)m->ncon * sizeof(double));
-    ok = s->w1 && s->w2 && s->w3 ? 1 : -1;
+    s->q_at = malloc((size_t)m->nq * sizeof(double));
+    ok = s->w1 && s->w2 && s->w3 && s->q_at ? 1 : -1;
   }
   if (ok < 0) {
     mbs_schur_destroy(s);
@@ -431,15 +438,22 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
   if (d->sys->n != m->nq + m->ncon) {
     return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "the system has a dynamic tail");
   }
-  /* G at (q, t), in the pattern of create */
+  /* G at (q, t), in the pattern of create; the largest |g| on the way, as
+   * mbs_constraint_violation takes it (the same g of the same walk) */
   mbsRowIter it;
+  double worst = 0.0;
+  s->at_valid = 0;
   for (mbs_rows_begin(&it, m, q, t, 1, d->ework); mbs_rows_next(&it);) {
     int r = it.row, p = s->g_ptr[r];
     if (it.nz != s->g_ptr[r + 1] - p || memcmp(it.idx, s->g_idx + p, (size_t)it.nz * sizeof(int))) {
       return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "row %d changed its pattern", r);
     }
     memcpy(s->g_val + p, it.val, (size_t)it.nz * sizeof(double));
+    if (!(fabs(it.g) <= worst) && !isnan(worst)) {
+      worst = fabs(it.g);
+    }
   }
+  s->violation = worst;
   /* the pieces of G and of G M^-1 on each block */
   int nrc = s->rc_ptr[s->ncon];
   memset(s->gblk, 0, (size_t)s->nblk * sizeof(double));
@@ -468,7 +482,27 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
     }
     s->s_val[s->pair_pos[k]] += sum;
   }
-  return mbs_cholesky_factor(s->chol, s->s_val, err);
+  mbsStatus st = mbs_cholesky_factor(s->chol, s->s_val, err);
+  if (st == MBS_OK) {
+    memcpy(s->q_at, q, (size_t)s->nq * sizeof(double));
+    s->t_at = t;
+    s->at_valid = 1;
+  }
+  return st;
+}
+
+int mbs_schur_at(const mbsSchur *s, const double *q, double t) {
+  return s && s->at_valid && s->t_at == t && !memcmp(s->q_at, q, (size_t)s->nq * sizeof(double));
+}
+
+double mbs_schur_violation(const mbsSchur *s) {
+  return s->violation;
+}
+
+const double *mbs_schur_row(const mbsSchur *s, int row, const int **idx, int *nz) {
+  *idx = s->g_idx + s->g_ptr[row];
+  *nz = s->g_ptr[row + 1] - s->g_ptr[row];
+  return s->g_val + s->g_ptr[row];
 }
 
 /* x (nq) = M^-1 b, block by block */

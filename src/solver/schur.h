@@ -26,6 +26,14 @@ mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, doubl
  * mbs_velocity_residual with the G of the factor instead of a walk over the rows */
 double mbs_schur_velocity_residual(const mbsSchur *s, const mbsModel *m, const double *q,
                                    const double *v, double t, double *r);
+/* 1 when s (may be NULL) holds a factor at exactly (q, t): its G and violation are those of
+ * a walk over the rows there */
+int mbs_schur_at(const mbsSchur *s, const double *q, double t);
+/* max |g| over the rows at the last factor's (q, t): mbs_constraint_violation's value */
+double mbs_schur_violation(const mbsSchur *s);
+/* row `row` of G at the last factor: its values, *idx its coordinates, *nz entries, in the
+ * order of the row walk (mbs_rows_next) */
+const double *mbs_schur_row(const mbsSchur *s, int row, const int **idx, int *nz);
 void mbs_schur_destroy(mbsSchur *s);
 
 #endif
