@@ -263,7 +263,7 @@ typedef struct {
 } mbsDeckOutput;
 
 /* output.compression when the deck does not give it (docs/output.md, "Compression") */
-#define DECK_DEFAULT_COMPRESSION 0
+#define DECK_DEFAULT_COMPRESSION 1
 
 /* the whole deck */
 typedef struct mbsDeck {
