@@ -60,7 +60,8 @@
 #define LM_MIN 1e-14       /* the smallest */
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
-#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
+#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled, plus */
+#define STALL_PER 4        /* one more per this many contacts of the island (see island_newton) */
 #define STALL_ITER_OK 3    /* the same once the best iterate's residual is within the accepted
                               one (the non-monotone search may stand above it) */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
@@ -1040,13 +1041,21 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   for (int i = 0; i < n; i++) {
     memcpy(cs->nbest + 3 * mem[i], p->L + 3 * mem[i], 3 * sizeof(double));
   }
-  int it, slow = 0;
+  /* the stall window grows with the island: on a large pile of redundant frictional contacts
+   * (rank deficient G, non-unique impulses) the semi-smooth Newton iteration creeps with short
+   * line-search steps while the contacts' stick/slip/open states settle, one switch after
+   * another, before its fast local convergence sets in (Alart and Curnier's method is locally
+   * quadratic only once the active set is identified; on the damped elastic bowl's 157-point
+   * island that takes 30-50 iterations without halving the residual). A window of 8 gave up
+   * there at ~1e-4 of the velocity scale and the sweeps and the compliance after it did no
+   * better. */
+  int it, slow = 0, window = STALL_ITER + n / STALL_PER;
   /* the LU is kept while the steps it gives contract the residual by CHORD_CONTRACT (a
    * factorization costs what many solves cost); the same sparse island again (the step's next
    * alternation) starts from the LU it left */
   int lu_ok = !dense && sp->held, refactor = !lu_ok, chord = 0;
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol &&
-              slow < (rlow <= p->accept ? STALL_ITER_OK : STALL_ITER);
+              slow < (rlow <= p->accept ? STALL_ITER_OK : window);
        it++) {
     double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
     double res_before = *res;
@@ -1205,7 +1214,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       }
     }
     refactor = !(*res <= CHORD_CONTRACT * res_before);
-    /* stalled: the residual has not halved for STALL_ITER iterations (degenerate contacts at
+    /* stalled: the residual has not halved for window iterations (degenerate contacts at
      * the boundary of their cones, where the iteration creeps) */
     if (*res <= 0.5 * rbest) {
       rbest = *res;
