@@ -465,15 +465,19 @@ static double law_violation(const Lattice *P, const double *L, double tol) {
       }
     }
     const double *l = L + 3 * k;
-    double lt = hypot(l[1], l[2]), vt = hypot(xi[1], xi[2]), ltol = 4.0 * tol / dmax;
-    double v = fmax(-l[0] / ltol, -xi[0] / tol);
-    v = fmax(v, fmin(l[0] / ltol, xi[0] / tol)); /* one of the two is zero */
+    /* allowances: 2 tol for a velocity, 4 tol / max diag G for an impulse (the prox map
+     * projects normal and tangential parts together); xi_T's direction is known to tol / |xi_T| */
+    double lt = hypot(l[1], l[2]), vt = hypot(xi[1], xi[2]), vtol = 2.0 * tol;
+    double ltol = 4.0 * tol / dmax;
+    double v = fmax(-l[0] / ltol, -xi[0] / vtol);
+    v = fmax(v, fmin(l[0] / ltol, xi[0] / vtol)); /* one of the two is zero */
     v = fmax(v, (lt - P->mu[k] * l[0]) / ltol);
     if (lt < P->mu[k] * l[0] - ltol) {
-      v = fmax(v, vt / tol); /* sticking */
-    } else if (vt > tol) {     /* sliding: L_T against xi_T at the cone's edge */
+      v = fmax(v, vt / vtol); /* sticking */
+    } else if (vt > vtol) {   /* sliding: L_T against xi_T at the cone's edge */
+      double dir = ltol + 2.0 * P->mu[k] * l[0] * tol / vt;
       for (int a = 1; a < 3; a++) {
-        v = fmax(v, fabs(l[a] + P->mu[k] * l[0] * xi[a] / vt) / ltol);
+        v = fmax(v, fabs(l[a] + P->mu[k] * l[0] * xi[a] / vt) / dir);
       }
     }
     worst = fmax(worst, v);

@@ -38,7 +38,9 @@
  *     cost the blocks of G in the sweeps and the residuals (xi_row), which the caller
  *     forms;
  *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps
- *     or until they stall within the accepted residual (sweeps).
+ *     or until they stall within the accepted residual (sweeps);
+ *  4. where that is still above the accepted residual, Newton once more from the sweeps'
+ *     impulses with a stall window that grows with the island (mbs_contact_solve).
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
 #include <limits.h>
@@ -60,8 +62,8 @@
 #define LM_MIN 1e-14       /* the smallest */
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
-#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled, plus */
-#define STALL_PER 4        /* one more per this many contacts of the island (see island_newton) */
+#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
+#define STALL_PER 4        /* Newton's second try: one more per this many contacts (below) */
 #define STALL_ITER_OK 3    /* the same once the best iterate's residual is within the accepted
                               one (the non-monotone search may stand above it) */
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
@@ -962,9 +964,11 @@ static int use_augmented(const mbsContactProblem *p, const int *mem, int n) {
 }
 
 /* Newton (with the Levenberg-Marquardt term and a line search) on the island's Phi from
- * p->L; returns the iterations, the residual into *res; p->L holds the best iterate */
+ * p->L, stalled after window iterations that do not halve the residual; returns the
+ * iterations, the residual into *res; p->L holds the best iterate */
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
-                         double reg, double *res, mbsContactStats *st, mbsError *err) {
+                         double reg, int window, double *res, mbsContactStats *st,
+                         mbsError *err) {
   int N = 3 * n, aug = use_augmented(p, mem, n), dense = !aug && N <= DENSE_MAX, one = 1;
   int ny = 0, M = N;
   SparseLU *sp = aug ? &cs->alu : &cs->glu;
@@ -1041,15 +1045,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   for (int i = 0; i < n; i++) {
     memcpy(cs->nbest + 3 * mem[i], p->L + 3 * mem[i], 3 * sizeof(double));
   }
-  /* the stall window grows with the island: on a large pile of redundant frictional contacts
-   * (rank deficient G, non-unique impulses) the semi-smooth Newton iteration creeps with short
-   * line-search steps while the contacts' stick/slip/open states settle, one switch after
-   * another, before its fast local convergence sets in (Alart and Curnier's method is locally
-   * quadratic only once the active set is identified; on the damped elastic bowl's 157-point
-   * island that takes 30-50 iterations without halving the residual). A window of 8 gave up
-   * there at ~1e-4 of the velocity scale and the sweeps and the compliance after it did no
-   * better. */
-  int it, slow = 0, window = STALL_ITER + n / STALL_PER;
+  int it, slow = 0;
   /* the LU is kept while the steps it gives contract the residual by CHORD_CONTRACT (a
    * factorization costs what many solves cost); the same sparse island again (the step's next
    * alternation) starts from the LU it left */
@@ -1311,7 +1307,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
     if (!(res <= p->tol) && ni > 1) {
       memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double)); /* before Newton */
       double rb = res;
-      int it = island_newton(p, cs, mem, ni, 0.0, &res, st, err);
+      int it = island_newton(p, cs, mem, ni, 0.0, STALL_ITER, &res, st, err);
       if (it < 0) {
         return -1;
       }
@@ -1325,6 +1321,31 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
         }
         if (!(res <= p->accept)) {
           st->sweeps += sweeps(p, cs, mem, ni, p->max_iter, &res);
+        }
+        if (!(res <= p->accept) && ni > STALL_PER) {
+          /* Newton again from the sweeps' impulses, with a stall window that grows with the
+           * island: on a large pile of redundant frictional contacts (G rank deficient, the
+           * impulses non-unique) the semi-smooth Newton iteration creeps with short
+           * line-search steps while the points' stick, slip and open states settle, one
+           * switch after another, before its fast local convergence sets in (Alart and
+           * Curnier's method converges fast once the active set is identified; the damped
+           * elastic bowl's 157-point island takes 30-50 iterations without halving its
+           * residual, then reaches 1e-7 to 1e-11 of the velocity scale where 8 iterations,
+           * the sweeps and the compliance stopped near 1e-4). Only here: where the sweeps
+           * do bring an island within accept (a pile of dice), the short window is cheaper */
+          memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double));
+          double rs = res;
+          int it2 = island_newton(p, cs, mem, ni, 0.0, STALL_ITER + ni / STALL_PER, &res, st, err);
+          if (it2 < 0) {
+            return -1;
+          }
+          st->newton += it2;
+          if (rs < res) {
+            for (int m = 0; m < ni; m++) {
+              memcpy(p->L + 3 * mem[m], cs->best + 3 * mem[m], 3 * sizeof(double));
+            }
+            res = rs;
+          }
         }
       }
     }
@@ -1342,7 +1363,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
         gmax = fmax(gmax, 1.0 / cs->r[mem[m]]);
         memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
       }
-      int it = island_newton(p, cs, mem, ni, p->reg * gmax, &rr, st, err);
+      int it = island_newton(p, cs, mem, ni, p->reg * gmax, STALL_ITER, &rr, st, err);
       if (it < 0) {
         return -1;
       }
