@@ -38,10 +38,7 @@
  *     cost the blocks of G in the sweeps and the residuals (xi_row), which the caller
  *     forms;
  *  3. Gauss-Seidel again from the best impulses where Newton stalled, up to max_iter sweeps
- *     or until they stall within the accepted residual (sweeps);
- *  4. where that is still above the accepted residual, the compliance's last resort (below),
- *     and where that fails too, Newton once more from the best impulses with a stall window
- *     that grows with the island (mbs_contact_solve).
+ *     or until they stall within the accepted residual (sweeps).
  * An island whose residual stays above tol leaves its best impulses and the call reports
  * it. */
 #include <limits.h>
@@ -63,8 +60,8 @@
 #define LM_MIN 1e-14       /* the smallest */
 #define LOCAL_ITER 40      /* Newton iterations of one contact's problem */
 #define GOAL 0.25          /* Newton aims at GOAL tol: the caller's check recomputes xi */
-#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled */
-#define STALL_PER 4        /* Newton's last try: one more per this many contacts, */
+#define STALL_ITER 8       /* Newton iterations without halving the residual: stalled, */
+#define STALL_PER 4        /* one more per this many contacts of the island, */
 #define STALL_MAX 48       /* up to this many (mbs_contact_solve) */
 #define STALL_ITER_OK 3    /* the same once the best iterate's residual is within the accepted
                               one (the non-monotone search may stand above it) */
@@ -1305,11 +1302,22 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
     st->largest = ni > st->largest ? ni : st->largest;
     double res;
     int pre = p->max_iter < PRE_SWEEPS ? p->max_iter : PRE_SWEEPS;
+    /* Newton's stall window grows with the island: on a large pile of redundant frictional
+     * contacts (G rank deficient, the impulses non-unique) the semi-smooth Newton iteration
+     * creeps with short line-search steps while the points' stick, slip and open states
+     * settle, one switch after another, before its fast local convergence sets in (Alart and
+     * Curnier's method converges fast once the active set is identified): the damped elastic
+     * bowl's 157-point island takes 30-50 iterations without halving its residual, then
+     * reaches 1e-7 to 1e-11 of the velocity scale, where a window of 8, the sweeps and the
+     * compliance stopped near 1e-4 and the step was halved. Capped: on 400-point islands of
+     * 100 dice that do stall, each iteration costs ~2 ms */
+    int window = STALL_ITER + ni / STALL_PER;
+    window = window < STALL_MAX ? window : STALL_MAX;
     st->sweeps += sweeps(p, cs, mem, ni, ni == 1 ? 1 : pre, &res);
     if (!(res <= p->tol) && ni > 1) {
       memcpy(cs->best, p->L, 3 * (size_t)n * sizeof(double)); /* before Newton */
       double rb = res;
-      int it = island_newton(p, cs, mem, ni, 0.0, STALL_ITER, &res, st, err);
+      int it = island_newton(p, cs, mem, ni, 0.0, window, &res, st, err);
       if (it < 0) {
         return -1;
       }
@@ -1330,7 +1338,6 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
       res = island_residual(p, cs, mem, ni, p->L);
       st->stalled += res <= p->accept;
     }
-    int reg_ok = 0;
     if (!(res <= p->accept) && ni > 1 && p->reg > 0.0) {
       /* the last resort: the problem with a compliance reg of every contact (G + reg I is
        * positive definite: a pile jammed by friction, whose rigid problem has no solution
@@ -1341,7 +1348,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
         gmax = fmax(gmax, 1.0 / cs->r[mem[m]]);
         memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
       }
-      int it = island_newton(p, cs, mem, ni, p->reg * gmax, STALL_ITER, &rr, st, err);
+      int it = island_newton(p, cs, mem, ni, p->reg * gmax, window, &rr, st, err);
       if (it < 0) {
         return -1;
       }
@@ -1350,46 +1357,11 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
       if (rreg <= p->accept_reg && rreg < res) {
         res = rreg;
         st->regularized++;
-        reg_ok = 1;
       } else {
         for (int m = 0; m < ni; m++) {
           memcpy(p->L + 3 * mem[m], cs->best + 3 * mem[m], 3 * sizeof(double));
         }
       }
-    }
-    if (!(res <= p->accept) && !reg_ok && ni > STALL_PER) {
-      /* where all that failed (the step would be halved): Newton once more from the best
-       * impulses, with a stall window that grows with the island. On a large pile of
-       * redundant frictional contacts (G rank deficient, the impulses non-unique) the
-       * semi-smooth Newton iteration can creep with short line-search steps while the
-       * points' stick, slip and open states settle, one switch after another, before its
-       * fast local convergence sets in (Alart and Curnier's method converges fast once the
-       * active set is identified): the damped elastic bowl's 157-point island takes 30-50
-       * iterations without halving its residual, then reaches 1e-7 to 1e-11 of the velocity
-       * scale, where 8 iterations, the sweeps and the compliance stopped near 1e-4. Only
-       * here, after the cheaper means: on a pile of 100 dice a second try after every
-       * failed sweep cost 40 % more CPU than the compliance it spared */
-      double rs = res;
-      for (int m = 0; m < ni; m++) {
-        memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
-      }
-      int win = STALL_ITER + ni / STALL_PER;
-      int it = island_newton(p, cs, mem, ni, 0.0, win < STALL_MAX ? win : STALL_MAX, &res, st,
-                             err);
-      if (it < 0) {
-        return -1;
-      }
-      st->newton += it;
-      if (!(res <= p->tol)) {
-        res = island_residual(p, cs, mem, ni, p->L);
-      }
-      if (!(res < rs)) {
-        for (int m = 0; m < ni; m++) {
-          memcpy(p->L + 3 * mem[m], cs->best + 3 * mem[m], 3 * sizeof(double));
-        }
-        res = rs;
-      }
-      st->stalled += res > p->tol && res <= p->accept;
     }
     st->residual = fmax(st->residual, res);
     converged &= res <= p->accept || (st->regularized > 0 && res <= p->accept_reg);
