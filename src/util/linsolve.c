@@ -298,7 +298,8 @@ void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale) {
   ls->common.scale = scale;
 }
 
-void mbs_linsolve_set_repivot(mbsLinsolve *ls, double ratio, int btf) {
+void mbs_linsolve_set_pivoting(mbsLinsolve *ls, double tol, double ratio, int btf) {
+  ls->common.tol = tol;
   ls->repivot = ratio;
   ls->btf = btf;
 }
