@@ -181,6 +181,59 @@ START_TEST(test_klu_repivots) {
 }
 END_TEST
 
+START_TEST(test_klu_repivot_ratio) {
+  /* [[1, 1], [1, 0]] pivots on a11 = 1 (condition estimate 1); [[1e-6, 1], [1, 1]] on that
+   * order has pivots 1e-6 and -1e6 (estimate 1e-12): below the default ratio 1e-3 KLU pivots
+   * afresh, below a ratio set to 1e-15 it keeps the order (and the solve stays exact to
+   * round-off times the growth 1e6) */
+  static const int colptr[3] = {0, 2, 4}, rowind[4] = {0, 1, 0, 1};
+  const double first[4] = {1.0, 1.0, 1.0, 0.0}, later[4] = {1e-6, 1.0, 1.0, 1.0};
+  const double b[2] = {1.0, 2.0};
+  double x[2];
+  mbsError err;
+  for (int kept = 0; kept < 2; kept++) {
+    mbsLinsolve *ls = mbs_linsolve_create(MBS_LINEAR_KLU, 2, colptr, rowind, &err);
+    ck_assert_ptr_nonnull(ls);
+    if (kept) {
+      mbs_linsolve_set_pivoting(ls, 0.1, 1e-15, 0);
+    }
+    ck_assert_msg(mbs_linsolve_factor(ls, first, 0, &err) == MBS_OK, "%s", err.msg);
+    ck_assert_msg(mbs_linsolve_factor(ls, later, 0, &err) == MBS_OK, "%s", err.msg);
+    ck_assert_int_eq(mbs_linsolve_fresh_count(ls), kept ? 1 : 2);
+    ck_assert_int_eq(mbs_linsolve_solve(ls, later, b, x, &err), MBS_OK);
+    /* x = (1, 1 - 2e) / (1 - e), e = 1e-6 */
+    ck_assert_double_eq_tol(x[0], 1.0 / (1.0 - 1e-6), 1e-9);
+    ck_assert_double_eq_tol(x[1], (1.0 - 2e-6) / (1.0 - 1e-6), 1e-9);
+    mbs_linsolve_destroy(ls);
+  }
+}
+END_TEST
+
+START_TEST(test_klu_diagonal_pivots) {
+  /* [[0.01, 1], [1, 1]]: with the default tolerance 0.1 KLU pivots column 1 on a21 = 1, with
+   * 1e-3 on the diagonal 0.01. Then row 2 becomes (0, 1) (a contact that opened): the first
+   * order meets an exact zero pivot and pivots afresh, the diagonal one refactors. Both solve
+   * [[0.01, 1], [0, 1]] x = (1, 2): x = (-100, 2) */
+  static const int colptr[3] = {0, 2, 4}, rowind[4] = {0, 1, 0, 1};
+  const double first[4] = {0.01, 1.0, 1.0, 1.0}, later[4] = {0.01, 0.0, 1.0, 1.0};
+  const double b[2] = {1.0, 2.0};
+  double x[2];
+  mbsError err;
+  for (int diag = 0; diag < 2; diag++) {
+    mbsLinsolve *ls = mbs_linsolve_create(MBS_LINEAR_KLU, 2, colptr, rowind, &err);
+    ck_assert_ptr_nonnull(ls);
+    mbs_linsolve_set_pivoting(ls, diag ? 1e-3 : 0.1, 1e-3, 1);
+    ck_assert_msg(mbs_linsolve_factor(ls, first, 0, &err) == MBS_OK, "%s", err.msg);
+    ck_assert_msg(mbs_linsolve_factor(ls, later, 0, &err) == MBS_OK, "%s", err.msg);
+    ck_assert_int_eq(mbs_linsolve_fresh_count(ls), diag ? 1 : 2);
+    ck_assert_int_eq(mbs_linsolve_solve(ls, later, b, x, &err), MBS_OK);
+    ck_assert_double_eq_tol(x[0], -100.0, 1e-12);
+    ck_assert_double_eq_tol(x[1], 2.0, 1e-14);
+    mbs_linsolve_destroy(ls);
+  }
+}
+END_TEST
+
 START_TEST(test_reanalyse) {
   /* a 2x2 diagonal pattern, then the full 2x2 pattern: the second solve needs the new
    * analysis; factorizations on one pattern analyse once */
@@ -235,6 +288,8 @@ Suite *linsolve_suite(void) {
   tcase_add_test(tc, test_solvers_agree);
   tcase_add_test(tc, test_solve_many);
   tcase_add_test(tc, test_klu_repivots);
+  tcase_add_test(tc, test_klu_repivot_ratio);
+  tcase_add_test(tc, test_klu_diagonal_pivots);
   tcase_add_test(tc, test_singular);
   tcase_add_test(tc, test_reanalyse);
   suite_add_tcase(s, tc);

@@ -68,6 +68,8 @@
 #define CHORD_CONTRACT 0.1 /* a Newton step on a kept LU must contract the residual this much */
 #define SEG_MAX 32         /* components one contact may touch in the augmented form */
 #define NONMONO 8          /* Armijo against the largest merit of this many iterates */
+#define ISLAND_PIVOT_TOL 1e-3 /* the sparse LU's diagonal preference (sparse_prepare) */
+#define ISLAND_REPIVOT 1e-5   /* and its reused pivot order */
 #define AUG_RATIO 1.0      /* the augmented form where its entries times this are fewer than H's */
 
 /* a sparse LU of island Newton matrices (util/linsolve.h, KLU): the pattern (hp, hi: CSC) and
@@ -599,6 +601,16 @@ static mbsStatus sparse_prepare(SparseLU *s, int N, const int *order, mbsError *
      * over the entries per factorization, took a fifth of the time of the
      * refactorizations of a pile's island) */
     mbs_linsolve_set_scaling(s->ls, -1);
+    /* an island is connected: its symmetric pattern is one block, which KLU's BTF search
+     * only confirms. Its Newton matrix changes with the contacts' states between
+     * iterations: a pivot taken off the diagonal in a contact's row becomes an exact zero
+     * once that contact opens (its row is then the identity's), and the condition estimate
+     * of the last fresh pivoting is that of another matrix. Pivots kept on the diagonal
+     * down to ISLAND_PIVOT_TOL of the column, and reused orders down to ISLAND_REPIVOT of
+     * that estimate, took a pile of 100 dice (0.70 -> 0.71 s) from 3.9 fresh pivotings per
+     * step (1.1 for a new pattern, 1.5 after a zero pivot, 1.3 on the estimate) to 1.2, and
+     * its instructions by 13 % (the default 0.1 and 1e-3 there) */
+    mbs_linsolve_set_pivoting(s->ls, ISLAND_PIVOT_TOL, ISLAND_REPIVOT, 0);
     s->held = 0;
   } else if (!same_pattern(s, N)) {
     mbs_linsolve_reanalyse(s->ls, N, s->hp, s->hi);

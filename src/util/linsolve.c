@@ -44,6 +44,8 @@ struct mbsLinsolve {
   double rcond_pin;   /* rcond of the pinned order's own factorization */
   const int *perm;    /* NULL, or the pivot order given (mbs_linsolve_set_order) */
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
+  double repivot;     /* a reused order's rcond below this times rcond_fresh: fresh pivots */
+  int btf;            /* KLU's block triangular form before its AMD order (1 by default) */
   long analyses;      /* symbolic analyses done */
   long fresh;         /* full factorizations with fresh pivoting (these allocate) */
 };
@@ -77,6 +79,8 @@ mbsLinsolve *mbs_linsolve_create(mbsLinearSolver kind, int n, const int *colptr,
    * 1000, lets our saddle-point matrices grow their factors: residuals of 1e-11 where
    * 0.1 keeps round-off, at no measurable cost) */
   ls->common.tol = 0.1;
+  ls->repivot = REPIVOT_RCOND;
+  ls->btf = 1;
   return ls;
 }
 
@@ -149,6 +153,7 @@ static mbsStatus klu_analyse(mbsLinsolve *ls, mbsError *err) {
       ls->common.btf = 0;
       ls->ksym = klu_analyze_given(ls->n, ap, ai, q, q, &ls->common);
     } else {
+      ls->common.btf = ls->btf;
       ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
     }
     if (!ls->ksym) {
@@ -196,7 +201,7 @@ static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int re
   if (order && klu_refactor(ap, ai, ax, ls->ksym, order, &ls->common) &&
       ls->common.status == KLU_OK && klu_rcond(ls->ksym, order, &ls->common) &&
       ls->common.rcond >=
-          (order == ls->kpin ? PIN_RCOND * ls->rcond_pin : REPIVOT_RCOND * ls->rcond_fresh)) {
+          (order == ls->kpin ? PIN_RCOND * ls->rcond_pin : ls->repivot * ls->rcond_fresh)) {
     ls->kcur = order;
     return MBS_OK;
   }
@@ -291,6 +296,12 @@ void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int
 
 void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale) {
   ls->common.scale = scale;
+}
+
+void mbs_linsolve_set_pivoting(mbsLinsolve *ls, double tol, double ratio, int btf) {
+  ls->common.tol = tol;
+  ls->repivot = ratio;
+  ls->btf = btf;
 }
 
 long mbs_linsolve_analyses(const mbsLinsolve *ls) {

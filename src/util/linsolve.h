@@ -34,6 +34,13 @@ void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int
  * and the pattern not checked: for patterns built sorted and without duplicates); UMFPACK
  * keeps its own */
 void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale);
+/* KLU: partial pivoting that keeps the diagonal entry while it is at least tol times the
+ * column's largest (0.1 by default), a reused pivot order kept while its condition estimate
+ * stays above ratio times the one of the last fresh pivoting (1e-3 by default; smaller keeps
+ * orders longer), and whether the next analysis looks for a block triangular form (btf 1,
+ * the default; 0 for patterns known to be one irreducible block, whose BTF search finds
+ * nothing) */
+void mbs_linsolve_set_pivoting(mbsLinsolve *ls, double tol, double ratio, int btf);
 /* symbolic analyses done so far */
 long mbs_linsolve_analyses(const mbsLinsolve *ls);
 /* the numeric factorizations with fresh pivoting so far (UMFPACK: every one; KLU: those of
