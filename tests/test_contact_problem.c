@@ -406,6 +406,19 @@ static void lattice(Lattice *P, int m, unsigned seed) {
   free(Z);
 }
 
+/* the lattice's contact problem with the settings of a Moreau step (1e-6 accepted where the
+ * solver stalls, the compliance's last resort), tolerance tol of the velocity scale 1 */
+static mbsContactProblem lattice_problem(const Lattice *P, double *L, double tol, int max_iter,
+                                         int augmented) {
+  mbsContactProblem p = {.n = P->n, .gptr = P->gptr, .gcol = P->gcol, .gval = P->gval,
+                         .mu = P->mu, .xi0 = P->xi0, .L = L, .tol = tol, .vscale = 1.0,
+                         .accept = 1e-6, .max_iter = max_iter, .reg = 1e-6, .accept_reg = 1e-4,
+                         .pen = NULL, .ny = P->nb * LAT_ND, .theta = THETA, .sptr = P->sptr,
+                         .sy0 = P->sy0, .slen = P->slen, .soff = P->soff, .xval = P->xval,
+                         .wptr = P->wptr, .wy = P->wy, .wval = P->wval, .augmented = augmented};
+  return p;
+}
+
 /* the island's Newton on G's pattern (augmented = -1): the LU's entries per contact grow by
  * less than half when the contacts grow fourfold (a dense LU: 4x). Whether the random
  * frictional problem converges is asked in test_pile_converges; here its factorizations are
@@ -422,12 +435,7 @@ START_TEST(test_pile_fill) {
     mbsContactSolver *cs = mbs_contact_solver_create(&err);
     ck_assert_ptr_nonnull(cs);
     double tol = 1e-10;
-    mbsContactProblem p = {.n = P.n, .gptr = P.gptr, .gcol = P.gcol, .gval = P.gval,
-                           .mu = P.mu, .xi0 = P.xi0, .L = L, .tol = tol, .vscale = 1.0,
-                           .accept = 1e-6, .max_iter = 200, .reg = 1e-6, .accept_reg = 1e-4,
-                           .pen = NULL, .ny = P.nb * LAT_ND, .theta = THETA, .sptr = P.sptr,
-                           .sy0 = P.sy0, .slen = P.slen, .soff = P.soff, .xval = P.xval,
-                           .wptr = P.wptr, .wy = P.wy, .wval = P.wval, .augmented = -1};
+    mbsContactProblem p = lattice_problem(&P, L, tol, 200, -1);
     mbsContactStats st;
     ck_assert_int_ge(mbs_contact_solve(cs, &p, &st, &err), 0);
     ck_assert_int_eq(st.islands, 1);
@@ -505,12 +513,7 @@ START_TEST(test_pile_converges) {
     mbsContactSolver *cs = mbs_contact_solver_create(&err);
     ck_assert_ptr_nonnull(cs);
     double tol = 1e-10;
-    mbsContactProblem p = {.n = P.n, .gptr = P.gptr, .gcol = P.gcol, .gval = P.gval,
-                           .mu = P.mu, .xi0 = P.xi0, .L = L, .tol = tol, .vscale = 1.0,
-                           .accept = 1e-6, .max_iter = 100, .reg = 1e-6, .accept_reg = 1e-4,
-                           .pen = NULL, .ny = P.nb * LAT_ND, .theta = THETA, .sptr = P.sptr,
-                           .sy0 = P.sy0, .slen = P.slen, .soff = P.soff, .xval = P.xval,
-                           .wptr = P.wptr, .wy = P.wy, .wval = P.wval, .augmented = 0};
+    mbsContactProblem p = lattice_problem(&P, L, tol, 100, 0);
     mbsContactStats st;
     ck_assert_int_eq(mbs_contact_solve(cs, &p, &st, &err), 1);
     ck_assert_int_eq(st.islands, 1);
