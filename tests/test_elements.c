@@ -291,6 +291,37 @@ static void check_discrete_gradient(const mbsModel *m, const mbsElem *el, const 
   }
 }
 
+/* the buffers of check_fd for one element: G and its two finite-difference neighbours
+ * (ncon x nq), the Hessian term (nq x nq, zeroed) */
+typedef struct {
+  double *G, *Gp, *Gm, *H;
+} FdBufs;
+
+static void fd_bufs(FdBufs *b, const mbsElem *el) {
+  size_t nG = (size_t)el->ncon * (size_t)el->nq;
+  b->G = malloc(nG * sizeof(double));
+  b->Gp = malloc(nG * sizeof(double));
+  b->Gm = malloc(nG * sizeof(double));
+  b->H = calloc((size_t)el->nq * (size_t)el->nq, sizeof(double));
+  ck_assert(b->G && b->Gp && b->Gm && b->H);
+}
+
+static void fd_bufs_free(FdBufs *b) {
+  free(b->G);
+  free(b->Gp);
+  free(b->Gm);
+  free(b->H);
+}
+
+/* the element's constraints hold at the model's initial coordinates */
+static void holds_at_start(const mbsModel *m, const mbsElem *el) {
+  double g[MBS_ELEM_MAXCON];
+  mbs_element_kind(el->kind)->constraint(m, el, m->q0, 0.0, g, NULL);
+  for (int c = 0; c < el->ncon; c++) {
+    ck_assert_double_eq_tol(g[c], 0.0, 1e-12);
+  }
+}
+
 /* slide_on_beam (slide.c): G and the Hessian term against finite differences, the pattern's
  * pairs (hess_pair) holding every nonzero of the Hessian, and the discrete gradient's
  * Gbar (qb - qa) = g(qb) - g(qa) exactly when s crosses element boundaries, for quadratic
@@ -326,31 +357,23 @@ START_TEST(test_slide_element) {
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
     int ne = el->nq, nc = el->ncon, is = el->qidx[ne - 1];
     ck_assert_int_eq(nc, el->iparam[1] ? 6 : 3);
-    size_t nG = (size_t)nc * (size_t)ne;
-    double *G = malloc(nG * sizeof(double)), *Gp = malloc(nG * sizeof(double)),
-           *Gm = malloc(nG * sizeof(double)), *H = calloc((size_t)ne * ne, sizeof(double));
+    FdBufs b;
+    fd_bufs(&b, el);
     double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
-    /* the joint holds at t = 0 */
-    kind->constraint(m, el, m->q0, 0.0, g, NULL);
-    for (int c = 0; c < nc; c++) {
-      ck_assert_double_eq_tol(g[c], 0.0, 1e-12);
-    }
+    holds_at_start(m, el); /* the joint holds at t = 0 */
     perturb(q, m->q0, n, 0.02, 17);
     q[is] = m->q0[is] + 0.05;
-    kind->constraint(m, el, q, 0.0, g, G);
-    kind->constraint_hessian(m, el, q, 0.0, mu, H);
-    check_fd(m, el, q, 0.0, mu, G, H, gp, Gp, gm, Gm, 1e-6, 1);
+    kind->constraint(m, el, q, 0.0, g, b.G);
+    kind->constraint_hessian(m, el, q, 0.0, mu, b.H);
+    check_fd(m, el, q, 0.0, mu, b.G, b.H, gp, b.Gp, gm, b.Gm, 1e-6, 1);
     /* discrete gradient across two element boundaries, and within one element */
     double ds[2] = {0.55, 0.01};
     for (int c2 = 0; c2 < 2; c2++) {
       perturb(qb, m->q0, n, 0.02, 19 + c2);
       qb[is] = q[is] + ds[c2];
-      check_discrete_gradient(m, el, q, qb, mu, G);
+      check_discrete_gradient(m, el, q, qb, mu, b.G);
     }
-    free(G);
-    free(Gp);
-    free(Gm);
-    free(H);
+    fd_bufs_free(&b);
   }
   ck_assert_int_eq(nslide, 2);
   free(q);
@@ -396,27 +419,23 @@ START_TEST(test_slide_absolute) {
     }
     nslide++;
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
-    int ne = el->nq, nc = el->ncon, orient = el->iparam[1] != 0;
+    int nc = el->ncon, orient = el->iparam[1] != 0;
     double mu[MBS_ELEM_MAXCON] = {0.7, 0.0, 0.0};
     ck_assert_int_eq(nc, orient ? 2 : 1);
-    size_t nG = (size_t)nc * (size_t)ne;
-    double *G = malloc(nG * sizeof(double)), *Gp = malloc(nG * sizeof(double)),
-           *Gm = malloc(nG * sizeof(double)), *H = calloc((size_t)ne * ne, sizeof(double));
+    FdBufs b;
+    fd_bufs(&b, el);
     double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
-    kind->constraint(m, el, m->q0, 0.0, g, NULL);
-    for (int c = 0; c < nc; c++) {
-      ck_assert_double_eq_tol(g[c], 0.0, 1e-12);
-    }
+    holds_at_start(m, el);
     /* in the plane: x and y of every vector, s2's point moved along the beam */
     perturb(q, m->q0, n, 0.02, 17);
     for (int i = 2; i < n; i += 3) {
       q[i] = m->q0[i];
     }
     q[3 * m->attach_node[el->attach[0]]] += 0.13;
-    kind->constraint(m, el, q, 0.0, g, G);
+    kind->constraint(m, el, q, 0.0, g, b.G);
     ck_assert(fabs(g[0]) > 1e-3);
-    kind->constraint_hessian(m, el, q, 0.0, mu, H);
-    check_fd(m, el, q, 0.0, mu, G, H, gp, Gp, gm, Gm, 1e-6, 1);
+    kind->constraint_hessian(m, el, q, 0.0, mu, b.H);
+    check_fd(m, el, q, 0.0, mu, b.G, b.H, gp, b.Gp, gm, b.Gm, 1e-6, 1);
     /* the last element of the beam (its last node the last of the element's coordinates) */
     memcpy(qb, m->q0, (size_t)n * sizeof(double));
     qb[3 * m->attach_node[el->attach[0]]] += orient ? 0.45 : 0.8;
@@ -426,11 +445,8 @@ START_TEST(test_slide_absolute) {
     for (int i = 2; i < n; i += 3) {
       qb[i] = m->q0[i];
     }
-    check_discrete_gradient(m, el, q, qb, mu, G);
-    free(G);
-    free(Gp);
-    free(Gm);
-    free(H);
+    check_discrete_gradient(m, el, q, qb, mu, b.G);
+    fd_bufs_free(&b);
   }
   ck_assert_int_eq(nslide, 2);
   free(q);
