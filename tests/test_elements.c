@@ -456,6 +456,92 @@ START_TEST(test_slide_absolute) {
 }
 END_TEST
 
+/* slide_on_beam with `param: absolute` in space (two point rows D_a(s*) . (P - r(s*)), a = 2,
+ * 3, and with orient the three orientation rows at s*), on a curved beam out of every
+ * coordinate plane: G against finite differences (what s* contributes), the whole Hessian
+ * term with every multiplier nonzero (exact: the second derivative of s*(q) included), the
+ * pattern holding every nonzero, and Gonzalez's discrete gradient Gbar (qb - qa) = g(qb) -
+ * g(qa), away from the rows' zero set (every row of order 1e-2) */
+START_TEST(test_slide_absolute_space) {
+  static const char *const text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: p, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.4, 0, 0.02],\n"
+      "     orientation: {axis: [1, 2, 3], angle: 0.4}}\n"
+      "  - {name: r, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.3, 1.0, 0.12]}\n"
+      "beams:\n"
+      "  - {name: b2, nodes: [[0, 0, 0], [0.2, 0.05, 0.03], [0.4, 0, 0.02], [0.6, -0.05, 0],\n"
+      "     [0.8, 0, -0.04], [1.0, 0.1, 0], [1.2, 0, 0.05]], order: 2, up: [0, 0.3, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "  - {name: b1, from: [0, 1, 0], to: [1, 1, 0.2], elements: 4, up: [0, 0, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "joints:\n"
+      "  - {name: s2, type: slide_on_beam, bodies: [p, b2], point: [0, 0, 0], orient: true,\n"
+      "     param: absolute}\n"
+      "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0, 0, -0.06],\n"
+      "     param: absolute}\n"
+      "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  int n = m->nq, nslide = 0;
+  ck_assert_int_eq(m->nscalar, 0);
+  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  ck_assert(q && qb);
+  double mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2};
+  for (int k = 0; k < m->nelem; k++) {
+    const mbsElem *el = &m->elem[k];
+    if (el->kind != MBS_ELEM_SLIDE) {
+      continue;
+    }
+    nslide++;
+    const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+    int orient = el->iparam[1] != 0;
+    ck_assert_int_eq(el->ncon, orient ? 5 : 2);
+    FdBufs b;
+    fd_bufs(&b, el);
+    double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON];
+    holds_at_start(m, el);
+    /* off the line: every coordinate perturbed, the point moved along the beam and off it */
+    perturb(q, m->q0, n, 0.02, 17);
+    int p0 = 3 * m->attach_node[el->attach[0]];
+    q[p0] += 0.13;
+    q[p0 + 1] += 0.03;
+    q[p0 + 2] -= 0.02;
+    kind->constraint(m, el, q, 0.0, g, b.G);
+    ck_assert(fabs(g[0]) > 1e-3 && fabs(g[1]) > 1e-3);
+    kind->constraint_hessian(m, el, q, 0.0, mu, b.H);
+    check_fd(m, el, q, 0.0, mu, b.G, b.H, gp, b.Gp, gm, b.Gm, 1e-6, 1);
+    /* on the line further along: the rows vanish */
+    memcpy(qb, m->q0, (size_t)n * sizeof(double));
+    double s0 = 0.0, s1 = 0.0, P[3], r[3], t[3];
+    for (int c = 0; c < 3; c++) {
+      P[c] = deck.joints[el->joint].point[c]; /* at t = 0 */
+    }
+    mbs_slide_project(m, el, m->q0, P, &s0);
+    mbs_slide_position(m, el, m->q0, s0 + 0.37, r, t);
+    for (int c = 0; c < 3; c++) {
+      qb[p0 + c] += r[c] - P[c];
+    }
+    kind->constraint(m, el, qb, 0.0, gp, NULL);
+    for (int c = 0; c < 2; c++) {
+      ck_assert_double_eq_tol(gp[c], 0.0, 1e-12);
+    }
+    ck_assert_double_eq_tol(mbs_slide_project(m, el, qb, r, &s1), 0.0, 1e-12);
+    ck_assert_double_eq_tol(s1, s0 + 0.37, 1e-9);
+    /* the discrete gradient across a step that moves the foot point over element ends */
+    perturb(qb, q, n, 0.01, 19);
+    qb[p0] += 0.3;
+    check_discrete_gradient(m, el, q, qb, mu, b.G);
+    fd_bufs_free(&b);
+  }
+  ck_assert_int_eq(nslide, 2);
+  free(q);
+  free(qb);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
 /* sum over the element's vector nodes of q_a x g_a, and of g_a over position nodes */
 static void momenta(const mbsModel *m, const mbsElem *el, const double *q, const double *g,
                     double J[3], double L[3]) {
@@ -779,6 +865,7 @@ Suite *elements_suite(void) {
   tcase_add_test(tc, test_constraint_elements);
   tcase_add_test(tc, test_slide_element);
   tcase_add_test(tc, test_slide_absolute);
+  tcase_add_test(tc, test_slide_absolute_space);
   tcase_add_test(tc, test_potentials);
   tcase_add_test(tc, test_rotational_spring_wrap);
   tcase_add_test(tc, test_forces);

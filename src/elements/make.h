@@ -112,10 +112,11 @@ void mbs_elem_slide_make(mbsElem *e, int beam, const double c[3], const double C
  * orient_pairs (bit o: e_1 . D_2, e_1 . D_3, e_2 . D_3 for o = 0, 1, 2) */
 void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pairs);
 
-/* the planar element (after mbs_elem_slide_planar, made without the coordinate s) in the
- * absolute parametrization: no s, the foot point found by projection at each evaluation, one
- * row for the point (its normal distance from the centre line) and the orientation rows */
-void mbs_elem_slide_absolute(mbsElem *e);
+/* the element (made without the coordinate s) in the absolute parametrization: no s, the
+ * foot point found by projection at each evaluation, and the orientation rows; planar (after
+ * mbs_elem_slide_planar): one row for the point (its normal distance from the centre line);
+ * otherwise two (its distance along the beam's directors D_2, D_3 at the foot point) */
+void mbs_elem_slide_absolute(mbsElem *e, int planar);
 
 /* a spring-damper k [N/m], c [N s/m] of rest length L [m] between the sides' points;
  * rest_default: L is the length at t = 0 (set by mbs_elem_rebase) */

@@ -117,7 +117,8 @@ typedef struct {
   int n;
   int node[SL_MAXW];
   double N[SL_MAXW], dN[SL_MAXW], ddN[SL_MAXW];
-  int loc[SL_MAXW]; /* the local index of the node's phi (w_locate) */
+  double d3N[SL_MAXW]; /* the third derivatives (the absolute form's blend at a node only) */
+  int loc[SL_MAXW];    /* the local index of the node's phi (w_locate) */
   int full;         /* 1: too many nodes, or a node outside the element's reach */
 } Weights;
 
@@ -359,8 +360,8 @@ static void nan_rows(const mbsElem *e, double *g, double *G) {
  * centre line is found at each evaluation by projection,
  *     f(s*, q) = (r(s*) - P) . r'(s*) = 0,
  * Newton from the nearest node of the element's reach, and the joint is a bilateral
- * constraint in absolute coordinates. It needs the plane (normal n = B_0 x B_1, the point's
- * two in-plane axes of mbs_elem_slide_planar), where one row holds the point on the line:
+ * constraint in absolute coordinates. In a plane (iparam[2] = 1; normal n = B_0 x B_1, the
+ * point's two in-plane axes of mbs_elem_slide_planar) one row holds the point on the line:
  *     g_0 = nu . (P - r(s*)),   nu = n x r'(s*) / |r'(s*)|   (the normal distance),
  * and with `orient` the orientation rows of the relative form taken at s*. As P - r(s*) is
  * normal to r'(s*) and along nu (in the plane), neither s* nor nu enters G_0 (an envelope):
@@ -369,7 +370,20 @@ static void nan_rows(const mbsElem *e, double *g, double *G) {
  *     d(s*) = [r' . (dP - sum_k N_k dphi_k) + (P - r) . sum_k N_k' dphi_k] / (|r'|^2 - (P - r) . r'').
  * The Hessian of g_0 follows from d nu = -t (nu . (dr' + r'' ds*)) / |r'| (t the unit
  * tangent); that of the orientation rows is the part at fixed s* (the Newton matrix only).
- * For em the discrete gradient is Gonzalez's general one, the mean of the two states'
+ * In space (iparam[2] = 2) two rows hold the point, along the beam's cross-section directors
+ * at the foot point, D_a(s) = sum_k N_k(s) d_a,k:
+ *     g_0 = D_2(s*) . (P - r(s*)),   g_1 = D_3(s*) . (P - r(s*)),
+ * then the relative form's three orientation rows at s* with `orient`. As P - r(s*) is normal
+ * to r'(s*), g_a equals (D_a - (D_a . t) t) . (P - r(s*)): the directors made normal to the
+ * tangent, which span the normal plane unless the section is sheared flat onto the axis, so
+ * the rows vanish exactly where P is on the line. No row's direction follows that plane along
+ * the beam (the directors twist), so s* enters every gradient: with each row a function
+ * G(s, q) of a free s, g_q = G_q + G_s a, a = d(s*)/dq = -f_q / f_s (f_s = |r'|^2 -
+ * (P - r) . r''), and the Hessian, exact with the second derivative of s*(q) from f's,
+ *     sum_r mu_r g_r,qq = Phi_qq + a Phi_qs^T + Phi_qs a^T + Phi_ss a a^T,
+ *     Phi = sum_r mu_r G_r - lambda f,   lambda = sum_r mu_r G_r,s / f_s
+ * (space_row, space_hessian; f_ss = 3 r' . r'' - (P - r) . r''' needs r''', nonzero only in
+ * the blend at a node). For em the discrete gradient is Gonzalez's general one, the mean of the two states'
  * gradients plus (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq = g(qb) - g(qa)
  * exactly (abs_discrete_gradient says why not the midpoint's). */
 
@@ -404,6 +418,7 @@ static void body_point(const mbsElem *e, const double *qa, const double *qb, dou
 /* the foot point and what the rows need of it */
 typedef struct {
   double s, P[3], r[3], t[3], tt[3]; /* s*, the point, r, r', r'' at s* */
+  double ttt[3];                     /* r''' at s* (in space) */
   double n[3], nu[3], tn, D;         /* the plane's normal, nu, |r'|, |r'|^2 - (P - r) . r'' */
   Weights w;                         /* the shape functions at s* (located) */
 } Foot;
@@ -418,6 +433,16 @@ static void centre_at(const mbsElem *e, const double *qa, const double *qb, Foot
     vaxpy(f->r, f->w.N[k], v);
     vaxpy(f->t, f->w.dN[k], v);
     vaxpy(f->tt, f->w.ddN[k], v);
+  }
+}
+
+/* r''' at the foot point: nonzero only where the blend joins two elements */
+static void centre_ttt(const mbsElem *e, const double *qa, const double *qb, Foot *f) {
+  v0set(f->ttt);
+  for (int k = 0; k < f->w.n; k++) {
+    double v[3];
+    X3(e, qa, qb, f->w.loc[k], v);
+    vaxpy(f->ttt, f->w.d3N[k], v);
   }
 }
 
@@ -494,6 +519,22 @@ static int foot_weights(const mbsModel *m, const mbsElem *e, double s, Weights *
       w_add(w, b->order * jb + l, bw * N[l], bw * dN[l] + bd * N[l],
             bw * ddN[l] + 2.0 * bd * dN[l] + bdd * N[l]);
     }
+    /* the third derivatives (the element polynomials' own vanish: degree <= 2) */
+    double b3 = -12.0 / (8.0 * delta * delta * delta);
+    for (int side = 0; side < 2; side++) {
+      double sg = side ? 1.0 : -1.0;
+      int jj = side ? jb : ja;
+      poly_at(b, side ? Sb : Sa, side ? Lb : La, s, N, dN, ddN);
+      for (int l = 0; l <= b->order; l++) {
+        int k = 0;
+        while (k < w->n && w->node[k] != b->order * jj + l) {
+          k++;
+        }
+        if (k < w->n) {
+          w->d3N[k] += sg * (3.0 * bd * ddN[l] + 3.0 * bdd * dN[l] + b3 * N[l]);
+        }
+      }
+    }
   }
   w_locate(m, e, w);
   return w->full ? -1 : 0;
@@ -535,12 +576,18 @@ static int foot(const mbsModel *m, const mbsElem *e, const double *qa, const dou
   }
   centre_at(e, qa, qb, f);
   f->s = s;
-  vcross(f->n, e->param + 13, e->param + 16);
-  vcross(f->nu, f->n, f->t);
   f->tn = vnorm(f->t);
-  double nn = vnorm(f->nu), d[3];
-  for (int c = 0; c < 3; c++) {
-    f->nu[c] /= nn;
+  double nn = 1.0, d[3];
+  if (npos(e) == 1) {
+    /* in a plane: nu */
+    vcross(f->n, e->param + 13, e->param + 16);
+    vcross(f->nu, f->n, f->t);
+    nn = vnorm(f->nu);
+    for (int c = 0; c < 3; c++) {
+      f->nu[c] /= nn;
+    }
+  } else {
+    centre_ttt(e, qa, qb, f);
   }
   vsub(d, f->P, f->r);
   f->D = vdot(f->t, f->t) - vdot(d, f->tt);
@@ -595,10 +642,270 @@ static void foot_vectors(const mbsElem *e, const Foot *f, SVec *a, SVec *u, SVec
   }
 }
 
+/* ---- the absolute parametrization in space (two point rows; see the comment above) ----
+ * The rows as functions G_r(s, q) of a free s, at s = s*(q); with f(s, q) = (r - P) . r' the
+ * projection's condition and a = ds* / dq = -f_q / f_s:
+ *     g_q = G_q + G_s a,
+ *     sum_r mu_r g_qq = Phi_qq + a Phi_qs^T + Phi_qs a^T + Phi_ss a a^T,
+ * Phi = sum_r mu_r G_r - lambda f, lambda = sum_r mu_r G_r,s / f_s (the second derivative of
+ * s*(q) from f's: exact). Vectors over the foot's coordinates: the body's 12, then 12 for each
+ * node of the foot's weights (phi, d1, d2, d3), mapped to the local ones by fv_loc */
+typedef struct {
+  double v[12 + 12 * SL_MAXW];
+} FVec;
+
+static int fv_len(const Foot *f) {
+  return 12 + 12 * f->w.n;
+}
+
+static int fv_loc(const Foot *f, int i) {
+  return i < 12 ? i : f->w.loc[(i - 12) / 12] + (i - 12) % 12;
+}
+
+static void fv_zero(FVec *x, const Foot *f) {
+  memset(x->v, 0, (size_t)fv_len(f) * sizeof(double));
+}
+
+/* x += sc dP/dq^T u (P = phi + c^i d_i) */
+static void fv_body(FVec *x, const mbsElem *e, double sc, const double u[3]) {
+  for (int cc = 0; cc < 3; cc++) {
+    x->v[cc] += sc * u[cc];
+    for (int i = 0; i < 3; i++) {
+      x->v[3 + 3 * i + cc] += sc * e->param[i] * u[cc];
+    }
+  }
+}
+
+/* x += sc u at node k's vector off (0 phi, 3 d1, 6 d2, 9 d3) */
+static void fv_node(FVec *x, int k, int off, double sc, const double u[3]) {
+  for (int cc = 0; cc < 3; cc++) {
+    x->v[12 + 12 * k + off + cc] += sc * u[cc];
+  }
+}
+
+/* G[row] += sc x, in local coordinates */
+static void fv_add(double *Gr, const Foot *f, double sc, const FVec *x) {
+  for (int i = 0; i < fv_len(f); i++) {
+    Gr[fv_loc(f, i)] += sc * x->v[i];
+  }
+}
+
+/* H += sc (x y^T + y x^T) / 2, in local coordinates */
+static void fv_outer(double *H, int nq, const Foot *f, double sc, const FVec *x, const FVec *y) {
+  int n = fv_len(f);
+  for (int i = 0; i < n; i++) {
+    if (x->v[i] == 0.0 && y->v[i] == 0.0) {
+      continue;
+    }
+    int li = fv_loc(f, i);
+    for (int j = 0; j < n; j++) {
+      int lj = fv_loc(f, j);
+      double h = 0.5 * sc * (x->v[i] * y->v[j] + y->v[i] * x->v[j]);
+      H[li * nq + lj] += h;
+    }
+  }
+}
+
+/* H += v at (i, P_cc) and (P_cc, i) for the body's point P = phi + c^i d_i */
+static void h_body(double *H, int nq, const mbsElem *e, int i, int cc, double v) {
+  H[i * nq + cc] += v;
+  H[cc * nq + i] += v;
+  for (int l = 0; l < 3; l++) {
+    int bi = 3 + 3 * l + cc;
+    H[i * nq + bi] += e->param[l] * v;
+    H[bi * nq + i] += e->param[l] * v;
+  }
+}
+
+/* a beam vector (off 0 phi, 3 d1, 6 d2, 9 d3) and its first and second derivatives in s at
+ * the foot */
+static void foot_field(const mbsElem *e, const double *qa, const double *qb, const Foot *f,
+                       int off, double X0[3], double X1[3], double X2[3]) {
+  v0set(X0);
+  v0set(X1);
+  v0set(X2);
+  for (int k = 0; k < f->w.n; k++) {
+    double v[3];
+    X3(e, qa, qb, f->w.loc[k] + off, v);
+    vaxpy(X0, f->w.N[k], v);
+    vaxpy(X1, f->w.dN[k], v);
+    vaxpy(X2, f->w.ddN[k], v);
+  }
+}
+
+/* row r's G_r at s* (value), G_s, G_ss, G_q and G_qs (NULL: not needed); its second
+ * derivatives in q (G_qq, constant in q at a fixed s) times mu added into H when H is given */
+static double space_row(const mbsElem *e, const double *qa, const double *qb, const Foot *f,
+                        int r, double *Gs, double *Gss, FVec *Gq, FVec *Gqs, double *H,
+                        double mu) {
+  int nq = e->nq;
+  double pr[3];
+  vsub(pr, f->P, f->r);
+  if (r < 2) {
+    /* D . (P - r): D = D_2 or D_3 at s* */
+    int off = 6 + 3 * r;
+    double D[3], Dp[3], Dpp[3];
+    foot_field(e, qa, qb, f, off, D, Dp, Dpp);
+    *Gs = vdot(Dp, pr) - vdot(D, f->t);
+    *Gss = vdot(Dpp, pr) - 2.0 * vdot(Dp, f->t) - vdot(D, f->tt);
+    if (Gq) {
+      fv_zero(Gq, f);
+      fv_body(Gq, e, 1.0, D);
+      for (int k = 0; k < f->w.n; k++) {
+        fv_node(Gq, k, 0, -f->w.N[k], D);
+        fv_node(Gq, k, off, f->w.N[k], pr);
+      }
+    }
+    if (Gqs) {
+      fv_zero(Gqs, f);
+      fv_body(Gqs, e, 1.0, Dp);
+      for (int k = 0; k < f->w.n; k++) {
+        fv_node(Gqs, k, 0, -f->w.dN[k], D);
+        fv_node(Gqs, k, 0, -f->w.N[k], Dp);
+        fv_node(Gqs, k, off, f->w.dN[k], pr);
+        fv_node(Gqs, k, off, -f->w.N[k], f->t);
+      }
+    }
+    for (int k = 0; H && k < f->w.n; k++) {
+      int dk = f->w.loc[k] + off;
+      for (int cc = 0; cc < 3; cc++) {
+        h_body(H, nq, e, dk + cc, cc, mu * f->w.N[k]);
+        for (int l = 0; l < f->w.n; l++) {
+          int pl = f->w.loc[l] + cc;
+          double h = -mu * f->w.N[k] * f->w.N[l];
+          H[(dk + cc) * nq + pl] += h;
+          H[pl * nq + dk + cc] += h;
+        }
+      }
+    }
+    return vdot(D, pr);
+  }
+  /* an orientation row e_a . D_b at s* */
+  int o = 0;
+  while (orient_row(e, o) != r) {
+    o++;
+  }
+  int ai = orient_pair[o][0], off = 3 * orient_pair[o][1];
+  double ea[3], D[3], Dp[3], Dpp[3];
+  body_dir(e, qa, qb, ai, ea);
+  foot_field(e, qa, qb, f, off, D, Dp, Dpp);
+  *Gs = vdot(ea, Dp);
+  *Gss = vdot(ea, Dpp);
+  for (int pass = 0; pass < 2; pass++) {
+    FVec *x = pass ? Gqs : Gq;
+    const double *Dx = pass ? Dp : D;
+    if (!x) {
+      continue;
+    }
+    fv_zero(x, f);
+    for (int i = 0; i < 3; i++) {
+      for (int cc = 0; cc < 3; cc++) {
+        x->v[3 + 3 * i + cc] += e->param[3 + 3 * ai + i] * Dx[cc];
+      }
+    }
+    for (int k = 0; k < f->w.n; k++) {
+      fv_node(x, k, off, pass ? f->w.dN[k] : f->w.N[k], ea);
+    }
+  }
+  for (int k = 0; H && k < f->w.n; k++) {
+    for (int i = 0; i < 3; i++) {
+      for (int cc = 0; cc < 3; cc++) {
+        int bi = 3 + 3 * i + cc, dk = f->w.loc[k] + off + cc;
+        double h = mu * e->param[3 + 3 * ai + i] * f->w.N[k];
+        H[bi * nq + dk] += h;
+        H[dk * nq + bi] += h;
+      }
+    }
+  }
+  return vdot(ea, D);
+}
+
+/* a = d(s*)/dq = -f_q / f_s over the foot's coordinates */
+static void foot_rate(const mbsElem *e, const Foot *f, FVec *a) {
+  double pr[3];
+  vsub(pr, f->P, f->r);
+  fv_zero(a, f);
+  fv_body(a, e, 1.0 / f->D, f->t);
+  for (int k = 0; k < f->w.n; k++) {
+    fv_node(a, k, 0, -f->w.N[k] / f->D, f->t);
+    fv_node(a, k, 0, f->w.dN[k] / f->D, pr);
+  }
+}
+
+/* g and, if G is not NULL, gs G added into G, at the mean of qa and qb; -1 when the foot is
+ * lost */
+static int space_rows(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                      double *g, double *G, double gs) {
+  Foot f;
+  if (foot(m, e, qa, qb, &f) != 0) {
+    return -1;
+  }
+  FVec a, Gq;
+  foot_rate(e, &f, &a);
+  for (int r = 0; r < nrows(e); r++) {
+    double Gs, Gss, v = space_row(e, qa, qb, &f, r, &Gs, &Gss, G ? &Gq : NULL, NULL, NULL, 0.0);
+    if (g) {
+      g[r] = v;
+    }
+    if (G) {
+      fv_add(G + r * e->nq, &f, gs, &Gq);
+      fv_add(G + r * e->nq, &f, gs * Gs, &a);
+    }
+  }
+  return 0;
+}
+
+/* sum_r mu_r d2g_r/dq2 at the mean of qa and qb, times scale, added into H (exact) */
+static void space_hessian(const mbsModel *m, const mbsElem *e, const double *qa,
+                          const double *qb, const double *mu, double scale, double *H) {
+  int nq = e->nq;
+  Foot f;
+  if (foot(m, e, qa, qb, &f) != 0) {
+    return;
+  }
+  FVec a, Gqs, Pqs;
+  foot_rate(e, &f, &a);
+  fv_zero(&Pqs, &f);
+  double Gs, Gss, Pss = 0.0, lam = 0.0;
+  for (int r = 0; r < nrows(e); r++) {
+    space_row(e, qa, qb, &f, r, &Gs, &Gss, NULL, &Gqs, H, scale * mu[r]);
+    lam += mu[r] * Gs;
+    Pss += mu[r] * Gss;
+    for (int i = 0; i < fv_len(&f); i++) {
+      Pqs.v[i] += mu[r] * Gqs.v[i];
+    }
+  }
+  lam /= f.D;
+  /* - lambda f: f_ss = 3 r' . r'' - (P - r) . r''', f_qs, and f_qq (phi_k with phi_l and
+   * with P) */
+  double pr[3];
+  vsub(pr, f.P, f.r);
+  Pss -= lam * (3.0 * vdot(f.t, f.tt) - vdot(pr, f.ttt));
+  fv_body(&Pqs, e, lam, f.tt);
+  for (int k = 0; k < f.w.n; k++) {
+    fv_node(&Pqs, k, 0, -lam * 2.0 * f.w.dN[k], f.t);
+    fv_node(&Pqs, k, 0, -lam * f.w.N[k], f.tt);
+    fv_node(&Pqs, k, 0, lam * f.w.ddN[k], pr);
+    for (int cc = 0; cc < 3; cc++) {
+      int pk = f.w.loc[k] + cc;
+      h_body(H, nq, e, pk, cc, scale * lam * f.w.dN[k]);
+      for (int l = 0; l < f.w.n; l++) {
+        int pl = f.w.loc[l] + cc;
+        H[pk * nq + pl] -= scale * lam * (f.w.N[k] * f.w.dN[l] + f.w.dN[k] * f.w.N[l]);
+      }
+    }
+  }
+  fv_outer(H, nq, &f, 2.0 * scale, &a, &Pqs);
+  fv_outer(H, nq, &f, scale * Pss, &a, &a);
+}
+
 /* g and, if G is not NULL, gs G added into G, at the mean of qa and qb; -1 when the foot is
  * lost */
 static int abs_rows(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
                     double *g, double *G, double gs) {
+  if (npos(e) == 2) {
+    return space_rows(m, e, qa, qb, g, G, gs);
+  }
   int nq = e->nq;
   Foot f;
   if (foot(m, e, qa, qb, &f) != 0) {
@@ -675,6 +982,10 @@ static void sv_outer(double *H, int nq, double scale, const SVec *x, const SVec 
 /* sum_r mu_r d2g_r/dq2 at the mean of qa and qb, times scale, added into H */
 static void abs_hessian(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
                         const double *mu, double scale, double *H) {
+  if (npos(e) == 2) {
+    space_hessian(m, e, qa, qb, mu, scale, H);
+    return;
+  }
   int nq = e->nq;
   Foot f;
   if (foot(m, e, qa, qb, &f) != 0) {
@@ -989,9 +1300,15 @@ static void constraint_discrete_gradient(const mbsModel *m, const mbsElem *e, co
 /* the Hessian couples the body and s with the beam's nodes, never two of the beam's
  * coordinates with each other: the Newton matrix stays sparse however long the beam */
 static int hess_pair(const mbsElem *e, int i, int j) {
-  if (absolute(e)) {
+  if (absolute(e) && npos(e) == 1) {
     /* absolute: the point's row couples the phi of the beam's nodes through s*(q) */
     return i < 12 || j < 12 || ((i - 12) % 12 < 3 && (j - 12) % 12 < 3);
+  }
+  if (absolute(e)) {
+    /* in space also a node's phi with the directors d_2, d_3 of the rows (never d_1, never
+     * two directors) */
+    int ti = (i - 12) % 12, tj = (j - 12) % 12;
+    return i < 12 || j < 12 || (ti < 3 && (tj < 3 || tj >= 6)) || (tj < 3 && ti >= 6);
   }
   int beam_i = i >= 12 && i < e->nq - 1, beam_j = j >= 12 && j < e->nq - 1;
   return !(beam_i && beam_j);
@@ -1029,9 +1346,9 @@ void mbs_elem_slide_planar(mbsElem *e, const double in_plane[6], int orient_pair
   e->ncon = nrows(e);
 }
 
-void mbs_elem_slide_absolute(mbsElem *e) {
+void mbs_elem_slide_absolute(mbsElem *e, int planar) {
   e->iparam[3] = 1;
-  e->iparam[2] = 1;
+  e->iparam[2] = planar ? 1 : 2;
   e->ncon = nrows(e);
 }
 

@@ -1529,16 +1529,10 @@ static mbsStatus slide_setup(mbsModel *m, const mbsDeck *deck, mbsError *err) {
       vcross(u + 3, pn, u);
       mbs_elem_slide_planar(el, u, pairs);
       if (dj->absolute) {
-        mbs_elem_slide_absolute(el);
+        mbs_elem_slide_absolute(el, 1);
       }
     } else if (dj->absolute) {
-      return mbs_error_set(err, MBS_ERR_MODEL, deck->path, dj->param_mark.line,
-                           dj->param_mark.col,
-                           "joint '%s': param: absolute needs the plane (the body held in it by "
-                           "a planar or revolute joint, every node of beam '%s' by the beam's "
-                           "`planar` or planar joints, as for the relative form's planar rows); "
-                           "in space use param: relative",
-                           dj->name, db->name);
+      mbs_elem_slide_absolute(el, 0);
     }
   }
   return MBS_OK;

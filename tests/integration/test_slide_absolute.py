@@ -10,8 +10,8 @@ in a plane, under em, against closed forms we did not write:
     trajectories equal, each one's drift, energy conserved;
   - a bead running around a free flexible ring past its closure: energy conserved in both,
     the two trajectories within the schemes' O(dt^2) difference;
-  - bad decks: an unknown parametrization, `param` on another joint type, absolute outside
-    a plane: each refused at the file, line and column."""
+  - bad decks: an unknown parametrization, `param` on another joint type: each refused at the
+    file, line and column (the absolute form in space: test_slide_absolute_space.py)."""
 import numpy as np
 from scipy.special import ellipk
 
@@ -129,7 +129,6 @@ cases = [
     ("param: absolute", "param: absolut", "parametrization 'absolut' is not supported"),
     ("point: [-0.1, 0.05, 0]}\n  - {name: b", "point: [-0.1, 0.05, 0], param: relative}\n  - {name: b",
      "takes no 'param'"),
-    ("planar: {normal: [0, 0, 1]}\n", "", "param: absolute needs the plane"),
 ]
 for old, new, want in cases:
     assert old in BAD, old
