@@ -542,6 +542,111 @@ START_TEST(test_slide_absolute_space) {
 }
 END_TEST
 
+/* the same rows in the C1 blend at a node between two elements (within 1e-5 of an element's
+ * length of it, where the curve's second and third derivatives are of order kink / width and
+ * kink / width^2): the point 1 cm off the line normal to both elements' tangents, its foot
+ * point 1.6e-6 m past the node (the blend's half width each side is 1e-5 of that side's
+ * element length, so r'' jumps at the node itself by the two lengths' ratio: the curve is C1,
+ * not C2, there); G and the whole Hessian term against Richardson-extrapolated central
+ * differences (steps 2e-7 and 1e-7, inside the blend), to 1e-5 of their largest entries (the
+ * Hessian without the blend's third derivative r''' is off by 2e-2 of its largest) */
+START_TEST(test_slide_absolute_space_blend) {
+  static const char *const text =
+      "mbsim: 1\n"
+      "bodies:\n"
+      "  - {name: p, mass: 1, inertia: [0.1, 0.2, 0.3], position: [0.4, 0, 0.02],\n"
+      "     orientation: {axis: [1, 2, 3], angle: 0.4}}\n"
+      "beams:\n"
+      "  - {name: b2, nodes: [[0, 0, 0], [0.2, 0.05, 0.03], [0.4, 0, 0.02], [0.6, -0.05, 0],\n"
+      "     [0.8, 0, -0.04]], order: 2, up: [0, 0.3, 1],\n"
+      "     section: {E: 1e7, nu: 0.3, density: 1000, circle: 0.01}}\n"
+      "joints:\n"
+      "  - {name: s2, type: slide_on_beam, bodies: [p, b2], point: [0, 0, 0], orient: true,\n"
+      "     param: absolute}\n"
+      "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
+  mbsDeck deck;
+  mbsModel *m = compile_text(text, &deck);
+  const mbsElem *el = NULL;
+  for (int k = 0; k < m->nelem; k++) {
+    el = m->elem[k].kind == MBS_ELEM_SLIDE ? &m->elem[k] : el;
+  }
+  ck_assert(el != NULL);
+  const mbsElementKindTable *kind = mbs_element_kind(el->kind);
+  int n = m->nq, ne = el->nq, nc = el->ncon;
+  double *q = malloc((size_t)n * sizeof(double));
+  ck_assert(q != NULL);
+  memcpy(q, m->q0, (size_t)n * sizeof(double));
+  /* the two elements' tangents at their common node, n normal to both */
+  double s0, P[3] = {0.4, 0, 0.02}, ra[3], ta[3], tb[3];
+  mbs_slide_project(m, el, q, P, &s0);
+  mbs_slide_position(m, el, q, s0 - 1e-9, ra, ta);
+  mbs_slide_position(m, el, q, s0 + 1e-9, ra, tb);
+  double nv[3] = {ta[1] * tb[2] - ta[2] * tb[1], ta[2] * tb[0] - ta[0] * tb[2],
+                  ta[0] * tb[1] - ta[1] * tb[0]};
+  double nl = sqrt(nv[0] * nv[0] + nv[1] * nv[1] + nv[2] * nv[2]);
+  ck_assert(nl > 0.05); /* a kink of more than 0.05 rad */
+  int p0 = 3 * m->attach_node[el->attach[0]];
+  /* off the node by 1.6e-6 m along the line (0.4 of the blend's half width) */
+  for (int c = 0; c < 3; c++) {
+    q[p0 + c] += 0.01 * nv[c] / nl + 0.8e-6 * (ta[c] + tb[c]);
+  }
+  double mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2};
+  FdBufs b;
+  fd_bufs(&b, el);
+  double g[MBS_ELEM_MAXCON], gp[MBS_ELEM_MAXCON], gm[MBS_ELEM_MAXCON], rate;
+  kind->constraint(m, el, q, 0.0, g, b.G);
+  ck_assert(fabs(g[0]) + fabs(g[1]) > 5e-3);
+  double sf = mbs_slide_foot(m, el, q, q, &rate); /* (rate unused) half width 4.1e-6 m */
+  ck_assert(sf - s0 > 1e-6 && sf - s0 < 2.5e-6);
+  kind->constraint_hessian(m, el, q, 0.0, mu, b.H);
+  double gmax = 0.0, hmax = 0.0;
+  for (int i = 0; i < nc * ne; i++) {
+    gmax = fmax(gmax, fabs(b.G[i]));
+  }
+  for (int i = 0; i < ne * ne; i++) {
+    hmax = fmax(hmax, fabs(b.H[i]));
+  }
+  /* Richardson's extrapolation of central differences of steps 2h and h, h = 1e-7 (the foot
+   * point's round-off in the blend, ~5e-14 m, spoils smaller steps) */
+  double *fg = malloc((size_t)(2 * nc) * sizeof(double));
+  double *fh = malloc((size_t)(2 * ne) * sizeof(double));
+  ck_assert(fg && fh);
+  for (int j = 0; j < ne; j++) {
+    int i = el->qidx[j];
+    double save = q[i];
+    for (int k = 0; k < 2; k++) {
+      double h = k ? 1e-7 : 2e-7;
+      q[i] = save + h;
+      kind->constraint(m, el, q, 0.0, gp, b.Gp);
+      q[i] = save - h;
+      kind->constraint(m, el, q, 0.0, gm, b.Gm);
+      q[i] = save;
+      for (int c = 0; c < nc; c++) {
+        fg[k * nc + c] = (gp[c] - gm[c]) / (2 * h);
+      }
+      for (int r = 0; r < ne; r++) {
+        fh[k * ne + r] = 0.0;
+        for (int c = 0; c < nc; c++) {
+          fh[k * ne + r] += mu[c] * (b.Gp[c * ne + r] - b.Gm[c * ne + r]) / (2 * h);
+        }
+      }
+    }
+    for (int c = 0; c < nc; c++) {
+      ck_assert_double_eq_tol(b.G[c * ne + j], (4.0 * fg[nc + c] - fg[c]) / 3.0, 1e-5 * gmax);
+    }
+    for (int r = 0; r < ne; r++) {
+      ck_assert_double_eq_tol(b.H[r * ne + j], (4.0 * fh[ne + r] - fh[r]) / 3.0, 1e-5 * hmax);
+    }
+  }
+  free(fg);
+  free(fh);
+  fd_bufs_free(&b);
+  free(q);
+  mbs_model_destroy(m);
+  mbs_deck_free(&deck);
+}
+END_TEST
+
 /* sum over the element's vector nodes of q_a x g_a, and of g_a over position nodes */
 static void momenta(const mbsModel *m, const mbsElem *el, const double *q, const double *g,
                     double J[3], double L[3]) {
@@ -866,6 +971,7 @@ Suite *elements_suite(void) {
   tcase_add_test(tc, test_slide_element);
   tcase_add_test(tc, test_slide_absolute);
   tcase_add_test(tc, test_slide_absolute_space);
+  tcase_add_test(tc, test_slide_absolute_space_blend);
   tcase_add_test(tc, test_potentials);
   tcase_add_test(tc, test_rotational_spring_wrap);
   tcase_add_test(tc, test_forces);
