@@ -119,7 +119,7 @@ typedef struct {
   double N[SL_MAXW], dN[SL_MAXW], ddN[SL_MAXW];
   double d3N[SL_MAXW]; /* the third derivatives (the absolute form's blend at a node only) */
   int loc[SL_MAXW];    /* the local index of the node's phi (w_locate) */
-  int full;         /* 1: too many nodes, or a node outside the element's reach */
+  int full;            /* 1: too many nodes, or a node outside the element's reach */
 } Weights;
 
 static void w_add(Weights *w, int node, double N, double dN, double ddN) {
@@ -383,9 +383,9 @@ static void nan_rows(const mbsElem *e, double *g, double *G) {
  *     sum_r mu_r g_r,qq = Phi_qq + a Phi_qs^T + Phi_qs a^T + Phi_ss a a^T,
  *     Phi = sum_r mu_r G_r - lambda f,   lambda = sum_r mu_r G_r,s / f_s
  * (space_row, space_hessian; f_ss = 3 r' . r'' - (P - r) . r''' needs r''', nonzero only in
- * the blend at a node). For em the discrete gradient is Gonzalez's general one, the mean of the two states'
- * gradients plus (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq = g(qb) - g(qa)
- * exactly (abs_discrete_gradient says why not the midpoint's). */
+ * the blend at a node). For em the discrete gradient is Gonzalez's general one, the mean of
+ * the two states' gradients plus (g(qb) - g(qa) - G dq) dq^T / |dq|^2, so that Gbar dq =
+ * g(qb) - g(qa) exactly (abs_discrete_gradient says why not the midpoint's). */
 
 static int absolute(const mbsElem *e) {
   return e->iparam[3] != 0;
@@ -719,8 +719,8 @@ static void h_body(double *H, int nq, const mbsElem *e, int i, int cc, double v)
 
 /* a beam vector (off 0 phi, 3 d1, 6 d2, 9 d3) and its first and second derivatives in s at
  * the foot */
-static void foot_field(const mbsElem *e, const double *qa, const double *qb, const Foot *f,
-                       int off, double X0[3], double X1[3], double X2[3]) {
+static void foot_field(const mbsElem *e, const double *qa, const double *qb, const Foot *f, int off,
+                       double X0[3], double X1[3], double X2[3]) {
   v0set(X0);
   v0set(X1);
   v0set(X2);
@@ -735,9 +735,8 @@ static void foot_field(const mbsElem *e, const double *qa, const double *qb, con
 
 /* row r's G_r at s* (value), G_s, G_ss, G_q and G_qs (NULL: not needed); its second
  * derivatives in q (G_qq, constant in q at a fixed s) times mu added into H when H is given */
-static double space_row(const mbsElem *e, const double *qa, const double *qb, const Foot *f,
-                        int r, double *Gs, double *Gss, FVec *Gq, FVec *Gqs, double *H,
-                        double mu) {
+static double space_row(const mbsElem *e, const double *qa, const double *qb, const Foot *f, int r,
+                        double *Gs, double *Gss, FVec *Gq, FVec *Gqs, double *H, double mu) {
   int nq = e->nq;
   double pr[3];
   vsub(pr, f->P, f->r);
@@ -856,8 +855,8 @@ static int space_rows(const mbsModel *m, const mbsElem *e, const double *qa, con
 }
 
 /* sum_r mu_r d2g_r/dq2 at the mean of qa and qb, times scale, added into H (exact) */
-static void space_hessian(const mbsModel *m, const mbsElem *e, const double *qa,
-                          const double *qb, const double *mu, double scale, double *H) {
+static void space_hessian(const mbsModel *m, const mbsElem *e, const double *qa, const double *qb,
+                          const double *mu, double scale, double *H) {
   int nq = e->nq;
   Foot f;
   if (foot(m, e, qa, qb, &f) != 0) {
