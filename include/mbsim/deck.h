@@ -176,8 +176,7 @@ typedef struct {
   mbsMark point_mark;   /* slide_on_beam: the `point` value */
   int absolute;         /* slide_on_beam: 1 for `param: absolute` (no s among the unknowns),
                            0 for relative (the default) */
-  mbsMark param_mark;   /* slide_on_beam: the `param` value (absolute: where a missing plane
-                           is reported) */
+  mbsMark param_mark;   /* slide_on_beam: the `param` value's place in the deck */
 } mbsDeckJoint;
 
 /* a `chains:` entry (docs/decks.md "Chains"): a serial arm by its Denavit-Hartenberg table,
