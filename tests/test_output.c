@@ -1690,6 +1690,113 @@ START_TEST(test_chunk_packing) {
 }
 END_TEST
 
+/* the series of a vector or matrix per object ([T, n, 3], [T, n, 3, 3]) chunked one
+ * component (last index) at a time: a component that stays 0 has no chunk on disk, the
+ * others read back bit for bit, whether the file was flushed at every record (chunks
+ * written partly filled and again longer) or only at the close */
+#define NCOMP 700
+#define NOBJ 50
+static double comp_val(long k, int i, int c) {
+  /* component 0 smooth, 1 zero, 2 noise */
+  return c == 0 ? 0.001 * (double)k + (double)i : c == 1 ? 0.0 : pack_noise(k * NOBJ + i, c);
+}
+
+START_TEST(test_component_chunks) {
+  for (int every = 0; every < 2; every++) {
+    /* (flushed at every record: 100 records, 3 chunks of /vec, 8 of /mat, each written
+     * partly filled at every record) */
+    long nrec = every ? 100 : NCOMP;
+    char path[256];
+    path_in(path, sizeof(path), every ? "comp_flushed.h5" : "comp.h5");
+    mbsOutputInfo info = {.version = "0.1.0",
+                          .title = "components",
+                          .deck_text = "",
+                          .integrator = "em",
+                          .integrator_reason = "test",
+                          .dt = 0.01,
+                          .t_end = 7.0,
+                          .write_xdmf = 0};
+    mbsError err;
+    mbsWriter *w = mbs_output_create(path, &info, &err);
+    ck_assert_msg(w != NULL, "create: %s", err.msg);
+    mbs_output_set_flush_interval(w, every ? 0.0 : INFINITY);
+    mbsSeriesSpec vec = {"/vec", MBS_OUT_FLOAT64, 2, {NOBJ, 3, 0}, "m", 0, 0};
+    mbsSeriesSpec mat = {"/mat", MBS_OUT_FLOAT64, 3, {NOBJ, 3, 3}, "1", 0, 0};
+    int hv = mbs_output_add_series(w, &vec, &err);
+    int hm = hv < 0 ? -1 : mbs_output_add_series(w, &mat, &err);
+    ck_assert_msg(hm > hv, "series: %s", err.msg);
+    double v[NOBJ * 3], mt[NOBJ * 9];
+    for (long k = 0; k < nrec; k++) {
+      for (int i = 0; i < NOBJ; i++) {
+        for (int c = 0; c < 3; c++) {
+          v[3 * i + c] = comp_val(k, i, c);
+          for (int r = 0; r < 3; r++) {
+            mt[9 * i + 3 * r + c] = comp_val(k + r, i, c);
+          }
+        }
+      }
+      mbs_output_put(w, hv, v);
+      mbs_output_put(w, hm, mt);
+      ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                    err.msg);
+    }
+    ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    double *buf = malloc((size_t)NCOMP * NOBJ * 9 * sizeof(double));
+    ck_assert_ptr_nonnull(buf);
+    static const char *const names[2] = {"/vec", "/mat"};
+    for (int which = 0; which < 2; which++) {
+      int rank = which ? 4 : 3;
+      hid_t d = H5Dopen2(f, names[which], H5P_DEFAULT);
+      ck_assert_int_ge(d, 0);
+      hid_t dcpl = H5Dget_create_plist(d);
+      hsize_t cdims[4];
+      ck_assert_int_eq(H5Pget_chunk(dcpl, rank, cdims), rank);
+      H5Pclose(dcpl);
+      ck_assert_uint_gt(cdims[0], 1);
+      ck_assert_uint_eq(cdims[1], NOBJ);
+      ck_assert_uint_eq(cdims[rank - 1], 1);
+      ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+      for (long k = 0; k < nrec; k++) {
+        for (int i = 0; i < NOBJ; i++) {
+          for (int c = 0; c < 3; c++) {
+            if (which) {
+              for (int r = 0; r < 3; r++) {
+                ck_assert(buf[((size_t)k * NOBJ + (size_t)i) * 9 + 3 * (size_t)r + (size_t)c] ==
+                          comp_val(k + r, i, c));
+              }
+            } else {
+              ck_assert(buf[((size_t)k * NOBJ + (size_t)i) * 3 + (size_t)c] ==
+                        comp_val(k, i, c));
+            }
+          }
+        }
+      }
+      /* no chunk of the zero component on disk; the others all there */
+      hid_t space = H5Dget_space(d);
+      hsize_t nchunk = 0, off[4];
+      unsigned mask;
+      haddr_t addr;
+      hsize_t size;
+      ck_assert_int_ge(H5Dget_num_chunks(d, space, &nchunk), 0);
+      hsize_t per_comp = ((hsize_t)nrec + cdims[0] - 1) / cdims[0];
+      ck_assert_uint_eq(nchunk, 2 * per_comp);
+      for (hsize_t i = 0; i < nchunk; i++) {
+        ck_assert_int_ge(H5Dget_chunk_info(d, space, i, off, &mask, &addr, &size), 0);
+        ck_assert_uint_ne(off[rank - 1], 1);
+      }
+      H5Sclose(space);
+      H5Dclose(d);
+    }
+    free(buf);
+    H5Fclose(f);
+  }
+  ck_assert_int_eq(open_ids(), 0);
+}
+END_TEST
+
 START_TEST(test_ragged_and_grids) {
   char path[256], xmf[256], path2[256], xmf2[256];
   path_in(path, sizeof(path), "reg.h5");
@@ -1872,6 +1979,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_nonfinite_record);
   tcase_add_test(tc, test_ragged_and_grids);
   tcase_add_test(tc, test_chunk_packing);
+  tcase_add_test(tc, test_component_chunks);
   tcase_add_test(tc, test_fixed_tables);
   suite_add_tcase(s, tc);
   return s;

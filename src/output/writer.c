@@ -7,7 +7,8 @@
  * them; it names no model or integrator quantity itself, only /time.
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
- * (about 16 KiB per chunk), compressed with shuffle + deflate at the level the caller asks
+ * (about 16 KiB per chunk; a table's rows and a vector or matrix per object one column or
+ * component at a time, series_init), compressed with shuffle + deflate at the level the caller asks
  * for (mbsOutputInfo.deflate_level) or written without filters. Appending a record only
  * copies it into a per-dataset buffer that holds one chunk; the buffer is written as that
  * chunk, compressed here, when it is full. Every flush_interval seconds (and on request)
@@ -99,7 +100,10 @@ typedef struct {
   const void *row;    /* the row given for the next record, NULL when none */
   int direct;         /* memory and file type have the same bytes: whole chunks are
                          compressed here and written raw (chunk_write) */
-  int columns;        /* 1: a chunk per column (the rows of a table, see series_init) */
+  int columns;        /* 1: a chunk per column (the rows of a table, or the last index of a
+                         body's or joint's vectors and matrices, see series_init) */
+  size_t ncol;        /* chunks side by side per block of rows: the columns, or 1 */
+  size_t col_stride;  /* bytes from one element of a column to the next in the buffer */
   unsigned char *stored; /* (1, or the columns) chunks to store without deflate before the
                             next one is tried again (chunk_write) */
 } series;
@@ -460,7 +464,19 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
    * similar numbers together, and compress them 2.6x better in 40% less time (measured
    * on the 50 dice's /contacts/table and /state/contacts/table, docs/output.md) */
   s->columns = table && type == MBS_OUT_FLOAT64 && rank == 2 && s->dims[1] > 1;
-  hsize_t chunk_row_bytes = s->columns ? file_elem : chunk_elems * file_elem;
+  /* so are the series of a vector or matrix per object (/bodies/position [T, n, 3],
+   * /bodies/orientation [T, n, 3, 3], /joints/reaction [T, n, 6]): a chunk holds one
+   * component (the last index) of every object over several records, so that a
+   * component that stays 0 (a planar motion's out-of-plane one, a ball joint's torque)
+   * is a chunk of zeros, never written nor deflated, and the others deflate among like
+   * numbers (docs/output.md "Compression") */
+  if (!table && type == MBS_OUT_FLOAT64 && rank >= 3 && chunk_elems == row_elems &&
+      s->dims[rank - 1] > 1 && s->dims[rank - 1] <= 9) {
+    s->columns = 1;
+  }
+  s->ncol = s->columns ? (size_t)s->dims[rank - 1] : 1;
+  s->col_stride = s->ncol * elem;
+  hsize_t chunk_row_bytes = chunk_elems / s->ncol * file_elem;
   s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
   if (s->chunk_rows < 1) {
     s->chunk_rows = 1;
@@ -469,7 +485,7 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
   s->nbuf = 0;
   s->nflushed = 0;
   s->buf = NULL;
-  s->stored = calloc(s->columns ? (size_t)s->dims[1] : 1, 1);
+  s->stored = calloc(s->ncol, 1);
   if (!s->stored) {
     return -1;
   }
@@ -497,7 +513,10 @@ static herr_t series_create(hid_t file, const char *path, series *s, int level) 
    * chunk dimension may not exceed a fixed maximum of 0 */
   for (int i = 0; i < s->rank; i++) {
     maxdims[i] = (i == 0 || s->dims[i] == 0) ? H5S_UNLIMITED : s->dims[i];
-    chunk[i] = i == 0 ? s->chunk_rows : (s->dims[i] > 0 && !s->columns ? s->dims[i] : 1);
+    chunk[i] = i == 0                             ? s->chunk_rows
+               : i == s->rank - 1 && s->columns ? 1
+               : s->dims[i] > 0                 ? s->dims[i]
+                                                : 1;
   }
   space = H5Screate_simple(s->rank, s->dims, maxdims);
   dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -547,7 +566,7 @@ done:
 
 /* room in pk for chunks of the series s; returns < 0 when out of memory */
 static int packer_fit(chunk_packer *pk, const series *s) {
-  size_t need = (size_t)s->chunk_rows * (s->columns ? sizeof(double) : s->row_bytes);
+  size_t need = (size_t)s->chunk_rows * s->row_bytes / s->ncol;
   if (!pk->dc && pk->level > 0) {
     pk->dc = libdeflate_alloc_compressor(pk->level);
     if (!pk->dc) {
@@ -657,8 +676,10 @@ static int all_zero(const unsigned char *p, size_t n) {
  * already covers the chunk's rows. */
 static herr_t chunk_write(series *s, chunk_packer *pk) {
   size_t esize = H5Tget_size(s->mem_type);
-  size_t ncol = s->columns ? (size_t)s->dims[1] : 1;
+  size_t ncol = s->ncol;
   size_t bytes = (size_t)s->chunk_rows * s->row_bytes / ncol;
+  /* the chunk's place: column c of the last index (0 for whole rows) */
+  hsize_t offset[4] = {s->dims[0], 0, 0, 0};
   if (esize == 0 || bytes > pk->cap) {
     return -1;
   }
@@ -668,11 +689,13 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
       const unsigned char *chunk = s->buf;
       if (s->columns) {
         for (size_t i = 0; i < bytes / esize; i++) {
-          memcpy(pk->shuffled + i * esize, s->buf + c * esize + i * s->row_bytes, esize);
+          memcpy(pk->shuffled + i * esize, s->buf + c * esize + i * s->col_stride, esize);
         }
         chunk = pk->shuffled;
       }
-      hsize_t offset[4] = {s->dims[0], c, 0, 0};
+      if (s->columns) {
+        offset[s->rank - 1] = c;
+      }
       if (!all_zero(chunk, bytes) &&
           H5Dwrite_chunk(s->dset, H5P_DEFAULT, 0, offset, bytes, chunk) < 0) {
         return -1;
@@ -680,7 +703,7 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
       continue;
     }
     shuffle_chunk(pk->shuffled, s->buf + c * esize, bytes / esize, esize,
-                  s->columns ? s->row_bytes : esize);
+                  s->columns ? s->col_stride : esize);
     /* a chunk of zeros (a drive's columns where nothing drives) is not written: a chunk
      * never written reads as the fill value, 0, in every HDF5 reader, and one a flush
      * wrote partly filled held the same rows (the buffer keeps them) and zero padding */
@@ -698,7 +721,9 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
       /* a deflated chunk is shorter than a stored one (see the top of the file) */
       packed = packed < bytes ? packed : 0;
     }
-    hsize_t offset[4] = {s->dims[0], c, 0, 0};
+    if (s->columns) {
+      offset[s->rank - 1] = c;
+    }
     herr_t rc = packed == 0
                     ? H5Dwrite_chunk(s->dset, H5P_DEFAULT, 1u << 1, offset, bytes, pk->shuffled)
                     : H5Dwrite_chunk(s->dset, H5P_DEFAULT, 0, offset, packed, pk->packed);
