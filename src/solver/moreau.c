@@ -46,7 +46,9 @@
  *     beyond, the step fails and the step control retries it with dt/2.
  *  6. Penetrations left at q1 (g < GAP_PROJECT) are projected out (Siconos'
  *     MoreauJeanDirectProjection: pushes along the normals in the metric of J, then the
- *     bilateral constraints by Newton steps); velocities stay. A point that penetrates at q1
+ *     bilateral constraints by Newton steps); velocities stay, except where the pushes raise
+ *     V by more than the step's laws dissipate: the kinetic energy of the pushed islands
+ *     pays that (pay_projection, finish_step). A point that penetrates at q1
  *     but was not in the contact problem makes the step try again with it (MISS_TRIES).
  *  7. The rigid bodies' velocities are projected onto rigid motions in the mass metric.
  *
@@ -72,6 +74,7 @@
 #include <string.h>
 
 #include "mbsim/contact.h"
+#include "mbsim/elements.h"
 #include "solver/integrator.h"
 #include "util/linsolve.h"
 #include "solver/system.h"
@@ -186,6 +189,10 @@ typedef struct {
   int stamp;        /* step at which the LU was factored (dense) */
   long pushed;      /* the position projection's solve (MoreauWork.push_stamp) that last
                        moved its coordinates */
+  int isl;          /* the position projection's islands: union-find parent (components
+                       joined by closed contacts; pay_projection) */
+  int moved;        /* 1: the last position projection pushed its coordinates; for an
+                       island's root, 1: the island pays (pay_projection) */
 } Component;
 
 typedef struct {
@@ -270,6 +277,7 @@ typedef struct {
   /* [J] what the step dissipated: by the normal laws (and the position projection), by
    * friction, by the theta method itself (moreau's energy balance, step) */
   double dissip_impact, dissip_friction, dissip_num;
+  double proj_rise; /* [J] V(after) - V(before) of the step's position projection */
 } MoreauWork;
 
 /* ---- setup ---- */
@@ -2068,6 +2076,91 @@ static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   return v;
 }
 
+/* the position projection's islands (Component.isl): the root of component k */
+static int island_root(MoreauWork *w, int k) {
+  while (w->comp[k].isl != k) {
+    w->comp[k].isl = w->comp[w->comp[k].isl].isl;
+    k = w->comp[k].isl;
+  }
+  return k;
+}
+
+/* the components of contact c (contact_components) into one island */
+static void island_join(MoreauWork *w, const Contact *c) {
+  for (int s = 1; s < c->ncomp; s++) {
+    int a = island_root(w, c->comp[0]), b = island_root(w, c->comp[s]);
+    if (a != b) {
+      w->comp[a < b ? b : a].isl = a < b ? a : b;
+    }
+  }
+}
+
+/* The energy-consistent position projection: the kinetic energy of the bodies the step's
+ * position projection pushed pays up to `gain` [J] of the potential energy the pushes added
+ * (finish_step: only what the step's laws did not dissipate). The paying set is every
+ * island of a pushed component, an island being the components joined by the projection's
+ * points and by the step's closed contacts (an impulse, or an end gap within GAP_ACTIVE);
+ * its velocities are scaled by s = sqrt(1 - paid / T_islands). A scaled velocity keeps every
+ * scleronomic bilateral row (G v = 0), the rigid bodies' rigid motions, every closed
+ * contact's gamma_N >= 0 and stick or slip direction (Coulomb's law is positively
+ * homogeneous) and every contact with the ground; not a prescribed motion's rows
+ * (G v = -g_t): an island with a row of a drive (a conveyor, a moving obstacle) does not pay.
+ * Returns what was paid: min(gain, T_islands), 0 when no island can pay. */
+static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int nc, double t1,
+                             double gain) {
+  int any = 0;
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
+    if (c->L[0] > 0.0 || c->gap1 <= GAP_ACTIVE) {
+      contact_components(w, c);
+      island_join(w, c);
+    }
+  }
+  for (int k = 0; k < w->ncomp; k++) {
+    w->comp[k].isl = island_root(w, k);
+  }
+  /* the roots: 1 pays, 0 not; moved holds the pushed flags of the components until the
+   * roots are set (a root may itself be pushed: its flag is read first) */
+  for (int k = 0; k < w->ncomp; k++) {
+    if (w->comp[k].moved == 1) {
+      w->comp[k].moved = 3; /* pushed, and not yet a root's flag */
+    }
+  }
+  for (int k = 0; k < w->ncomp; k++) {
+    if (w->comp[k].moved & 2) {
+      w->comp[w->comp[k].isl].moved |= 1;
+      any = 1;
+    }
+  }
+  if (!any) {
+    return 0.0;
+  }
+  /* an island with a prescribed motion's row does not pay */
+  mbsRowIter ri;
+  for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
+    if (ri.elem >= 0 && mbs_element_kind(m->elem[ri.elem].kind)->constraint_rates) {
+      int root = w->comp[w->comp_of[m->nq + ri.row]].isl;
+      w->comp[root].moved &= ~1;
+    }
+  }
+  for (int i = 0; i < m->nq; i++) {
+    w->du[i] = w->comp[w->comp[w->comp_of[i]].isl].moved & 1 ? d->v[i] : 0.0;
+  }
+  double T, V;
+  mbs_energy(m, d->q, w->du, &T, &V);
+  if (!(T > 0.0)) {
+    return 0.0;
+  }
+  double paid = fmin(gain, T);
+  double s = sqrt(fmax(0.0, 1.0 - paid / T));
+  for (int i = 0; i < m->nq; i++) {
+    if (w->du[i] != 0.0) {
+      d->v[i] *= s;
+    }
+  }
+  return paid;
+}
+
 /* whether a push of the projection's current solve moved a body of point c */
 static int pushed(const MoreauWork *w, const Contact *c) {
   for (int s = 0; s < c->ncomp; s++) {
@@ -2104,6 +2197,10 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
   stamp_components(w); /* the Newton matrix stays: its components are factored once */
+  for (int k = 0; k < w->ncomp; k++) {
+    w->comp[k].isl = k;
+    w->comp[k].moved = 0;
+  }
   int nvp = 0;        /* the pairs of the first round's points (w->vp) */
   double moved = 0.0; /* [m] the largest position change of the rounds so far */
   for (int round = 0;; round++) {
@@ -2219,6 +2316,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     if (nviol > 0) {
       for (int k = 0; k < nviol; k++) {
         contact_components(w, &w->vc[k]);
+        island_join(w, &w->vc[k]);
       }
       mbsStatus st = factor_components(d, w, w->vc, nviol, err);
       for (int k = 0; k < nviol && st == MBS_OK; k++) {
@@ -2281,6 +2379,13 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         d->q[i] += w->gq[i];
         moved = fmax(moved, fabs(w->gq[i]));
       }
+      for (int k = 0; k < nviol; k++) {
+        const Contact *c = &w->vc[k];
+        for (int s = 0; s < c->ncomp; s++) {
+          Component *cp = &w->comp[c->comp[s]];
+          cp->moved |= cp->pushed == w->push_stamp;
+        }
+      }
     }
     /* bilateral rows: J [dq; nu] = [0; -g(q)] (Newton steps with the step's matrix) */
     for (int it = 0; it < 4; it++) {
@@ -2329,6 +2434,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   }
   double V1 = potential(m, d->q, d->v);
   w->dissip_impact += V0 - V1;
+  w->proj_rise = V1 - V0;
   return MBS_OK;
 }
 
@@ -2426,6 +2532,15 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
    * their damping, is the normal laws' dissipation */
   w->dissip_impact -= w->vpen_end - d->contact_potential;
   d->contact_potential = w->vpen_end;
+  /* the position projection does not create energy: where the step's parts sum to less
+   * than zero and its pushes raised V, the kinetic energy of the pushed islands pays up to
+   * that rise (pay_projection), booked with the projection's change of V in the normal
+   * laws' part; what they cannot pay, and a gain of the laws' own (Kane's paradox), stays
+   * unbooked for the energy monitor */
+  double sum = w->dissip_impact + w->dissip_friction + w->dissip_num;
+  if (sum < 0.0 && w->proj_rise > 0.0) {
+    w->dissip_impact += pay_projection(m, d, w, nc, t0 + dt, fmin(-sum, w->proj_rise));
+  }
   double part[3] = {w->dissip_impact, w->dissip_friction, w->dissip_num};
   double pos = 0.0, neg = 0.0;
   for (int k = 0; k < 3; k++) {
@@ -2581,6 +2696,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   prepare(m, d, dt, &s);
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
+  w->proj_rise = 0.0;
   w->xused = 0;
   char why[1200];
   why[0] = '\0';
@@ -2953,6 +3069,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   }
   mbs_implicit_begin(m, d, b);
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
+  w->proj_rise = 0.0;
   w->xused = 0;
   w->nc = w->npen = 0;
   int repivot = b->refactor_next;
