@@ -191,8 +191,8 @@ typedef struct {
                        moved its coordinates */
   int isl;          /* the position projection's islands: union-find parent (components
                        joined by closed contacts; pay_projection) */
-  int moved;        /* 1: the last position projection pushed its coordinates; for an
-                       island's root, 1: the island pays (pay_projection) */
+  int moved;        /* 1: the last position projection pushed its coordinates; 2 (an
+                       island's root): the island pays (pay_projection) */
 } Component;
 
 typedef struct {
@@ -2119,16 +2119,11 @@ static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int n
   for (int k = 0; k < w->ncomp; k++) {
     w->comp[k].isl = island_root(w, k);
   }
-  /* the roots: 1 pays, 0 not; moved holds the pushed flags of the components until the
-   * roots are set (a root may itself be pushed: its flag is read first) */
+  /* an island pays (its root's moved & 2) when one of its components was pushed
+   * (moved & 1) */
   for (int k = 0; k < w->ncomp; k++) {
-    if (w->comp[k].moved == 1) {
-      w->comp[k].moved = 3; /* pushed, and not yet a root's flag */
-    }
-  }
-  for (int k = 0; k < w->ncomp; k++) {
-    if (w->comp[k].moved & 2) {
-      w->comp[w->comp[k].isl].moved |= 1;
+    if (w->comp[k].moved & 1) {
+      w->comp[w->comp[k].isl].moved |= 2;
       any = 1;
     }
   }
@@ -2140,11 +2135,11 @@ static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int n
   for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
     if (ri.elem >= 0 && mbs_element_kind(m->elem[ri.elem].kind)->constraint_rates) {
       int root = w->comp[w->comp_of[m->nq + ri.row]].isl;
-      w->comp[root].moved &= ~1;
+      w->comp[root].moved &= ~2;
     }
   }
   for (int i = 0; i < m->nq; i++) {
-    w->du[i] = w->comp[w->comp[w->comp_of[i]].isl].moved & 1 ? d->v[i] : 0.0;
+    w->du[i] = w->comp[w->comp[w->comp_of[i]].isl].moved & 2 ? d->v[i] : 0.0;
   }
   double T, V;
   mbs_energy(m, d->q, w->du, &T, &V);
