@@ -2095,17 +2095,117 @@ static void island_join(MoreauWork *w, const Contact *c) {
   }
 }
 
+/* island k's rigid motion in v (a translation of its position nodes and a rotation of all
+ * its vector nodes about the origin, the M-orthogonal projection of its velocities onto
+ * those six motions) into ref on its vector nodes' coordinates: its linear and angular
+ * momentum. Directions with no mass (a point mass's rotation) are left out. */
+static void island_rigid_motion(const mbsModel *m, MoreauWork *w, const double *q,
+                                const double *v, int root, double *ref) {
+  /* the generators at node a: R[k] (3 entries) for k < 3 translation e_k (position nodes),
+   * k >= 3 rotation e_(k-3) x q_a */
+  double A[36] = {0}, rhs[6] = {0};
+#define GEN(a_, k_, out_)                                                                   \
+  do {                                                                                      \
+    const double *qa_ = q + 3 * (a_);                                                       \
+    out_[0] = out_[1] = out_[2] = 0.0;                                                      \
+    if ((k_) < 3) {                                                                         \
+      out_[(k_)] = m->node_position[(a_)] ? 1.0 : 0.0;                                      \
+    } else {                                                                                \
+      int j_ = (k_)-3;                                                                      \
+      out_[(j_ + 1) % 3] = qa_[(j_ + 2) % 3];                                               \
+      out_[(j_ + 2) % 3] = -qa_[(j_ + 1) % 3];                                              \
+    }                                                                                       \
+  } while (0)
+  for (int e = 0; e < m->nmass; e++) {
+    int na = m->mass_a[e], nb = m->mass_b[e];
+    if (w->comp[w->comp_of[3 * na]].isl != root || w->comp[w->comp_of[3 * nb]].isl != root) {
+      continue;
+    }
+    double wv = m->mass_val[e];
+    for (int pass = 0; pass < (na == nb ? 1 : 2); pass++) {
+      int x = pass ? nb : na, y = pass ? na : nb; /* M^xy (I3) */
+      double gx[6][3], gy[6][3];
+      for (int k = 0; k < 6; k++) {
+        GEN(x, k, gx[k]);
+        GEN(y, k, gy[k]);
+      }
+      for (int k = 0; k < 6; k++) {
+        rhs[k] += wv * vdot(gx[k], v + 3 * y);
+        for (int l = 0; l < 6; l++) {
+          A[6 * k + l] += wv * vdot(gx[k], gy[l]);
+        }
+      }
+    }
+  }
+  /* A alpha = rhs by Gaussian elimination with full pivoting; pivots below 1e-12 of the
+   * largest diagonal leave their direction out */
+  double amax = 0.0, alpha[6] = {0};
+  int perm[6], used[6] = {0};
+  for (int k = 0; k < 6; k++) {
+    amax = fmax(amax, fabs(A[7 * k]));
+  }
+  int nstep = 0;
+  for (; nstep < 6; nstep++) {
+    int pk = -1;
+    double best = 1e-12 * amax;
+    for (int k = 0; k < 6; k++) {
+      if (!used[k] && fabs(A[7 * k]) > best) {
+        best = fabs(A[7 * k]);
+        pk = k;
+      }
+    }
+    if (pk < 0) {
+      break;
+    }
+    used[pk] = 1;
+    perm[nstep] = pk;
+    for (int k = 0; k < 6; k++) {
+      if (!used[k] && A[6 * k + pk] != 0.0) {
+        double f = A[6 * k + pk] / A[7 * pk];
+        for (int l = 0; l < 6; l++) {
+          A[6 * k + l] -= f * A[6 * pk + l];
+        }
+        rhs[k] -= f * rhs[pk];
+      }
+    }
+  }
+  for (int i = nstep - 1; i >= 0; i--) {
+    int k = perm[i];
+    double r = rhs[k];
+    for (int j = i + 1; j < nstep; j++) {
+      r -= A[6 * k + perm[j]] * alpha[perm[j]];
+    }
+    alpha[k] = r / A[7 * k];
+  }
+  for (int na = 0; na < m->nnode; na++) {
+    if (w->comp[w->comp_of[3 * na]].isl != root) {
+      continue;
+    }
+    for (int k = 0; k < 6; k++) {
+      double g[3];
+      GEN(na, k, g);
+      for (int c = 0; c < 3; c++) {
+        ref[3 * na + c] += alpha[k] * g[c];
+      }
+    }
+  }
+#undef GEN
+}
+
 /* The energy-consistent position projection: the kinetic energy of the bodies the step's
  * position projection pushed pays up to `gain` [J] of the potential energy the pushes added
  * (finish_step: only what the step's laws did not dissipate). The paying set is every
  * island of a pushed component, an island being the components joined by the projection's
- * points and by the step's closed contacts (an impulse, or an end gap within GAP_ACTIVE);
- * its velocities are scaled by s = sqrt(1 - paid / T_islands). A scaled velocity keeps every
- * scleronomic bilateral row (G v = 0), the rigid bodies' rigid motions, every closed
- * contact's gamma_N >= 0 and stick or slip direction (Coulomb's law is positively
- * homogeneous) and every contact with the ground; not a prescribed motion's rows
- * (G v = -g_t): an island with a row of a drive (a conveyor, a moving obstacle) does not pay.
- * Returns what was paid: min(gain, T_islands), 0 when no island can pay. */
+ * points and by the step's closed contacts (an impulse, or an end gap within GAP_ACTIVE).
+ * Its velocities relative to a reference are scaled by s = sqrt(1 - paid / T_rel): the
+ * reference is zero for an island held by the ground (a contact with it, a joint row a rigid
+ * motion would break, a scalar coordinate), else the island's own rigid motion
+ * (island_rigid_motion), so that a free island keeps its linear and angular momentum. A
+ * scaled relative velocity keeps every scleronomic bilateral row (G v = 0), the rigid bodies'
+ * rigid motions, every closed contact's gamma_N >= 0 and stick or slip direction (Coulomb's
+ * law is positively homogeneous); not a prescribed motion's rows (G v = -g_t): an island with
+ * a row of a drive (a conveyor, a moving obstacle) does not pay. Returns what was paid:
+ * min(gain, T_rel), 0 when no island can pay. */
 static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int nc, double t1,
                              double gain) {
   int any = 0;
@@ -2120,7 +2220,7 @@ static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int n
     w->comp[k].isl = island_root(w, k);
   }
   /* an island pays (its root's moved & 2) when one of its components was pushed
-   * (moved & 1) */
+   * (moved & 1); 4: it is held by the ground */
   for (int k = 0; k < w->ncomp; k++) {
     if (w->comp[k].moved & 1) {
       w->comp[w->comp[k].isl].moved |= 2;
@@ -2130,27 +2230,72 @@ static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int n
   if (!any) {
     return 0.0;
   }
-  /* an island with a prescribed motion's row does not pay */
-  mbsRowIter ri;
-  for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
-    if (ri.elem >= 0 && mbs_element_kind(m->elem[ri.elem].kind)->constraint_rates) {
-      int root = w->comp[w->comp_of[m->nq + ri.row]].isl;
-      w->comp[root].moved &= ~2;
+  /* the free islands' rigid motions (w->du), on the paying islands' coordinates */
+  int nq = m->nq;
+  memset(w->du, 0, (size_t)nq * sizeof(double));
+  for (int r = 0; r < w->ncomp; r++) {
+    if (w->comp[r].isl == r && (w->comp[r].moved & 2)) {
+      island_rigid_motion(m, w, d->q, d->v, r, w->du);
     }
   }
-  for (int i = 0; i < m->nq; i++) {
-    w->du[i] = w->comp[w->comp[w->comp_of[i]].isl].moved & 2 ? d->v[i] : 0.0;
+  for (int i = 3 * m->nnode; i < nq; i++) {
+    w->comp[w->comp[w->comp_of[i]].isl].moved |= 4; /* scalars: no rigid motion */
+  }
+  double vscale = 0.0;
+  for (int i = 0; i < nq; i++) {
+    vscale = fmax(vscale, fabs(d->v[i]));
+  }
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
+    if ((c->L[0] > 0.0 || c->gap1 <= GAP_ACTIVE) && c->ncomp > 0 &&
+        (c->frame[0] == MBS_ATTACH_GROUND_ID || c->frame[1] == MBS_ATTACH_GROUND_ID)) {
+      w->comp[w->comp[c->comp[0]].isl].moved |= 4;
+    }
+  }
+  /* an island with a prescribed motion's row does not pay; one with a row its rigid motion
+   * breaks (a joint to the ground) is held by the ground */
+  mbsRowIter ri;
+  for (mbs_rows_begin(&ri, m, d->q, t1, 1, w->rowwork); mbs_rows_next(&ri);) {
+    int root = w->comp[w->comp_of[nq + ri.row]].isl;
+    if (!(w->comp[root].moved & 2)) {
+      continue;
+    }
+    if (ri.elem >= 0 && mbs_element_kind(m->elem[ri.elem].kind)->constraint_rates) {
+      w->comp[root].moved &= ~2;
+      continue;
+    }
+    double gr = 0.0, gs = 0.0;
+    for (int e = 0; e < ri.nz; e++) {
+      gr += ri.val[e] * w->du[ri.idx[e]];
+      gs += fabs(ri.val[e]) * vscale;
+    }
+    if (fabs(gr) > 1e-9 * gs) {
+      w->comp[root].moved |= 4;
+    }
+  }
+  /* the reference (w->du) on the paying free islands' coordinates; the relative velocities
+   * of every paying island into w->gq */
+  for (int i = 0; i < nq; i++) {
+    int fl = w->comp[w->comp[w->comp_of[i]].isl].moved;
+    if (!(fl & 2)) {
+      w->du[i] = w->gq[i] = 0.0;
+      continue;
+    }
+    if (fl & 4) {
+      w->du[i] = 0.0;
+    }
+    w->gq[i] = d->v[i] - w->du[i];
   }
   double T, V;
-  mbs_energy(m, d->q, w->du, &T, &V);
+  mbs_energy(m, d->q, w->gq, &T, &V);
   if (!(T > 0.0)) {
     return 0.0;
   }
   double paid = fmin(gain, T);
   double s = sqrt(fmax(0.0, 1.0 - paid / T));
-  for (int i = 0; i < m->nq; i++) {
-    if (w->du[i] != 0.0) {
-      d->v[i] *= s;
+  for (int i = 0; i < nq; i++) {
+    if (w->comp[w->comp[w->comp_of[i]].isl].moved & 2) {
+      d->v[i] = w->du[i] + s * w->gq[i];
     }
   }
   return paid;
