@@ -46,7 +46,9 @@
  *     beyond, the step fails and the step control retries it with dt/2.
  *  6. Penetrations left at q1 (g < GAP_PROJECT) are projected out (Siconos'
  *     MoreauJeanDirectProjection: pushes along the normals in the metric of J, then the
- *     bilateral constraints by Newton steps); velocities stay. A point that penetrates at q1
+ *     bilateral constraints by Newton steps); velocities stay, except where the pushes raise
+ *     V by more than the step's laws dissipate: the kinetic energy of the pushed islands
+ *     pays that (pay_projection, finish_step). A point that penetrates at q1
  *     but was not in the contact problem makes the step try again with it (MISS_TRIES).
  *  7. The rigid bodies' velocities are projected onto rigid motions in the mass metric.
  *
@@ -72,6 +74,7 @@
 #include <string.h>
 
 #include "mbsim/contact.h"
+#include "mbsim/elements.h"
 #include "solver/integrator.h"
 #include "util/linsolve.h"
 #include "solver/system.h"
@@ -186,6 +189,10 @@ typedef struct {
   int stamp;        /* step at which the LU was factored (dense) */
   long pushed;      /* the position projection's solve (MoreauWork.push_stamp) that last
                        moved its coordinates */
+  int isl;          /* the position projection's islands: union-find parent (components
+                       joined by closed contacts; pay_projection) */
+  int moved;        /* 1: the last position projection pushed its coordinates; 2 (an
+                       island's root): the island pays (pay_projection) */
 } Component;
 
 typedef struct {
@@ -270,6 +277,7 @@ typedef struct {
   /* [J] what the step dissipated: by the normal laws (and the position projection), by
    * friction, by the theta method itself (moreau's energy balance, step) */
   double dissip_impact, dissip_friction, dissip_num;
+  double proj_rise; /* [J] V(after) - V(before) of the step's position projection */
 } MoreauWork;
 
 /* ---- setup ---- */
@@ -2068,6 +2076,231 @@ static double penalty_energy(const mbsModel *m, const Contact *c, int n) {
   return v;
 }
 
+/* the position projection's islands (Component.isl): the root of component k */
+static int island_root(MoreauWork *w, int k) {
+  while (w->comp[k].isl != k) {
+    w->comp[k].isl = w->comp[w->comp[k].isl].isl;
+    k = w->comp[k].isl;
+  }
+  return k;
+}
+
+/* the components of contact c (contact_components) into one island */
+static void island_join(MoreauWork *w, const Contact *c) {
+  for (int s = 1; s < c->ncomp; s++) {
+    int a = island_root(w, c->comp[0]), b = island_root(w, c->comp[s]);
+    if (a != b) {
+      w->comp[a < b ? b : a].isl = a < b ? a : b;
+    }
+  }
+}
+
+/* island k's rigid motion in v (a translation of its position nodes and a rotation of all
+ * its vector nodes about the origin, the M-orthogonal projection of its velocities onto
+ * those six motions) into ref on its vector nodes' coordinates: its linear and angular
+ * momentum. Directions with no mass (a point mass's rotation) are left out. */
+static void island_rigid_motion(const mbsModel *m, MoreauWork *w, const double *q,
+                                const double *v, int root, double *ref) {
+  /* the generators at node a: R[k] (3 entries) for k < 3 translation e_k (position nodes),
+   * k >= 3 rotation e_(k-3) x q_a */
+  double A[36] = {0}, rhs[6] = {0};
+#define GEN(a_, k_, out_)                                                                   \
+  do {                                                                                      \
+    const double *qa_ = q + 3 * (a_);                                                       \
+    out_[0] = out_[1] = out_[2] = 0.0;                                                      \
+    if ((k_) < 3) {                                                                         \
+      out_[(k_)] = m->node_position[(a_)] ? 1.0 : 0.0;                                      \
+    } else {                                                                                \
+      int j_ = (k_)-3;                                                                      \
+      out_[(j_ + 1) % 3] = qa_[(j_ + 2) % 3];                                               \
+      out_[(j_ + 2) % 3] = -qa_[(j_ + 1) % 3];                                              \
+    }                                                                                       \
+  } while (0)
+  for (int e = 0; e < m->nmass; e++) {
+    int na = m->mass_a[e], nb = m->mass_b[e];
+    if (w->comp[w->comp_of[3 * na]].isl != root || w->comp[w->comp_of[3 * nb]].isl != root) {
+      continue;
+    }
+    double wv = m->mass_val[e];
+    for (int pass = 0; pass < (na == nb ? 1 : 2); pass++) {
+      int x = pass ? nb : na, y = pass ? na : nb; /* M^xy (I3) */
+      double gx[6][3], gy[6][3];
+      for (int k = 0; k < 6; k++) {
+        GEN(x, k, gx[k]);
+        GEN(y, k, gy[k]);
+      }
+      for (int k = 0; k < 6; k++) {
+        rhs[k] += wv * vdot(gx[k], v + 3 * y);
+        for (int l = 0; l < 6; l++) {
+          A[6 * k + l] += wv * vdot(gx[k], gy[l]);
+        }
+      }
+    }
+  }
+  /* A alpha = rhs by Gaussian elimination with full pivoting; pivots below 1e-12 of the
+   * largest diagonal leave their direction out */
+  double amax = 0.0, alpha[6] = {0};
+  int perm[6], used[6] = {0};
+  for (int k = 0; k < 6; k++) {
+    amax = fmax(amax, fabs(A[7 * k]));
+  }
+  int nstep = 0;
+  for (; nstep < 6; nstep++) {
+    int pk = -1;
+    double best = 1e-12 * amax;
+    for (int k = 0; k < 6; k++) {
+      if (!used[k] && fabs(A[7 * k]) > best) {
+        best = fabs(A[7 * k]);
+        pk = k;
+      }
+    }
+    if (pk < 0) {
+      break;
+    }
+    used[pk] = 1;
+    perm[nstep] = pk;
+    for (int k = 0; k < 6; k++) {
+      if (!used[k] && A[6 * k + pk] != 0.0) {
+        double f = A[6 * k + pk] / A[7 * pk];
+        for (int l = 0; l < 6; l++) {
+          A[6 * k + l] -= f * A[6 * pk + l];
+        }
+        rhs[k] -= f * rhs[pk];
+      }
+    }
+  }
+  for (int i = nstep - 1; i >= 0; i--) {
+    int k = perm[i];
+    double r = rhs[k];
+    for (int j = i + 1; j < nstep; j++) {
+      r -= A[6 * k + perm[j]] * alpha[perm[j]];
+    }
+    alpha[k] = r / A[7 * k];
+  }
+  for (int na = 0; na < m->nnode; na++) {
+    if (w->comp[w->comp_of[3 * na]].isl != root) {
+      continue;
+    }
+    for (int k = 0; k < 6; k++) {
+      double g[3];
+      GEN(na, k, g);
+      for (int c = 0; c < 3; c++) {
+        ref[3 * na + c] += alpha[k] * g[c];
+      }
+    }
+  }
+#undef GEN
+}
+
+/* The energy-consistent position projection: the kinetic energy of the bodies the step's
+ * position projection pushed pays up to `gain` [J] of the potential energy the pushes added
+ * (finish_step: only what the step's laws did not dissipate). The paying set is every
+ * island of a pushed component, an island being the components joined by the projection's
+ * points and by the step's closed contacts (an impulse, or an end gap within GAP_ACTIVE).
+ * Its velocities relative to a reference are scaled by s = sqrt(1 - paid / T_rel): the
+ * reference is zero for an island held by the ground (a contact with it, a joint row a rigid
+ * motion would break, a scalar coordinate), else the island's own rigid motion
+ * (island_rigid_motion), so that a free island keeps its linear and angular momentum. A
+ * scaled relative velocity keeps every scleronomic bilateral row (G v = 0), the rigid bodies'
+ * rigid motions, every closed contact's gamma_N >= 0 and stick or slip direction (Coulomb's
+ * law is positively homogeneous); not a prescribed motion's rows (G v = -g_t): an island with
+ * a row of a drive (a conveyor, a moving obstacle) does not pay. Returns what was paid:
+ * min(gain, T_rel), 0 when no island can pay. */
+static double pay_projection(const mbsModel *m, mbsData *d, MoreauWork *w, int nc, double t1,
+                             double gain) {
+  int any = 0;
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
+    if (c->L[0] > 0.0 || c->gap1 <= GAP_ACTIVE) {
+      contact_components(w, c);
+      island_join(w, c);
+    }
+  }
+  for (int k = 0; k < w->ncomp; k++) {
+    w->comp[k].isl = island_root(w, k);
+  }
+  /* an island pays (its root's moved & 2) when one of its components was pushed
+   * (moved & 1); 4: it is held by the ground */
+  for (int k = 0; k < w->ncomp; k++) {
+    if (w->comp[k].moved & 1) {
+      w->comp[w->comp[k].isl].moved |= 2;
+      any = 1;
+    }
+  }
+  if (!any) {
+    return 0.0;
+  }
+  /* the free islands' rigid motions (w->du), on the paying islands' coordinates */
+  int nq = m->nq;
+  memset(w->du, 0, (size_t)nq * sizeof(double));
+  for (int r = 0; r < w->ncomp; r++) {
+    if (w->comp[r].isl == r && (w->comp[r].moved & 2)) {
+      island_rigid_motion(m, w, d->q, d->v, r, w->du);
+    }
+  }
+  for (int i = 3 * m->nnode; i < nq; i++) {
+    w->comp[w->comp[w->comp_of[i]].isl].moved |= 4; /* scalars: no rigid motion */
+  }
+  double vscale = 0.0;
+  for (int i = 0; i < nq; i++) {
+    vscale = fmax(vscale, fabs(d->v[i]));
+  }
+  for (int k = 0; k < nc; k++) {
+    Contact *c = &w->c[k];
+    if ((c->L[0] > 0.0 || c->gap1 <= GAP_ACTIVE) && c->ncomp > 0 &&
+        (c->frame[0] == MBS_ATTACH_GROUND_ID || c->frame[1] == MBS_ATTACH_GROUND_ID)) {
+      w->comp[w->comp[c->comp[0]].isl].moved |= 4;
+    }
+  }
+  /* an island with a prescribed motion's row does not pay; one with a row its rigid motion
+   * breaks (a joint to the ground) is held by the ground */
+  mbsRowIter ri;
+  for (mbs_rows_begin(&ri, m, d->q, t1, 1, w->rowwork); mbs_rows_next(&ri);) {
+    int root = w->comp[w->comp_of[nq + ri.row]].isl;
+    if (!(w->comp[root].moved & 2)) {
+      continue;
+    }
+    if (ri.elem >= 0 && mbs_element_kind(m->elem[ri.elem].kind)->constraint_rates) {
+      w->comp[root].moved &= ~2;
+      continue;
+    }
+    double gr = 0.0, gs = 0.0;
+    for (int e = 0; e < ri.nz; e++) {
+      gr += ri.val[e] * w->du[ri.idx[e]];
+      gs += fabs(ri.val[e]) * vscale;
+    }
+    if (fabs(gr) > 1e-9 * gs) {
+      w->comp[root].moved |= 4;
+    }
+  }
+  /* the reference (w->du) on the paying free islands' coordinates; the relative velocities
+   * of every paying island into w->gq */
+  for (int i = 0; i < nq; i++) {
+    int fl = w->comp[w->comp[w->comp_of[i]].isl].moved;
+    if (!(fl & 2)) {
+      w->du[i] = w->gq[i] = 0.0;
+      continue;
+    }
+    if (fl & 4) {
+      w->du[i] = 0.0;
+    }
+    w->gq[i] = d->v[i] - w->du[i];
+  }
+  double T, V;
+  mbs_energy(m, d->q, w->gq, &T, &V);
+  if (!(T > 0.0)) {
+    return 0.0;
+  }
+  double paid = fmin(gain, T);
+  double s = sqrt(fmax(0.0, 1.0 - paid / T));
+  for (int i = 0; i < nq; i++) {
+    if (w->comp[w->comp[w->comp_of[i]].isl].moved & 2) {
+      d->v[i] = w->du[i] + s * w->gq[i];
+    }
+  }
+  return paid;
+}
+
 /* whether a push of the projection's current solve moved a body of point c */
 static int pushed(const MoreauWork *w, const Contact *c) {
   for (int s = 0; s < c->ncomp; s++) {
@@ -2104,6 +2337,10 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   double V0 = potential(m, d->q, d->v);
   long xmark = w->xused;
   stamp_components(w); /* the Newton matrix stays: its components are factored once */
+  for (int k = 0; k < w->ncomp; k++) {
+    w->comp[k].isl = k;
+    w->comp[k].moved = 0;
+  }
   int nvp = 0;        /* the pairs of the first round's points (w->vp) */
   double moved = 0.0; /* [m] the largest position change of the rounds so far */
   for (int round = 0;; round++) {
@@ -2219,6 +2456,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
     if (nviol > 0) {
       for (int k = 0; k < nviol; k++) {
         contact_components(w, &w->vc[k]);
+        island_join(w, &w->vc[k]);
       }
       mbsStatus st = factor_components(d, w, w->vc, nviol, err);
       for (int k = 0; k < nviol && st == MBS_OK; k++) {
@@ -2281,6 +2519,13 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         d->q[i] += w->gq[i];
         moved = fmax(moved, fabs(w->gq[i]));
       }
+      for (int k = 0; k < nviol; k++) {
+        const Contact *c = &w->vc[k];
+        for (int s = 0; s < c->ncomp; s++) {
+          Component *cp = &w->comp[c->comp[s]];
+          cp->moved |= cp->pushed == w->push_stamp;
+        }
+      }
     }
     /* bilateral rows: J [dq; nu] = [0; -g(q)] (Newton steps with the step's matrix) */
     for (int it = 0; it < 4; it++) {
@@ -2329,6 +2574,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
   }
   double V1 = potential(m, d->q, d->v);
   w->dissip_impact += V0 - V1;
+  w->proj_rise = V1 - V0;
   return MBS_OK;
 }
 
@@ -2426,6 +2672,15 @@ static mbsStatus finish_step(const mbsModel *m, mbsData *d, MoreauWork *w, doubl
    * their damping, is the normal laws' dissipation */
   w->dissip_impact -= w->vpen_end - d->contact_potential;
   d->contact_potential = w->vpen_end;
+  /* the position projection does not create energy: where the step's parts sum to less
+   * than zero and its pushes raised V, the kinetic energy of the pushed islands pays up to
+   * that rise (pay_projection), booked with the projection's change of V in the normal
+   * laws' part; what they cannot pay, and a gain of the laws' own (Kane's paradox), stays
+   * unbooked for the energy monitor */
+  double sum = w->dissip_impact + w->dissip_friction + w->dissip_num;
+  if (sum < 0.0 && w->proj_rise > 0.0) {
+    w->dissip_impact += pay_projection(m, d, w, nc, t0 + dt, fmin(-sum, w->proj_rise));
+  }
   double part[3] = {w->dissip_impact, w->dissip_friction, w->dissip_num};
   double pos = 0.0, neg = 0.0;
   for (int k = 0; k < 3; k++) {
@@ -2581,6 +2836,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   }
   prepare(m, d, dt, &s);
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
+  w->proj_rise = 0.0;
   w->xused = 0;
   char why[1200];
   why[0] = '\0';
@@ -2953,6 +3209,7 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   }
   mbs_implicit_begin(m, d, b);
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
+  w->proj_rise = 0.0;
   w->xused = 0;
   w->nc = w->npen = 0;
   int repivot = b->refactor_next;
