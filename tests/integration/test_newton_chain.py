@@ -6,7 +6,8 @@ N box links on ball joints, em, dt = 1e-3).
   pinned at t = 0 for every step.
 - From 256 unknowns em predicts each step by second-order Adams-Bashforth: at most 3 Newton
   iterations per step on the 500-link chain after the first two steps (4-6 from dt v), and a
-  restart goes on bit for bit (its predictor's velocity is written).
+  restart goes on bit for bit (its predictor's velocity is written); a restart file whose
+  predictor history is not finite is refused.
 - A record is an observation: its KKT factorization has storage of its own, so a run with a
   record every step takes the same steps, bit for bit, with the same Newton iterations, and
   costs exactly one factorization more per record than a run without records.
@@ -80,6 +81,22 @@ diff = max(np.max(np.abs(w["state/" + k][-1] - r["state/" + k][-1]))
 check(r["attrs"]["status"] == "completed" and "state/previous_velocity" in h and diff == 0.0,
       "30-link chain, em, restarted at 0.02 s: the end equals the uninterrupted run's bit for "
       "bit (max diff %.1e)" % diff)
+
+# the predictor's history is checked when it is read: a non-finite increment refuses the
+# restart and writes nothing
+import shutil
+
+import h5py
+
+bad = half.replace(".h5", "_bad.h5")
+shutil.copy(half, bad)
+with h5py.File(bad, "r+") as f:
+    f["state/previous_increments"][-1, 7] = np.nan
+out_bad = bad.replace(".h5", "_out.h5")
+rc, _, err_text, _ = run(path, "--restart", bad, out=out_bad, check=False)
+check(rc == 1 and "previous_increments" in err_text and not os.path.exists(out_bad),
+      "a restart file with a non-finite /state/previous_increments: exit %d, nothing written "
+      "(%s)" % (rc, err_text.strip()[-160:]))
 
 path = write_deck("chain50.yaml", chain_deck(50, 300, 1e-3, 1))
 _, _, _, h50 = run(path, "--integrator", "midpoint")
