@@ -28,7 +28,7 @@ typedef struct {
   const char *units;
 } mbsStateArray;
 
-#define MBS_STATE_MAX 8 /* at most this many arrays per integrator */
+#define MBS_STATE_MAX 12 /* at most this many arrays per integrator */
 
 /* the most nodes of the error control's history (advance.c) */
 #define MBS_CONTROL_MAXNODES 5

@@ -298,8 +298,9 @@ mbsStatus mbs_implicit_work_init(const mbsModel *m, mbsImplicitWork *w) {
 }
 
 void mbs_implicit_work_free(mbsImplicitWork *w) {
-  double *p[] = {w->mu,    w->mu_prev, w->q_prev, w->v_prev, w->dq,     w->qhat,
-                 w->qbase, w->vbase,   w->qm,     w->vm,     w->v_hist, w->pred};
+  double *p[] = {w->mu,     w->mu_prev,  w->q_prev,   w->v_prev, w->dq,
+                 w->qhat,   w->qbase,    w->vbase,    w->qm,     w->vm,
+                 w->v_hist, w->pred,     w->inc_hist, w->lam_hist, w->mu_pred};
   for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
     free(p[i]);
   }
@@ -357,6 +358,9 @@ static void step_predict(StepProblem *p) {
     w->dq[i] = p->pred ? p->pred[i] : p->dt * w->v_prev[i];
     q[i] = w->q_prev[i] + w->dq[i];
   }
+  if (w->use_mu_pred) {
+    memcpy(w->mu, w->mu_pred, (size_t)p->m->ncon * sizeof(double));
+  }
 }
 
 static double step_assemble(void *ctx, int with_jac) {
@@ -395,7 +399,8 @@ mbsStatus mbs_implicit_newton(const mbsModel *m, mbsData *d, mbsImplicitWork *w,
                               const mbsSchemeWeights *s, double dt, double t0, const double *pred,
                               char *why, size_t nwhy, mbsError *err) {
   StepProblem sp = {m, d, w, s, dt, t0, pred};
-  /* predictor: pred, or constant velocity; multipliers of the last step */
+  /* predictor: pred, or constant velocity; multipliers w->mu_pred (use_mu_pred) or those of
+   * the last step */
   step_predict(&sp);
   mbsNewtonProblem p = {.n1 = m->nq,
                         .n2 = m->ncon,

@@ -70,6 +70,9 @@ extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_
  * tests/integration/test_conservation.py (11 unknowns) it moved em's round-off into a drift. */
 #define MBS_NEWTON_LARGE 256
 
+/* the steps whose increments the predictor of MBS_NEWTON_LARGE models extrapolates (onestep.c) */
+#define MBS_PRED_STEPS 4
+
 /* the iterate and per-step vectors of an implicit scheme (its workspace starts with this) */
 typedef struct {
   double *mu, *mu_prev;         /* (ncon) scaled multipliers dt^2 lambda: iterate, step start */
@@ -82,6 +85,15 @@ typedef struct {
                                    at t_n (v_{n-1}), for their predictor; written as
                                    /state/previous_velocity */
   double *pred;                 /* (nq) their predictor of q1 - q0 */
+  /* from MBS_NEWTON_LARGE unknowns, em, midpoint and euler (onestep.c predict): the
+   * increments q_{n+1-k} - q_{n-k} of the last MBS_PRED_STEPS steps, newest first (k-major,
+   * MBS_PRED_STEPS x nq), those steps' sizes (0: no such step yet) and the physical
+   * multipliers of the step before the last (lambda_{n-1}, ncon); written as
+   * /state/previous_increments, previous_steps and previous_multipliers. NULL below */
+  double *inc_hist, *lam_hist;
+  double inc_h[MBS_PRED_STEPS];
+  double *mu_pred;              /* (ncon) the multipliers' predictor, when use_mu_pred */
+  int use_mu_pred;
   int hist_valid;               /* 0: no step taken or imported yet (v_hist unset) */
   int refactor_next;            /* the next step's first factorization pivots afresh (after a
                                    state import: a record or a restart) */
