@@ -212,6 +212,13 @@ typedef struct {
   long push_stamp; /* the position projection's Gauss-Seidel solves so far */
   long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
   long jac_stamped;  /* the one factor_stamp was last advanced for */
+  /* what the step's J^-1 W columns and Delassus blocks were computed for, so that an
+   * alternation whose Newton iterations kept the matrix and whose contacts did not change
+   * reuses them (the same bits: the same matrix, columns and contacts) */
+  long mat_jac;   /* jac_version of the last contact_matrices, -1 when the columns are stale */
+  long mat_count; /* contact_matrices computed so far */
+  long cver;      /* changes of the step's contact list (set_targets, a step's start) */
+  long del_mat, del_cver; /* mat_count and cver of the last Delassus blocks (delassus) */
   /* contacts: every array sized from cap (c, prev, pen, stepr, cand, nu, vp, cmark, pmu, ppen;
    * vc, force: 2 cap; pxi, pL: 3 cap; gptr: cap + 1) grows together (grow_contacts) when a
    * detection finds more points; only between the uses of pointers into them (detect,
@@ -396,6 +403,7 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
   }
   *work = w;
   w->model = m;
+  w->mat_jac = w->del_mat = -1;
   /* the semi-explicit variant's velocity update is M (u1 - u0) = dt h + W L: the impulses'
    * effect on u1 is J^-1 W, as for theta = 1 */
   w->theta = m->moreau_variant == MBS_MOREAU_EXPLICIT ? 1.0 : m->moreau_theta;
@@ -1434,6 +1442,8 @@ static void delassus_block(const MoreauWork *w, Contact *c) {
 /* J^-1 W and the Delassus blocks of the step's contacts, at the factored Newton matrix */
 static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
   stamp_components(w);
+  w->mat_count++;
+  w->mat_jac = -1;
   w->xused = 0;
   for (int k = 0; k < w->nc; k++) {
     contact_components(w, &w->c[k]);
@@ -1456,6 +1466,9 @@ static mbsStatus contact_matrices(mbsData *d, MoreauWork *w, mbsError *err) {
   }
   for (int k = 0; k < w->nc && st == MBS_OK; k++) {
     delassus_block(w, &w->c[k]);
+  }
+  if (st == MBS_OK) {
+    w->mat_jac = w->jac_version;
   }
   return st;
 }
@@ -1530,6 +1543,7 @@ static void project_rigid_bodies(const mbsModel *m, const double *q, double *v) 
  * within two steps. */
 static void set_targets(const mbsModel *m, MoreauWork *w, const double *u0, double dt) {
   double f = (1.0 - w->theta) / w->theta;
+  w->cver++; /* the laws' columns (endlaw) and the contact list may have changed */
   /* one law for all closed points of a pair of shapes (the contacts are sorted by pair): the
    * targets of a face's four corners must be the values of one rigid velocity field, or no
    * impulses meet them all (a corner approaching at 1e-10 m/s beside one separating stalled the
@@ -1815,8 +1829,14 @@ nomem:
 static int contact_problem(const mbsModel *m, MoreauWork *w, double vscale, double *res_out,
                            mbsError *err) {
   int nc = w->nc;
-  if (delassus(w, err) != MBS_OK) {
-    return -2;
+  /* the blocks of the last call while its columns and contacts are those of now */
+  if (w->del_mat != w->mat_count || w->del_cver != w->cver) {
+    w->del_mat = -1;
+    if (delassus(w, err) != MBS_OK) {
+      return -2;
+    }
+    w->del_mat = w->mat_count;
+    w->del_cver = w->cver;
   }
   int npen = 0;
   for (int k = 0; k < nc; k++) {
@@ -2838,6 +2858,8 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
   w->proj_rise = 0.0;
   w->xused = 0;
+  w->mat_jac = -1;
+  w->cver++;
   char why[1200];
   why[0] = '\0';
   /* contacts at q0: the points predicted to close within half a step */
@@ -2988,6 +3010,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       if (added > 0) {
         extra++;
         nc = w->nc;
+        w->mat_jac = -1; /* the new points' columns */
         set_targets(m, w, b->v_prev, dt);
         vscale = contact_vscale(m, w, b->v_prev, dt);
         d->contact_admitted += added;
@@ -3014,7 +3037,9 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         break;
       }
       res_prev = res0;
-      if (outer > 1) {
+      /* the columns again when the Newton iterations assembled a new matrix or contacts
+       * joined (else those of the last alternation, unchanged) */
+      if (outer > 1 && w->mat_jac != w->jac_version) {
         st = contact_matrices(d, w, err);
         if (st != MBS_OK) {
           snprintf(why, sizeof(why), "%s", err->msg);
@@ -3211,6 +3236,8 @@ static mbsStatus step_explicit(const mbsModel *m, mbsData *d, double dt, mbsErro
   w->dissip_impact = w->dissip_friction = w->dissip_num = 0.0;
   w->proj_rise = 0.0;
   w->xused = 0;
+  w->mat_jac = -1;
+  w->cver++;
   w->nc = w->npen = 0;
   int repivot = b->refactor_next;
   b->refactor_next = 0;
