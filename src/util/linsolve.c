@@ -256,11 +256,13 @@ mbsStatus mbs_linsolve_solve_many(mbsLinsolve *ls, const double *values, int nrh
     }
     return MBS_OK;
   }
-  if (!ls->knum) {
+  if (!ls->kcur) {
     return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: solve before factorization");
   }
   memcpy(x, b, (size_t)nrhs * (size_t)ls->n * sizeof(double));
-  if (!klu_solve(ls->ksym, ls->knum, ls->n, nrhs, x, &ls->common)) {
+  /* the factorization the last factor() left for solves (knum, or kpin when the pinned order
+   * was refactored): knum may hold an earlier matrix's factors then */
+  if (!klu_solve(ls->ksym, ls->kcur, ls->n, nrhs, x, &ls->common)) {
     return klu_fail(ls, "solve failed: ", err);
   }
   return MBS_OK;
