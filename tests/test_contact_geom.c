@@ -559,6 +559,71 @@ START_TEST(test_box_box_vertex_edge) {
 }
 END_TEST
 
+/* two dice of a pile side by side (poses from 200 dice at t = 0.706 s), one 1 mm higher,
+ * nearly parallel edges on top of a and at the bottom of b: the boxes are apart (the largest
+ * separation of the vertices' extents over the 15 axes, computed here, is 0 to rounding), so no point
+ * may claim a penetration; an edge pair with gap -1e-3 (the margin) was reported */
+START_TEST(test_box_box_side_by_side_edges) {
+  const double h = 0.05, margin = 0.0010716736716320826;
+  mbsPose Pa = {{0.33650561261061129, 0.33809165567667981, 0.25033971344983613},
+                {-0.0030896764522557172, -0.50376658943628372, -0.86383428808259,
+                 -0.010678643772915056, 0.8638057773414155, -0.50371176837429954,
+                 0.99993820832419023, 0.0076682722517935004, -0.0080484243228606429},
+                0.0,
+                {0}};
+  mbsPose Pb = {{0.29416103350856931, 0.44999994649975489, 0.35000246472766344},
+                {0.99999999907427006, 4.3028594275760216e-05, -2.428075239891855e-10,
+                 1.9677515968441497e-10, 1.0698086995859897e-06, 0.99999999999942779,
+                 4.3028594275995359e-05, -0.99999999907369774, 1.0698086901286767e-06},
+                0.0,
+                {0}};
+  mbsShape a = shape(MBS_SHAPE_BOX, h, h, h), b = shape(MBS_SHAPE_BOX, h, h, h);
+  double va[8][3], vb[8][3], ax[15][3];
+  for (int k = 0; k < 8; k++) {
+    double l0 = (k & 1) ? h : -h, l1 = (k & 2) ? h : -h, l2 = (k & 4) ? h : -h;
+    world(va[k], &Pa, l0, l1, l2);
+    world(vb[k], &Pb, l0, l1, l2);
+  }
+  for (int i = 0; i < 3; i++) {
+    wdir(ax[i], &Pa, i == 0, i == 1, i == 2);
+    wdir(ax[3 + i], &Pb, i == 0, i == 1, i == 2);
+  }
+  for (int i = 0; i < 9; i++) {
+    const double *u = ax[i / 3], *v = ax[3 + i % 3];
+    double *c = ax[6 + i];
+    c[0] = u[1] * v[2] - u[2] * v[1];
+    c[1] = u[2] * v[0] - u[0] * v[2];
+    c[2] = u[0] * v[1] - u[1] * v[0];
+  }
+  double sep = -INFINITY;
+  for (int i = 0; i < 15; i++) {
+    double nn = sqrt(ax[i][0] * ax[i][0] + ax[i][1] * ax[i][1] + ax[i][2] * ax[i][2]);
+    if (nn < 1e-3) {
+      continue;
+    }
+    double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+    for (int k = 0; k < 8; k++) {
+      double pa = (va[k][0] * ax[i][0] + va[k][1] * ax[i][1] + va[k][2] * ax[i][2]) / nn;
+      double pb = (vb[k][0] * ax[i][0] + vb[k][1] * ax[i][1] + vb[k][2] * ax[i][2]) / nn;
+      amin = fmin(amin, pa);
+      amax = fmax(amax, pa);
+      bmin = fmin(bmin, pb);
+      bmax = fmax(bmax, pb);
+    }
+    sep = fmax(sep, fmax(bmin - amax, amin - bmax));
+  }
+  ck_assert_double_ge(sep, -1e-12); /* touching, to rounding: they have contact points */
+  ck_assert_double_le(sep, 1e-9);
+  mbsContactPoint c[CAP];
+  int n = collide(&a, &Pa, &b, &Pb, NULL, margin, c);
+  ck_assert_int_ge(n, 1);
+  for (int i = 0; i < n; i++) {
+    ck_assert_msg(c[i].gap >= -1e-9, "point %d (feature %d): gap %g between boxes %g apart", i,
+                  c[i].feature, c[i].gap, sep);
+  }
+}
+END_TEST
+
 /* random pairs of boxes, overlapping or near: at most mbs_collide_max points, the same in
  * both orders, every point's gap at least the boxes' separation along its normal (the
  * extents of each box along n), and a vertex point's pa a vertex */
@@ -1674,6 +1739,7 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_box_box_overlap_polygon);
   tcase_add_test(tc, test_box_box_edge_edge);
   tcase_add_test(tc, test_box_box_vertex_edge);
+  tcase_add_test(tc, test_box_box_side_by_side_edges);
   tcase_add_test(tc, test_box_box_random);
   tcase_add_test(tc, test_capsule_plane);
   tcase_add_test(tc, test_capsule_capsule);
