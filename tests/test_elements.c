@@ -322,6 +322,45 @@ static void holds_at_start(const mbsModel *m, const mbsElem *el) {
   }
 }
 
+/* a slide_on_beam test's model, two coordinate buffers and its slide_on_beam elements in turn */
+typedef struct {
+  mbsDeck deck;
+  mbsModel *m;
+  double *q, *qb;
+  int next;   /* the element after the last one next_slide returned */
+  int nslide; /* slide_on_beam elements returned */
+} SlideModel;
+
+static void slide_model(SlideModel *s, const char *text) {
+  s->m = compile_text(text, &s->deck);
+  s->q = malloc((size_t)s->m->nq * sizeof(double));
+  s->qb = malloc((size_t)s->m->nq * sizeof(double));
+  ck_assert(s->q && s->qb);
+  s->next = 0;
+  s->nslide = 0;
+}
+
+/* the model's next slide_on_beam element, or NULL after the last */
+static const mbsElem *next_slide(SlideModel *s) {
+  while (s->next < s->m->nelem) {
+    const mbsElem *el = &s->m->elem[s->next++];
+    if (el->kind == MBS_ELEM_SLIDE) {
+      s->nslide++;
+      return el;
+    }
+  }
+  return NULL;
+}
+
+/* each test's deck has two slide_on_beam joints: both were checked; everything freed */
+static void slide_model_free(SlideModel *s) {
+  ck_assert_int_eq(s->nslide, 2);
+  free(s->q);
+  free(s->qb);
+  mbs_model_destroy(s->m);
+  mbs_deck_free(&s->deck);
+}
+
 /* slide_on_beam (slide.c): G and the Hessian term against finite differences, the pattern's
  * pairs (hess_pair) holding every nonzero of the Hessian, and the discrete gradient's
  * Gbar (qb - qa) = g(qb) - g(qa) exactly when s crosses element boundaries, for quadratic
@@ -343,17 +382,13 @@ START_TEST(test_slide_element) {
       "  - {name: s2, type: slide_on_beam, bodies: [p, b2], point: [0, 0, 0], orient: true}\n"
       "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0, 0, -0.1]}\n"
       "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
-  mbsDeck deck;
-  mbsModel *m = compile_text(text, &deck);
-  int n = m->nq, nslide = 0;
-  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
+  SlideModel sm;
+  slide_model(&sm, text);
+  mbsModel *m = sm.m;
+  int n = m->nq;
+  double *q = sm.q, *qb = sm.qb;
   double mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2, 1.1};
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    if (el->kind != MBS_ELEM_SLIDE) {
-      continue;
-    }
-    nslide++;
+  for (const mbsElem *el; (el = next_slide(&sm)) != NULL;) {
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
     int ne = el->nq, nc = el->ncon, is = el->qidx[ne - 1];
     ck_assert_int_eq(nc, el->iparam[1] ? 6 : 3);
@@ -375,11 +410,7 @@ START_TEST(test_slide_element) {
     }
     fd_bufs_free(&b);
   }
-  ck_assert_int_eq(nslide, 2);
-  free(q);
-  free(qb);
-  mbs_model_destroy(m);
-  mbs_deck_free(&deck);
+  slide_model_free(&sm);
 }
 END_TEST
 
@@ -407,17 +438,13 @@ START_TEST(test_slide_absolute) {
       "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0.1, 0, 0], orient: true,\n"
       "     param: absolute}\n"
       "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
-  mbsDeck deck;
-  mbsModel *m = compile_text(text, &deck);
-  int n = m->nq, nslide = 0;
+  SlideModel sm;
+  slide_model(&sm, text);
+  mbsModel *m = sm.m;
+  int n = m->nq;
   ck_assert_int_eq(m->nscalar, 0);
-  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    if (el->kind != MBS_ELEM_SLIDE) {
-      continue;
-    }
-    nslide++;
+  double *q = sm.q, *qb = sm.qb;
+  for (const mbsElem *el; (el = next_slide(&sm)) != NULL;) {
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
     int nc = el->ncon, orient = el->iparam[1] != 0;
     double mu[MBS_ELEM_MAXCON] = {0.7, 0.0, 0.0};
@@ -448,11 +475,7 @@ START_TEST(test_slide_absolute) {
     check_discrete_gradient(m, el, q, qb, mu, b.G);
     fd_bufs_free(&b);
   }
-  ck_assert_int_eq(nslide, 2);
-  free(q);
-  free(qb);
-  mbs_model_destroy(m);
-  mbs_deck_free(&deck);
+  slide_model_free(&sm);
 }
 END_TEST
 
@@ -481,19 +504,14 @@ START_TEST(test_slide_absolute_space) {
       "  - {name: s1, type: slide_on_beam, bodies: [r, b1], point: [0, 0, -0.06],\n"
       "     param: absolute}\n"
       "solver: {integrator: em, dt: 0.01, t_end: 1}\n";
-  mbsDeck deck;
-  mbsModel *m = compile_text(text, &deck);
-  int n = m->nq, nslide = 0;
+  SlideModel sm;
+  slide_model(&sm, text);
+  mbsModel *m = sm.m;
+  int n = m->nq;
   ck_assert_int_eq(m->nscalar, 0);
-  double *q = malloc((size_t)n * sizeof(double)), *qb = malloc((size_t)n * sizeof(double));
-  ck_assert(q && qb);
+  double *q = sm.q, *qb = sm.qb;
   double mu[MBS_ELEM_MAXCON] = {0.7, -1.3, 0.4, 0.9, -0.2};
-  for (int k = 0; k < m->nelem; k++) {
-    const mbsElem *el = &m->elem[k];
-    if (el->kind != MBS_ELEM_SLIDE) {
-      continue;
-    }
-    nslide++;
+  for (const mbsElem *el; (el = next_slide(&sm)) != NULL;) {
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
     int orient = el->iparam[1] != 0;
     ck_assert_int_eq(el->ncon, orient ? 5 : 2);
@@ -515,7 +533,7 @@ START_TEST(test_slide_absolute_space) {
     memcpy(qb, m->q0, (size_t)n * sizeof(double));
     double s0 = 0.0, s1 = 0.0, P[3], r[3], t[3];
     for (int c = 0; c < 3; c++) {
-      P[c] = deck.joints[el->joint].point[c]; /* at t = 0 */
+      P[c] = sm.deck.joints[el->joint].point[c]; /* at t = 0 */
     }
     mbs_slide_project(m, el, m->q0, P, &s0);
     mbs_slide_position(m, el, m->q0, s0 + 0.37, r, t);
@@ -534,11 +552,7 @@ START_TEST(test_slide_absolute_space) {
     check_discrete_gradient(m, el, q, qb, mu, b.G);
     fd_bufs_free(&b);
   }
-  ck_assert_int_eq(nslide, 2);
-  free(q);
-  free(qb);
-  mbs_model_destroy(m);
-  mbs_deck_free(&deck);
+  slide_model_free(&sm);
 }
 END_TEST
 
