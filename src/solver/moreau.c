@@ -3164,7 +3164,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
       /* none of the points it missed is a candidate at q0 (a box-box point whose feature
        * the narrow phase reports only at the step's end): another try would be this one
        * again, and the last try projects them out. This try goes on as the last would (100
-       * dice, t = 0.7-0.8 s: 11 of 11 retries, each tried twice more) */
+       * dice, t = 0.7-0.8 s: 10 of 11 retries, each tried twice more) */
       *retry = 0;
       st = project_positions(m, d, w, t0 + dt, 0, retry, err);
     }
