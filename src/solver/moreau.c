@@ -3153,7 +3153,7 @@ static mbsStatus step_try(const mbsModel *m, mbsData *d, double dt, int may_retr
         st = MBS_ERR_SOLVER;
       }
     }
-    if (st != MBS_OK && retake > 0) {
+    if (st != MBS_OK && st != MBS_ERR_NOMEM && retake > 0) {
       /* the alternation with the points taken in failed: the step is tried again from
        * its start with them, as before */
       *retry = 1;
