@@ -684,6 +684,33 @@ static int w_entry(Contact *c, int idx) {
   return e;
 }
 
+/* the entries of node n0's 12 coordinates (phi, d_1, d_2, d_3) in c's W columns, those
+ * missing created at zero in that order: what w_entry gives for each of them in turn, with
+ * one pass over the entries instead of twelve (a die's point: 24 entries, 12 lookups per
+ * side, 4 % of a pile's instructions) */
+static void frame_entries(Contact *c, int n0, int ent[12]) {
+  int i0 = 3 * n0;
+  for (int j = 0; j < 12; j++) {
+    ent[j] = -1;
+  }
+  for (int s = 0; s < c->nw; s++) {
+    unsigned j = (unsigned)(c->widx[s] - i0);
+    if (j < 12 && ent[j] < 0) {
+      ent[j] = s;
+    }
+  }
+  for (int j = 0; j < 12; j++) {
+    if (ent[j] < 0) {
+      int e = c->nw++;
+      c->widx[e] = i0 + j;
+      for (int dd = 0; dd < 3; dd++) {
+        c->w[dd][e] = c->wl[dd][e] = 0.0;
+      }
+      ent[j] = e;
+    }
+  }
+}
+
 /* the directors d (3 x 3: d_1, d_2, d_3 one after the other) made orthonormal, into e: the
  * polar factor D (D^T D)^-1/2 by its series I - E/2 + 3 E^2/8 in E = D^T D - I (the
  * configurations the columns are built at are predictions q0 + c dt u0, whose directors are
@@ -738,9 +765,7 @@ static void add_frame_point(Contact *c, double (*cols)[MAX_W], const double *q, 
   double e[9];
   int ent[12]; /* the entries of phi and d_1, d_2, d_3, looked up once */
   orthonormal(q + 3 * (n0 + 1), e);
-  for (int j = 0; j < 12; j++) {
-    ent[j] = w_entry(c, 3 * n0 + j);
-  }
+  frame_entries(c, n0, ent);
   for (int dd = d0; dd < d1; dd++) {
     double rn[3];
     vcross(rn, r, dirs[dd]);
@@ -1054,7 +1079,7 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
 
 /* the step's contacts at the predicted evaluation point q0 + theta dt u0: the same points
  * (pair and feature) found there get their normal, tangents and material points from there;
- * returns the largest change of a W entry, -1 when the contact storage could not grow */
+ * returns 0, -1 when the contact storage could not grow */
 static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   const mbsImplicitWork *b = &w->base;
   for (int i = 0; i < m->nq; i++) {
@@ -1095,15 +1120,12 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
   if (nv < 0) {
     return -1.0;
   }
-  double change = 0.0;
   for (int k = 0; k < w->nc && nv > 0; k++) {
     Contact *c = &w->c[k];
     const Contact *hit = bsearch(c, w->vc, (size_t)nv, sizeof(Contact), contact_cmp);
     if (!hit) {
       continue;
     }
-    Contact old;
-    contact_copy(&old, c);
     memcpy(c->n, hit->n, sizeof(c->n));
     memcpy(c->t1, hit->t1, sizeof(c->t1));
     memcpy(c->t2, hit->t2, sizeof(c->t2));
@@ -1119,17 +1141,8 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
     if (c->moving) {
       end_columns(m, c, w->gq, w->qe);
     }
-    if (c->nw != old.nw) {
-      change = INFINITY;
-      continue;
-    }
-    for (int e = 0; e < c->nw; e++) {
-      for (int dir = 0; dir < 3; dir++) {
-        change = fmax(change, fabs(c->w[dir][e] - old.w[dir][e]));
-      }
-    }
   }
-  return change;
+  return 0.0;
 }
 
 /* ---- J^-1 W ---- */
