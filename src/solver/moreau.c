@@ -896,7 +896,9 @@ static void contact_columns(const mbsModel *m, MoreauWork *w, Contact *c, const 
   contact_points(m, c, pa, pb, ps, pc, rad);
   c->nw = 0;
   columns_pts(m, w, c, c->w, q, ps, pc, rad);
-  memcpy(c->wl, c->w, sizeof(c->w));
+  for (int dir = 0; dir < 3; dir++) {
+    memcpy(c->wl[dir], c->w[dir], (size_t)c->nw * sizeof(double)); /* the entries in use */
+  }
   c->endlaw = 1;
 }
 
@@ -947,7 +949,10 @@ static void end_columns(const mbsModel *m, MoreauWork *w, Contact *c, const doub
       point_at(m, c, side, q, qe, pc[side], pce[side]);
     }
   }
-  memset(c->wl, 0, sizeof(c->wl));
+  for (int dir = 0; dir < 3; dir++) {
+    /* the entries in use (those columns_pts adds are created at zero) */
+    memset(c->wl[dir], 0, (size_t)c->nw * sizeof(double));
+  }
   columns_pts(m, w, c, c->wl, qe, pse, pce, rad);
 }
 
