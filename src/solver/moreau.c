@@ -974,6 +974,26 @@ static int contact_cmp(const void *a, const void *b) {
   return (x->feature > y->feature) - (x->feature < y->feature);
 }
 
+/* the n contacts a by (pair, feature), as qsort with contact_cmp orders them (the keys are
+ * distinct): detect's points come pair by pair in the candidates' order, so only a pair's
+ * own points may be out of feature order, and an insertion sort moves those few with
+ * contact_copy (the entries in use) where qsort moved whole contacts (0.5 % of a pile's
+ * instructions) */
+static void sort_contacts(Contact *a, int n) {
+  Contact tmp;
+  for (int i = 1; i < n; i++) {
+    if (contact_cmp(&a[i - 1], &a[i]) <= 0) {
+      continue;
+    }
+    contact_copy(&tmp, &a[i]);
+    int j = i;
+    for (; j > 0 && contact_cmp(&a[j - 1], &tmp) > 0; j--) {
+      contact_copy(&a[j], &a[j - 1]);
+    }
+    contact_copy(&a[j], &tmp);
+  }
+}
+
 /* [m] how far shape s can move in time dt at the velocities v: its centre's speed and its
  * radius times the director rates' norm (a bound of the rotation's speed) */
 static double shape_reach(const mbsModel *m, const mbsShape *s, const double *v, double dt) {
@@ -1099,7 +1119,7 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   if (n < 0) {
     return -1;
   }
-  qsort(*buf + off, (size_t)n, sizeof(Contact), contact_cmp);
+  sort_contacts(*buf + off, n);
   return n;
 }
 
