@@ -64,6 +64,13 @@
 
 #define FORMAT_NAME "mbsim-run/1"
 #define CHUNK_TARGET_BYTES 16384
+/* records per chunk of a series whose rows exceed CHUNK_TARGET_BYTES, as far as a chunk
+ * stays within CHUNK_MAX_BYTES (1 MiB: HDF5's and h5py's default chunk cache, so that
+ * reading the records one by one inflates each chunk once) */
+#ifndef CHUNK_MIN_ROWS
+#define CHUNK_MIN_ROWS 4
+#endif
+#define CHUNK_MAX_BYTES (1024 * 1024)
 /* the level of mbsOutputInfo.deflate_level 0 (the library's default; the deck's is none,
  * docs/output.md "Compression"). Shuffle + deflate, a whole chunk compressed by libdeflate at
  * level 1: on the 200-link
@@ -73,7 +80,11 @@
  * zlib streams. (Where memory and file types differ, on a big-endian machine, HDF5
  * compresses with zlib at the same level.) */
 #define DEFLATE_LEVEL 1
+/* (a measurement build may set it: -DDEFAULT_FLUSH_SECONDS=1e9 leaves out the flushes that
+ * callgrind's slowdown makes frequent) */
+#ifndef DEFAULT_FLUSH_SECONDS
 #define DEFAULT_FLUSH_SECONDS 2.0
+#endif
 /* free space a flush must find on the file system: new index nodes and object header
  * blocks of ~20 datasets, with a wide margin */
 #define FLUSH_SPACE_BYTES (256.0 * 1024.0)
@@ -478,6 +489,15 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
   s->col_stride = s->ncol * elem;
   hsize_t chunk_row_bytes = chunk_elems / s->ncol * file_elem;
   s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
+  /* wide rows (/state/q and the integrator's arrays, a row of 14-77 kB on the 200-link
+   * chain) still get CHUNK_MIN_ROWS records per chunk, up to CHUNK_MAX_BYTES: deflate then
+   * sees a record beside the one before, whose high-order bytes it repeats, and the step
+   * history of /state/previous_increments (three of its four blocks are the previous
+   * record's) is found within its window (docs/output.md "Compression") */
+  if (s->chunk_rows < CHUNK_MIN_ROWS) {
+    hsize_t most = CHUNK_MAX_BYTES / chunk_row_bytes;
+    s->chunk_rows = most < CHUNK_MIN_ROWS ? most : CHUNK_MIN_ROWS;
+  }
   if (s->chunk_rows < 1) {
     s->chunk_rows = 1;
   }
