@@ -129,7 +129,8 @@ typedef struct {
   int level; /* deflate level 1..12 (libdeflate's), 0: the chunks are written as they are,
                 without filters (mbsOutputInfo.deflate_level) */
   struct libdeflate_compressor *dc; /* levels 2.. */
-  unsigned char *igzip_buf;         /* (ISAL_DEF_LVL1_DEFAULT) igzip's hash tables, level 1 */
+  struct isal_zstream *igzip;       /* level 1: igzip's stream (82 kB) and its hash tables */
+  unsigned char *igzip_buf;         /* (ISAL_DEF_LVL1_DEFAULT), zeroed once (valgrind) */
   unsigned char *shuffled; /* (cap) the chunk's bytes grouped by significance */
   unsigned char *packed;   /* (cap) the deflated chunk */
   size_t cap;
@@ -592,9 +593,10 @@ done:
 /* room in pk for chunks of the series s; returns < 0 when out of memory */
 static int packer_fit(chunk_packer *pk, const series *s) {
   size_t need = (size_t)s->chunk_rows * s->row_bytes / s->ncol;
-  if (pk->level == 1 && !pk->igzip_buf) {
-    pk->igzip_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
-    if (!pk->igzip_buf) {
+  if (pk->level == 1 && !pk->igzip) {
+    pk->igzip = calloc(1, sizeof(*pk->igzip));
+    pk->igzip_buf = calloc(1, ISAL_DEF_LVL1_DEFAULT);
+    if (!pk->igzip || !pk->igzip_buf) {
       return -1;
     }
   } else if (pk->level > 1 && !pk->dc) {
@@ -700,8 +702,10 @@ static int all_zero(const unsigned char *p, size_t n) {
 #define STORE_RUN 15
 
 /* the n bytes at in as a zlib stream (RFC 1950) at pk's level into out, at most cap bytes:
- * its length, 0 when it does not fit. Level 1 by ISA-L's igzip (stateless, its hash tables
- * in pk), the others by libdeflate; any zlib inflates either. */
+ * its length, 0 when it does not fit. Level 1 by ISA-L's igzip (stateless, its stream and
+ * hash tables in pk: the init leaves parts of the stream as they were, which its code reads,
+ * so they are zeroed once rather than taken from the stack), the others by libdeflate; any
+ * zlib inflates either. */
 static size_t pack(chunk_packer *pk, const unsigned char *in, size_t n, unsigned char *out,
                    size_t cap) {
   if (pk->level != 1) {
@@ -710,19 +714,19 @@ static size_t pack(chunk_packer *pk, const unsigned char *in, size_t n, unsigned
   if (n > UINT32_MAX || cap > UINT32_MAX) {
     return 0;
   }
-  struct isal_zstream z;
-  isal_deflate_stateless_init(&z);
-  z.level = 1;
-  z.level_buf = pk->igzip_buf;
-  z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-  z.gzip_flag = IGZIP_ZLIB;
-  z.end_of_stream = 1;
-  z.flush = NO_FLUSH;
-  z.next_in = (uint8_t *)(uintptr_t)in; /* igzip reads it only */
-  z.avail_in = (uint32_t)n;
-  z.next_out = out;
-  z.avail_out = (uint32_t)cap;
-  return isal_deflate_stateless(&z) == COMP_OK ? (size_t)z.total_out : 0;
+  struct isal_zstream *z = pk->igzip;
+  isal_deflate_stateless_init(z);
+  z->level = 1;
+  z->level_buf = pk->igzip_buf;
+  z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  z->gzip_flag = IGZIP_ZLIB;
+  z->end_of_stream = 1;
+  z->flush = NO_FLUSH;
+  z->next_in = (uint8_t *)(uintptr_t)in; /* igzip reads it only */
+  z->avail_in = (uint32_t)n;
+  z->next_out = out;
+  z->avail_out = (uint32_t)cap;
+  return isal_deflate_stateless(z) == COMP_OK ? (size_t)z->total_out : 0;
 }
 
 /* the full buffer of s as the chunk at row s->dims[0] (a table's: one chunk per column),
@@ -886,6 +890,7 @@ static herr_t writer_free(mbsWriter *w) {
   if (w->pk.dc) {
     libdeflate_free_compressor(w->pk.dc);
   }
+  free(w->pk.igzip);
   free(w->pk.igzip_buf);
   free(w->pk.shuffled);
   free(w->pk.packed);
