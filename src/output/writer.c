@@ -7,8 +7,9 @@
  * them; it names no model or integrator quantity itself, only /time.
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
- * (about 16 KiB per chunk; a table's rows and a vector or matrix per object one column or
- * component at a time, series_init), compressed with shuffle + deflate at the level the caller asks
+ * (about 16 KiB per chunk, at least 4 records of a longer row up to 1 MiB; a table's rows
+ * and a vector or matrix per object one column or component at a time, series_init),
+ * compressed with shuffle + deflate at the level the caller asks
  * for (mbsOutputInfo.deflate_level) or written without filters. Appending a record only
  * copies it into a per-dataset buffer that holds one chunk; the buffer is written as that
  * chunk, compressed here, when it is full. Every flush_interval seconds (and on request)
@@ -31,8 +32,8 @@
  * at the same places (shuffle puts byte j of element i at j * nelem + i whatever the
  * number of rows), and more rows where it had zeros; a chunk stored without deflate is
  * never the size of a deflated one (chunk_write), so the filter mask the last flush wrote
- * still holds. The price is the space of superseded partial chunks, kept small by chunks
- * of about 16 KiB.
+ * still holds. The price is the space of superseded partial chunks: at most a chunk per
+ * series and flush (about 16 KiB, up to 1 MiB for 4 records of a wide row).
  *
  * The file keeps the default (earliest) format otherwise: superblock versions 0-2 carry no
  * "open for writing" flag, so a copy or a crashed file opens without h5clear (SWMR would
