@@ -10,7 +10,7 @@ WERROR ?= -Werror
 DECK ?= decks/quickstart.yaml
 VERSION := 0.1.0
 
-PKGS := yaml-0.1 hdf5 libdeflate
+PKGS := yaml-0.1 hdf5 libdeflate libisal
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Iinclude -Isrc -I/usr/include/suitesparse -DMBS_VERSION=\"$(VERSION)\" \

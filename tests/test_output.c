@@ -1690,6 +1690,114 @@ START_TEST(test_chunk_packing) {
 }
 END_TEST
 
+/* wide rows (more than 16 KiB) get 4 records per chunk, fewer where 4 would pass 1 MiB: a
+ * step history like /state/previous_increments (a new block each record, the others the
+ * previous record's shifted by one) deflates to well under its size, which a chunk per
+ * record could not (every block new in it, incompressible); every value reads back bit for
+ * bit, flushed at the close only or at every record (chunks written partly filled) */
+#define NHIST 1024
+#define NHREC 41
+static double hist_val(long k, int b, int i) {
+  /* block b of record k: the block that was new at record k - b */
+  return pack_noise(k - b, 8 + i);
+}
+
+START_TEST(test_wide_row_chunks) {
+  for (int flush_each = 0; flush_each < 2; flush_each++) {
+    char path[256];
+    path_in(path, sizeof(path), "wide.h5");
+    mbsOutputInfo info = {.version = "0.1.0",
+                          .title = "wide rows",
+                          .deck_text = "",
+                          .integrator = "em",
+                          .integrator_reason = "test",
+                          .dt = 0.01,
+                          .t_end = 1.0,
+                          .overwrite = 1,
+                          .write_xdmf = 0};
+    mbsError err;
+    mbsWriter *w = mbs_output_create(path, &info, &err);
+    ck_assert_msg(w != NULL, "create: %s", err.msg);
+    mbs_output_set_flush_interval(w, flush_each ? 0.0 : INFINITY);
+    /* 4 blocks of NHIST doubles (32 kB a row), and a row of 40000 doubles (320 kB) */
+    mbsSeriesSpec hist = {"/history", MBS_OUT_FLOAT64, 1, {4 * NHIST, 0, 0}, "1", 0, 0};
+    mbsSeriesSpec big = {"/big", MBS_OUT_FLOAT64, 1, {40000, 0, 0}, "1", 0, 0};
+    int hh = mbs_output_add_series(w, &hist, &err);
+    int hb = mbs_output_add_series(w, &big, &err);
+    ck_assert_msg(hh >= 0 && hb > hh, "series: %s", err.msg);
+    double *row = malloc(4 * NHIST * sizeof(double)), *brow = calloc(40000, sizeof(double));
+    ck_assert(row && brow);
+    for (long k = 0; k < NHREC; k++) {
+      for (int b = 0; b < 4; b++) {
+        for (int i = 0; i < NHIST; i++) {
+          row[b * NHIST + i] = hist_val(k, b, i);
+        }
+      }
+      brow[k] = (double)k;
+      mbs_output_put(w, hh, row);
+      mbs_output_put(w, hb, brow);
+      ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                    err.msg);
+    }
+    ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    hid_t d = H5Dopen2(f, "/history", H5P_DEFAULT);
+    hid_t dcpl = H5Dget_create_plist(d);
+    hsize_t cdims[2];
+    ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
+    ck_assert_uint_eq(cdims[0], 4);
+    H5Pclose(dcpl);
+    double *all = malloc((size_t)NHREC * 4 * NHIST * sizeof(double));
+    ck_assert_ptr_nonnull(all);
+    ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all), 0);
+    for (long k = 0; k < NHREC; k++) {
+      for (int b = 0; b < 4; b++) {
+        for (int i = 0; i < NHIST; i++) {
+          ck_assert(all[(k * 4 + b) * NHIST + i] == hist_val(k, b, i));
+        }
+      }
+    }
+    /* 7 of a chunk's 16 blocks are new (4 in its first row, 1 in each other): about 0.45 of
+     * the raw size; a chunk per record stores every block (0.94 at best) */
+    double raw = (double)NHREC * 4 * NHIST * sizeof(double);
+    double stored = (double)H5Dget_storage_size(d);
+    ck_assert_msg(stored < 0.6 * raw, "history stored in %.0f of %.0f bytes", stored, raw);
+    H5Dclose(d);
+    free(all);
+    d = H5Dopen2(f, "/big", H5P_DEFAULT);
+    dcpl = H5Dget_create_plist(d);
+    ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
+    ck_assert_uint_eq(cdims[0], 3); /* 3 x 320 kB within 1 MiB */
+    H5Pclose(dcpl);
+    double *col = malloc(NHREC * sizeof(double));
+    ck_assert_ptr_nonnull(col);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[2] = {0, 0}, count[2] = {NHREC, 1};
+    ck_assert_int_ge(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), 0);
+    hid_t ms = H5Screate_simple(2, count, NULL);
+    /* column c holds c from record c on (the row keeps what was put before), 0 before */
+    for (int c = 1; c < NHREC; c += 19) {
+      start[1] = (hsize_t)c;
+      ck_assert_int_ge(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), 0);
+      ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, col), 0);
+      for (long k = 0; k < NHREC; k++) {
+        ck_assert(col[k] == (k >= c ? (double)c : 0.0));
+      }
+    }
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    free(col);
+    free(row);
+    free(brow);
+    H5Fclose(f);
+    ck_assert_int_eq(open_ids(), 0);
+  }
+}
+END_TEST
+
 /* the series of a vector or matrix per object ([T, n, 3], [T, n, 3, 3]) chunked one
  * component (last index) at a time: a component that stays 0 has no chunk on disk, the
  * others read back bit for bit, whether the file was flushed at every record (chunks
@@ -1979,6 +2087,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_nonfinite_record);
   tcase_add_test(tc, test_ragged_and_grids);
   tcase_add_test(tc, test_chunk_packing);
+  tcase_add_test(tc, test_wide_row_chunks);
   tcase_add_test(tc, test_component_chunks);
   tcase_add_test(tc, test_fixed_tables);
   suite_add_tcase(s, tc);

@@ -7,8 +7,9 @@
  * them; it names no model or integrator quantity itself, only /time.
  *
  * Every time series is a dataset with an unlimited first dimension, chunked along time
- * (about 16 KiB per chunk; a table's rows and a vector or matrix per object one column or
- * component at a time, series_init), compressed with shuffle + deflate at the level the caller asks
+ * (about 16 KiB per chunk, at least 4 records of a longer row up to 1 MiB; a table's rows
+ * and a vector or matrix per object one column or component at a time, series_init),
+ * compressed with shuffle + deflate at the level the caller asks
  * for (mbsOutputInfo.deflate_level) or written without filters. Appending a record only
  * copies it into a per-dataset buffer that holds one chunk; the buffer is written as that
  * chunk, compressed here, when it is full. Every flush_interval seconds (and on request)
@@ -31,8 +32,8 @@
  * at the same places (shuffle puts byte j of element i at j * nelem + i whatever the
  * number of rows), and more rows where it had zeros; a chunk stored without deflate is
  * never the size of a deflated one (chunk_write), so the filter mask the last flush wrote
- * still holds. The price is the space of superseded partial chunks, kept small by chunks
- * of about 16 KiB.
+ * still holds. The price is the space of superseded partial chunks: at most a chunk per
+ * series and flush (about 16 KiB, up to 1 MiB for 4 records of a wide row).
  *
  * The file keeps the default (earliest) format otherwise: superblock versions 0-2 carry no
  * "open for writing" flag, so a copy or a crashed file opens without h5clear (SWMR would
@@ -50,6 +51,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <math.h>
 #include <stdint.h>
@@ -64,8 +66,18 @@
 
 #define FORMAT_NAME "mbsim-run/1"
 #define CHUNK_TARGET_BYTES 16384
+/* records per chunk of a series whose rows exceed CHUNK_TARGET_BYTES, as far as a chunk
+ * stays within CHUNK_MAX_BYTES (1 MiB: HDF5's and h5py's default chunk cache, so that
+ * reading the records one by one inflates each chunk once) */
+#ifndef CHUNK_MIN_ROWS
+#define CHUNK_MIN_ROWS 4
+#endif
+#define CHUNK_MAX_BYTES (1024 * 1024)
 /* the level of mbsOutputInfo.deflate_level 0 (the library's default; the deck's is none,
- * docs/output.md "Compression"). Shuffle + deflate, a whole chunk compressed by libdeflate at
+ * docs/output.md "Compression"). Shuffle + deflate, a whole chunk compressed by ISA-L's igzip
+ * at level 1 (pack): on the chunks of the 200-link chain's records, 1.84 ns a byte against
+ * libdeflate's 3.57 at its level 1, for files 2.67 against 2.77 times smaller than
+ * uncompressed; levels 2..9 are libdeflate's. Before, libdeflate at
  * level 1: on the 200-link
  * chain with a record every step (16800 numbers each) zlib took 2.7 ms per record at level
  * 4 (1.9 ms at level 1) for files 2.71x smaller than uncompressed, libdeflate 0.72 ms at
@@ -73,7 +85,11 @@
  * zlib streams. (Where memory and file types differ, on a big-endian machine, HDF5
  * compresses with zlib at the same level.) */
 #define DEFLATE_LEVEL 1
+/* (a measurement build may set it: -DDEFAULT_FLUSH_SECONDS=1e9 leaves out the flushes that
+ * callgrind's slowdown makes frequent) */
+#ifndef DEFAULT_FLUSH_SECONDS
 #define DEFAULT_FLUSH_SECONDS 2.0
+#endif
 /* free space a flush must find on the file system: new index nodes and object header
  * blocks of ~20 datasets, with a wide margin */
 #define FLUSH_SPACE_BYTES (256.0 * 1024.0)
@@ -113,7 +129,9 @@ typedef struct {
 typedef struct {
   int level; /* deflate level 1..12 (libdeflate's), 0: the chunks are written as they are,
                 without filters (mbsOutputInfo.deflate_level) */
-  struct libdeflate_compressor *dc;
+  struct libdeflate_compressor *dc; /* levels 2.. */
+  struct isal_zstream *igzip;       /* level 1: igzip's stream (82 kB) and its hash tables */
+  unsigned char *igzip_buf;         /* (ISAL_DEF_LVL1_DEFAULT), zeroed once (valgrind) */
   unsigned char *shuffled; /* (cap) the chunk's bytes grouped by significance */
   unsigned char *packed;   /* (cap) the deflated chunk */
   size_t cap;
@@ -478,6 +496,15 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
   s->col_stride = s->ncol * elem;
   hsize_t chunk_row_bytes = chunk_elems / s->ncol * file_elem;
   s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
+  /* wide rows (/state/q and the integrator's arrays, a row of 14-77 kB on the 200-link
+   * chain) still get CHUNK_MIN_ROWS records per chunk, up to CHUNK_MAX_BYTES: deflate then
+   * sees a record beside the one before, whose high-order bytes it repeats, and the step
+   * history of /state/previous_increments (three of its four blocks are the previous
+   * record's) is found within its window (docs/output.md "Compression") */
+  if (s->chunk_rows < CHUNK_MIN_ROWS) {
+    hsize_t most = CHUNK_MAX_BYTES / chunk_row_bytes;
+    s->chunk_rows = most < CHUNK_MIN_ROWS ? most : CHUNK_MIN_ROWS;
+  }
   if (s->chunk_rows < 1) {
     s->chunk_rows = 1;
   }
@@ -567,7 +594,13 @@ done:
 /* room in pk for chunks of the series s; returns < 0 when out of memory */
 static int packer_fit(chunk_packer *pk, const series *s) {
   size_t need = (size_t)s->chunk_rows * s->row_bytes / s->ncol;
-  if (!pk->dc && pk->level > 0) {
+  if (pk->level == 1 && !pk->igzip) {
+    pk->igzip = calloc(1, sizeof(*pk->igzip));
+    pk->igzip_buf = calloc(1, ISAL_DEF_LVL1_DEFAULT);
+    if (!pk->igzip || !pk->igzip_buf) {
+      return -1;
+    }
+  } else if (pk->level > 1 && !pk->dc) {
     pk->dc = libdeflate_alloc_compressor(pk->level);
     if (!pk->dc) {
       return -1;
@@ -669,9 +702,47 @@ static int all_zero(const unsigned char *p, size_t n) {
 #define STORE_GAIN 8
 #define STORE_RUN 15
 
+/* the n bytes at in as a zlib stream (RFC 1950) at pk's level into out, at most cap bytes:
+ * its length, 0 when it does not fit. Level 1 by ISA-L's igzip (stateless, its stream and
+ * hash tables in pk: the init leaves parts of the stream as they were, which its code reads,
+ * so they are zeroed once rather than taken from the stack), the others by libdeflate; any
+ * zlib inflates either. */
+static size_t pack(chunk_packer *pk, const unsigned char *in, size_t n, unsigned char *out,
+                   size_t cap) {
+  if (pk->level != 1) {
+    return libdeflate_zlib_compress(pk->dc, in, n, out, cap);
+  }
+  if (n > UINT32_MAX || cap > UINT32_MAX) {
+    return 0;
+  }
+  struct isal_zstream *z = pk->igzip;
+  isal_deflate_stateless_init(z);
+  z->level = 1;
+  z->level_buf = pk->igzip_buf;
+  z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+  z->gzip_flag = IGZIP_ZLIB;
+  z->end_of_stream = 1;
+  z->flush = NO_FLUSH;
+  z->next_in = (uint8_t *)(uintptr_t)in; /* igzip reads it only */
+  z->avail_in = (uint32_t)n;
+  z->next_out = out;
+  z->avail_out = (uint32_t)cap;
+  size_t len = isal_deflate_stateless(z) == COMP_OK ? (size_t)z->total_out : 0;
+#if defined(__x86_64__) || defined(__i386__)
+  /* igzip's AVX-512 code returns with the upper halves of the vector registers dirty: every
+   * SSE instruction after it (KLU's, libm's) then waited on them, and a run's steps took
+   * twice the CPU (0.99 s against 0.49 s for 200 steps of the 200-link chain, even with no
+   * record but the first and last); vzeroupper clears them */
+  if (__builtin_cpu_supports("avx")) {
+    __asm__ volatile("vzeroupper" ::: "memory");
+  }
+#endif
+  return len;
+}
+
 /* the full buffer of s as the chunk at row s->dims[0] (a table's: one chunk per column),
  * through the dataset's own filter pipeline done here: HDF5's shuffle, then a zlib stream
- * (RFC 1950) from libdeflate. A chunk stored without deflate has the deflate filter (the
+ * (RFC 1950) from pack. A chunk stored without deflate has the deflate filter (the
  * pipeline's second) marked as skipped, as HDF5's own optional filter does. The extent
  * already covers the chunk's rows. */
 static herr_t chunk_write(series *s, chunk_packer *pk) {
@@ -714,7 +785,7 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
     if (s->stored[c] > 0) {
       s->stored[c]--;
     } else {
-      packed = libdeflate_zlib_compress(pk->dc, pk->shuffled, bytes, pk->packed, bytes);
+      packed = pack(pk, pk->shuffled, bytes, pk->packed, bytes);
       if (packed == 0 || packed > bytes - bytes / STORE_GAIN) {
         s->stored[c] = STORE_RUN;
       }
@@ -761,7 +832,7 @@ static herr_t series_write(series *s, chunk_packer *pk, char *reason) {
     goto done;
   }
   if (s->row_bytes > 0 && s->direct) {
-    /* compressed here (libdeflate is about 4x faster than HDF5's zlib) */
+    /* compressed here (igzip and libdeflate are 4-8x faster than HDF5's zlib) */
     if (!whole) {
       memset(s->buf + (size_t)s->nbuf * s->row_bytes, 0,
              (size_t)(s->chunk_rows - s->nbuf) * s->row_bytes);
@@ -830,6 +901,8 @@ static herr_t writer_free(mbsWriter *w) {
   if (w->pk.dc) {
     libdeflate_free_compressor(w->pk.dc);
   }
+  free(w->pk.igzip);
+  free(w->pk.igzip_buf);
   free(w->pk.shuffled);
   free(w->pk.packed);
   if (!w->broken && w->file >= 0 && H5Fclose(w->file) < 0) {
