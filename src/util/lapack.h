@@ -1,6 +1,7 @@
 /* lapack.h: the LAPACK routines the kernel calls (OpenBLAS exports them with the Fortran
  * calling convention; Debian ships no LAPACKE header with it). Dense LU of small blocks:
- * the contact solver's components (src/solver/moreau.c). */
+ * the contact solver's components (src/contact/problem.c) and the Newton matrix of small
+ * components (src/util/linsolve.c, mbs_linsolve_set_blocks). */
 #ifndef MBS_UTIL_LAPACK_H
 #define MBS_UTIL_LAPACK_H
 

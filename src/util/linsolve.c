@@ -10,6 +10,7 @@
  * condition estimate stays within REPIVOT_RCOND of the fresh one, else it pivots afresh.
  * `make bench` compares the two. */
 #include "util/linsolve.h"
+#include "util/lapack.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,19 @@ struct mbsLinsolve {
   int btf;            /* KLU's block triangular form before its AMD order (1 by default) */
   long analyses;      /* symbolic analyses done */
   long fresh;         /* full factorizations with fresh pivoting (these allocate) */
+  /* dense blocks (mbs_linsolve_set_blocks): the pattern's connected components, each
+   * factored by LAPACK when none has more than blk_max unknowns */
+  int blk_max;      /* 0: KLU alone */
+  int nblk;         /* blocks of the analysed pattern; 0 not analysed, -1 one is too large */
+  int blk_size;     /* unknowns of the largest block */
+  int *blk_ptr;     /* (nblk + 1) each block's unknowns in blk_unk */
+  int *blk_unk;     /* (n) the unknowns block by block, ascending within each */
+  int *blk_pos;     /* (n) each unknown's place in its block */
+  long *blk_lu0;    /* (nblk + 1) each block's LU (column-major, size^2) in blk_lu */
+  double *blk_lu;   /* dgetrf's factors, block after block */
+  int *blk_piv;     /* (n) dgetrf's row interchanges, block after block (1-based in each) */
+  double *blk_work; /* (blk_size) one block's right-hand side */
+  int blk_valid;    /* the blocks hold a factorization of the current values */
 };
 
 static const char *const singular_reason =
@@ -187,6 +201,201 @@ static mbsStatus klu_fresh_into(mbsLinsolve *ls, int *ap, int *ai, double *ax, k
   return MBS_OK;
 }
 
+/* ---------- dense blocks (mbs_linsolve_set_blocks) ----------
+ *
+ * A Newton matrix whose pattern falls apart into small connected components (free rigid
+ * bodies: 18 unknowns each, and nothing between them) is factored component by component:
+ * each gathered into a contiguous column-major block and factored by LAPACK's dgetrf
+ * (partial pivoting by rows, a function of the block's values alone), solved by dgetrs.
+ * The components are found once per pattern (at the first factorization after create,
+ * set_blocks or reanalyse); a factorization only gathers and factors, allocating nothing. */
+
+static void blk_free(mbsLinsolve *ls) {
+  free(ls->blk_ptr);
+  free(ls->blk_unk);
+  free(ls->blk_pos);
+  free(ls->blk_lu0);
+  free(ls->blk_lu);
+  free(ls->blk_piv);
+  free(ls->blk_work);
+  ls->blk_ptr = ls->blk_unk = ls->blk_pos = ls->blk_piv = NULL;
+  ls->blk_lu0 = NULL;
+  ls->blk_lu = ls->blk_work = NULL;
+  ls->nblk = 0;
+  ls->blk_size = 0;
+  ls->blk_valid = 0;
+}
+
+/* the root of i's component, halving the path on the way */
+static int blk_root(int *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+/* the connected components of the pattern (an entry (i, j) joins unknowns i and j) into
+ * ls->blk_*, numbered by their smallest unknown, each one's unknowns ascending; nblk = -1
+ * (and nothing kept) when one has more than blk_max unknowns; MBS_ERR_NOMEM */
+static mbsStatus blk_analyse(mbsLinsolve *ls, mbsError *err) {
+  int n = ls->n;
+  size_t n1 = (size_t)(n > 0 ? n : 1);
+  int *parent = malloc(n1 * sizeof(int)), *of = malloc(n1 * sizeof(int));
+  int *cnt = calloc(n1 + 1, sizeof(int));
+  mbsStatus st = MBS_OK;
+  if (!parent || !of || !cnt) {
+    goto nomem;
+  }
+  /* union-find over the entries, the smaller unknown the root */
+  for (int i = 0; i < n; i++) {
+    parent[i] = i;
+  }
+  for (int j = 0; j < n; j++) {
+    for (int p = ls->colptr[j]; p < ls->colptr[j + 1]; p++) {
+      int a = blk_root(parent, ls->rowind[p]), b = blk_root(parent, j);
+      if (a != b) {
+        parent[a < b ? b : a] = a < b ? a : b;
+      }
+    }
+  }
+  /* block numbers in the order of the roots (a root precedes its component's unknowns) */
+  int nb = 0, smax = 0;
+  for (int i = 0; i < n; i++) {
+    int r = blk_root(parent, i);
+    of[i] = r == i ? nb++ : of[r];
+    cnt[of[i] + 1]++;
+  }
+  for (int b = 0; b < nb; b++) {
+    smax = cnt[b + 1] > smax ? cnt[b + 1] : smax;
+  }
+  ls->analyses++;
+  if (smax > ls->blk_max) {
+    ls->nblk = -1;
+    goto done;
+  }
+  ls->blk_ptr = malloc(((size_t)nb + 1) * sizeof(int));
+  ls->blk_lu0 = malloc(((size_t)nb + 1) * sizeof(long));
+  ls->blk_unk = malloc(n1 * sizeof(int));
+  ls->blk_pos = malloc(n1 * sizeof(int));
+  ls->blk_piv = malloc(n1 * sizeof(int));
+  ls->blk_work = malloc(((size_t)smax + 1) * sizeof(double));
+  if (!ls->blk_ptr || !ls->blk_lu0 || !ls->blk_unk || !ls->blk_pos || !ls->blk_piv ||
+      !ls->blk_work) {
+    goto nomem;
+  }
+  /* each block's unknowns (ascending) and LU storage (s^2, one after the other) */
+  ls->blk_lu0[0] = 0;
+  for (int b = 0; b < nb; b++) {
+    ls->blk_lu0[b + 1] = ls->blk_lu0[b] + (long)cnt[b + 1] * cnt[b + 1];
+    cnt[b + 1] += cnt[b];
+  }
+  memcpy(ls->blk_ptr, cnt, ((size_t)nb + 1) * sizeof(int));
+  for (int i = 0; i < n; i++) {
+    int k = cnt[of[i]]++;
+    ls->blk_unk[k] = i;
+    ls->blk_pos[i] = k - ls->blk_ptr[of[i]];
+  }
+  ls->blk_lu = malloc((size_t)(ls->blk_lu0[nb] > 0 ? ls->blk_lu0[nb] : 1) * sizeof(double));
+  if (!ls->blk_lu) {
+    goto nomem;
+  }
+  ls->nblk = nb;
+  ls->blk_size = smax;
+  goto done;
+nomem:
+  blk_free(ls);
+  st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (linear solver)");
+done:
+  free(cnt);
+  free(of);
+  free(parent);
+  return st;
+}
+
+/* each block gathered from the compressed columns and factored P A = L U by dgetrf */
+static mbsStatus blk_factor(mbsLinsolve *ls, const double *values, mbsError *err) {
+  ls->blk_valid = 0;
+  ls->fresh++;
+  for (int b = 0; b < ls->nblk; b++) {
+    int s = ls->blk_ptr[b + 1] - ls->blk_ptr[b], info = 0;
+    const int *unk = ls->blk_unk + ls->blk_ptr[b];
+    double *a = ls->blk_lu + ls->blk_lu0[b];
+    memset(a, 0, (size_t)s * (size_t)s * sizeof(double));
+    for (int jj = 0; jj < s; jj++) {
+      int j = unk[jj];
+      for (int p = ls->colptr[j]; p < ls->colptr[j + 1]; p++) {
+        a[(size_t)jj * s + ls->blk_pos[ls->rowind[p]]] += values[p];
+      }
+    }
+    dgetrf_(&s, &s, a, &s, ls->blk_piv + ls->blk_ptr[b], &info);
+    if (info > 0) {
+      /* U(info, info) exactly zero, as KLU's halt at a zero pivot */
+      return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                           "%s (dense block of %d unknowns: zero pivot at unknown %d)",
+                           singular_reason, s, unk[info - 1]);
+    }
+    if (info < 0) {
+      return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "LAPACK dgetrf: argument %d",
+                           -info);
+    }
+  }
+  ls->blk_valid = 1;
+  return MBS_OK;
+}
+
+/* x_j = A^-1 b_j (nrhs columns of n; x may be b) with the blocks: per block, each
+ * right-hand side gathered and solved by its own dgetrs (several at once take another path
+ * through OpenBLAS, dtrsm for dtrsv, and other bits: each x_j stays a single solve's) */
+static mbsStatus blk_solve(mbsLinsolve *ls, int nrhs, const double *b, double *x,
+                           mbsError *err) {
+  if (!ls->blk_valid) {
+    return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
+                         "dense blocks: solve before factorization");
+  }
+  size_t n = (size_t)ls->n;
+  double *y = ls->blk_work;
+  int one = 1;
+  for (int r = 0; r < nrhs; r++) {
+    const double *bj = b + (size_t)r * n;
+    double *xj = x + (size_t)r * n;
+    for (int bl = 0; bl < ls->nblk; bl++) {
+      int s = ls->blk_ptr[bl + 1] - ls->blk_ptr[bl], info = 0;
+      const int *unk = ls->blk_unk + ls->blk_ptr[bl];
+      for (int i = 0; i < s; i++) {
+        y[i] = bj[unk[i]];
+      }
+      dgetrs_("N", &s, &one, ls->blk_lu + ls->blk_lu0[bl], &s, ls->blk_piv + ls->blk_ptr[bl], y,
+              &s, &info, 1);
+      if (info != 0) {
+        return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "LAPACK dgetrs: argument %d",
+                             -info);
+      }
+      for (int i = 0; i < s; i++) {
+        xj[unk[i]] = y[i];
+      }
+    }
+  }
+  return MBS_OK;
+}
+
+/* 1 when the dense blocks serve this pattern (analysed on the first call), 0 for KLU, -1
+ * out of memory (err) */
+static int blk_active(mbsLinsolve *ls, mbsError *err) {
+  if (ls->kind != MBS_LINEAR_KLU || ls->blk_max <= 0) {
+    return 0;
+  }
+  if (ls->nblk == 0 && ls->n > 0 && blk_analyse(ls, err) != MBS_OK) {
+    return -1;
+  }
+  return ls->nblk > 0;
+}
+
+/* the blocks hold the last factorization (solves go through them) */
+static int blk_serving(const mbsLinsolve *ls) {
+  return ls->kind == MBS_LINEAR_KLU && ls->blk_max > 0 && ls->nblk > 0;
+}
+
 static mbsStatus klu_factor_values(mbsLinsolve *ls, const double *values, int repivot,
                                    mbsError *err) {
   int *ap = (int *)ls->colptr, *ai = (int *)ls->rowind;
@@ -219,12 +428,19 @@ long mbs_linsolve_fresh_count(const mbsLinsolve *ls) {
 }
 
 mbsStatus mbs_linsolve_factor(mbsLinsolve *ls, const double *values, int repivot, mbsError *err) {
+  int blk = blk_active(ls, err);
+  if (blk != 0) {
+    return blk < 0 ? MBS_ERR_NOMEM : blk_factor(ls, values, err);
+  }
   return ls->kind == MBS_LINEAR_KLU ? klu_factor_values(ls, values, repivot, err)
                                     : umf_factor(ls, values, err);
 }
 
 mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double *b, double *x,
                              mbsError *err) {
+  if (blk_serving(ls)) {
+    return blk_solve(ls, 1, b, x, err);
+  }
   if (ls->kind == MBS_LINEAR_KLU) {
     if (!ls->kcur) {
       return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "KLU: solve before factorization");
@@ -246,6 +462,9 @@ mbsStatus mbs_linsolve_solve(mbsLinsolve *ls, const double *values, const double
 
 mbsStatus mbs_linsolve_solve_many(mbsLinsolve *ls, const double *values, int nrhs,
                                   const double *b, double *x, mbsError *err) {
+  if (blk_serving(ls)) {
+    return blk_solve(ls, nrhs, b, x, err);
+  }
   if (ls->kind != MBS_LINEAR_KLU) {
     for (int j = 0; j < nrhs; j++) {
       mbsStatus st = mbs_linsolve_solve(ls, values, b + (size_t)j * ls->n,
@@ -286,6 +505,7 @@ static void drop(mbsLinsolve *ls) {
   if (ls->ksym) {
     klu_free_symbolic(&ls->ksym, &ls->common);
   }
+  blk_free(ls);
 }
 
 void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int *rowind) {
@@ -318,16 +538,31 @@ void mbs_linsolve_destroy(mbsLinsolve *ls) {
   free(ls);
 }
 
+void mbs_linsolve_set_blocks(mbsLinsolve *ls, int max) {
+  if (max != ls->blk_max) {
+    blk_free(ls);
+    ls->blk_max = max;
+  }
+}
+
 void mbs_linsolve_set_order(mbsLinsolve *ls, const int *perm) {
   ls->perm = perm;
 }
 
 double mbs_linsolve_lu_entries(const mbsLinsolve *ls) {
+  if (blk_serving(ls)) {
+    return ls->blk_valid ? (double)ls->blk_lu0[ls->nblk] : 0.0;
+  }
   return ls->kind == MBS_LINEAR_KLU && ls->kcur ? (double)ls->kcur->lnz + (double)ls->kcur->unz
                                                 : 0.0;
 }
 
 mbsStatus mbs_linsolve_pin(mbsLinsolve *ls, const double *values, mbsError *err) {
+  int blk = blk_active(ls, err);
+  if (blk != 0) {
+    /* the blocks pivot afresh at every factorization, cheaply: nothing to pin */
+    return blk < 0 ? MBS_ERR_NOMEM : MBS_OK;
+  }
   if (ls->kind != MBS_LINEAR_KLU) {
     return MBS_OK;
   }

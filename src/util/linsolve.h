@@ -47,6 +47,17 @@ long mbs_linsolve_analyses(const mbsLinsolve *ls);
  * klu_factor, which allocates its numeric object, while refactorizations on the last pivot
  * order allocate nothing) */
 long mbs_linsolve_fresh_count(const mbsLinsolve *ls);
+/* KLU kind: when no connected component of the pattern (unknowns joined by an entry) has
+ * more than max unknowns, factor each component as a dense block with LAPACK (dgetrf,
+ * partial pivoting; solves by dgetrs) instead of KLU (max = 0, the default: KLU alone).
+ * Every such factorization pivots afresh and is a function of its values alone (repivot and
+ * the pin change nothing; it counts as fresh in mbs_linsolve_fresh_count but allocates
+ * nothing), at three quarters of the instructions of KLU's fresh pivoting for 50 free rigid
+ * bodies (18 unknowns each; KLU's refactorization on a kept order costs less than either).
+ * A zero pivot is MBS_ERR_LINSOLVE, as KLU's. The components are found once per pattern, at
+ * the next factorization (the first after create, reanalyse or a new max); with a larger
+ * component KLU serves as before. */
+void mbs_linsolve_set_blocks(mbsLinsolve *ls, int max);
 /* KLU: pivot in the given order (perm (n), referenced like the pattern: the k-th pivot column
  * is perm[k], and the k-th row preferred is the same unknown) with no block triangular form,
  * instead of KLU's own AMD order; NULL gives KLU's order back. Takes effect at the next
