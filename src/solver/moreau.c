@@ -84,6 +84,8 @@
 #include "util/vec3.h"
 
 #define DENSE_MAX 96        /* unknowns of a component factored densely */
+#define BLOCKS_MAX 32       /* the Newton matrix factored as dense blocks (one per component)
+                               when none has more unknowns (mbs_linsolve_set_blocks) */
 #define CONTACT_OUTER 8     /* alternations of contact problem and nonlinear step */
 #define MISS_TRIES 2        /* tries of a step again with the points it missed */
 #define END_REACH 1e-12     /* [m] a contact whose shapes move less within a step takes its
@@ -566,6 +568,11 @@ static mbsStatus setup_components(const mbsModel *m, mbsData *d, MoreauWork *w, 
   if (components(w, d->sys) != 0) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
+  /* free rigid bodies (18 unknowns each) and other small components: the Newton matrix as
+   * LAPACK's dense blocks, pivoted afresh at every factorization as every step's first must
+   * be (so that records and restarts do not change the trajectory), cheaper than KLU's
+   * fresh pivoting */
+  mbs_linsolve_set_blocks(d->ls, BLOCKS_MAX);
   int maxc = 1;
   for (int k = 0; k < w->ncomp; k++) {
     maxc = w->comp[k].ncoord > maxc ? w->comp[k].ncoord : maxc;
