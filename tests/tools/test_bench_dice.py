@@ -204,8 +204,10 @@ for bad in (0, 30, -25):
     except ValueError as e:
         check("multiple of 25" in str(e), "--bodies %d refused: %s" % (bad, e))
 size = ET.fromstring(dice.mjcf(dice.scene(1e-3, 2.0, 200))).find("size")
-check(int(size.get("nconmax")) == 4000, "--bodies 200: MJCF nconmax %s (20 per die)"
-      % size.get("nconmax"))
+check(int(size.get("nconmax")) == 2000, "--bodies 200: MJCF nconmax %s (10 per die: about twice the "
+      "1024 contacts MuJoCo's 200-dice pile takes)" % size.get("nconmax"))
+check(int(size.get("njmax")) == 4 * int(size.get("nconmax")),
+      "--bodies 200: MJCF njmax %s (4 pyramid rows a contact)" % size.get("njmax"))
 g = dice.growth_text([(50, 200, 2.0), (100, 400, 2.0 * 2 ** 1.5), (200, 800, 16.0)])
 check("p = 1.50" in g, "growth: the exponent of CPU = c contacts^1.5 is 1.50 (%s)"
       % g.splitlines()[-1])
