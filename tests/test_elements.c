@@ -6,6 +6,7 @@
  * momentum of the discrete forces), force (joint torques and forces, dampers, naive torques:
  * Fq, Fv), the profiles, and deck errors of the new keys. */
 #include <check.h>
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -976,6 +977,75 @@ START_TEST(test_bad_keys) {
 }
 END_TEST
 
+/* mbs_joint_coordinates with x or xd NULL (the records want the rates alone, the tracking
+ * the coordinates alone): the same bits as the full call, on every joint of the shipped
+ * decks a few steps into their runs with velocities off the constraints; and the rates are
+ * the derivatives of the coordinates along v (central differences), but a spherical
+ * joint's, which are its relative angular velocity and not the rate of its rotation
+ * vector */
+START_TEST(test_joint_coordinates_parts) {
+  glob_t g;
+  ck_assert_int_eq(glob("../decks/*.yaml", 0, NULL, &g), 0);
+  int njoints = 0;
+  for (size_t f = 0; f < g.gl_pathc; f++) {
+    const char *path = g.gl_pathv[f];
+    mbsDeck deck;
+    mbsError err;
+    memset(&deck, 0, sizeof(deck));
+    ck_assert_msg(mbs_deck_load(&deck, path, NULL, 0, &err) == MBS_OK, "%s: %s", path, err.msg);
+    mbsModel *m = mbs_model_compile(&deck, &err);
+    ck_assert_msg(m != NULL, "%s: %s", path, err.msg);
+    mbsData *d = mbs_data_create(m, &err);
+    ck_assert_msg(d != NULL, "%s: %s", path, err.msg);
+    mbs_solver_start(m, d);
+    for (int k = 0; k < (m->integrator == MBS_INTEGRATOR_STATIC ? 0 : 3); k++) {
+      ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path,
+                    err.msg);
+    }
+    double *qp = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double));
+    double *qm = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double));
+    ck_assert(qp && qm);
+    for (int i = 0; i < m->nq; i++) {
+      d->v[i] += 0.1 * sin(1.0 + 0.7 * i);
+    }
+    for (int j = 0; j < m->njoint; j++) {
+      double x[3], xd[3], x1[3], xd1[3], xp[3], xm[3], dummy[3];
+      int ang[3], ang1[3], ang2[3];
+      int n = mbs_joint_coordinates(m, j, d->q, d->v, x, xd, ang);
+      ck_assert_int_eq(mbs_joint_coordinates(m, j, d->q, d->v, x1, NULL, ang1), n);
+      ck_assert_int_eq(mbs_joint_coordinates(m, j, d->q, d->v, NULL, xd1, ang2), n);
+      ck_assert_msg(!memcmp(x, x1, sizeof(x)) && !memcmp(xd, xd1, sizeof(xd)) &&
+                        !memcmp(ang, ang1, sizeof(ang)) && !memcmp(ang, ang2, sizeof(ang)),
+                    "%s: joint %s: a part differs from the full call", path, m->joint_name[j]);
+      njoints += n > 0;
+      if (n == 0 || m->joint_type[j] == MBS_JOINT_SPHERICAL) {
+        continue;
+      }
+      const double h = 1e-6;
+      for (int i = 0; i < m->nq; i++) {
+        qp[i] = d->q[i] + h * d->v[i];
+        qm[i] = d->q[i] - h * d->v[i];
+      }
+      mbs_joint_coordinates(m, j, qp, d->v, xp, NULL, ang1);
+      mbs_joint_coordinates(m, j, qm, d->v, xm, dummy, ang1);
+      for (int k = 0; k < n; k++) {
+        double dx = ang[k] ? remainder(xp[k] - xm[k], 6.283185307179586) : xp[k] - xm[k];
+        ck_assert_msg(fabs(dx / (2.0 * h) - xd[k]) <= 1e-6 * (1.0 + fabs(xd[k])),
+                      "%s: joint %s: rate %d %.12g, central difference %.12g", path,
+                      m->joint_name[j], k, xd[k], dx / (2.0 * h));
+      }
+    }
+    free(qp);
+    free(qm);
+    mbs_data_destroy(d);
+    mbs_model_destroy(m);
+    mbs_deck_free(&deck);
+  }
+  globfree(&g);
+  ck_assert_int_ge(njoints, 10);
+}
+END_TEST
+
 Suite *elements_suite(void) {
   Suite *s = suite_create("elements");
   TCase *tc = tcase_create("joints_and_actuation");
@@ -991,6 +1061,7 @@ Suite *elements_suite(void) {
   tcase_add_test(tc, test_forces);
   tcase_add_test(tc, test_profiles);
   tcase_add_test(tc, test_bad_keys);
+  tcase_add_test(tc, test_joint_coordinates_parts);
   suite_add_tcase(s, tc);
   return s;
 }

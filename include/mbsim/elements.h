@@ -77,9 +77,10 @@ int mbs_elem_profile_kink_in(const mbsModel *m, int ip, double a, double b);
 /* the coordinates of joint j at (q, v) (joint_coords.c): up to 3 values into x and their
  * rates into xd (NaN beyond the joint's count), angular[k] = 1 for an angle in (-pi, pi];
  * returns the count (revolute, prismatic 1; cylindrical, universal 2; planar, spherical 3;
- * fixed, distance 0) */
-int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
-                          double xd[3], int angular[3]);
+ * fixed, distance 0). x or xd may be NULL when not wanted (a spherical joint then skips
+ * their work; what is written has the same bits either way) */
+int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double *x,
+                          double *xd, int angular[3]);
 
 /* the target coordinate x*(t) [rad or m] of a drive element (a prescribed motion, or a
  * computed-torque law's reference plus its error's closed form), with its rate and

@@ -17,13 +17,15 @@
 #include "elements/elem_internal.h"
 #include "util/vec3.h"
 
-/* frame vectors and their rates of side s */
+/* frame vectors and their rates (dd NULL: not wanted) of side s */
 static void side_frame(const mbsElem *e, int s, const double *q, const double *v, double d[3][3],
                        double dd[3][3]) {
   for (int a = 0; a < 3; a++) {
     ElemVx X = elem_dir(e, s, a);
     elem_vx_eval(e, &X, q, d[a]);
-    elem_vx_rate(e, &X, v, dd[a]);
+    if (dd) {
+      elem_vx_rate(e, &X, v, dd[a]);
+    }
   }
 }
 
@@ -34,10 +36,13 @@ static double angle(double y, double x, double yd, double xd, double *rate) {
   return atan2(y, x);
 }
 
-int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double x[3],
-                          double xd[3], int angular[3]) {
+int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const double *v, double *x_out,
+                          double *xd_out, int angular[3]) {
   const mbsElem *e = &m->joint_frame[j];
   double dI[3][3], dII[3][3], dIr[3][3], dIIr[3][3], R[3][3], Rd[3][3];
+  /* what the caller does not want is worked out into these and dropped (the same
+   * operations for what it wants: the same bits either way) */
+  double xs[3], xds[3], *x = x_out ? x_out : xs, *xd = xd_out ? xd_out : xds;
   for (int k = 0; k < 3; k++) {
     x[k] = xd[k] = NAN;
     angular[k] = 0;
@@ -65,20 +70,28 @@ int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const doubl
       e->iparam[1] == 1) {
     return 0;
   }
-  side_frame(e, 0, q, v, dI, dIr);
-  side_frame(e, 1, q, v, dII, dIIr);
-  for (int a = 0; a < 3; a++) {
-    for (int b = 0; b < 3; b++) {
-      R[a][b] = vdot(dI[a], dII[b]);
-      Rd[a][b] = vdot(dIr[a], dII[b]) + vdot(dI[a], dIIr[b]);
+  /* the frames' rates, R_ab and its rate, p'_II - p'_I and its rate: each where the
+   * joint's coordinates or rates wanted need it (a spherical joint's rates need the
+   * frames and their rates alone) */
+  int spherical = type == MBS_JOINT_SPHERICAL;
+  int rates = xd_out != NULL || !spherical;
+  side_frame(e, 0, q, v, dI, rates ? dIr : NULL);
+  side_frame(e, 1, q, v, dII, rates ? dIIr : NULL);
+  if (x_out || !spherical) {
+    for (int a = 0; a < 3; a++) {
+      for (int b = 0; b < 3; b++) {
+        R[a][b] = vdot(dI[a], dII[b]);
+        Rd[a][b] = spherical ? 0.0 : vdot(dIr[a], dII[b]) + vdot(dI[a], dIIr[b]);
+      }
     }
   }
-  /* the relative position p'_II - p'_I and its rate */
-  ElemVx p1 = elem_point(e, 0), p2 = elem_point(e, 1);
-  ElemVx D = elem_vx_lin(1.0, &p2, -1.0, &p1);
-  double r[3], rd[3];
-  elem_vx_eval(e, &D, q, r);
-  elem_vx_rate(e, &D, v, rd);
+  double r[3] = {0.0, 0.0, 0.0}, rd[3] = {0.0, 0.0, 0.0};
+  if (type == MBS_JOINT_PRISMATIC || type == MBS_JOINT_CYLINDRICAL || type == MBS_JOINT_PLANAR) {
+    ElemVx p1 = elem_point(e, 0), p2 = elem_point(e, 1);
+    ElemVx D = elem_vx_lin(1.0, &p2, -1.0, &p1);
+    elem_vx_eval(e, &D, q, r);
+    elem_vx_rate(e, &D, v, rd);
+  }
   switch (type) {
     case MBS_JOINT_REVOLUTE:
     case MBS_JOINT_CYLINDRICAL:
@@ -109,21 +122,27 @@ int mbs_joint_coordinates(const mbsModel *m, int j, const double *q, const doubl
       return 3;
     case MBS_JOINT_SPHERICAL: {
       /* rotation vector: theta n with cos theta = (tr R - 1)/2, n from the skew part */
-      double w[3] = {R[2][1] - R[1][2], R[0][2] - R[2][0], R[1][0] - R[0][1]};
-      double sn = 0.5 * vnorm(w), cs = 0.5 * (R[0][0] + R[1][1] + R[2][2] - 1.0);
-      double th = atan2(sn, cs);
-      double f = sn > 1e-12 ? th / (2.0 * sn) : 0.5;
-      /* relative angular velocity, world, then in frame I */
-      double om[3] = {0.0, 0.0, 0.0}, t3[3];
-      for (int a = 0; a < 3; a++) {
-        vcross(t3, dII[a], dIIr[a]);
-        vaxpy(om, 0.5, t3);
-        vcross(t3, dI[a], dIr[a]);
-        vaxpy(om, -0.5, t3);
+      if (x_out) {
+        double w[3] = {R[2][1] - R[1][2], R[0][2] - R[2][0], R[1][0] - R[0][1]};
+        double sn = 0.5 * vnorm(w), cs = 0.5 * (R[0][0] + R[1][1] + R[2][2] - 1.0);
+        double th = atan2(sn, cs);
+        double f = sn > 1e-12 ? th / (2.0 * sn) : 0.5;
+        for (int k = 0; k < 3; k++) {
+          x[k] = f * w[k];
+        }
       }
-      for (int k = 0; k < 3; k++) {
-        x[k] = f * w[k];
-        xd[k] = vdot(om, dI[k]);
+      /* relative angular velocity, world, then in frame I */
+      if (xd_out) {
+        double om[3] = {0.0, 0.0, 0.0}, t3[3];
+        for (int a = 0; a < 3; a++) {
+          vcross(t3, dII[a], dIIr[a]);
+          vaxpy(om, 0.5, t3);
+          vcross(t3, dI[a], dIr[a]);
+          vaxpy(om, -0.5, t3);
+        }
+        for (int k = 0; k < 3; k++) {
+          xd[k] = vdot(om, dI[k]);
+        }
       }
       return 3;
     }

@@ -133,11 +133,11 @@ void mbs_joint_drives(const mbsModel *m, mbsData *d) {
 }
 
 void mbs_joint_track(const mbsModel *m, mbsData *d) {
-  double x[3], xd[3];
+  double x[3];
   int ang[3];
   for (int j = 0; j < m->njoint; j++) {
     double *c = d->joint_coord + 3 * j;
-    mbs_joint_coordinates(m, j, d->q, d->v, x, xd, ang);
+    mbs_joint_coordinates(m, j, d->q, d->v, x, NULL, ang);
     for (int k = 0; k < 3; k++) {
       /* an angle goes on from its last value by the change within (-pi, pi] */
       c[k] = (ang[k] && isfinite(c[k])) ? c[k] + remainder(x[k] - c[k], 6.283185307179586) : x[k];
@@ -238,9 +238,8 @@ void mbs_observe(const mbsModel *m, mbsData *d, mbsObservables *o) {
   }
   /* joint coordinates (tracked every step) and their rates at the consistent velocities */
   for (int j = 0; j < m->njoint; j++) {
-    double x[3];
     int ang[3];
-    mbs_joint_coordinates(m, j, q, d->v_rec, x, d->joint_rate + 3 * j, ang);
+    mbs_joint_coordinates(m, j, q, d->v_rec, NULL, d->joint_rate + 3 * j, ang);
   }
   /* bodies: centre x_c = phi - r^i d_i, v_c = v_phi - r^i v_i, omega = 1/2 d_i x v_i */
   v = d->v_rec;
