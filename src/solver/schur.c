@@ -55,7 +55,10 @@ struct mbsSchur {
   double *yblk; /* the pieces of (M^-1 G^T)^T = G M^-1 */
   /* S = sum over blocks of the products of the pieces on that block */
   int npair;
-  int *pair_i, *pair_j; /* (npair) (row, block) pairs i, j whose product adds to S */
+  /* (npair) the (row, block) pieces i, j whose product adds to S: the offsets of i in gblk
+   * and of j in yblk, and the nodes of the block that row i has entries on (rc_nodes[i]) */
+  int *pair_goff, *pair_yoff;
+  unsigned char *pair_nodes;
   int *pair_pos;        /* (npair) into S's values */
   int *s_colptr, *s_rowind;
   double *s_val;
@@ -75,8 +78,8 @@ void mbs_schur_destroy(mbsSchur *s) {
   mbs_cholesky_destroy(s->chol);
   void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,    s->node_comp, s->node_local,
                   s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
-                  s->rc_off,     s->rc_nodes,  s->gblk,     s->yblk,   s->pair_i,    s->pair_j,
-                  s->pair_pos,
+                  s->rc_off,     s->rc_nodes,  s->gblk,     s->yblk,   s->pair_goff, s->pair_yoff,
+                  s->pair_pos,   s->pair_nodes,
                   s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3,
                   s->q_at};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
@@ -302,11 +305,12 @@ static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double 
   }
   free(cfill);
   int *prow = malloc((size_t)(nrc > 0 ? nrc : 1) * sizeof(int));
-  s->pair_i = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
-  s->pair_j = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  s->pair_goff = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  s->pair_yoff = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  s->pair_nodes = malloc((size_t)(np > 0 ? np : 1));
   s->pair_pos = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
   long *key = malloc((size_t)(np > 0 ? np : 1) * sizeof(long));
-  if (!prow || !s->pair_i || !s->pair_j || !s->pair_pos || !key) {
+  if (!prow || !s->pair_goff || !s->pair_yoff || !s->pair_nodes || !s->pair_pos || !key) {
     free(prow);
     free(key);
     free(cstart);
@@ -323,8 +327,9 @@ static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double 
   for (int c = 0; c < ncomp; c++) {
     for (int a = cstart[c]; a < cstart[c + 1]; a++) {
       for (int b = cstart[c]; b <= a; b++) {
-        s->pair_i[np] = clist[a];
-        s->pair_j[np] = clist[b];
+        s->pair_goff[np] = s->rc_off[clist[a]];
+        s->pair_yoff[np] = s->rc_off[clist[b]];
+        s->pair_nodes[np] = s->rc_nodes[clist[a]];
         /* lower triangle by columns: column = the smaller row */
         int ra = prow[clist[a]], rb = prow[clist[b]];
         key[np] = ra < rb ? (long)ra * nc + rb : (long)rb * nc + ra;
@@ -469,15 +474,22 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
    * rows d_i . d_j touch two of its four nodes) */
   memset(s->s_val, 0, (size_t)s->s_colptr[s->ncon] * sizeof(double));
   for (int k = 0; k < s->npair; k++) {
-    int i = s->pair_i[k], j = s->pair_j[k];
-    const double *gi = s->gblk + s->rc_off[i], *yj = s->yblk + s->rc_off[j];
+    const double *gi = s->gblk + s->pair_goff[k], *yj = s->yblk + s->pair_yoff[k];
     double sum = 0.0;
-    unsigned nodes = s->rc_nodes[i];
-    for (int l = 0; nodes; l += 3, nodes >>= 1) {
-      if (nodes & 1u) {
-        sum += gi[l] * yj[l];
-        sum += gi[l + 1] * yj[l + 1];
-        sum += gi[l + 2] * yj[l + 2];
+    unsigned nodes = s->pair_nodes[k];
+    if (nodes == 1u) {
+      /* a block of one node (a body whose reference point is its centre of mass has a
+       * diagonal M: every node is a block), the same sum without the loop */
+      sum += gi[0] * yj[0];
+      sum += gi[1] * yj[1];
+      sum += gi[2] * yj[2];
+    } else {
+      for (int l = 0; nodes; l += 3, nodes >>= 1) {
+        if (nodes & 1u) {
+          sum += gi[l] * yj[l];
+          sum += gi[l + 1] * yj[l + 1];
+          sum += gi[l + 2] * yj[l + 2];
+        }
       }
     }
     s->s_val[s->pair_pos[k]] += sum;
