@@ -424,6 +424,14 @@ mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, doubl
 static void block_apply(const mbsSchur *s, int c, const double *g, double *y) {
   int k = s->comp_start[c + 1] - s->comp_start[c];
   const double *inv = s->inv + s->comp_inv[c];
+  if (k == 1) {
+    /* a node of its own: the loop's sums (from 0.0, so a -0.0 product gives 0.0 alike) */
+    double w = inv[0];
+    y[0] = 0.0 + w * g[0];
+    y[1] = 0.0 + w * g[1];
+    y[2] = 0.0 + w * g[2];
+    return;
+  }
   for (int a = 0; a < k; a++) {
     double y0 = 0.0, y1 = 0.0, y2 = 0.0;
     for (int b = 0; b < k; b++) {
