@@ -43,11 +43,12 @@ def write_deck(name, text):
     return path
 
 
-def run(deck_path, *args, out=None, check=True, timeout=600):
-    """Run mbsim-run; return (returncode, stdout, stderr, output path)."""
+def run(deck_path, *args, out=None, check=True, timeout=600, quiet=True):
+    """Run mbsim-run (with --quiet unless quiet is false); return (returncode, stdout, stderr,
+    output path)."""
     if out is None:
         out = os.path.join(TMP, "run%d.h5" % len(os.listdir(TMP)))
-    cmd = [MBSIM, deck_path, "-o", out, "--quiet"] + list(args)
+    cmd = [MBSIM, deck_path, "-o", out] + (["--quiet"] if quiet else []) + list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
@@ -131,7 +132,13 @@ def python_package(what):
 def attempt(what, path, *args):
     """run a deck; a run that fails is one failed check (the caller skips the rest of its
     section on None), else the loaded result"""
-    rc, _, err, out = run(path, *args, check=False)
+    return attempt_summary(what, path, *args, quiet=True)[0]
+
+
+def attempt_summary(what, path, *args, quiet=False, out=None):
+    """attempt(), returning (the loaded result or None, the run's stdout: its summary unless
+    quiet); out: the output path (default: a new one under TMP)"""
+    rc, stdout, err, out = run(path, *args, out=out, check=False, quiet=quiet)
     r = load(out) if rc == 0 else None
     status = None
     if r is not None:
@@ -140,7 +147,7 @@ def attempt(what, path, *args):
     ok = rc == 0 and status is not None and status.startswith("completed")
     check(ok, "%s runs: exit %d, status %r%s" % (what, rc, status,
                                                  "" if ok else ": " + err.strip()[-300:]))
-    return r if ok else None
+    return (r if ok else None), stdout
 
 
 def contact_rows(r, k):

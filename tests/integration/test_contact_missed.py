@@ -11,11 +11,10 @@ rest flat on the floor at the end (|v|, |omega| <= 1e-8, centre at z = 0.05 m to
 the run dissipated is what it must (closed form): the initial kinetic energy (m v0^2 / 2 + I
 w0^2 / 2, I = m a^2 / 6) plus m g times the drop of the centre (0.19 - 0.05 m), to 1e-8
 relative; each step's impact and friction dissipation >= -1e-12 J."""
-import subprocess
 
 import numpy as np
 
-from common import MBSIM, check, done, load, write_deck, TMP
+from common import TMP, attempt_summary, check, done, write_deck
 
 G, M, A = 9.81, 0.1, 0.1
 V0, W0, Z0 = 1.0, np.array([0.5, 0.0, 3.0]), 0.19
@@ -36,15 +35,9 @@ solver: {dt: 1.0e-3, t_end: 0.8}
 output: {every: 1, xdmf: false}
 """ % (G, Z0, V0)
 path = write_deck("ridge_die.yaml", DECK)
-out = TMP + "/ridge_die.h5"
-p = subprocess.run([MBSIM, path, "-o", out], capture_output=True, text=True, timeout=120)
-r = load(out) if p.returncode == 0 else None
-status = r["attrs"].get("status") if r is not None else None
-status = status.decode() if isinstance(status, bytes) else status
-check(r is not None and status is not None and status.startswith("completed"),
-      "die on the ridge runs: exit %d, status %r" % (p.returncode, status))
+r, summary = attempt_summary("die on the ridge", path, out=TMP + "/ridge_die.h5")
 if r is not None:
-    again = [ln for ln in p.stdout.splitlines() if "tried again" in ln]
+    again = [ln for ln in summary.splitlines() if "tried again" in ln]
     check(not again, "no step tried again (%s)" % (again[0].strip() if again else "none"))
     gmin = r["contacts/table"][:, 9].min()
     check(gmin >= -1e-9, "every gap >= -1e-9 m (min %.3e)" % gmin)

@@ -9,11 +9,10 @@ Checks: completed; the summary counts the points taken in and no step tried agai
 (centres at 0.05 and 0.15 m to 1e-9 m); the impacts dissipate exactly what a perfectly
 inelastic landing must (e = 0): the initial kinetic energy plus m g times the two drops
 (5e-5 and 2.5e-4 m), to 1e-9 relative."""
-import subprocess
 
 import numpy as np
 
-from common import MBSIM, check, done, load, write_deck, TMP
+from common import TMP, attempt_summary, check, done, write_deck
 
 G, M = 9.81, 0.1
 DECK = """mbsim: 1
@@ -34,19 +33,13 @@ solver: {dt: 1.0e-3, t_end: 0.2}
 output: {every: 1, xdmf: false}
 """ % G
 path = write_deck("struck_die.yaml", DECK)
-out = TMP + "/struck_die.h5"
-p = subprocess.run([MBSIM, path, "-o", out], capture_output=True, text=True, timeout=120)
-r = load(out) if p.returncode == 0 else None
-status = r["attrs"].get("status") if r is not None else None
-status = status.decode() if isinstance(status, bytes) else status
-check(r is not None and status is not None and status.startswith("completed"),
-      "struck die runs: exit %d, status %r" % (p.returncode, status))
+r, summary = attempt_summary("struck die", path, out=TMP + "/struck_die.h5")
 if r is not None:
-    taken = [ln for ln in p.stdout.splitlines() if "points taken into a step's contact" in ln]
+    taken = [ln for ln in summary.splitlines() if "points taken into a step's contact" in ln]
     n = int(taken[0].split()[2]) if taken else 0
-    check(n >= 4 and "tried again" not in p.stdout,
+    check(n >= 4 and "tried again" not in summary,
           "a's bottom corners join the step's contact problem (%d points taken in, %s)"
-          % (n, "a step tried again" if "tried again" in p.stdout else "no step tried again"))
+          % (n, "a step tried again" if "tried again" in summary else "no step tried again"))
     gmin = r["contacts/table"][:, 9].min()
     check(gmin >= -1e-9, "every gap >= -1e-9 m (min %.3e)" % gmin)
     v = np.abs(r["bodies/velocity"][-1]).max()
