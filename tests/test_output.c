@@ -31,6 +31,24 @@ static void path_in(char *buf, size_t n, const char *name) {
   snprintf(buf, n, "%s/%s", scratch, name);
 }
 
+/* an output writer at path (the test's title and t_end, dt 0.01, em), asserted open */
+static mbsWriter *open_test_writer(const char *path, const char *title, double t_end, int xdmf,
+                                   int overwrite) {
+  mbsOutputInfo info = {.version = "0.1.0",
+                        .title = title,
+                        .deck_text = "",
+                        .integrator = "em",
+                        .integrator_reason = "test",
+                        .dt = 0.01,
+                        .t_end = t_end,
+                        .overwrite = overwrite,
+                        .write_xdmf = xdmf};
+  mbsError err;
+  mbsWriter *w = mbs_output_create(path, &info, &err);
+  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  return w;
+}
+
 static const char *const coord_names[NQ] = {"link1.x", "link1.d2.z", "mass.y", "\xc3\xbc.x"};
 static const char *const body_names[NB] = {"link1", "mass"};
 static const char *const joint_names[NJ] = {"hinge"};
@@ -1359,17 +1377,8 @@ static double aligned_val(long k, long row, int col) {
  * point grid (contacts, 4 columns: point and a pressure) at path; flush at every append
  * when every_flush */
 static void write_registry_run(const char *path, long nrec, int every_flush) {
-  mbsOutputInfo info = {.version = "0.1.0",
-                        .title = "registry",
-                        .deck_text = "",
-                        .integrator = "em",
-                        .integrator_reason = "test",
-                        .dt = 0.01,
-                        .t_end = 1.0,
-                        .write_xdmf = 1};
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
-  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbsWriter *w = open_test_writer(path, "registry", 1.0, 1, 0);
   mbs_output_set_flush_interval(w, every_flush ? 0.0 : INFINITY);
 
   /* a beam of 4 nodes: positions and tangents, its own group */
@@ -1587,17 +1596,8 @@ static double pack_noise(long k, int c) {
 START_TEST(test_chunk_packing) {
   char path[256];
   path_in(path, sizeof(path), "pack.h5");
-  mbsOutputInfo info = {.version = "0.1.0",
-                        .title = "packing",
-                        .deck_text = "",
-                        .integrator = "em",
-                        .integrator_reason = "test",
-                        .dt = 0.01,
-                        .t_end = 30.0,
-                        .write_xdmf = 0};
   mbsError err;
-  mbsWriter *w = mbs_output_create(path, &info, &err);
-  ck_assert_msg(w != NULL, "create: %s", err.msg);
+  mbsWriter *w = open_test_writer(path, "packing", 30.0, 0, 0);
   mbs_output_set_flush_interval(w, INFINITY);
   mbsSeriesSpec noise = {"/noise", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
   mbsSeriesSpec zeros = {"/zeros", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
@@ -1706,18 +1706,8 @@ START_TEST(test_wide_row_chunks) {
   for (int flush_each = 0; flush_each < 2; flush_each++) {
     char path[256];
     path_in(path, sizeof(path), "wide.h5");
-    mbsOutputInfo info = {.version = "0.1.0",
-                          .title = "wide rows",
-                          .deck_text = "",
-                          .integrator = "em",
-                          .integrator_reason = "test",
-                          .dt = 0.01,
-                          .t_end = 1.0,
-                          .overwrite = 1,
-                          .write_xdmf = 0};
     mbsError err;
-    mbsWriter *w = mbs_output_create(path, &info, &err);
-    ck_assert_msg(w != NULL, "create: %s", err.msg);
+    mbsWriter *w = open_test_writer(path, "wide rows", 1.0, 0, 1);
     mbs_output_set_flush_interval(w, flush_each ? 0.0 : INFINITY);
     /* 4 blocks of NHIST doubles (32 kB a row), and a row of 40000 doubles (320 kB) */
     mbsSeriesSpec hist = {"/history", MBS_OUT_FLOAT64, 1, {4 * NHIST, 0, 0}, "1", 0, 0};
@@ -1816,17 +1806,8 @@ START_TEST(test_component_chunks) {
     long nrec = every ? 100 : NCOMP;
     char path[256];
     path_in(path, sizeof(path), every ? "comp_flushed.h5" : "comp.h5");
-    mbsOutputInfo info = {.version = "0.1.0",
-                          .title = "components",
-                          .deck_text = "",
-                          .integrator = "em",
-                          .integrator_reason = "test",
-                          .dt = 0.01,
-                          .t_end = 7.0,
-                          .write_xdmf = 0};
     mbsError err;
-    mbsWriter *w = mbs_output_create(path, &info, &err);
-    ck_assert_msg(w != NULL, "create: %s", err.msg);
+    mbsWriter *w = open_test_writer(path, "components", 7.0, 0, 0);
     mbs_output_set_flush_interval(w, every ? 0.0 : INFINITY);
     mbsSeriesSpec vec = {"/vec", MBS_OUT_FLOAT64, 2, {NOBJ, 3, 0}, "m", 0, 0};
     mbsSeriesSpec mat = {"/mat", MBS_OUT_FLOAT64, 3, {NOBJ, 3, 3}, "1", 0, 0};
