@@ -46,7 +46,8 @@ struct mbsLinsolve {
   const int *perm;    /* NULL, or the pivot order given (mbs_linsolve_set_order) */
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
   double repivot;     /* a reused order's rcond below this times rcond_fresh: fresh pivots */
-  int btf;            /* KLU's block triangular form before its AMD order (1 by default) */
+  int btf;            /* KLU's block triangular form before its AMD order: 1 (the default),
+                       * 0 none, -1 only where it finds more than one block */
   long analyses;      /* symbolic analyses done */
   long fresh;         /* full factorizations with fresh pivoting (these allocate) */
   /* dense blocks (mbs_linsolve_set_blocks): the pattern's connected components, each
@@ -167,8 +168,15 @@ static mbsStatus klu_analyse(mbsLinsolve *ls, mbsError *err) {
       ls->common.btf = 0;
       ls->ksym = klu_analyze_given(ls->n, ap, ai, q, q, &ls->common);
     } else {
-      ls->common.btf = ls->btf;
+      ls->common.btf = ls->btf != 0;
       ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
+      /* btf -1: a pattern that the block triangular form leaves one block is ordered again,
+       * by AMD on its own symmetric pattern (mbs_linsolve_set_btf) */
+      if (ls->ksym && ls->btf < 0 && ls->ksym->nblocks == 1) {
+        klu_free_symbolic(&ls->ksym, &ls->common);
+        ls->common.btf = 0;
+        ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
+      }
     }
     if (!ls->ksym) {
       return klu_fail(ls, "symbolic factorization failed: ", err);
@@ -518,6 +526,10 @@ void mbs_linsolve_reanalyse(mbsLinsolve *ls, int n, const int *colptr, const int
 
 void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale) {
   ls->common.scale = scale;
+}
+
+void mbs_linsolve_set_btf(mbsLinsolve *ls, int btf) {
+  ls->btf = btf;
 }
 
 void mbs_linsolve_set_pivoting(mbsLinsolve *ls, double tol, double ratio, int btf) {
