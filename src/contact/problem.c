@@ -25,7 +25,7 @@
  *     few percent), the lowest-residual iterate kept; a step that does not descend raises
  *     eps.
  *     The Jacobian H = B G + A + (eps + reg) B has G's block pattern: islands of up to
- *     DENSE_MAX unknowns take a dense LU (lu_factor up to OWN_LU_MAX, LAPACK above). Larger ones take a sparse LU (KLU,
+ *     DENSE_MAX unknowns take a dense LU (LAPACK). Larger ones take a sparse LU (KLU,
  *     util/linsolve.c) either of H on G's pattern, or, where the caller passes G's factors
  *     (G = Wl^T X / theta, X = J^-1 W on the coordinates y of the components the contacts
  *     touch) and their entries are fewer than G's blocks', of the augmented system
@@ -52,7 +52,6 @@
 #include "util/vec3.h"
 
 #define DENSE_MAX 96       /* unknowns of an island solved with a dense LU */
-#define OWN_LU_MAX 36      /* up to these unknowns lu_factor, above LAPACK's blocked dgetrf */
 #define PRE_SWEEPS 3       /* Gauss-Seidel sweeps before Newton (10 took 50 dice 1.3 times the CPU:
                               docs/integrators.md) */
 #define CHECK_EVERY 4      /* Gauss-Seidel sweeps between residual checks */
@@ -496,81 +495,6 @@ static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *m
     }
   }
   return s <= max ? s : max;
-}
-
-/* LU with partial pivoting of the column-major n x n a in place (piv[k], 0-based: the row
- * swapped with row k at step k; LAPACK's dgetrf without its blocking), skipping the zero
- * entries of U's rows (an island's H has G's block pattern). On a dense random matrix with
- * dgetrs, against OpenBLAS's dgetrf and dgetrs (single thread): 0.46 of their time at 12
- * unknowns, 0.74 at 24, 1.06 at 36, 2.2 at 96 (its blocked kernels): OWN_LU_MAX. 0 when a
- * pivot is exactly zero (dgetrf's info > 0) */
-static int lu_factor(int n, double *a, int *piv) {
-  for (int k = 0; k < n; k++) {
-    double *ak = a + (size_t)n * k;
-    int p = k;
-    double amax = fabs(ak[k]);
-    for (int i = k + 1; i < n; i++) {
-      if (fabs(ak[i]) > amax) {
-        amax = fabs(ak[i]);
-        p = i;
-      }
-    }
-    piv[k] = p;
-    if (!(amax > 0.0)) {
-      return 0;
-    }
-    if (p != k) {
-      for (int j = 0; j < n; j++) {
-        double *aj = a + (size_t)n * j, t = aj[k];
-        aj[k] = aj[p];
-        aj[p] = t;
-      }
-    }
-    double inv = 1.0 / ak[k];
-    for (int i = k + 1; i < n; i++) {
-      ak[i] *= inv;
-    }
-    for (int j = k + 1; j < n; j++) {
-      double *aj = a + (size_t)n * j, u = aj[k];
-      if (u == 0.0) {
-        continue;
-      }
-      for (int i = k + 1; i < n; i++) {
-        aj[i] -= ak[i] * u;
-      }
-    }
-  }
-  return 1;
-}
-
-/* b = a^-1 b with the factors of lu_factor (dgetrs "N", one right-hand side) */
-static void lu_solve(int n, const double *a, const int *piv, double *b) {
-  for (int k = 0; k < n; k++) {
-    if (piv[k] != k) {
-      double t = b[k];
-      b[k] = b[piv[k]];
-      b[piv[k]] = t;
-    }
-  }
-  for (int k = 0; k < n; k++) {
-    const double *ak = a + (size_t)n * k;
-    double bk = b[k];
-    if (bk != 0.0) {
-      for (int i = k + 1; i < n; i++) {
-        b[i] -= ak[i] * bk;
-      }
-    }
-  }
-  for (int k = n - 1; k >= 0; k--) {
-    const double *ak = a + (size_t)n * k;
-    double bk = b[k] / ak[k];
-    b[k] = bk;
-    if (bk != 0.0) {
-      for (int i = 0; i < k; i++) {
-        b[i] -= ak[i] * bk;
-      }
-    }
-  }
 }
 
 /* room for N unknowns and nz entries in the sparse LU's pattern arrays; 0 when out of memory */
@@ -1064,7 +988,7 @@ static int use_augmented(const mbsContactProblem *p, const int *mem, int n) {
 static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const int *mem, int n,
                          double reg, int window, double *res, mbsContactStats *st,
                          mbsError *err) {
-  int N = 3 * n, aug = use_augmented(p, mem, n), dense = !aug && N <= DENSE_MAX;
+  int N = 3 * n, aug = use_augmented(p, mem, n), dense = !aug && N <= DENSE_MAX, one = 1;
   int ny = 0, M = N;
   SparseLU *sp = aug ? &cs->alu : &cs->glu;
   if (aug) {
@@ -1188,13 +1112,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       }
     }
     if (dense) {
-      if (N <= OWN_LU_MAX) {
-        lu_ok = lu_factor(N, cs->H, cs->piv);
-      } else {
-        int info = 0;
-        dgetrf_(&N, &N, cs->H, &N, cs->piv, &info);
-        lu_ok = info == 0;
-      }
+      int info = 0;
+      dgetrf_(&N, &N, cs->H, &N, cs->piv, &info);
+      lu_ok = info == 0;
     } else {
       mbsError lerr;
       lu_ok = mbs_linsolve_factor(sp->ls, sp->hx, 0, &lerr) == MBS_OK;
@@ -1217,12 +1137,8 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       }
     }
     if (dense) {
-      if (N <= OWN_LU_MAX) {
-        lu_solve(N, cs->H, cs->piv, cs->dL);
-      } else {
-        int info = 0, one = 1;
-        dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
-      }
+      int info = 0;
+      dgetrs_("N", &N, &one, cs->H, &N, cs->piv, cs->dL, &N, &info, 1);
     } else {
       mbsError lerr;
       double *b = aug ? cs->arhs : cs->dL, *x = aug ? cs->asol : cs->gd;
