@@ -52,7 +52,8 @@
 #include "util/vec3.h"
 
 #define DENSE_MAX 96       /* unknowns of an island solved with a dense LU */
-#define PRE_SWEEPS 10      /* Gauss-Seidel sweeps before Newton */
+#define PRE_SWEEPS 3       /* Gauss-Seidel sweeps before Newton (10 took 50 dice 1.3 times the CPU:
+                              docs/integrators.md) */
 #define CHECK_EVERY 4      /* Gauss-Seidel sweeps between residual checks */
 #define SWEEP_STALL 0.1    /* sweeps within the accepted residual stop when CHECK_EVERY of them
                               take off less than this fraction of it */
@@ -198,6 +199,13 @@ static mbsStatus reserve(mbsContactSolver *cs, int n, int nblock, mbsError *err)
                             "out of memory for the contact problem (%d contacts)", n);
 }
 
+/* fmax(a, b) as an inline comparison (the same value, a NaN argument the other's): glibc's
+ * fmax is a call that the compiler does not inline without -ffinite-math-only, and the
+ * contact laws and sweeps take tens of millions of them in a pile of dice */
+static inline double maxd(double a, double b) {
+  return a > b || b != b ? a : b;
+}
+
 static int uf_find(int *parent, int i) {
   while (parent[i] != i) {
     parent[i] = parent[parent[i]];
@@ -265,7 +273,7 @@ double mbs_contact_law(double mu, double r, const mbsContactPenalty *pl, const d
                        const double xi[3], double phi[3], double *A, double *B, double *merit) {
   if (pl) {
     double dl, f = mbs_contact_penalty_impulse(pl, xi[0], &dl);
-    double t = hypot(xi[1], xi[2]), v = fmax(t, pl->vreg);
+    double t = hypot(xi[1], xi[2]), v = maxd(t, pl->vreg);
     double s1 = xi[1] / v, s2 = xi[2] / v;
     phi[0] = L[0] - f;
     phi[1] = L[1] + mu * L[0] * s1;
@@ -302,7 +310,7 @@ double mbs_contact_law(double mu, double r, const mbsContactPenalty *pl, const d
   }
   double res = 0.0;
   for (int a = 0; a < 3; a++) {
-    res = fmax(res, fabs(phi[a]) / r);
+    res = maxd(res, fabs(phi[a]) / r);
     if (merit) {
       *merit += (phi[a] / r) * (phi[a] / r);
     }
@@ -349,9 +357,9 @@ static void local_solve(const mbsContactProblem *p, const mbsContactSolver *cs, 
     }
     prox_deriv(mu, L, NULL);
   } else {
-    L[0] = fmax(L[0], 0.0);
+    L[0] = maxd(L[0], 0.0);
   }
-  double gmax = fmax(G[0], fmax(G[4], G[8]));
+  double gmax = maxd(G[0], maxd(G[4], G[8]));
   double vsc = fabs(x0[0]) + fabs(x0[1]) + fabs(x0[2]) + 1e-300;
   for (int it = 0; it < LOCAL_ITER; it++) {
     double xi[3], phi[3], A[9], B[9], merit = 0.0;
@@ -362,7 +370,7 @@ static void local_solve(const mbsContactProblem *p, const mbsContactSolver *cs, 
     if (res <= GOAL * tol) {
       return;
     }
-    double eps = gmax * fmin(LM_MAX, fmax(LM_MIN, res / vsc));
+    double eps = gmax * fmin(LM_MAX, maxd(LM_MIN, res / vsc));
     double H[9], dL[3], mphi[3] = {-phi[0], -phi[1], -phi[2]};
     for (int a = 0; a < 3; a++) {
       for (int c = 0; c < 3; c++) {
@@ -442,7 +450,7 @@ static double island_residual(const mbsContactProblem *p, mbsContactSolver *cs, 
   for (int i = 0; i < n; i++) {
     int k = mem[i];
     xi_row(p, cs, k, L, cs->xi + 3 * k);
-    res = fmax(res, law_phi(p, cs, k, L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k, NULL, NULL,
+    res = maxd(res, law_phi(p, cs, k, L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k, NULL, NULL,
                             &merit));
   }
   return res;
@@ -475,7 +483,7 @@ static int sweeps(const mbsContactProblem *p, mbsContactSolver *cs, const int *m
       }
       local_solve(p, cs, k, Gkk, x0, L);
       for (int a = 0; a < 3; a++) {
-        chg = fmax(chg, fabs(L[a] - L0[a]) / cs->r[k]);
+        chg = maxd(chg, fabs(L[a] - L0[a]) / cs->r[k]);
       }
     }
     if (chg <= p->tol || s % CHECK_EVERY == 0 || s == max) {
@@ -1011,7 +1019,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   }
   double gmax = 0.0, rmin = INFINITY;
   for (int i = 0; i < n; i++) {
-    gmax = fmax(gmax, 1.0 / cs->r[mem[i]]);
+    gmax = maxd(gmax, 1.0 / cs->r[mem[i]]);
     rmin = fmin(rmin, cs->r[mem[i]]);
   }
   /* the augmented form's y rows' scale: their entries in a contact's column, s |X| / theta,
@@ -1026,7 +1034,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       for (int q = p->sptr[k]; q < p->sptr[k + 1]; q++) {
         const double *x = p->xval + p->soff[q];
         for (long j = 0; j < 3L * p->slen[q]; j++) {
-          xmax = fmax(xmax, fabs(x[j]));
+          xmax = maxd(xmax, fabs(x[j]));
         }
       }
     }
@@ -1043,7 +1051,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     for (int a = 0; a < 3; a++) {
       cs->xi[3 * k + a] += reg * (p->L[3 * k + a] - cs->Lb[3 * k + a]);
     }
-    r0 = fmax(r0, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
+    r0 = maxd(r0, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                           cs->D + 9 * k, cs->B + 9 * k, &merit));
   }
   *res = r0;
@@ -1064,7 +1072,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
   for (it = 0; it < p->max_iter && *res > GOAL * p->tol &&
               slow < (rlow <= p->accept ? STALL_ITER_OK : window);
        it++) {
-    double eps = gmax * fmin(LM_MAX, lm * fmax(LM_MIN, *res / p->vscale));
+    double eps = gmax * fmin(LM_MAX, lm * maxd(LM_MIN, *res / p->vscale));
     double res_before = *res;
     chord = !refactor && lu_ok;
     if (chord) {
@@ -1172,7 +1180,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     }
     double alpha = 1.0, mt = INFINITY, rt = INFINITY, mref = merit;
     for (int j = 0; j < NONMONO && !chord; j++) {
-      mref = fmax(mref, mhist[j]); /* a step on a kept LU must descend */
+      mref = maxd(mref, mhist[j]); /* a step on a kept LU must descend */
     }
     for (int ls = 0; ls < 30; ls++) {
       mt = 0.0;
@@ -1183,7 +1191,7 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
           cs->Lt[3 * k + a] = p->L[3 * k + a] + alpha * cs->dL[3 * i + a];
           cs->xit[3 * k + a] = cs->xi[3 * k + a] + alpha * cs->gd[3 * i + a];
         }
-        rt = fmax(rt, law_phi(p, cs, k, cs->Lt + 3 * k, cs->xit + 3 * k, cs->phit + 3 * k, NULL,
+        rt = maxd(rt, law_phi(p, cs, k, cs->Lt + 3 * k, cs->xit + 3 * k, cs->phit + 3 * k, NULL,
                               NULL, &mt));
       }
       if (mt <= mref - 1e-4 * alpha * merit || rt <= GOAL * p->tol) {
@@ -1203,14 +1211,14 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
       slow++;
       continue;
     }
-    lm = fmax(1.0, lm / 100.0);
+    lm = maxd(1.0, lm / 100.0);
     merit = 0.0;
     *res = 0.0;
     for (int i = 0; i < n; i++) {
       int k = mem[i];
       memcpy(p->L + 3 * k, cs->Lt + 3 * k, 3 * sizeof(double));
       memcpy(cs->xi + 3 * k, cs->xit + 3 * k, 3 * sizeof(double));
-      *res = fmax(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
+      *res = maxd(*res, law_phi(p, cs, k, p->L + 3 * k, cs->xi + 3 * k, cs->phi + 3 * k,
                                 cs->D + 9 * k, cs->B + 9 * k, &merit));
     }
     mhist[it % NONMONO] = merit;
@@ -1269,7 +1277,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
       int l = p->gcol[q];
       if (l == k) {
         const double *g = p->gval + 9 * (size_t)q;
-        double dmax = fmax(g[0], fmax(g[4], g[8]));
+        double dmax = maxd(g[0], maxd(g[4], g[8]));
         cs->r[k] = dmax > 0.0 ? 1.0 / dmax : 1.0;
       } else {
         int a = uf_find(cs->parent, k), b = uf_find(cs->parent, l);
@@ -1357,7 +1365,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
        * within accept_reg */
       double gmax = 0.0, rr;
       for (int m = 0; m < ni; m++) {
-        gmax = fmax(gmax, 1.0 / cs->r[mem[m]]);
+        gmax = maxd(gmax, 1.0 / cs->r[mem[m]]);
         memcpy(cs->best + 3 * mem[m], p->L + 3 * mem[m], 3 * sizeof(double));
       }
       int it = island_newton(p, cs, mem, ni, p->reg * gmax, window, &rr, st, err);
@@ -1375,7 +1383,7 @@ int mbs_contact_solve(mbsContactSolver *cs, const mbsContactProblem *p, mbsConta
         }
       }
     }
-    st->residual = fmax(st->residual, res);
+    st->residual = maxd(st->residual, res);
     converged &= res <= p->accept || (st->regularized > 0 && res <= p->accept_reg);
     /* the impulses in their cones C_k: Newton's iterates (and the compliance's solution)
      * may end a little outside, a normal impulse of -1e-9 N s in a pile's stalled step,

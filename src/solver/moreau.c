@@ -304,6 +304,11 @@ typedef struct {
 
 /* ---- setup ---- */
 
+/* fmax(a, b) inline (contact/problem.c): the projection's sweeps and the assembly's scale */
+static inline double maxd(double a, double b) {
+  return a > b || b != b ? a : b;
+}
+
 static int uf_find(int *parent, int i) {
   while (parent[i] != i) {
     parent[i] = parent[parent[i]];
@@ -2039,7 +2044,7 @@ static double ctx_assemble(void *ctx, int with_jac) {
     for (int e = 0; e < c->nw; e++) {
       double f = p->dt * (c->w[0][e] * c->L[0] + c->w[1][e] * c->L[1] + c->w[2][e] * c->L[2]);
       p->d->res[c->widx[e]] -= f;
-      scale = fmax(scale, fabs(f));
+      scale = maxd(scale, fabs(f));
     }
   }
   return scale;
@@ -2621,7 +2626,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
           double nun = w->nu[k] - PROJECT_SOR * gk / c->G[0];
           if (!c->impact) {
-            nun = fmax(0.0, nun);
+            nun = maxd(0.0, nun);
           }
           if (nun - w->nu[k] != 0.0) {
             add_column(w, c, 0, nun - w->nu[k], w->gq);
@@ -2631,7 +2636,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           }
           w->nu[k] = nun;
           if (nun != 0.0 || gk < 0.0) {
-            worst = fmax(worst, fabs(gk));
+            worst = maxd(worst, fabs(gk));
           }
         }
         /* converged; or stalled (a tenth less in ten sweeps: points whose targets
@@ -2643,7 +2648,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       }
       for (int i = 0; i < nq; i++) {
         d->q[i] += w->gq[i];
-        moved = fmax(moved, fabs(w->gq[i]));
+        moved = maxd(moved, fabs(w->gq[i]));
       }
       for (int k = 0; k < nviol; k++) {
         const Contact *c = &w->vc[k];
@@ -2661,7 +2666,7 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
       mbsRowIter ri;
       for (mbs_rows_begin(&ri, m, d->q, t1, 0, w->rowwork); mbs_rows_next(&ri);) {
         w->rhs[nq + ri.row] = -ri.g;
-        g = fmax(g, fabs(ri.g));
+        g = maxd(g, fabs(ri.g));
       }
       if (g <= 1e-13) {
         break;
