@@ -17,6 +17,7 @@
 #include "mbsim/model.h"
 #include "mbsim/solver.h"
 #include "con_rows_fd.h"
+#include "deck_steps.h"
 
 /* every new joint type, a fixed body, ground and a point mass; motions; every new load */
 static const char *const DECK =
@@ -990,18 +991,8 @@ START_TEST(test_joint_coordinates_parts) {
   for (size_t f = 0; f < g.gl_pathc; f++) {
     const char *path = g.gl_pathv[f];
     mbsDeck deck;
-    mbsError err;
-    memset(&deck, 0, sizeof(deck));
-    ck_assert_msg(mbs_deck_load(&deck, path, NULL, 0, &err) == MBS_OK, "%s: %s", path, err.msg);
-    mbsModel *m = mbs_model_compile(&deck, &err);
-    ck_assert_msg(m != NULL, "%s: %s", path, err.msg);
-    mbsData *d = mbs_data_create(m, &err);
-    ck_assert_msg(d != NULL, "%s: %s", path, err.msg);
-    mbs_solver_start(m, d);
-    for (int k = 0; k < (m->integrator == MBS_INTEGRATOR_STATIC ? 0 : 3); k++) {
-      ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path,
-                    err.msg);
-    }
+    mbsData *d;
+    mbsModel *m = deck_advanced(path, 3, &deck, &d);
     double *qp = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double));
     double *qm = malloc((size_t)(m->nq > 0 ? m->nq : 1) * sizeof(double));
     ck_assert(qp && qm);

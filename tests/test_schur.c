@@ -18,6 +18,7 @@
 #include "mbsim/deck.h"
 #include "mbsim/model.h"
 #include "mbsim/solver.h"
+#include "deck_steps.h"
 #include "solver/integrator.h"
 #include "solver/schur.h"
 
@@ -45,17 +46,8 @@ static double rel_diff(const double *a, const double *b, int n) {
 static int check_deck(const char *path) {
   mbsDeck deck;
   mbsError err;
-  memset(&deck, 0, sizeof(deck));
-  ck_assert_msg(mbs_deck_load(&deck, path, NULL, 0, &err) == MBS_OK, "%s: %s", path, err.msg);
-  mbsModel *m = mbs_model_compile(&deck, &err);
-  ck_assert_msg(m != NULL, "%s: %s", path, err.msg);
-  mbsData *d = mbs_data_create(m, &err);
-  ck_assert_msg(d != NULL, "%s: %s", path, err.msg);
-  mbs_solver_start(m, d);
-  int steps = m->integrator == MBS_INTEGRATOR_STATIC ? 0 : 3;
-  for (int k = 0; k < steps; k++) {
-    ck_assert_msg(mbs_solver_advance(m, d, d->t + m->dt, &err) == MBS_OK, "%s: %s", path, err.msg);
-  }
+  mbsData *d;
+  mbsModel *m = deck_advanced(path, 3, &deck, &d);
   /* velocities off the constraints, by a deterministic pattern of 1e-3 of their size */
   double vs = fmax(norm_inf(d->v, m->nq), 1.0);
   for (int i = 0; i < m->nq; i++) {
