@@ -58,6 +58,17 @@ static int pattern(const double *a, int *colptr, int *rowind) {
   return nz;
 }
 
+/* nb right-hand side values from the sequence seeded with bseed, the KKT matrix of seed kseed
+ * (dense, in a) and its pattern */
+static void kkt_problem(double *a, int *colptr, int *rowind, double *b, int nb, unsigned bseed,
+                        unsigned kseed) {
+  for (int i = 0; i < nb; i++) {
+    b[i] = next_value(&bseed);
+  }
+  kkt(a, kseed);
+  pattern(a, colptr, rowind);
+}
+
 static void values(const double *a, const int *colptr, const int *rowind, double *x) {
   for (int j = 0; j < N; j++) {
     for (int p = colptr[j]; p < colptr[j + 1]; p++) {
@@ -85,12 +96,7 @@ START_TEST(test_solvers_agree) {
   static int colptr[N + 1], rowind[N * N];
   static double ax[N * N];
   double b[N], x[2][N];
-  unsigned s = 7;
-  for (int i = 0; i < N; i++) {
-    b[i] = next_value(&s);
-  }
-  kkt(a, 1);
-  pattern(a, colptr, rowind);
+  kkt_problem(a, colptr, rowind, b, N, 7, 1);
   /* several value sets on one pattern: the second and later factorizations of KLU reuse
    * the pivot order of the first */
   mbsLinsolve *ls[2];
@@ -127,12 +133,7 @@ START_TEST(test_solve_many) {
   static double ax[N * N];
   enum { NRHS = 5 };
   double b[NRHS * N], x[NRHS * N], x1[N];
-  unsigned s = 11;
-  for (int i = 0; i < NRHS * N; i++) {
-    b[i] = next_value(&s);
-  }
-  kkt(a, 3);
-  pattern(a, colptr, rowind);
+  kkt_problem(a, colptr, rowind, b, NRHS * N, 11, 3);
   values(a, colptr, rowind, ax);
   mbsError err;
   for (int k = 0; k < 2; k++) {
@@ -282,12 +283,7 @@ START_TEST(test_klu_without_btf) {
   static int colptr[N + 1], rowind[N * N];
   static double ax[N * N];
   double b[N], x[3][N], lu[3];
-  unsigned s = 11;
-  for (int i = 0; i < N; i++) {
-    b[i] = next_value(&s);
-  }
-  kkt(a, 1);
-  pattern(a, colptr, rowind);
+  kkt_problem(a, colptr, rowind, b, N, 11, 1);
   mbsLinsolve *ls[3];
   mbsError err;
   for (int k = 0; k < 3; k++) {
