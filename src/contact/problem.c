@@ -1097,16 +1097,25 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
           int k = p->gcol[q], kl = cs->local[k];
           const double *g = p->gval + 9 * (size_t)cs->tpos[q]; /* block (k, l) */
           const double *Ak = cs->D + 9 * k, *Bk = cs->B + 9 * k;
+          double gb0 = g[b], gb1 = g[3 + b], gb2 = g[6 + b], v[3];
           for (int a = 0; a < 3; a++) {
-            double v = Bk[3 * a] * g[b] + Bk[3 * a + 1] * g[3 + b] + Bk[3 * a + 2] * g[6 + b];
-            if (k == l) {
-              v += Ak[3 * a + b] + (eps + reg) * Bk[3 * a + b];
+            v[a] = Bk[3 * a] * gb0 + Bk[3 * a + 1] * gb1 + Bk[3 * a + 2] * gb2;
+          }
+          if (k == l) {
+            for (int a = 0; a < 3; a++) {
+              v[a] += Ak[3 * a + b] + (eps + reg) * Bk[3 * a + b];
             }
-            if (dense) {
-              cs->H[(size_t)(3 * kl + a) + (size_t)N * (3 * i + b)] = v;
-            } else {
-              sp->hx[nz++] = v;
-            }
+          }
+          if (dense) {
+            double *h = cs->H + (size_t)(3 * kl) + (size_t)N * (3 * i + b);
+            h[0] = v[0];
+            h[1] = v[1];
+            h[2] = v[2];
+          } else {
+            sp->hx[nz] = v[0];
+            sp->hx[nz + 1] = v[1];
+            sp->hx[nz + 2] = v[2];
+            nz += 3;
           }
         }
       }

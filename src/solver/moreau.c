@@ -219,6 +219,7 @@ typedef struct {
   double *lu;    /* dense LUs */
   double *zinv;  /* the dense components' (J^-1)_cc (impulse responses: J^-1 W = Z W) */
   double *zwork; /* (DENSE_MAX^2) */
+  int *zidx;     /* (DENSE_MAX (DENSE_MAX + 1)): dense_solve's lists */
   int factor_stamp;
   long push_stamp; /* the position projection's Gauss-Seidel solves so far */
   long jac_version;  /* Newton matrices assembled (ctx_assemble, explicit_matrix) */
@@ -385,9 +386,10 @@ static int components(MoreauWork *w, const mbsSystem *sys) {
   w->lu = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
   w->zinv = malloc((size_t)(lu > 0 ? lu : 1) * sizeof(double));
   w->zwork = malloc((size_t)DENSE_MAX * DENSE_MAX * sizeof(double));
+  w->zidx = malloc((size_t)DENSE_MAX * (DENSE_MAX + 1) * sizeof(int));
   free(parent);
   free(root_comp);
-  return w->lu && w->zinv && w->zwork ? 0 : -1;
+  return w->lu && w->zinv && w->zwork && w->zidx ? 0 : -1;
 }
 
 static void work_free(void *p) {
@@ -406,7 +408,7 @@ static void work_free(void *p) {
   void *ptrs[] = {w->comp,  w->comp_of, w->pos_in, w->comp_unk, w->lu,      w->c,     w->prev,
                   w->rec,   w->stepr,   w->old,    w->now,      w->x,       w->pts,   w->pose,
                   w->extra, w->cand,    w->rhs,    w->sol, w->mrhs, w->msol,      w->u,       w->du,    w->gq,
-                  w->qe,    w->nu,      w->vc,     w->vp,       w->rowwork, w->zinv,  w->zwork,
+                  w->qe,    w->nu,      w->vc,     w->vp,       w->rowwork, w->zinv,  w->zwork, w->zidx,
                   w->gptr,  w->gcol,    w->gval,   w->ccnt,     w->cfill,   w->clist, w->cmark,
                   w->pxi,   w->pL,      w->pmu,    w->ppen,     w->force,   w->ybase, w->fsptr,
                   w->fsy0,  w->fslen,   w->fsoff,  w->fwptr,    w->fwy,     w->fwval};
@@ -1219,8 +1221,13 @@ static double refresh_geometry(const mbsModel *m, MoreauWork *w, double dt) {
 /* b = a^-1 b for the row-major n x n a (overwritten) and the row-major n x nrhs b: Gaussian
  * elimination with partial pivoting by rows (contiguous), skipping zero multipliers (a
  * component's block is sparse, and a few dozen unknowns are below what LAPACK's blocking
- * pays for); 0 when a pivot is exactly zero */
-static int dense_solve(int n, double *a, int nrhs, double *b) {
+ * pays for) and, in each update, the zero entries of the pivot row (listed once per row; b
+ * starts as columns of the identity). An update by a zero entry leaves a nonzero entry as
+ * it was; a zero of a only ever meets a test against zero, and b holds no -0 before its rows
+ * are scaled (+0 - f 0 = +0), so the result is the full loops' to the bit. idx holds
+ * n (nrhs + 1) ints. 0 when a pivot is exactly zero */
+static int dense_solve(int n, double *a, int nrhs, double *b, int *idx) {
+  int *ja = idx, *jb = idx + n; /* the pivot row's nonzero columns of a (n), of b (nrhs) */
   for (int k = 0; k < n; k++) {
     int p = k;
     double amax = fabs(a[(size_t)k * n + k]);
@@ -1247,6 +1254,17 @@ static int dense_solve(int n, double *a, int nrhs, double *b) {
         bp[j] = t;
       }
     }
+    int na = 0, nb = 0;
+    for (int j = k + 1; j < n; j++) {
+      if (ak[j] != 0.0) {
+        ja[na++] = j;
+      }
+    }
+    for (int j = 0; j < nrhs; j++) {
+      if (bk[j] != 0.0) {
+        jb[nb++] = j;
+      }
+    }
     double inv = 1.0 / ak[k];
     for (int i = k + 1; i < n; i++) {
       double *ai = a + (size_t)i * n, *bi = b + (size_t)i * nrhs;
@@ -1254,29 +1272,37 @@ static int dense_solve(int n, double *a, int nrhs, double *b) {
       if (f == 0.0) {
         continue;
       }
-      for (int j = k + 1; j < n; j++) {
-        ai[j] -= f * ak[j];
+      for (int t = 0; t < na; t++) {
+        ai[ja[t]] -= f * ak[ja[t]];
       }
-      for (int j = 0; j < nrhs; j++) {
-        bi[j] -= f * bk[j];
+      for (int t = 0; t < nb; t++) {
+        bi[jb[t]] -= f * bk[jb[t]];
       }
     }
   }
+  /* back substitution; the nonzero columns of each finished row of b (cnt, then nrhs each) */
+  int *cnt = idx, *jl = idx + n;
   for (int i = n - 1; i >= 0; i--) {
     const double *ai = a + (size_t)i * n;
     double *bi = b + (size_t)i * nrhs;
     for (int l = i + 1; l < n; l++) {
       const double *bl = b + (size_t)l * nrhs;
+      const int *jlist = jl + (size_t)l * nrhs;
       double f = ai[l];
       if (f != 0.0) {
-        for (int j = 0; j < nrhs; j++) {
-          bi[j] -= f * bl[j];
+        for (int t = 0; t < cnt[l]; t++) {
+          bi[jlist[t]] -= f * bl[jlist[t]];
         }
       }
     }
     double inv = 1.0 / ai[i];
+    int *jlist = jl + (size_t)i * nrhs;
+    cnt[i] = 0;
     for (int j = 0; j < nrhs; j++) {
       bi[j] *= inv;
+      if (bi[j] != 0.0) {
+        jlist[cnt[i]++] = j;
+      }
     }
   }
   return 1;
@@ -1322,7 +1348,7 @@ static mbsStatus factor_components(mbsData *d, MoreauWork *w, const Contact *c, 
       for (int i = 0; i < nco; i++) {
         b[(size_t)i * nco + i] = 1.0; /* row-major nu x nco */
       }
-      if (!dense_solve(nu, a, nco, b)) {
+      if (!dense_solve(nu, a, nco, b, w->zidx)) {
         return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
                              "the Newton matrix of a contact's body is singular");
       }
@@ -1396,6 +1422,29 @@ static int columns_dense(MoreauWork *w, Contact *c, int ndir, mbsError *err) {
     int nco = cp->ncoord;
     const double *zc = w->zinv + cp->lu0 + (size_t)w->pos_in[c->widx[e]] * nco;
     double *xo = w->x + c->xoff[comp_slot(c, ci)];
+    if (ndir == 3) {
+      /* the three directions in one pass over Z's column (each entry's sum in the same order) */
+      double *restrict x0 = xo, *restrict x1 = xo + nco, *restrict x2 = xo + 2 * nco;
+      const double *restrict zr = zc;
+      double w0 = c->w[0][e], w1 = c->w[1][e], w2 = c->w[2][e];
+      int i = 0;
+      for (; i + 1 < nco; i += 2) { /* pairs: SSE2's two lanes */
+        double za = zr[i], zb = zr[i + 1];
+        x0[i] += w0 * za;
+        x0[i + 1] += w0 * zb;
+        x1[i] += w1 * za;
+        x1[i + 1] += w1 * zb;
+        x2[i] += w2 * za;
+        x2[i + 1] += w2 * zb;
+      }
+      for (; i < nco; i++) {
+        double z = zr[i];
+        x0[i] += w0 * z;
+        x1[i] += w1 * z;
+        x2[i] += w2 * z;
+      }
+      continue;
+    }
     for (int dir = 0; dir < ndir; dir++, xo += nco) {
       double we = c->w[dir][e];
       for (int i = 0; i < nco; i++) {
@@ -1743,11 +1792,12 @@ static void g_block(const MoreauWork *w, const Contact *ck, const Contact *cl, d
     }
     long ncoord = w->comp[ci].ncoord;
     const double *x = w->x + cl->xoff[side] + w->pos_in[i];
-    for (int b = 0; b < 3; b++) {
-      double xb = x[b * ncoord];
-      for (int a = 0; a < 3; a++) {
-        g[3 * a + b] += col[a][e] * xb;
-      }
+    double x0 = x[0], x1 = x[ncoord], x2 = x[2 * ncoord];
+    for (int a = 0; a < 3; a++) { /* g[3 a + b] += col[a][e] x_b: each entry's sum in e's order */
+      double ca = col[a][e];
+      g[3 * a] += ca * x0;
+      g[3 * a + 1] += ca * x1;
+      g[3 * a + 2] += ca * x2;
     }
   }
   for (int k = 0; k < 9; k++) {
