@@ -1089,34 +1089,30 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
     if (dense) {
       memset(cs->H, 0, (size_t)N * N * sizeof(double));
     }
-    int nz = 0;
+    /* block by block (its column b of H at hp[3 i + b] in the sparse pattern, island_pattern's
+     * order: the blocks of row l, three entries each) */
+    double epsr = eps + reg;
     for (int i = 0; i < n; i++) {
-      int l = mem[i];
-      for (int b = 0; b < 3; b++) {
-        for (int q = p->gptr[l]; q < p->gptr[l + 1]; q++) {
-          int k = p->gcol[q], kl = cs->local[k];
-          const double *g = p->gval + 9 * (size_t)cs->tpos[q]; /* block (k, l) */
-          const double *Ak = cs->D + 9 * k, *Bk = cs->B + 9 * k;
-          double gb0 = g[b], gb1 = g[3 + b], gb2 = g[6 + b], v[3];
-          for (int a = 0; a < 3; a++) {
-            v[a] = Bk[3 * a] * gb0 + Bk[3 * a + 1] * gb1 + Bk[3 * a + 2] * gb2;
-          }
+      int l = mem[i], q0 = p->gptr[l];
+      for (int q = q0; q < p->gptr[l + 1]; q++) {
+        int k = p->gcol[q], kl = cs->local[k];
+        const double *g = p->gval + 9 * (size_t)cs->tpos[q]; /* block (k, l) */
+        const double *Ak = cs->D + 9 * k, *Bk = cs->B + 9 * k;
+        for (int b = 0; b < 3; b++) {
+          double gb0 = g[b], gb1 = g[3 + b], gb2 = g[6 + b];
+          double v0 = Bk[0] * gb0 + Bk[1] * gb1 + Bk[2] * gb2;
+          double v1 = Bk[3] * gb0 + Bk[4] * gb1 + Bk[5] * gb2;
+          double v2 = Bk[6] * gb0 + Bk[7] * gb1 + Bk[8] * gb2;
           if (k == l) {
-            for (int a = 0; a < 3; a++) {
-              v[a] += Ak[3 * a + b] + (eps + reg) * Bk[3 * a + b];
-            }
+            v0 += Ak[b] + epsr * Bk[b];
+            v1 += Ak[3 + b] + epsr * Bk[3 + b];
+            v2 += Ak[6 + b] + epsr * Bk[6 + b];
           }
-          if (dense) {
-            double *h = cs->H + (size_t)(3 * kl) + (size_t)N * (3 * i + b);
-            h[0] = v[0];
-            h[1] = v[1];
-            h[2] = v[2];
-          } else {
-            sp->hx[nz] = v[0];
-            sp->hx[nz + 1] = v[1];
-            sp->hx[nz + 2] = v[2];
-            nz += 3;
-          }
+          double *h = dense ? cs->H + (size_t)(3 * kl) + (size_t)N * (3 * i + b)
+                            : sp->hx + sp->hp[3 * i + b] + 3 * (q - q0);
+          h[0] = v0;
+          h[1] = v1;
+          h[2] = v2;
         }
       }
     }
@@ -1177,9 +1173,9 @@ static int island_newton(const mbsContactProblem *p, mbsContactSolver *cs, const
         for (int q = p->gptr[k]; q < p->gptr[k + 1]; q++) {
           int li = cs->local[p->gcol[q]];
           const double *g = p->gval + 9 * (size_t)q, *d = cs->dL + 3 * li;
-          for (int a = 0; a < 3; a++) {
-            s[a] += g[3 * a] * d[0] + g[3 * a + 1] * d[1] + g[3 * a + 2] * d[2];
-          }
+          s[0] += g[0] * d[0] + g[1] * d[1] + g[2] * d[2];
+          s[1] += g[3] * d[0] + g[4] * d[1] + g[5] * d[2];
+          s[2] += g[6] * d[0] + g[7] * d[1] + g[8] * d[2];
         }
         for (int a = 0; a < 3; a++) {
           s[a] += reg * cs->dL[3 * i + a];
