@@ -303,9 +303,12 @@ double mbs_contact_law(double mu, double r, const mbsContactPenalty *pl, const d
     }
     if (A) {
       for (int i = 0; i < 9; i++) {
-        A[i] = (i % 4 == 0 ? 1.0 : 0.0) - D[i];
+        A[i] = 0.0 - D[i];
         B[i] = r * D[i];
       }
+      A[0] = 1.0 - D[0];
+      A[4] = 1.0 - D[4];
+      A[8] = 1.0 - D[8];
     }
   }
   double res = 0.0;
@@ -436,9 +439,9 @@ static void xi_row(const mbsContactProblem *p, const mbsContactSolver *cs, int k
     if (d0 == 0.0 && d1 == 0.0 && d2 == 0.0) {
       continue;
     }
-    for (int a = 0; a < 3; a++) {
-      out[a] += g[3 * a] * d0 + g[3 * a + 1] * d1 + g[3 * a + 2] * d2;
-    }
+    out[0] += g[0] * d0 + g[1] * d1 + g[2] * d2;
+    out[1] += g[3] * d0 + g[4] * d1 + g[5] * d2;
+    out[2] += g[6] * d0 + g[7] * d1 + g[8] * d2;
   }
 }
 
