@@ -811,18 +811,20 @@ static void add_frame_point(MoreauWork *w, Contact *c, double (*cols)[MAX_W], co
   int ent[12]; /* the entries of phi and d_1, d_2, d_3, looked up once */
   ortho_cached(w, q, n0, e);
   frame_entries(c, n0, ent);
+  double half = sign * 0.5;
   for (int dd = d0; dd < d1; dd++) {
-    double rn[3];
-    vcross(rn, r, dirs[dd]);
-    for (int j = 0; j < 3; j++) {
-      cols[dd][ent[j]] += sign * dirs[dd][j];
-    }
+    const double *dir = dirs[dd];
+    double *col = cols[dd], rn[3];
+    vcross(rn, r, dir);
+    col[ent[0]] += sign * dir[0];
+    col[ent[1]] += sign * dir[1];
+    col[ent[2]] += sign * dir[2];
     for (int i = 0; i < 3; i++) {
       double a[3];
       vcross(a, rn, e + 3 * i);
-      for (int j = 0; j < 3; j++) {
-        cols[dd][ent[3 + 3 * i + j]] += sign * 0.5 * a[j];
-      }
+      col[ent[3 + 3 * i]] += half * a[0];
+      col[ent[4 + 3 * i]] += half * a[1];
+      col[ent[5 + 3 * i]] += half * a[2];
     }
   }
 }
