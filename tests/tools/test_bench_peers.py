@@ -2,8 +2,10 @@
 5, 2, 1 x 10^-j (against an error law we set), the chain deck it writes (mbsim-run --check
 reads N bodies and N spherical joints), and a short mbsim-run of a 3-link chain under error
 control and on fixed steps (each link end stays 1 m from the one before, the two settings
-agree, the summary's step count is read). Runs in a few seconds; neither Simbody nor MuJoCo
-is needed. Also the table row of a peer whose model did not load."""
+agree, the summary's step count is read). Also the step search against an error law (from
+below, from above, across failed runs), the default plan's cells, a run stopped at its CPU
+limit and the table row of a peer whose model did not load. Runs in a few seconds; neither
+Simbody nor MuJoCo is needed."""
 import io
 import os
 import subprocess
@@ -38,6 +40,54 @@ check(tol is None and r is None and tried == [0.1, 0.01, 1e-3, 1e-4],
       "tolerance_search: stops after the first run above max_cpu (tried %r)" % tried)
 tol, r = peers.tolerance_search(lambda t: (0.0, 0.0, 1), 1e-3, max_cpu=1.0)
 check(tol == 0.1, "tolerance_search: 0.1 met at once is kept (the largest solver.tolerance)")
+# started at a later decade (a smaller N's result), above or below the answer: the same 2e-5
+for first in (3, 6):
+    tried.clear()
+    tol, r = peers.tolerance_search(law, 1e-3, max_cpu=1e9, first=first)
+    check(tol is not None and abs(tol - 2e-5) < 1e-18,
+          "tolerance_search from 1e-%d: 2e-5 (got %r, tried %r)" % (first, tol, tried))
+check(tried == [1e-6, 1e-5, 1e-4, 5e-5, 2e-5],
+      "tolerance_search from 1e-6 (met): up the decades to 1e-5, then 5 and 2 x it (tried %r)"
+      % tried)
+
+# the step search: error 1e-3 (100/k)^3 meets 1e-3 from k = 100 on; the k found meets and is
+# within the rule's resolution max(1, k // 50) of 100, from below (doubling from 16) and from
+# above (halving from 300), in fewer runs than doubling and bisecting (9 from 16); a run
+# costs k/10 s
+runs = []
+
+
+def cubic(k):
+    runs.append(k)
+    return 1e-3 * (100.0 / k) ** 3, k / 10.0
+
+
+for k0 in (16, 300, 97):
+    runs.clear()
+    k, cpu = peers.search(cubic, 1e-3, max_cpu=1e9, k0=k0)
+    check(k is not None and 100 <= k <= 102 and cpu == k / 10.0 and len(runs) <= 7,
+          "search from k0 = %d: k = %r in [100, 102] (runs %r)" % (k0, k, runs))
+runs.clear()
+k, cpu = peers.search(cubic, 1e-3, max_cpu=5.0)
+check(k is None and runs == [16, 32, 64], "search stops after a run above max_cpu (%r)" % runs)
+# failed runs (no error) below k = 150: nothing to interpolate, bisection finds it
+k, cpu = peers.search(lambda k: (None if k < 150 else 1e-3 * (150.0 / k) ** 8, 1.0), 1e-3,
+                      max_cpu=1e9)
+check(k is not None and 150 <= k <= 153, "search across failed runs: k = %r in [150, 153]" % k)
+
+# the default plan covers every cell of the default table; --mbsim and --max-cpu replace it
+for n in (10, 50, 200, 1000):
+    for thr in (1e-3, 1e-6):
+        check((n, thr) in peers.PLAN, "the plan has N = %d, %g" % (n, thr))
+check(peers.cell_plan(1000, 1e-6, None, None)[0][0] == "spacetime2-tol"
+      and peers.cell_plan(1000, 1e-6, "em", 5.0) == (["em"], 5.0)
+      and peers.cell_plan(7, 1e-3, None, None) == (peers.ALL.split(","), 60.0),
+      "cell_plan: the plan's, the options', all settings outside the plan")
+
+# a run is stopped once it has used its CPU limit
+p, cpu = peers.cpu_of([sys.executable, "-c", "while True: pass"], cpu_limit=1.0)
+check(p.returncode != 0 and 0.9 < cpu < 3.0, "cpu_of stops a run at its limit (%d, %.2f s)"
+      % (p.returncode, cpu))
 
 # the deck: mbsim-run reads N bodies and N joints
 deck = os.path.join(TMP, "chain3.yaml")
