@@ -474,7 +474,18 @@ mbsStatus mbs_schur_factor(mbsSchur *s, const mbsModel *m, mbsData *d, const dou
     s->gblk[s->g_pos[e]] += s->g_val[e];
   }
   for (int p = 0; p < nrc; p++) {
-    block_apply(s, s->rc_comp[p], s->gblk + s->rc_off[p], s->yblk + s->rc_off[p]);
+    int c = s->rc_comp[p];
+    const double *g = s->gblk + s->rc_off[p];
+    double *y = s->yblk + s->rc_off[p];
+    if (s->comp_start[c + 1] - s->comp_start[c] == 1) {
+      /* a node of its own: block_apply's sums without the call */
+      double w = s->inv[s->comp_inv[c]];
+      y[0] = 0.0 + w * g[0];
+      y[1] = 0.0 + w * g[1];
+      y[2] = 0.0 + w * g[2];
+      continue;
+    }
+    block_apply(s, c, g, y);
   }
   /* S_ij = sum over the blocks both rows touch of G_i,c M_c^-1 G_j,c^T, over the nodes of
    * the block that row i has entries on (its piece is 0 elsewhere: the terms left out are
@@ -531,6 +542,16 @@ static void mass_solve(const mbsSchur *s, const double *b, double *x) {
   for (int c = 0; c < s->ncomp; c++) {
     int k = s->comp_start[c + 1] - s->comp_start[c];
     const int *node = s->comp_node + s->comp_start[c];
+    if (k == 1) {
+      /* a node of its own: block_apply's sums in place, without the copies */
+      double w = s->inv[s->comp_inv[c]];
+      const double *bn = b + 3 * node[0];
+      double *xn = x + 3 * node[0];
+      xn[0] = 0.0 + w * bn[0];
+      xn[1] = 0.0 + w * bn[1];
+      xn[2] = 0.0 + w * bn[2];
+      continue;
+    }
     for (int a = 0; a < k; a++) {
       memcpy(g + 3 * a, b + 3 * node[a], 3 * sizeof(double));
     }
@@ -560,8 +581,9 @@ mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, doubl
   /* x = M^-1 (b - G^T y) */
   memcpy(s->w1, b, (size_t)nq * sizeof(double));
   for (int r = 0; r < nc; r++) {
+    double yr = s->w3[r];
     for (int e = s->g_ptr[r]; e < s->g_ptr[r + 1]; e++) {
-      s->w1[s->g_idx[e]] -= s->g_val[e] * s->w3[r];
+      s->w1[s->g_idx[e]] -= s->g_val[e] * yr;
     }
   }
   mass_solve(s, s->w1, x);
