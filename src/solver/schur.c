@@ -695,10 +695,12 @@ mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, doubl
     mbs_schur_destroy(s);
     return NULL;
   }
-  /* S once at this configuration, for the order: its diagonal (the first entry of each of
-   * its lower triangle's columns) */
+  /* S once, for the order: its diagonal (the first entry of each of its lower triangle's
+   * columns) at the model's initial configuration and t = 0, not at this record's: the
+   * order, and so the reactions' last bits, are then the same in a run and in its restart
+   * from any record (a run restarted assembles the same q0) */
   double *diag = malloc((size_t)m->ncon * sizeof(double));
-  mbsStatus ast = diag ? assemble(s, m, d, q, t, err) : MBS_ERR_NOMEM;
+  mbsStatus ast = diag ? assemble(s, m, d, m->q0, 0.0, err) : MBS_ERR_NOMEM;
   if (ast == MBS_OK) {
     for (int j = 0; j < m->ncon; j++) {
       diag[j] = s->s_val[s->s_colptr[j]];
