@@ -399,15 +399,18 @@ static int row_pattern(mbsSchur *s, const mbsModel *m, mbsData *d, const double 
 static mbsStatus assemble(mbsSchur *s, const mbsModel *m, mbsData *d, const double *q, double t,
                           mbsError *err);
 
-/* rows by their diagonal in S (qsort's comparison reads it from here), then by index */
-static const double *sort_diag;
+/* a row of S and its diagonal, sorted by the diagonal, then by the row */
+typedef struct {
+  double diag;
+  int row;
+} diag_row;
+
 static int cmp_diag(const void *a, const void *b) {
-  int i = *(const int *)a, j = *(const int *)b;
-  double x = sort_diag[i], y = sort_diag[j];
-  if (x != y) {
-    return x < y ? -1 : 1;
+  const diag_row *x = a, *y = b;
+  if (x->diag != y->diag) {
+    return x->diag < y->diag ? -1 : 1;
   }
-  return (i > j) - (i < j);
+  return (x->row > y->row) - (x->row < y->row);
 }
 
 /* the symbolic analysis of C = P S P^T: the order (AMD of S's pattern), C's upper triangle
@@ -433,7 +436,7 @@ static mbsStatus chol_analyse(mbsSchur *s, const double *diag, mbsError *err) {
     mbs_error_set(err, st, NULL, 0, 0, "out of memory (Schur complement)");
     goto done;
   }
-  /* AMD on S's pattern with its rows numbered by their diagonal at create, smallest first:
+  /* AMD on S's pattern with its rows numbered by their diagonal at q0, smallest first:
    * among rows of equal degree AMD then eliminates a joint's rows (S_ii ~ 400 on the
    * 200-link chain) before the rigidity rows of the bodies it joins (S_ii ~ 2.4e7, directors
    * of small inertia); eliminated while both their joints wait, as AMD's own tie-breaks
@@ -443,21 +446,25 @@ static mbsStatus chol_analyse(mbsSchur *s, const double *diag, mbsError *err) {
     int *rank = work, *cp = mark;
     int *rip = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(int));
     int *ord = malloc((size_t)n * sizeof(int));
-    if (!rip || !ord) {
+    diag_row *dr = malloc((size_t)n * sizeof(diag_row));
+    if (!rip || !ord || !dr) {
       free(rip);
       free(ord);
+      free(dr);
       mbs_error_set(err, st, NULL, 0, 0, "out of memory (Schur complement)");
       goto done;
     }
     for (int i = 0; i < n; i++) {
-      ord[i] = i;
+      dr[i].diag = diag[i];
+      dr[i].row = i;
     }
-    sort_diag = diag;
-    qsort(ord, (size_t)n, sizeof(int), cmp_diag);
+    qsort(dr, (size_t)n, sizeof(diag_row), cmp_diag);
     for (int i = 0; i < n; i++) {
+      ord[i] = dr[i].row;
       rank[ord[i]] = i;
       cp[i] = 0;
     }
+    free(dr);
     int *cptr = calloc((size_t)n + 1, sizeof(int));
     if (!cptr) {
       free(rip);
