@@ -10,11 +10,10 @@
  * rows that share a body: for a chain of rigid bodies it is 9N x 9N and block tridiagonal,
  * where the KKT matrix is 21N x 21N with an LU on the Newton matrix's whole pattern. S is
  * assembled body by body from G's rows (G M^-1 G^T restricted to each mass block) and
- * factored by a sparse Cholesky whose symbolic analysis is done once: an up-looking
- * factorization in AMD's order on patterns fixed at create (chol_analyse), S's products added
- * straight into the permuted upper triangle it factors (CHOLMOD, before, transposed the
- * lower triangle into that form at every record: 0.55 M of its 2.38 M instructions on the
- * 200-link chain, against about 0.8 M for the whole factorization here).
+ * factored by CHOLMOD's sparse Cholesky, analysed once: S's products are added straight into
+ * the upper triangle of P S P^T (P: AMD's order, chol_analyse), which CHOLMOD factors as
+ * given (given its own order and the lower triangle, it transposed the matrix at every
+ * record: 0.55 M of its 2.38 M instructions on the 200-link chain).
  *
  * Models this does not suit keep the KKT matrix (mbs_schur_create returns NULL): scalar
  * coordinates or beams (their mass blocks span a whole beam), joints that engage (released
@@ -67,18 +66,14 @@ struct mbsSchur {
   int *pair_pos;        /* (npair) into S's values, stored as C below */
   int *s_colptr, *s_rowind; /* S's lower triangle by columns (natural order) */
   double *s_val;            /* C's values */
-  /* the Cholesky factor of C = P S P^T = L L^T, up-looking (Davis, Direct Methods for Sparse
-   * Linear Systems, 4.2: cs_chol) on patterns fixed at create: C's upper triangle by
-   * columns, in the fill-reducing order perm (AMD), and L's columns with the slot of every
-   * entry known, so a factorization does arithmetic only (no transpose, no allocation) */
-  int *perm;              /* (ncon) row of S of C's row k */
+  /* the Cholesky factorization of C = P S P^T (CHOLMOD, simplicial, in the order given):
+   * C's upper triangle by columns, rows sorted, in the fill-reducing order perm (AMD), its
+   * pattern fixed at create, S's products added straight into it (pair_pos), so a
+   * factorization is numeric only (no transpose of the matrix, no symbolic work) */
+  int *perm;                /* (ncon) row of S of C's row k */
   int *c_colptr, *c_rowind; /* C's upper triangle by columns */
-  int *l_colptr, *l_rowind; /* L by columns, the diagonal first, rows increasing */
-  double *l_val;
-  int *rp_ptr;  /* (ncon + 1) row k of L left of the diagonal: its columns j in rp_col, */
-  int *rp_col;  /* in the order the elimination tree visits them, and the slot of L(k, j) */
-  int *rp_pos;  /* in l_val (L's column j has its entries above row k before it) */
-  double *lx;   /* (ncon) the dense row being eliminated, 0 between factorizations */
+  mbsCholesky *chol;
+  double *lx, *ly; /* (ncon) P b and P x of a solve */
   int factored;
   double *w1, *w2, *w3; /* (nq), (ncon), (ncon) scratch of solve */
   /* the configuration of the last factor (its G), for the record's observables */
@@ -92,11 +87,11 @@ void mbs_schur_destroy(mbsSchur *s) {
   if (!s) {
     return;
   }
+  mbs_cholesky_destroy(s->chol);
   void *ptrs[] = {s->comp_start, s->comp_node, s->comp_inv, s->inv,    s->node_comp, s->node_local,
                   s->g_ptr,      s->g_idx,     s->g_val,    s->g_pos,  s->rc_ptr,    s->rc_comp,
                   s->rc_off,     s->rc_nodes,  s->gblk,     s->yblk,   s->pair_goff, s->pair_yoff,
-                  s->pair_pos,   s->pair_nodes, s->perm, s->c_colptr, s->c_rowind,
-                  s->l_colptr,   s->l_rowind, s->l_val, s->rp_ptr, s->rp_col, s->rp_pos, s->lx,
+                  s->pair_pos,   s->pair_nodes, s->perm, s->c_colptr, s->c_rowind, s->lx, s->ly,
                   s->s_colptr,   s->s_rowind,  s->s_val,    s->w1,     s->w2,        s->w3,
                   s->q_at};
   for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
@@ -421,18 +416,16 @@ static mbsStatus chol_analyse(mbsSchur *s, const double *diag, mbsError *err) {
   mbsStatus st = MBS_ERR_NOMEM;
   int *pinv = malloc((size_t)n * sizeof(int));
   int *smap = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(int));
-  int *parent = malloc((size_t)n * sizeof(int));
+  int *src = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(int));
   int *work = malloc((size_t)n * sizeof(int));
   int *mark = malloc((size_t)n * sizeof(int));
-  int *stack = malloc((size_t)n * sizeof(int));
   s->perm = malloc((size_t)n * sizeof(int));
   s->c_colptr = calloc((size_t)n + 1, sizeof(int));
   s->c_rowind = malloc((size_t)(ns > 0 ? ns : 1) * sizeof(int));
-  s->l_colptr = calloc((size_t)n + 1, sizeof(int));
-  s->rp_ptr = calloc((size_t)n + 1, sizeof(int));
   s->lx = calloc((size_t)n, sizeof(double));
-  if (!pinv || !smap || !parent || !work || !mark || !stack || !s->perm || !s->c_colptr ||
-      !s->c_rowind || !s->l_colptr || !s->rp_ptr || !s->lx) {
+  s->ly = calloc((size_t)n, sizeof(double));
+  if (!pinv || !smap || !src || !work || !mark || !s->perm || !s->c_colptr || !s->c_rowind ||
+      !s->lx || !s->ly) {
     mbs_error_set(err, st, NULL, 0, 0, "out of memory (Schur complement)");
     goto done;
   }
@@ -518,154 +511,64 @@ static mbsStatus chol_analyse(mbsSchur *s, const double *diag, mbsError *err) {
       int a = pinv[s->s_rowind[p]], b = pinv[j];
       int q = work[a > b ? a : b]++;
       s->c_rowind[q] = a < b ? a : b;
-      smap[p] = q;
+      src[q] = p;
     }
+  }
+  /* each column's rows sorted (insertion: a column holds a few dozen), then where S's entry
+   * p went */
+  for (int k = 0; k < n; k++) {
+    for (int q = s->c_colptr[k] + 1; q < s->c_colptr[k + 1]; q++) {
+      int r = s->c_rowind[q], o = src[q], u = q;
+      for (; u > s->c_colptr[k] && s->c_rowind[u - 1] > r; u--) {
+        s->c_rowind[u] = s->c_rowind[u - 1];
+        src[u] = src[u - 1];
+      }
+      s->c_rowind[u] = r;
+      src[u] = o;
+    }
+  }
+  for (int q = 0; q < ns; q++) {
+    smap[src[q]] = q;
   }
   for (int k = 0; k < s->npair; k++) {
     s->pair_pos[k] = smap[s->pair_pos[k]];
   }
-  /* the elimination tree (cs_etree, with path compression through work) */
-  for (int k = 0; k < n; k++) {
-    parent[k] = -1;
-    work[k] = -1;
-    for (int p = s->c_colptr[k]; p < s->c_colptr[k + 1]; p++) {
-      int i = s->c_rowind[p];
-      while (i != -1 && i < k) {
-        int next = work[i];
-        work[i] = k;
-        if (next == -1) {
-          parent[i] = k;
-        }
-        i = next;
-      }
-    }
-  }
-  /* L's rows: twice through cs_ereach, to count and then to fill */
-  for (int pass = 0; pass < 2; pass++) {
-    for (int k = 0; k < n; k++) {
-      mark[k] = -1;
-    }
-    for (int k = 0; k < n; k++) {
-      int top = n;
-      mark[k] = k;
-      for (int p = s->c_colptr[k]; p < s->c_colptr[k + 1]; p++) {
-        int len = 0;
-        for (int i = s->c_rowind[p]; mark[i] != k; i = parent[i]) {
-          work[len++] = i;
-          mark[i] = k;
-        }
-        while (len > 0) {
-          stack[--top] = work[--len];
-        }
-      }
-      if (pass == 0) {
-        s->rp_ptr[k + 1] = n - top;
-        for (int q = top; q < n; q++) {
-          s->l_colptr[stack[q] + 1]++;
-        }
-        continue;
-      }
-      for (int q = top; q < n; q++) {
-        int j = stack[q], slot = s->rp_ptr[k] + q - top, pos = pinv[j]++;
-        s->rp_col[slot] = j;
-        s->rp_pos[slot] = pos;
-        s->l_rowind[pos] = k;
-      }
-      /* the diagonal, first in its column (set before any row below it) */
-      s->l_rowind[s->l_colptr[k]] = k;
-    }
-    if (pass == 0) {
-      for (int k = 0; k < n; k++) {
-        s->rp_ptr[k + 1] += s->rp_ptr[k];
-        s->l_colptr[k + 1] += s->l_colptr[k] + 1;
-      }
-      int nrp = s->rp_ptr[n], nl = s->l_colptr[n];
-      s->rp_col = malloc((size_t)(nrp > 0 ? nrp : 1) * sizeof(int));
-      s->rp_pos = malloc((size_t)(nrp > 0 ? nrp : 1) * sizeof(int));
-      s->l_rowind = malloc((size_t)nl * sizeof(int));
-      s->l_val = malloc((size_t)nl * sizeof(double));
-      if (!s->rp_col || !s->rp_pos || !s->l_rowind || !s->l_val) {
-        st = mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory (Schur complement)");
-        goto done;
-      }
-      /* pinv, no longer needed, keeps each column's next free slot */
-      for (int k = 0; k < n; k++) {
-        pinv[k] = s->l_colptr[k] + 1;
-      }
-    }
+  s->chol = mbs_cholesky_create(n, s->c_colptr, s->c_rowind, err);
+  if (!s->chol) {
+    st = err ? err->status : MBS_ERR_LINSOLVE;
+    goto done;
   }
   st = MBS_OK;
 done:
   free(pinv);
   free(smap);
-  free(parent);
+  free(src);
   free(work);
   free(mark);
-  free(stack);
   return st;
 }
 
-/* L L^T = C (s_val) by rows (cs_chol): row k of L from the triangular solve with the rows
- * above it that the elimination tree says it touches; MBS_ERR_LINSOLVE when a pivot is not
- * positive (S not positive definite to working precision) */
+/* C = P S P^T (s_val) factored */
 static mbsStatus chol_factor(mbsSchur *s, mbsError *err) {
-  int n = s->ncon;
-  double *x = s->lx, *lv = s->l_val;
-  const int *lp = s->l_colptr, *li = s->l_rowind;
   s->factored = 0;
-  for (int k = 0; k < n; k++) {
-    for (int p = s->c_colptr[k]; p < s->c_colptr[k + 1]; p++) {
-      x[s->c_rowind[p]] = s->s_val[p];
-    }
-    double d = x[k];
-    x[k] = 0.0;
-    for (int q = s->rp_ptr[k]; q < s->rp_ptr[k + 1]; q++) {
-      int j = s->rp_col[q], pos = s->rp_pos[q];
-      double lkj = x[j] / lv[lp[j]];
-      x[j] = 0.0;
-      for (int p = lp[j] + 1; p < pos; p++) {
-        x[li[p]] -= lv[p] * lkj;
-      }
-      d -= lkj * lkj;
-      lv[pos] = lkj;
-    }
-    if (!(d > 0.0)) {
-      memset(x, 0, (size_t)n * sizeof(double));
-      return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0,
-                           "the matrix is not positive definite (column %d)", k);
-    }
-    lv[lp[k]] = sqrt(d);
-  }
-  s->factored = 1;
-  return MBS_OK;
+  mbsStatus st = mbs_cholesky_factor(s->chol, s->s_val, err);
+  s->factored = st == MBS_OK;
+  return st;
 }
 
-/* x = S^-1 b = P^T L^-T L^-1 P b (x and b may not overlap; s->lx is 0 before and after) */
-static void chol_solve(mbsSchur *s, const double *b, double *x) {
+/* x = S^-1 b = P^T C^-1 P b (x and b may not overlap) */
+static mbsStatus chol_solve(mbsSchur *s, const double *b, double *x, mbsError *err) {
   int n = s->ncon;
-  double *y = s->lx;
-  const int *lp = s->l_colptr, *li = s->l_rowind;
-  const double *lv = s->l_val;
   for (int k = 0; k < n; k++) {
-    y[k] = b[s->perm[k]];
+    s->lx[k] = b[s->perm[k]];
   }
-  for (int j = 0; j < n; j++) {
-    double yj = y[j] / lv[lp[j]];
-    y[j] = yj;
-    for (int p = lp[j] + 1; p < lp[j + 1]; p++) {
-      y[li[p]] -= lv[p] * yj;
+  mbsStatus st = mbs_cholesky_solve(s->chol, s->lx, s->ly, err);
+  if (st == MBS_OK) {
+    for (int k = 0; k < n; k++) {
+      x[s->perm[k]] = s->ly[k];
     }
   }
-  for (int j = n - 1; j >= 0; j--) {
-    double yj = y[j];
-    for (int p = lp[j] + 1; p < lp[j + 1]; p++) {
-      yj -= lv[p] * y[li[p]];
-    }
-    yj /= lv[lp[j]];
-    y[j] = yj;
-    x[s->perm[j]] = yj;
-  }
-  memset(y, 0, (size_t)n * sizeof(double));
+  return st;
 }
 
 mbsSchur *mbs_schur_create(const mbsModel *m, mbsData *d, const double *q, double t,
@@ -891,7 +794,10 @@ mbsStatus mbs_schur_solve(mbsSchur *s, const mbsModel *m, const double *b, doubl
   if (!s->factored) {
     return mbs_error_set(err, MBS_ERR_LINSOLVE, NULL, 0, 0, "Cholesky: solve before factorization");
   }
-  chol_solve(s, s->w2, s->w3);
+  mbsStatus st = chol_solve(s, s->w2, s->w3, err);
+  if (st != MBS_OK) {
+    return st;
+  }
   /* x = M^-1 (b - G^T y) */
   memcpy(s->w1, b, (size_t)nq * sizeof(double));
   for (int r = 0; r < nc; r++) {
