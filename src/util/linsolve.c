@@ -610,7 +610,7 @@ mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *per
 struct mbsCholesky {
   cholmod_common cc;
   int started;
-  cholmod_sparse *A; /* the lower triangle (stype -1); its values are the caller's last */
+  cholmod_sparse *A; /* the upper triangle (stype 1); its values are the caller's last */
   cholmod_factor *L;
   cholmod_dense *B, *X, *Y, *E; /* solve's right-hand side, solution and workspaces */
   int factored;
@@ -652,15 +652,18 @@ mbsCholesky *mbs_cholesky_create(int n, const int *colptr, const int *rowind, mb
     free(ch);
     return NULL;
   }
-  /* quiet, AMD alone (no search among orderings: the same order every run), and a
-   * simplicial or supernodal factor as CHOLMOD judges from the fill */
+  /* quiet, the caller's order (natural, not postordered) and a simplicial factor: the upper
+   * triangle in the order it is factored is what CHOLMOD's up-looking factorization
+   * (cholmod_rowfac) reads as it is, where a fill-reducing order of its own or the lower
+   * triangle would have it transpose the matrix at every factorization */
   ch->cc.print = 0;
   ch->cc.error_handler = NULL;
   ch->cc.nmethods = 1;
-  ch->cc.method[0].ordering = CHOLMOD_AMD;
-  ch->cc.postorder = 1;
+  ch->cc.method[0].ordering = CHOLMOD_NATURAL;
+  ch->cc.postorder = 0;
+  ch->cc.supernodal = CHOLMOD_SIMPLICIAL;
   size_t nnz = (size_t)colptr[n];
-  ch->A = cholmod_allocate_sparse((size_t)n, (size_t)n, nnz > 0 ? nnz : 1, 1, 1, -1, CHOLMOD_REAL,
+  ch->A = cholmod_allocate_sparse((size_t)n, (size_t)n, nnz > 0 ? nnz : 1, 1, 1, 1, CHOLMOD_REAL,
                                   &ch->cc);
   ch->B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, &ch->cc);
   if (!ch->A || !ch->B) {

@@ -88,10 +88,11 @@ double mbs_linsolve_lu_entries(const mbsLinsolve *ls);
  * added) into perm (n); MBS_ERR_NOMEM or MBS_ERR_LINSOLVE (err filled). */
 mbsStatus mbs_linsolve_amd(int n, const int *colptr, const int *rowind, int *perm, mbsError *err);
 
-/* A sparse Cholesky factorization L L^T of a symmetric positive definite n x n matrix
- * (CHOLMOD): the pattern, its lower triangle in compressed columns (colptr (n + 1), rowind
- * sorted within each column), is copied and analysed once (AMD order); each factor() is
- * numeric only, and neither it nor solve() allocates after the first. */
+/* A sparse Cholesky factorization of a symmetric positive definite n x n matrix (CHOLMOD,
+ * simplicial): the pattern, its upper triangle in compressed columns (colptr (n + 1), rowind
+ * sorted within each column), in the order it is to be factored (the caller permutes: no
+ * ordering here), is copied and analysed once; each factor() is numeric only, and neither
+ * it nor solve() allocates after the first. */
 typedef struct mbsCholesky mbsCholesky;
 mbsCholesky *mbs_cholesky_create(int n, const int *colptr, const int *rowind, mbsError *err);
 /* factor the matrix with these values (colptr[n] of them, in the pattern's order); a matrix
