@@ -233,7 +233,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
     const mbsElementKindTable *kind = mbs_element_kind(el->kind);
     int n = el->nq;
     if (kind->gradient) {
-      memset(H, 0, (size_t)(n * n) * sizeof(double));
+      /* H (and Fq, Fv below) only for the matrix: without it the kinds are given NULL */
+      if (with_jac) {
+        memset(H, 0, (size_t)(n * n) * sizeof(double));
+      }
       double hfac = s->alpha;
       if (s->discrete && kind->discrete_gradient) {
         kind->discrete_gradient(m, el, q0, q1, g, with_jac ? H : NULL);
@@ -264,8 +267,10 @@ double mbs_assemble(const mbsModel *m, mbsData *d, mbsImplicitWork *iw, const mb
       }
     }
     if (kind->force) {
-      memset(Fq, 0, (size_t)(n * n) * sizeof(double));
-      memset(Fv, 0, (size_t)(n * n) * sizeof(double));
+      if (with_jac) {
+        memset(Fq, 0, (size_t)(n * n) * sizeof(double));
+        memset(Fv, 0, (size_t)(n * n) * sizeof(double));
+      }
       kind->force(m, el, iw->qm, iw->vm, tf, g, with_jac ? Fq : NULL, with_jac ? Fv : NULL);
       for (int i = 0; i < n; i++) {
         r[el->qidx[i]] -= dt2 * g[i];
