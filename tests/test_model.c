@@ -209,7 +209,8 @@ START_TEST(test_constraint_jacobians) {
 END_TEST
 
 START_TEST(test_discrete_gradient_property) {
-  /* g(q1) - g(q0) = G((q0 + q1)/2) (q1 - q0) for every constraint row, and
+  /* g(q1) - g(q0) = G((q0 + q1)/2) (q1 - q0) for every constraint row (a linear row's G the
+   * same at every q), and
    * V(q1) - V(q0) = dgV(q0, q1) . (q1 - q0) for every potential, to 1e-12 relative */
   mbsDeck *deck = joint_deck();
   mbsError err;
@@ -224,6 +225,7 @@ START_TEST(test_discrete_gradient_property) {
     qm[i] = 0.5 * (q0[i] + q1[i]);
   }
   double grad[3 * MBS_CON_MAXNODE];
+  int nlinear = 0;
   for (int r = 0; r < m->nrow; r++) {
     const mbsConRow *row = &m->con[r];
     double dg = mbs_con_eval(row, q1, NULL) - mbs_con_eval(row, q0, NULL);
@@ -236,7 +238,19 @@ START_TEST(test_discrete_gradient_property) {
       }
     }
     ck_assert_double_eq_tol(dg, lin, 1e-12 * fmax(mag, 1.0));
+    if (row->s == 0.0) {
+      /* a linear row (mbs_con_eval's short path): its gradient w_a n is the same everywhere */
+      double g0[3 * MBS_CON_MAXNODE], g1[3 * MBS_CON_MAXNODE];
+      mbs_con_eval(row, q0, g0);
+      mbs_con_eval(row, q1, g1);
+      for (int i = 0; i < 3 * row->nnode; i++) {
+        ck_assert(g0[i] == grad[i] && g1[i] == grad[i]);
+      }
+      nlinear++;
+    }
   }
+  /* the spherical joints' rows are linear */
+  ck_assert_int_gt(nlinear, 0);
   double g[MBS_TWO_BODY_MAXQ];
   int npot = 0;
   for (int k = 0; k < m->nelem; k++) {

@@ -113,7 +113,13 @@ static int spatial_pairs(const mbsModel *m, int mask, PairList *l) {
           fail |= pl_add(l, 3 * row->node[k] + c, nq + r);
         }
       }
+      /* only the pairs of a nonzero Hessian (hess_pair): a linear row's (a spherical joint's
+       * 8 nodes, s = 0) were all zero, and coupled the coordinates of the joint's two bodies
+       * (22 % of the chain's Newton matrix entries, docs/integrators.md) */
       for (int j = 0; j < row->nnode && (mask & MBS_PART_HESS); j++) {
+        if (!hess_pair(m, row, k, j)) {
+          continue;
+        }
         for (int c = 0; c < 3; c++) {
           fail |= pl_add(l, 3 * row->node[k] + c, 3 * row->node[j] + c);
         }
