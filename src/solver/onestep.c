@@ -132,18 +132,22 @@ static int predict(const OneStep *os, const mbsModel *m, const mbsData *d, mbsIm
  * differ by at most the constant-velocity increment (a velocity jump, a step much longer than
  * the last ones). Returns 1 if w->pred and w->mu_pred hold it. */
 static int predict_history(const mbsModel *m, mbsImplicitWork *w, double dt) {
-  enum { P = MBS_PRED_STEPS };
   int nq = m->nq;
   if (!w->inc_hist) {
     return 0;
   }
+  /* the degree P: the steps known, at most MBS_PRED_STEPS, at least MBS_PRED_MIN_STEPS */
+  int P = 0;
+  while (P < MBS_PRED_STEPS && w->inc_h[P] > 0.0) {
+    P++;
+  }
+  if (P < MBS_PRED_MIN_STEPS) {
+    return 0;
+  }
   /* Lagrange weights at tau = dt of the nodes tau_0 = 0 (q0) and tau_k = -(h_1 + ... + h_k) */
-  double tau[P + 1], L[P + 1];
+  double tau[MBS_PRED_STEPS + 1], L[MBS_PRED_STEPS + 1];
   tau[0] = 0.0;
   for (int k = 1; k <= P; k++) {
-    if (!(w->inc_h[k - 1] > 0.0)) {
-      return 0;
-    }
     tau[k] = tau[k - 1] - w->inc_h[k - 1];
   }
   for (int k = 1; k <= P; k++) {
@@ -302,7 +306,7 @@ static mbsStatus import_history(const mbsModel *m, mbsImplicitWork *w, const mbs
       snprintf(missing + l, nmissing - l,
                "%sprevious_increments, previous_steps, previous_multipliers: the first %d "
                "steps predict by Adams-Bashforth",
-               l > 0 ? "; " : "", MBS_PRED_STEPS);
+               l > 0 ? "; " : "", MBS_PRED_MIN_STEPS);
     }
     return MBS_OK;
   }
