@@ -119,18 +119,22 @@ static int predict(const OneStep *os, const mbsModel *m, const mbsData *d, mbsIm
   return 1;
 }
 
-/* The predictor of models from MBS_NEWTON_LARGE unknowns, once MBS_PRED_STEPS steps are
- * known: q1 - q0 from the polynomial of degree MBS_PRED_STEPS through the positions at the
- * ends of the last MBS_PRED_STEPS steps and at t0 (their increments and sizes; with equal
- * steps q1 - q0 = 4 d1 - 6 d2 + 4 d3 - d4, d1 the last step's increment), and the multipliers
- * mu = dt^2 lambda by linear extrapolation of lambda from the last two steps (taken at their
- * midpoints). On the chain of scripts/bench/chain (em, dt = 1e-3, 200 steps) the
- * second-order predictor's increment was 3e-5 off with 2000 links (1.5 % of the increment, at
- * the fold that runs down the chain from its pin), the first iteration left the joints' rows
- * at 2e-10 and the chord iteration needed 3.9 iterations per step; from this one 2.2e-5 and
- * 2.9 (1000 links: 3.56 -> 2.76). Over the AB2 increment (in w->pred) only while the two
- * differ by at most the constant-velocity increment (a velocity jump, a step much longer than
- * the last ones). Returns 1 if w->pred and w->mu_pred hold it. */
+/* The predictor of models from MBS_NEWTON_LARGE unknowns, once MBS_PRED_MIN_STEPS steps are
+ * known: q1 - q0 from the polynomial of degree P through the positions at the ends of the
+ * last P steps and at t0 (their increments and sizes; P the steps known, at most
+ * MBS_PRED_STEPS; with equal steps and P = 4: q1 - q0 = 4 d1 - 6 d2 + 4 d3 - d4, d1 the last
+ * step's increment), and the multipliers mu = dt^2 lambda by linear extrapolation of lambda
+ * from the last two steps (taken at their midpoints). On the chain of scripts/bench/chain (em, dt =
+ * 1e-3, 200 steps) the second-order predictor's increment was 3e-5 off with 2000 links (1.5 % of
+ * the increment, at the fold that runs down the chain from its pin), the first iteration left the
+ * joints' rows at 2e-10 and the chord iteration needed 3.9 iterations per step; from this
+ * one 2.2e-5 and 2.9 (1000 links: 3.56 -> 2.76). Degree 6 instead of 4: the fold runs faster
+ * down a longer chain (at t = 0.2 s it is at link 29 of 2000, link 11 of 200), the quartic
+ * was 5.8e-6 off there with 2000 links (5e-7 with 200), and the chord iteration on the predictor's factorization needed a third
+ * solve to reach round-off; iterations per step 2.94 -> 2.42 at 2000 links, 2.76 -> 2.03 at
+ * 1000 (docs/integrators.md, "Newton's method"). Over the AB2 increment (in w->pred) only
+ * while the two differ by at most the constant-velocity increment (a velocity jump, a step
+ * much longer than the last ones). Returns 1 if w->pred and w->mu_pred hold it. */
 static int predict_history(const mbsModel *m, mbsImplicitWork *w, double dt) {
   int nq = m->nq;
   if (!w->inc_hist) {
