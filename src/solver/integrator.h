@@ -70,9 +70,10 @@ extern const mbsIntegratorTable mbs_integrator_em, mbs_integrator_midpoint, mbs_
  * tests/integration/test_conservation.py (11 unknowns) it moved em's round-off into a drift. */
 #define MBS_NEWTON_LARGE 256
 
-/* the steps whose increments the predictor of MBS_NEWTON_LARGE models extrapolates
- * (onestep.c): the polynomial through the last MBS_PRED_STEPS step ends and q0, or through as
- * many as are known once there are MBS_PRED_MIN_STEPS */
+/* the steps whose increments the predictor of MBS_NEWTON_LARGE models keeps (onestep.c): it
+ * extrapolates the polynomial through the last MBS_PRED_MIN_STEPS step ends and q0 once that
+ * many are known, through the last MBS_PRED_STEPS where their history shows that this
+ * predicts better */
 #define MBS_PRED_STEPS 6
 #define MBS_PRED_MIN_STEPS 4
 

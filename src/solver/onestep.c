@@ -119,49 +119,84 @@ static int predict(const OneStep *os, const mbsModel *m, const mbsData *d, mbsIm
   return 1;
 }
 
-/* The predictor of models from MBS_NEWTON_LARGE unknowns, once MBS_PRED_MIN_STEPS steps are
- * known: q1 - q0 from the polynomial of degree P through the positions at the ends of the
- * last P steps and at t0 (their increments and sizes; P the steps known, at most
- * MBS_PRED_STEPS; with equal steps and P = 4: q1 - q0 = 4 d1 - 6 d2 + 4 d3 - d4, d1 the last
- * step's increment), and the multipliers mu = dt^2 lambda by linear extrapolation of lambda
- * from the last two steps (taken at their midpoints). On the chain of scripts/bench/chain (em, dt =
- * 1e-3, 200 steps) the second-order predictor's increment was 3e-5 off with 2000 links (1.5 % of
- * the increment, at the fold that runs down the chain from its pin), the first iteration left the
- * joints' rows at 2e-10 and the chord iteration needed 3.9 iterations per step; from this
- * one 2.2e-5 and 2.9 (1000 links: 3.56 -> 2.76). Degree 6 instead of 4: the fold runs faster
- * down a longer chain (at t = 0.2 s it is at link 29 of 2000, link 11 of 200), the quartic
- * was 5.8e-6 off there with 2000 links (5e-7 with 200), and the chord iteration on the predictor's factorization needed a third
- * solve to reach round-off; iterations per step 2.94 -> 2.42 at 2000 links, 2.76 -> 2.03 at
- * 1000 (docs/integrators.md, "Newton's method"). Over the AB2 increment (in w->pred) only
- * while the two differ by at most the constant-velocity increment (a velocity jump, a step
- * much longer than the last ones). Returns 1 if w->pred and w->mu_pred hold it. */
-static int predict_history(const mbsModel *m, mbsImplicitWork *w, double dt) {
-  int nq = m->nq;
-  if (!w->inc_hist) {
-    return 0;
-  }
-  /* the degree P: the steps known, at most MBS_PRED_STEPS, at least MBS_PRED_MIN_STEPS */
-  int P = 0;
-  while (P < MBS_PRED_STEPS && w->inc_h[P] > 0.0) {
-    P++;
-  }
-  if (P < MBS_PRED_MIN_STEPS) {
-    return 0;
-  }
-  /* Lagrange weights at tau = dt of the nodes tau_0 = 0 (q0) and tau_k = -(h_1 + ... + h_k) */
-  double tau[MBS_PRED_STEPS + 1], L[MBS_PRED_STEPS + 1];
+/* Lagrange weights L[1..P] at tau = t of the nodes tau_0 = 0 and tau_k = -(h[0] + ... +
+ * h[k-1]) (the weight of tau_0 is not needed: the values are differences from it) */
+static void lagrange(const double *h, int P, double t, double *L) {
+  double tau[MBS_PRED_STEPS + 1];
   tau[0] = 0.0;
   for (int k = 1; k <= P; k++) {
-    tau[k] = tau[k - 1] - w->inc_h[k - 1];
+    tau[k] = tau[k - 1] - h[k - 1];
   }
   for (int k = 1; k <= P; k++) {
     L[k] = 1.0;
     for (int j = 0; j <= P; j++) {
       if (j != k) {
-        L[k] *= (dt - tau[j]) / (tau[k] - tau[j]);
+        L[k] *= (t - tau[j]) / (tau[k] - tau[j]);
       }
     }
   }
+}
+
+/* The predictor of models from MBS_NEWTON_LARGE unknowns, once MBS_PRED_MIN_STEPS steps are known:
+ * q1 - q0 from the polynomial of degree P through the positions at the ends of the last P steps
+ * and at t0 (their increments and sizes; P = MBS_PRED_MIN_STEPS, or MBS_PRED_STEPS where that
+ * predicts better, below; with equal steps and P = 4: q1 - q0 = 4 d1 - 6 d2 + 4 d3 - d4, d1 the
+ * last step's increment), and the multipliers mu = dt^2 lambda by linear extrapolation of lambda
+ * from the last two steps (taken at their midpoints). On the chain of scripts/bench/chain (em, dt =
+ * 1e-3, 200 steps) the second-order predictor's increment was 3e-5 off with 2000 links (1.5 % of
+ * the increment, at the fold that runs down the chain from its pin), the first iteration left the
+ * joints' rows at 2e-10 and the chord iteration needed 3.9 iterations per step; from this
+ * one 2.2e-5 and 2.9 (1000 links: 3.56 -> 2.76). Degree 6 (where it predicts better, below) instead
+ * of 4: the fold runs faster down a longer chain (at t = 0.2 s it is at link 29 of 2000, link 11 of
+ * 200), the quartic was 5.8e-6 off there with 2000 links (5e-7 with 200), and the chord iteration
+ * on the predictor's factorization needed a third solve to reach round-off; iterations per
+ * step 2.94 -> 2.42 at 2000 links, 2.76 -> 2.03 at 1000 (docs/integrators.md, "Newton's method").
+ * Over the AB2 increment (in w->pred) only while the two differ by at most the constant-velocity
+ * increment (a velocity jump, a step much longer than the last ones). Returns 1 if w->pred and
+ * w->mu_pred hold it. */
+static int predict_history(const mbsModel *m, mbsImplicitWork *w, double dt) {
+  int nq = m->nq;
+  if (!w->inc_hist) {
+    return 0;
+  }
+  int known = 0;
+  while (known < MBS_PRED_STEPS && w->inc_h[known] > 0.0) {
+    known++;
+  }
+  if (known < MBS_PRED_MIN_STEPS) {
+    return 0;
+  }
+  /* the degree P: MBS_PRED_MIN_STEPS, or MBS_PRED_STEPS once that many steps are known and
+   * the last step's increment was predicted better from the steps before it by degree
+   * MBS_PRED_STEPS - 1 than by MBS_PRED_MIN_STEPS (where the motion is resolved, higher
+   * degrees are better; where a mode is not, with omega dt above 1, a higher degree amplifies
+   * it more: the beam of decks/beams/cantilever_modes.yaml, EA/EI = 1.2e7, took 5.24 -> 5.51
+   * iterations per step with degree 6 always) */
+  int P = MBS_PRED_MIN_STEPS;
+  if (known == MBS_PRED_STEPS) {
+    enum { LO = MBS_PRED_MIN_STEPS, HI = MBS_PRED_STEPS - 1 };
+    double Llo[LO + 1], Lhi[HI + 1], elo = 0.0, ehi = 0.0;
+    lagrange(w->inc_h + 1, LO, w->inc_h[0], Llo);
+    lagrange(w->inc_h + 1, HI, w->inc_h[0], Lhi);
+    for (int i = 0; i < nq; i++) {
+      /* q_{-1-k} - q_{-1} = -(d_2 + ... + d_{k+1}) */
+      double acc = 0.0, xlo = 0.0, xhi = 0.0;
+      for (int k = 1; k <= HI; k++) {
+        acc -= w->inc_hist[(size_t)k * (size_t)nq + (size_t)i];
+        xhi += Lhi[k] * acc;
+        if (k <= LO) {
+          xlo += Llo[k] * acc;
+        }
+      }
+      elo = fmax(elo, fabs(xlo - w->inc_hist[i]));
+      ehi = fmax(ehi, fabs(xhi - w->inc_hist[i]));
+    }
+    if (ehi < elo) {
+      P = MBS_PRED_STEPS;
+    }
+  }
+  double L[MBS_PRED_STEPS + 1];
+  lagrange(w->inc_h, P, dt, L);
   double base = 0.0, off = 0.0;
   for (int i = 0; i < nq; i++) {
     /* q_{-k} - q0 = -(d_1 + ... + d_k) */
