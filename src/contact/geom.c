@@ -521,6 +521,7 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
     best = fmax(best, fmax(sa, sb));
   }
   double cross[3][3][3]; /* unit a_ka x b_kb, or zero for parallel edges */
+  double sepx[3][3];      /* the separation along it */
   for (int ka = 0; ka < 3; ka++) {
     for (int kb = 0; kb < 3; kb++) {
       double *cx = cross[ka][kb];
@@ -538,6 +539,7 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
         e += A.h[i] * fabs(vdot(A.a[i], cx)) + B.h[i] * fabs(vdot(B.a[i], cx));
       }
       double sep = fabs(vdot(d, cx)) - e;
+      sepx[ka][kb] = sep;
       if (sep > margin) {
         return;
       }
@@ -604,12 +606,22 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
   /* crossing edges: the gap along n = o (a_ka x b_kb) is the offset of b's edge from b's centre
    * along n, less a's, plus the centres' (the edges are normal to n), a test before their
    * closest points */
+  /* An edge pair within the cones has its gap g at most the axis's separation plus
+   * 2 CONE_TOL (the four half edges across it): an edge's offset term s h (a . n) is its
+   * box's extent h |a . n| where |a . n| > CONE_TOL, at least that less 2 h CONE_TOL where
+   * not. An axis whose separation lies that far (and a rounding bound) below both floors
+   * has no edge pair to test. */
+  double hsum = A.h[0] + A.h[1] + A.h[2] + B.h[0] + B.h[1] + B.h[2];
+  double gfloor = fmin(floor_gap, edge_floor) - tol - 2.0 * CONE_TOL * hsum;
   for (int ka = 0; ka < 3; ka++) {
     int a1 = (ka + 1) % 3, a2 = (ka + 2) % 3;
     for (int kb = 0; kb < 3; kb++) {
       int b1 = (kb + 1) % 3, b2 = (kb + 2) % 3;
       const double *cx = cross[ka][kb];
       if (cx[0] == 0 && cx[1] == 0 && cx[2] == 0) {
+        continue;
+      }
+      if (sepx[ka][kb] < gfloor - 1e-12 * (fabs(sepx[ka][kb]) + hsum)) {
         continue;
       }
       double ca1 = vdot(cx, A.a[a1]), ca2 = vdot(cx, A.a[a2]);
