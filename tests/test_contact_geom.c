@@ -700,6 +700,139 @@ START_TEST(test_box_box_random) {
 }
 END_TEST
 
+/* a box's vertex on the other box's face is found, in either order (feature k, or 8 + k),
+ * with its gap: the lowest vertex of a turned box a (along b's axis 3), within half the
+ * margin of b's face 3 and over its inner part, both boxes small and far from the origin
+ * (box_box skips a vertex by an estimate of its coordinates and a rounding bound that grows
+ * with them: a wrong estimate or bound loses such vertices) */
+START_TEST(test_box_box_vertex_on_face) {
+  unsigned seed = 77u;
+  double margin = 1e-3;
+  int found = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    double u[12];
+    for (int i = 0; i < 12; i++) {
+      seed = seed * 1103515245u + 12345u;
+      u[i] = (double)(seed >> 8) / 16777216.0;
+    }
+    double Ra[9], Rb[9], far = trial % 2 ? 1e3 : 0.0;
+    rot(Ra, u[0] - 0.5, u[1] - 0.5, u[2] - 0.5, 0.2 + 2.5 * u[3]);
+    rot(Rb, u[4] - 0.5, u[5] - 0.5, u[6] - 0.5, 3.0 * u[7]);
+    mbsShape a = shape(MBS_SHAPE_BOX, 0.02 + 0.03 * u[8], 0.03, 0.025);
+    mbsShape b = shape(MBS_SHAPE_BOX, 0.05, 0.04 + 0.02 * u[9], 0.03);
+    mbsPose Pb = pose(far, -0.7 * far, 0.3 * far, Rb);
+    double nb[3];
+    wdir(nb, &Pb, 0, 0, 1);
+    /* a's vertex lowest along nb, in a's frame at the origin */
+    mbsPose Pa = pose(0, 0, 0, Ra);
+    int low = -1;
+    double vlow[3] = {0.0, 0.0, 0.0}, hmin = INFINITY;
+    for (int k = 0; k < 8; k++) {
+      double v[3];
+      world(v, &Pa, (k & 1) ? a.size[0] : -a.size[0], (k & 2) ? a.size[1] : -a.size[1],
+            (k & 4) ? a.size[2] : -a.size[2]);
+      double h = v[0] * nb[0] + v[1] * nb[1] + v[2] * nb[2];
+      if (h < hmin) {
+        hmin = h;
+        low = k;
+        memcpy(vlow, v, sizeof(v));
+      }
+    }
+    /* the vertex goes to b's face point (s1, s2, h3 + g): a's centre is that less vlow */
+    double g = margin * (u[10] - 0.5), s1 = 0.8 * b.size[0] * (2 * u[11] - 1),
+           s2 = 0.8 * b.size[1] * (2 * u[9] - 1), target[3];
+    world(target, &Pb, s1, s2, b.size[2] + g);
+    Pa = pose(target[0] - vlow[0], target[1] - vlow[1], target[2] - vlow[2], Ra);
+    for (int order = 0; order < 2; order++) {
+      mbsContactPoint c[CAP];
+      int n = order ? mbs_collide(&b, &Pb, &a, &Pa, NULL, margin, c, CAP)
+                    : mbs_collide(&a, &Pa, &b, &Pb, NULL, margin, c, CAP);
+      int want = order ? 8 + low : low, i = 0;
+      while (i < n && c[i].feature != want) {
+        i++;
+      }
+      ck_assert_msg(i < n, "trial %d order %d: vertex %d (gap %g) not found among %d points",
+                    trial, order, low, g, n);
+      ck_assert_msg(fabs(c[i].gap - g) <= 1e-9, "trial %d: gap %.17g, want %.17g", trial,
+                    c[i].gap, g);
+      found++;
+    }
+  }
+  ck_assert_int_eq(found, 4000);
+}
+END_TEST
+
+/* two turned boxes whose extreme edges along a_ka x b_kb cross at a gap g within half the
+ * margin, both closest points inside the edges: the edge pair is found in either order with
+ * that gap (box_box skips the edge directions whose separation lies far below its floors; a
+ * wrong separation or bound loses such pairs) */
+START_TEST(test_box_box_edge_cross_found) {
+  unsigned seed = 4242u;
+  double margin = 1e-3;
+  int found = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    double u[14];
+    for (int i = 0; i < 14; i++) {
+      seed = seed * 1103515245u + 12345u;
+      u[i] = (double)(seed >> 8) / 16777216.0;
+    }
+    double Ra[9], Rb[9], far = trial % 2 ? 1e3 : 0.0;
+    rot(Ra, u[0] - 0.5, u[1] - 0.5, u[2] - 0.5, 6.0 * u[3]);
+    rot(Rb, u[4] - 0.5, u[5] - 0.5, u[6] - 0.5, 6.0 * u[7]);
+    mbsShape a = shape(MBS_SHAPE_BOX, 0.02 + 0.03 * u[8], 0.03, 0.025);
+    mbsShape b = shape(MBS_SHAPE_BOX, 0.05, 0.04 + 0.02 * u[9], 0.03);
+    int ka = trial % 3, kb = (trial / 3) % 3;
+    mbsPose Pa = pose(far, 0.4 * far, -far, Ra);
+    double ea[3], eb[3], n[3];
+    wdir(ea, &Pa, ka == 0, ka == 1, ka == 2);
+    mbsPose Pb = pose(0, 0, 0, Rb);
+    wdir(eb, &Pb, kb == 0, kb == 1, kb == 2);
+    n[0] = ea[1] * eb[2] - ea[2] * eb[1];
+    n[1] = ea[2] * eb[0] - ea[0] * eb[2];
+    n[2] = ea[0] * eb[1] - ea[1] * eb[0];
+    double sn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (sn < 0.3) {
+      continue; /* nearly parallel edges */
+    }
+    for (int r = 0; r < 3; r++) {
+      n[r] /= sn;
+    }
+    /* a's edge furthest along n, b's furthest along -n, in box coordinates */
+    double la[3], lb[3];
+    for (int i = 0; i < 3; i++) {
+      double ai[3], bi[3];
+      wdir(ai, &Pa, i == 0, i == 1, i == 2);
+      wdir(bi, &Pb, i == 0, i == 1, i == 2);
+      double ca = ai[0] * n[0] + ai[1] * n[1] + ai[2] * n[2];
+      double cb = bi[0] * n[0] + bi[1] * n[1] + bi[2] * n[2];
+      la[i] = ca >= 0 ? a.size[i] : -a.size[i];
+      lb[i] = cb >= 0 ? -b.size[i] : b.size[i];
+    }
+    la[ka] = a.size[ka] * (u[10] - 0.5);
+    lb[kb] = b.size[kb] * (u[11] - 0.5);
+    /* b's point goes to a's point plus g n */
+    double g = margin * (0.05 + 0.4 * u[12]), pa[3], pbl[3];
+    world(pa, &Pa, la[0], la[1], la[2]);
+    world(pbl, &Pb, lb[0], lb[1], lb[2]);
+    Pb = pose(pa[0] + g * n[0] - pbl[0], pa[1] + g * n[1] - pbl[1], pa[2] + g * n[2] - pbl[2],
+              Rb);
+    for (int order = 0; order < 2; order++) {
+      mbsContactPoint c[CAP];
+      int np = order ? mbs_collide(&b, &Pb, &a, &Pa, NULL, margin, c, CAP)
+                     : mbs_collide(&a, &Pa, &b, &Pb, NULL, margin, c, CAP);
+      int i = 0;
+      while (i < np && !(c[i].feature >= 16 && fabs(c[i].gap - g) <= 1e-9)) {
+        i++;
+      }
+      ck_assert_msg(i < np, "trial %d order %d: edges %d, %d crossing at gap %g not found "
+                    "among %d points", trial, order, ka, kb, g, np);
+      found++;
+    }
+  }
+  ck_assert_int_gt(found, 3000);
+}
+END_TEST
+
 /* ---- capsules ---- */
 
 START_TEST(test_capsule_plane) {
@@ -1741,6 +1874,8 @@ Suite *contact_geom_suite(void) {
   tcase_add_test(tc, test_box_box_vertex_edge);
   tcase_add_test(tc, test_box_box_side_by_side_edges);
   tcase_add_test(tc, test_box_box_random);
+  tcase_add_test(tc, test_box_box_vertex_on_face);
+  tcase_add_test(tc, test_box_box_edge_cross_found);
   tcase_add_test(tc, test_capsule_plane);
   tcase_add_test(tc, test_capsule_capsule);
   tcase_add_test(tc, test_capsule_box);

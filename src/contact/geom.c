@@ -509,13 +509,19 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
       c[i][j] = vdot(A.a[i], B.a[j]);
     }
   }
+  /* an axis that separates by more than the margin ends the test: best would exceed it */
   double best = -INFINITY; /* the largest separation along an axis */
   for (int i = 0; i < 3; i++) {
     double ea = A.h[i] + B.h[0] * fabs(c[i][0]) + B.h[1] * fabs(c[i][1]) + B.h[2] * fabs(c[i][2]);
     double eb = B.h[i] + A.h[0] * fabs(c[0][i]) + A.h[1] * fabs(c[1][i]) + A.h[2] * fabs(c[2][i]);
-    best = fmax(best, fmax(fabs(vdot(d, A.a[i])) - ea, fabs(vdot(d, B.a[i])) - eb));
+    double sa = fabs(vdot(d, A.a[i])) - ea, sb = fabs(vdot(d, B.a[i])) - eb;
+    if (sa > margin || sb > margin) {
+      return;
+    }
+    best = fmax(best, fmax(sa, sb));
   }
   double cross[3][3][3]; /* unit a_ka x b_kb, or zero for parallel edges */
+  double sepx[3][3];      /* the separation along it */
   for (int ka = 0; ka < 3; ka++) {
     for (int kb = 0; kb < 3; kb++) {
       double *cx = cross[ka][kb];
@@ -532,11 +538,13 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
       for (int i = 0; i < 3; i++) {
         e += A.h[i] * fabs(vdot(A.a[i], cx)) + B.h[i] * fabs(vdot(B.a[i], cx));
       }
-      best = fmax(best, fabs(vdot(d, cx)) - e);
+      double sep = fabs(vdot(d, cx)) - e;
+      sepx[ka][kb] = sep;
+      if (sep > margin) {
+        return;
+      }
+      best = fmax(best, sep);
     }
-  }
-  if (best > margin) {
-    return;
   }
   /* A point's gap is the separation along its normal, at most the best one; a point far below
    * it (along an axis where the boxes overlap by their widths, a box slid off another's edge
@@ -551,12 +559,36 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
   double size = fmax(fmax(fmax(A.h[0], A.h[1]), fmax(A.h[2], B.h[0])), fmax(B.h[1], B.h[2]));
   double tol = LEN_TOL * size, dup = DUP_TOL * size;
 
-  /* vertices on faces (or beyond an edge or corner of the other box) */
+  /* vertices on faces (or beyond an edge or corner of the other box). A vertex's coordinate
+   * along F's axis i is (V.x - F.x) . f_i + sum_j +-h_j v_j . f_i: a vertex whose estimate
+   * from those terms lies beyond F's slab by more than the margin, tol and twice a bound of
+   * the estimate's rounding (1e-12 of the coordinates' and half edges' sizes, thousands of
+   * times the rounding) is one vertex_box rejects at that axis; it is skipped without its
+   * exact coordinates, and the points are the same to the bit */
   for (int side = 0; side < 2; side++) {
     const boxFrame *V = side ? &B : &A, *F = side ? &A : &B;
+    double off[3], t[3][3], scale = 0.0;
+    for (int r = 0; r < 3; r++) {
+      scale += fabs(V->x[r]) + fabs(F->x[r]) + V->h[r];
+    }
+    double lim = margin + tol + 2e-12 * scale;
+    for (int i = 0; i < 3; i++) {
+      off[i] = side ? vdot(d, F->a[i]) : -vdot(d, F->a[i]); /* d = B.x - A.x */
+      for (int j = 0; j < 3; j++) {
+        t[i][j] = V->h[j] * (side ? c[i][j] : c[j][i]);
+      }
+    }
     for (int k = 0; k < 8; k++) {
       double v[3], q[3], N[3], gap;
-      if (!vertex_box(V, k, F, tol, margin, q, N, &gap) || gap < floor_gap) {
+      int far = 0;
+      for (int i = 0; i < 3 && !far; i++) {
+        double l = off[i];
+        for (int j = 0; j < 3; j++) {
+          l += (k >> j) & 1 ? t[i][j] : -t[i][j];
+        }
+        far = fabs(l) - F->h[i] > lim;
+      }
+      if (far || !vertex_box(V, k, F, tol, margin, q, N, &gap) || gap < floor_gap) {
         continue;
       }
       box_vertex(v, V, k);
@@ -574,12 +606,22 @@ static void box_box(const mbsShape *a, const mbsPose *Pa, const mbsShape *b, con
   /* crossing edges: the gap along n = o (a_ka x b_kb) is the offset of b's edge from b's centre
    * along n, less a's, plus the centres' (the edges are normal to n), a test before their
    * closest points */
+  /* An edge pair within the cones has its gap g at most the axis's separation plus
+   * 2 CONE_TOL (the four half edges across it): an edge's offset term s h (a . n) is its
+   * box's extent h |a . n| where |a . n| > CONE_TOL, at least that less 2 h CONE_TOL where
+   * not. An axis whose separation lies that far (and a rounding bound) below both floors
+   * has no edge pair to test. */
+  double hsum = A.h[0] + A.h[1] + A.h[2] + B.h[0] + B.h[1] + B.h[2];
+  double gfloor = fmin(floor_gap, edge_floor) - tol - 2.0 * CONE_TOL * hsum;
   for (int ka = 0; ka < 3; ka++) {
     int a1 = (ka + 1) % 3, a2 = (ka + 2) % 3;
     for (int kb = 0; kb < 3; kb++) {
       int b1 = (kb + 1) % 3, b2 = (kb + 2) % 3;
       const double *cx = cross[ka][kb];
       if (cx[0] == 0 && cx[1] == 0 && cx[2] == 0) {
+        continue;
+      }
+      if (sepx[ka][kb] < gfloor - 1e-12 * (fabs(sepx[ka][kb]) + hsum)) {
         continue;
       }
       double ca1 = vdot(cx, A.a[a1]), ca2 = vdot(cx, A.a[a2]);

@@ -116,6 +116,8 @@
  * frames x 4 vector nodes x 3) */
 #define MAX_W 48
 #define MAX_COMP MAX_W      /* components one contact touches (at most one per entry) */
+#define PREFETCH_CONTACTS 4 /* contacts ahead whose memory detect_pair fetches */
+#define PREFETCH_W 24       /* and their W entries (two rigid bodies' 12 coordinates) */
 #define STATE_COLS 25       /* columns of /state/contacts (state_export) */
 
 /* one contact of a step */
@@ -147,6 +149,7 @@ typedef struct {
   double r;      /* prox parameter */
   int status;    /* 0 open, 1 stick, 2 slip */
   int seen;      /* the position projection's last detection reported it */
+  int solved;    /* the position projection's J^-1 W_N and S_kk of it are computed */
   int penalty;         /* 1: the penalty law, in the step's contact problem (implicit) */
   mbsContactPenalty pl; /* its law over the step (set_targets; pl.k = 0: unilateral) */
   int endlaw;          /* 1: the normal law constrains the end velocity (wl), 0: the
@@ -251,6 +254,8 @@ typedef struct {
   double *extra;  /* (nshape) [m] how far each shape may move within the step */
   mbsShapePair *cand; /* (cap) detect's pairs of the contacts it looks at again */
   mbsBroad *broad;
+  int fetched; /* detect_pair: the contacts from the detection's first up to this one are
+                  fetched into the cache */
   double *rhs, *sol; /* (n) sparse solves */
   double *mrhs, *msol; /* (mcap) the J^-1 W columns' solves, SOLVE_BATCH contacts at a time */
   size_t mcap;
@@ -1063,6 +1068,29 @@ static int detect_pair(const mbsModel *m, MoreauWork *w, const double *q, const 
   const mbsShape *sa = &m->shape[pr->a], *sb = &m->shape[pr->b];
   const mbsContactSpec *sp = &m->contact[pr->spec];
   double margin = sp->margin + w->extra[pr->a] + w->extra[pr->b];
+  /* the next points' contacts are written after the narrow phase, their heads (and columns)
+   * in cache lines apart from each other's: fetched meanwhile (no value changes) */
+  int j0 = w->fetched > off + n ? w->fetched : off + n;
+  int j1 = off + n + PREFETCH_CONTACTS < w->cap ? off + n + PREFETCH_CONTACTS : w->cap;
+  for (int j = j0; j < j1; j++) {
+    const char *h = (const char *)&(*buf)[j];
+    for (size_t b = 0; b < CONTACT_HEAD; b += 64) {
+      __builtin_prefetch(h + b, 1, 3);
+    }
+    if (columns) {
+      const Contact *c = &(*buf)[j];
+      for (size_t b = 0; b < PREFETCH_W * sizeof(int); b += 64) {
+        __builtin_prefetch((const char *)c->widx + b, 1, 3);
+      }
+      for (int a = 0; a < 3; a++) {
+        for (size_t b = 0; b < PREFETCH_W * sizeof(double); b += 64) {
+          __builtin_prefetch((const char *)c->w[a] + b, 1, 3);
+          __builtin_prefetch((const char *)c->wl[a] + b, 1, 3);
+        }
+      }
+    }
+  }
+  w->fetched = j1 > w->fetched ? j1 : w->fetched;
   int np = mbs_collide(sa, &w->pose[pr->a], sb, &w->pose[pr->b], m->contact_pts, margin, w->pts,
                        w->ptcap);
   if (n + np > w->cap && !grow_contacts(w, (long)n + np)) {
@@ -1140,6 +1168,7 @@ static int detect(const mbsModel *m, MoreauWork *w, const double *q, const doubl
   /* the broad phase's storage does not move with the contact arrays; w->cand is not one
    * of the arrays detect_pair writes */
   int n = 0;
+  w->fetched = off;
   for (int i = 0; i < ncand && n >= 0; i++) {
     n = detect_pair(m, w, q, &cand[i], buf, off, n, columns);
   }
@@ -2642,23 +2671,12 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
         island_join(w, &w->vc[k]);
       }
       mbsStatus st = factor_components(d, w, w->vc, nviol, err);
-      for (int k = 0; k < nviol && st == MBS_OK; k++) {
-        st = contact_solve(d, w, &w->vc[k], 1, err);
-        if (st == MBS_OK) {
-          /* S_kk = W_N^T J^-1 W_N */
-          Contact *c = &w->vc[k];
-          double s = 0.0;
-          for (int e = 0; e < c->nw; e++) {
-            int i = c->widx[e], ci = w->comp_of[i];
-            int side = comp_slot(c, ci);
-            s += c->w[0][e] * w->x[c->xoff[side] + w->pos_in[i]];
-          }
-          c->G[0] = s;
-          w->nu[k] = 0.0;
-        }
-      }
       if (st != MBS_OK) {
         return st;
+      }
+      for (int k = 0; k < nviol; k++) {
+        w->vc[k].solved = 0;
+        w->nu[k] = 0.0;
       }
       /* Gauss-Seidel: g_k + W_k^T dq = gend_k (0 for the penetrating points, pushed only:
        * nu_k >= 0; an impact's end gap with either sign). A point at or above its end gap
@@ -2674,6 +2692,22 @@ static mbsStatus project_positions(const mbsModel *m, mbsData *d, MoreauWork *w,
           Contact *c = &w->vc[k];
           if (!c->impact && c->gap0 - c->gend >= 0.0 && !pushed(w, c)) {
             continue;
+          }
+          if (!c->solved) {
+            /* its J^-1 W_N and S_kk = W_N^T J^-1 W_N when first evaluated (a third of a
+             * settling pile's closed points never are) */
+            st = contact_solve(d, w, c, 1, err);
+            if (st != MBS_OK) {
+              return st;
+            }
+            double s = 0.0;
+            for (int e = 0; e < c->nw; e++) {
+              int i = c->widx[e], ci = w->comp_of[i];
+              int side = comp_slot(c, ci);
+              s += c->w[0][e] * w->x[c->xoff[side] + w->pos_in[i]];
+            }
+            c->G[0] = s;
+            c->solved = 1;
           }
           double gk = c->gap0 + wdot(c, 0, w->gq) - c->gend;
           double nun = w->nu[k] - PROJECT_SOR * gk / c->G[0];
