@@ -640,7 +640,8 @@ static herr_t collect_state(hid_t g, const char *name, const H5L_info_t *info, v
   (void)g;
   (void)info;
   stateNames *sn = data;
-  if (strcmp(name, "q") == 0 || strcmp(name, "v") == 0 || strcmp(name, "names") == 0) {
+  if (strcmp(name, "q") == 0 || strcmp(name, "v") == 0 || strcmp(name, "names") == 0 ||
+      strcmp(name, "history_repeats") == 0) {
     return 0;
   }
   if (strlen(name) > NAME_BYTES_MAX) {
@@ -742,6 +743,160 @@ static int read_ragged_last(hid_t file, const char *path, hsize_t last, mbsLastA
              sub, bad / (long)ncol + 1, bad % (long)ncol + 1);
   }
   return rc;
+}
+
+/* the array of rec->state named name, or NULL */
+static mbsLastArray *state_named(mbsLastRecord *rec, const char *name) {
+  for (int i = 0; i < rec->nstate; i++) {
+    if (rec->state[i].name && strcmp(rec->state[i].name, name) == 0) {
+      return &rec->state[i];
+    }
+  }
+  return NULL;
+}
+
+/* values [from, from + n) of row `row` of the float64 series /state/<name> into out; 0 or -1
+ * (why) */
+static int read_state_row(hid_t file, const char *name, hsize_t row, long from, long n,
+                          double *out, char *why) {
+  char path[NAME_BYTES_MAX + 16];
+  snprintf(path, sizeof(path), "/state/%s", name);
+  hsize_t dims[4] = {0}, shape[4] = {0};
+  int absent = 0;
+  if (dims_of_2d(file, path, dims) != 2 || dims[1] < (hsize_t)(from + n)) {
+    return say(why, "%s is not a series of arrays of at least %ld values", path, from + n);
+  }
+  shape[1] = dims[1];
+  hid_t d = dset_open_checked(file, path, KIND_FLOAT, 2, shape, dims, &absent, why);
+  if (d < 0) {
+    return absent ? say(why, "dataset %s is missing", path) : -1;
+  }
+  int rc = -1;
+  hsize_t start[2] = {row, (hsize_t)from}, cnt[2] = {1, (hsize_t)n}, nelem = (hsize_t)n;
+  hid_t fspace = H5Dget_space(d);
+  hid_t mspace = H5Screate_simple(1, &nelem, NULL);
+  if (row >= dims[0]) {
+    say(why, "dataset %s has fewer records than the others", path);
+  } else if (fspace < 0 || mspace < 0 ||
+             H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+             H5Dread(d, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, out) < 0) {
+    char reason[H5_REASON_MAX];
+    h5_reason(reason);
+    say(why, "dataset %s cannot be read (%s)", path, reason);
+  } else {
+    rc = 0;
+  }
+  if (mspace >= 0) {
+    H5Sclose(mspace);
+  }
+  if (fspace >= 0) {
+    H5Sclose(fspace);
+  }
+  H5Dclose(d);
+  return rc;
+}
+
+/* The predictor's history rows that the writer marked in /state/history_repeats as
+ * repeating the previous record's (record.c mark_repeats; docs/output.md), stored as zeros,
+ * taken from the records before: bit 1, blocks 1 .. K-1 of previous_increments (K blocks of
+ * n_coordinates) are blocks 0 .. K-2 of the record before; bit 2, previous_velocity is its
+ * scheme_velocity; bit 4, previous_multipliers its multipliers. A marked row must hold zeros
+ * there. 0, -1 (why) or -2 (no memory) */
+#define REPEATS_BACK 64 /* the most records a history is followed back */
+static int resolve_repeats(hid_t file, hsize_t last, mbsLastRecord *rec, char *why) {
+  const char *path = "/state/history_repeats";
+  int e = hard_link_exists(file, path, why);
+  if (e <= 0) {
+    return e; /* none: every row as stored */
+  }
+  hsize_t dims[4] = {0}, shape[4] = {0};
+  int absent = 0;
+  hid_t d = dset_open_checked(file, path, KIND_INT, 1, shape, dims, &absent, why);
+  if (d < 0) {
+    return -1;
+  }
+  if (dims[0] <= last) {
+    H5Dclose(d);
+    return say(why, "dataset %s has fewer records than the others", path);
+  }
+  /* the marks of the last records, newest first */
+  long long mark[REPEATS_BACK];
+  int nmark = 0;
+  for (; nmark < REPEATS_BACK && (hsize_t)nmark <= last; nmark++) {
+    if (read_row(d, path, 1, dims, last - (hsize_t)nmark, H5T_NATIVE_LLONG, &mark[nmark],
+                 why) < 0) {
+      H5Dclose(d);
+      return -1;
+    }
+    if (mark[nmark] < 0 || mark[nmark] > 7 || ((hsize_t)nmark == last && mark[nmark] != 0)) {
+      H5Dclose(d);
+      return say(why, "%s holds %lld at record %llu, which a result never holds", path,
+                 mark[nmark], (unsigned long long)(last - (hsize_t)nmark + 1));
+    }
+    if (!(mark[nmark] & 1)) {
+      nmark++;
+      break; /* no mark older than a record with its increments stored is followed */
+    }
+  }
+  H5Dclose(d);
+  if (mark[0] == 0) {
+    return 0;
+  }
+  static const struct {
+    int bit;
+    const char *name, *source;
+  } part[3] = {{1, "previous_increments", "previous_increments"},
+               {2, "previous_velocity", "scheme_velocity"},
+               {4, "previous_multipliers", "multipliers"}};
+  for (int k = 0; k < 3; k++) {
+    if (!(mark[0] & part[k].bit)) {
+      continue;
+    }
+    mbsLastArray *a = state_named(rec, part[k].name);
+    long nq = rec->n_coordinates;
+    long from = k == 0 ? nq : 0; /* the stored zeros of a marked row */
+    if (!a || !a->data || (k == 0 && (nq <= 0 || a->length % nq != 0 || a->length < 2 * nq))) {
+      return say(why, "%s marks /state/%s of the last record as repeated, which it does not "
+                      "hold as such",
+                 path, part[k].name);
+    }
+    for (long i = from; i < a->length; i++) {
+      if (a->data[i] != 0.0) {
+        return say(why, "the last record's /state/%s holds %g at entry %ld where %s marks it "
+                        "as the previous record's (stored as 0)",
+                   part[k].name, a->data[i], i + 1, path);
+      }
+    }
+    if (k > 0) {
+      if (read_state_row(file, part[k].source, last - 1, 0, a->length, a->data, why) < 0) {
+        return -1;
+      }
+    } else {
+      /* block b of record r: block b - 1 of record r - 1 while r's mark has bit 1 */
+      for (long b = 1; b < a->length / nq; b++) {
+        long r = 0, bb = b;
+        while (bb > 0 && r < nmark && (mark[r] & 1)) {
+          r++;
+          bb--;
+        }
+        if (bb > 0 && r >= nmark) {
+          return say(why, "%s marks more than %d records in a row as repeating "
+                          "/state/previous_increments", path, REPEATS_BACK);
+        }
+        if (read_state_row(file, "previous_increments", last - (hsize_t)r, bb * nq, nq,
+                           a->data + b * nq, why) < 0) {
+          return -1;
+        }
+      }
+    }
+    long at = first_nonfinite(a->data, a->length);
+    if (at >= 0) {
+      return say(why, "the last record holds a value that an mbsim-run result never holds in "
+                      "/state/%s (entry %ld, from the records before it)",
+                 part[k].name, at + 1);
+    }
+  }
+  return 0;
 }
 
 /* the generic list rec->state: row `last` of every float64 series /state/<name> [N, length]
@@ -1164,6 +1319,9 @@ static mbsStatus read_last(const char *path, const mbsModelSizes *sizes, mbsLast
   }
 
   rc = read_state_arrays(file, last, rec, why);
+  if (rc == 0) {
+    rc = resolve_repeats(file, last, rec, why);
+  }
   if (rc != 0) {
     st = rc == -2 ? nomem(err, path) : not_result(err, path, why);
     goto fail;

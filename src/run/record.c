@@ -206,15 +206,134 @@ static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray
   return MBS_OK;
 }
 
+/* /state/history_repeats: the predictor's history (onestep.c) repeats what the previous
+ * record wrote when every step is recorded: blocks 1 .. K-1 of previous_increments are its
+ * blocks 0 .. K-2, previous_velocity its scheme_velocity, previous_multipliers its
+ * multipliers. Where a row repeats them bit for bit it is written as zeros and this
+ * record's mark has the bit (the restart reader takes them from the records before:
+ * reader.c resolve_repeats); 91 of the 245 kB of a record of the 200-link chain, which
+ * the writer need not shuffle and deflate (docs/output.md) */
+#define REPEAT_INCREMENTS 1
+#define REPEAT_VELOCITY 2
+#define REPEAT_MULTIPLIERS 4
+
+static int state_index(const mbsStateArray *a, int n, const char *name, int length) {
+  for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
+    if (a[i].columns == 0 && strcmp(a[i].name, name) == 0 && a[i].length == length) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+static mbsStatus describe_repeats(mbsRecorder *out, const mbsStateArray *a, int n, int ncon,
+                                  mbsError *err) {
+  int nq = out->nq;
+  out->h_repeats = -1;
+  out->rep_count = -1;
+  out->rep_inc = -1;
+  out->rep_blocks = 0;
+  for (int i = 0; i < n && i < MBS_STATE_MAX && nq > 0; i++) {
+    if (a[i].columns == 0 && strcmp(a[i].name, "previous_increments") == 0 &&
+        a[i].length % nq == 0 && a[i].length / nq >= 2) {
+      out->rep_inc = i;
+      out->rep_blocks = a[i].length / nq;
+    }
+  }
+  out->rep_pv = state_index(a, n, "previous_velocity", nq);
+  out->rep_sv = state_index(a, n, "scheme_velocity", nq);
+  out->rep_pm = state_index(a, n, "previous_multipliers", ncon);
+  out->rep_mu = state_index(a, n, "multipliers", ncon);
+  if (out->rep_pv < 0 || out->rep_sv < 0) {
+    out->rep_pv = out->rep_sv = -1;
+  }
+  if (out->rep_pm < 0 || out->rep_mu < 0 || ncon == 0) {
+    out->rep_pm = out->rep_mu = -1;
+  }
+  if (out->rep_inc < 0 && out->rep_pv < 0 && out->rep_pm < 0) {
+    return MBS_OK;
+  }
+  out->rep_ncon = ncon;
+  size_t nprev = (size_t)(out->rep_blocks > 1 ? out->rep_blocks - 1 : 0) * (size_t)nq +
+                 (size_t)nq + (size_t)ncon;
+  size_t nzero = (size_t)(nq > ncon ? nq : ncon);
+  out->rep_prev = malloc(nprev * sizeof(double));
+  out->rep_inc_row = calloc((size_t)(out->rep_blocks > 0 ? out->rep_blocks : 1) * (size_t)nq,
+                            sizeof(double));
+  out->rep_zero = calloc(nzero, sizeof(double));
+  if (!out->rep_prev || !out->rep_inc_row || !out->rep_zero) {
+    return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory describing the output");
+  }
+  out->h_repeats =
+      series(out, "/state/history_repeats", MBS_OUT_INT32, 0, 0, 0, "1", 0, err);
+  return out->h_repeats < 0 ? err->status : MBS_OK;
+}
+
+/* this record's marks, and rows[i] (the rows to write) of the repeated rows set to zeros;
+ * this record's history kept for the next record */
+static void mark_repeats(mbsRecorder *out, const mbsStateArray *a, const double **rows) {
+  if (out->h_repeats < 0) {
+    return;
+  }
+  size_t nq = (size_t)out->nq;
+  size_t ninc = out->rep_blocks > 1 ? (size_t)(out->rep_blocks - 1) * nq : 0;
+  double *prev_inc = out->rep_prev, *prev_sv = prev_inc + ninc, *prev_mu = prev_sv + nq;
+  /* the previous record's rows count only when the writer took that record */
+  int have = out->rep_count >= 0 && mbs_output_count(out->w) == out->rep_count + 1
+                 ? out->rep_have
+                 : 0;
+  const double *inc = out->rep_inc >= 0 ? a[out->rep_inc].data : NULL;
+  const double *pv = out->rep_pv >= 0 ? a[out->rep_pv].data : NULL;
+  const double *sv = out->rep_sv >= 0 ? a[out->rep_sv].data : NULL;
+  const double *pm = out->rep_pm >= 0 ? a[out->rep_pm].data : NULL;
+  const double *mu = out->rep_mu >= 0 ? a[out->rep_mu].data : NULL;
+  size_t nmu = (size_t)out->rep_ncon;
+  out->repeats = 0;
+  if (inc && (have & REPEAT_INCREMENTS) && ninc > 0 &&
+      memcmp(inc + nq, prev_inc, ninc * sizeof(double)) == 0) {
+    memcpy(out->rep_inc_row, inc, nq * sizeof(double));
+    rows[out->rep_inc] = out->rep_inc_row;
+    out->repeats |= REPEAT_INCREMENTS;
+  }
+  if (pv && (have & REPEAT_VELOCITY) && memcmp(pv, prev_sv, nq * sizeof(double)) == 0) {
+    rows[out->rep_pv] = out->rep_zero;
+    out->repeats |= REPEAT_VELOCITY;
+  }
+  if (pm && (have & REPEAT_MULTIPLIERS) && memcmp(pm, prev_mu, nmu * sizeof(double)) == 0) {
+    rows[out->rep_pm] = out->rep_zero;
+    out->repeats |= REPEAT_MULTIPLIERS;
+  }
+  out->rep_have = 0;
+  if (inc && ninc > 0) {
+    memcpy(prev_inc, inc, ninc * sizeof(double));
+    out->rep_have |= REPEAT_INCREMENTS;
+  }
+  if (sv) {
+    memcpy(prev_sv, sv, nq * sizeof(double));
+    out->rep_have |= REPEAT_VELOCITY;
+  }
+  if (mu) {
+    memcpy(prev_mu, mu, nmu * sizeof(double));
+    out->rep_have |= REPEAT_MULTIPLIERS;
+  }
+  out->rep_count = mbs_output_count(out->w);
+  mbs_output_put(out->w, out->h_repeats, &out->repeats);
+}
+
 static void put_integrator_state(mbsRecorder *out, const mbsStateArray *a, int n) {
+  const double *rows[MBS_STATE_MAX];
+  for (int i = 0; i < n && i < MBS_STATE_MAX; i++) {
+    rows[i] = a[i].data;
+  }
+  mark_repeats(out, a, rows);
   for (int i = 0; i < n && i < out->nstate; i++) {
     if (out->state_columns[i] > 0) {
-      long rows = a[i].data && a[i].columns == out->state_columns[i]
-                      ? a[i].length / out->state_columns[i]
-                      : 0;
-      mbs_output_put_rows(out->w, out->h_state[i], a[i].data, rows);
+      long rows_n = a[i].data && a[i].columns == out->state_columns[i]
+                        ? a[i].length / out->state_columns[i]
+                        : 0;
+      mbs_output_put_rows(out->w, out->h_state[i], a[i].data, rows_n);
     } else {
-      mbs_output_put(out->w, out->h_state[i], a[i].data);
+      mbs_output_put(out->w, out->h_state[i], rows[i]);
     }
   }
 }
@@ -959,6 +1078,9 @@ void mbs_recorder_free(mbsRecorder *out) {
   free(out->h_beam);
   free(out->beam_row);
   free(out->action_rows);
+  free(out->rep_prev);
+  free(out->rep_inc_row);
+  free(out->rep_zero);
   memset(out, 0, sizeof(*out));
 }
 
@@ -968,6 +1090,7 @@ mbsStatus mbs_recorder_describe(mbsRecorder *out, mbsWriter *w, const mbsModel *
                               mbsError *err) {
   memset(out, 0, sizeof(*out));
   out->w = w;
+  out->h_repeats = -1;
   out->nq = m->nq;
   out->qunits = qunits;
   out->extra = malloc((size_t)(3 * m->njoint + 1) * sizeof(double));
@@ -995,6 +1118,9 @@ mbsStatus mbs_recorder_describe(mbsRecorder *out, mbsWriter *w, const mbsModel *
   }
   if (st == MBS_OK) {
     st = describe_integrator_state(out, state, nstate, err);
+  }
+  if (st == MBS_OK) {
+    st = describe_repeats(out, state, nstate, m->ncon, err);
   }
   if (st == MBS_OK) {
     st = describe_bodies(out, m, err);

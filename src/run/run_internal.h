@@ -102,6 +102,20 @@ typedef struct {
   int action_sent;     /* the rows were given to the last record: the next sink call or
                           record starts afresh */
   int action_nomem;    /* a row could not be kept (out of memory): the next record fails */
+  /* /state/history_repeats (record.c mark_repeats): the predictor's history rows that repeat
+   * the previous record's, written as zeros and marked; h_repeats -1 without such a history */
+  int h_repeats, repeats;
+  int rep_inc, rep_pv, rep_sv, rep_pm, rep_mu; /* indices of the integrator's arrays, or -1:
+                                                  previous_increments, previous_velocity,
+                                                  scheme_velocity, previous_multipliers,
+                                                  multipliers */
+  int rep_blocks, rep_ncon;  /* blocks of nq in previous_increments; length of multipliers */
+  double *rep_prev;          /* the previous record's previous_increments blocks 0 .. K-2,
+                                scheme_velocity and multipliers, as given */
+  double *rep_inc_row;       /* previous_increments as written: block 0, then zeros */
+  double *rep_zero;          /* zeros: a repeated velocity or multiplier row as written */
+  int rep_have;              /* bits: which parts of rep_prev hold the previous record's */
+  long rep_count;            /* the writer's record count at the previous record's rows */
 } mbsRecorder;
 
 /* register every dataset and sidecar grid of a run of model m with w (docs/output.md; the
