@@ -67,6 +67,9 @@ typedef struct {
   mbsSystem *sys;            /* the system of one element (the window e0) */
   double *res, *dx, *jac;    /* its vectors */
   int *diag;                 /* (nblock x nsp) slot of each unknown's diagonal per block */
+  int blk[2 * ST_MAXK][2 * ST_MAXK]; /* the block of (row stage, column stage), -1 if absent
+                                        (looked up once: the assembly asks 10^5 times an
+                                        element) */
   double *Q, *W, *MU;        /* (nnode nq), (nnode nq), (ne k ncon): the block's iterate, Q as
                                 increments from qs (no round-off of O(1) coordinates in
                                 the kinematic rows) */
@@ -282,6 +285,9 @@ static mbsStatus init(const mbsModel *m, void **work, mbsError *err) {
     return mbs_error_set(err, MBS_ERR_NOMEM, NULL, 0, 0, "out of memory");
   }
   for (int s = 0; s < ns; s++) {
+    for (int s2 = 0; s2 < ns; s2++) {
+      w->blk[s][s2] = mbs_system_block(w->sys, s, s2);
+    }
     for (int b = w->sys->block_start[s]; b < w->sys->block_start[s + 1]; b++) {
       int s2 = w->sys->block_stage[b];
       for (int i = 0; i < (int)nsp; i++) {
@@ -310,12 +316,13 @@ static void jadd(double *jac, int slot, double v) {
 
 /* block maps of (row stage, column stage) */
 static const mbsSystemMaps *bmaps(const StWork *w, int s, int s2) {
-  return mbs_system_block_maps(w->sys, s, s2);
+  int b = w->blk[s][s2];
+  return b < 0 ? NULL : &w->sys->maps[b];
 }
 
 /* the diagonal's slots of block (s, s') (nsp), NULL if the block is absent */
 static const int *bdiag(const StWork *w, int s, int s2) {
-  int b = mbs_system_block(w->sys, s, s2);
+  int b = w->blk[s][s2];
   return b < 0 ? NULL : w->diag + (size_t)b * (size_t)w->sys->nsp;
 }
 
@@ -581,17 +588,24 @@ static double st_assemble(void *ctx, int with_jac) {
       for (int row = 0; row < m->nrow; row++) {
         const mbsConRow *c = &m->con[row];
         double gval = mbs_con_eval(c, q, grad);
+        /* the largest |f mu grad| of the row is |f mu| max |grad| (rounding is monotone and
+         * symmetric): one pass over the gradient for the scale */
+        double gmax = 0.0;
+        for (int x = 0; x < 3 * c->nnode; x++) {
+          gmax = larger(gmax, fabs(grad[x]));
+        }
         for (int i = 0; i < k; i++) {
           int si = sa[i + 1], sk = sbv[i + 1];
           double *rb = w->res + (size_t)sk * nsp, *rc = w->res + (size_t)si * nsp, f = wg * w->psi[g][i];
-          double fr = -wg * w->dpsi[g][i];
+          double fr = -wg * w->dpsi[g][i], fm = f * mu[row];
           for (int a = 0; a < c->nnode; a++) {
-            for (int j = 0; j < 3; j++) {
-              double t = f * mu[row] * grad[3 * a + j];
-              rb[3 * c->node[a] + j] += t;
-              scale = larger(scale, fabs(t));
-            }
+            double *ra = rb + 3 * c->node[a];
+            const double *ga = grad + 3 * a;
+            ra[0] += fm * ga[0];
+            ra[1] += fm * ga[1];
+            ra[2] += fm * ga[2];
           }
+          scale = larger(scale, fabs(fm) * gmax);
           rc[nq + row] += fr * gval;
           if (!with_jac) {
             continue;
