@@ -479,15 +479,20 @@ static double st_assemble(void *ctx, int with_jac) {
         const mbsElementKindTable *kind = mbs_element_kind(el->kind);
         int n = el->nq;
         if (kind->gradient) {
-          memset(H, 0, (size_t)(n * n) * sizeof(double));
-          kind->gradient(m, el, q, gv, with_jac ? H : NULL);
+          /* a linear potential (gravity) has no Hessian: its blocks are not in the pattern
+           * (system.c), and it adds nothing to hterm */
+          int hess = with_jac && !kind->linear;
+          if (hess) {
+            memset(H, 0, (size_t)(n * n) * sizeof(double));
+          }
+          kind->gradient(m, el, q, gv, hess ? H : NULL);
           for (int i = 0; i < k; i++) {
             double *rb = w->res + (size_t)sbv[i + 1] * nsp, f = wg * w->psi[g][i] * h2;
             for (int j = 0; j < n; j++) {
               rb[el->qidx[j]] += f * gv[j];
               scale = larger(scale, fabs(f * gv[j]));
             }
-            if (with_jac) {
+            if (hess) {
               double hm = 0.0;
               for (int b = 0; b <= k; b++) {
                 if (sa[b] < 0) {
