@@ -85,6 +85,10 @@ typedef struct {
   double ext0, dis0;         /* d's work and dissipation at the block's start */
   double hterm;
   double scale;              /* the last assembly's scale of the balance terms (st_split) */
+  int sc_valid;              /* sc_qn, sc_inertia are st_scales' of the iterate now (the
+                                driver asks 4-5 times an iteration; st_apply, the resets and
+                                a new window invalidate them) */
+  double sc_qn, sc_inertia;
   const mbsModel *m;
   mbsData *d;
   double *act;  /* (ne x 2) the solved block's int (T + V) dt, int (T - V) dt per element */
@@ -332,21 +336,30 @@ static void element_state(StWork *w, int e) {
   int nq = m->nq, k = w->k;
   for (int g = 0; g < w->ng; g++) {
     double *q = w->qg + (size_t)g * nq, *v = w->vg + (size_t)g * nq;
-    for (int i = 0; i < nq; i++) {
-      double a = 0.0, b = 0.0;
-      for (int j = 0; j <= k; j++) {
-        a += w->phi[g][j] * w->Q[(size_t)(e * k + j) * nq + i];
-        b += w->phi[g][j] * w->W[(size_t)(e * k + j) * nq + i];
+    double *mu = w->mug + (size_t)g * m->ncon;
+    /* the sums node by node over contiguous rows (the compiler vectorises them), in the
+     * order of the nodes: sum_j phi_j Q_j, then q = qs + that */
+    memset(q, 0, (size_t)nq * sizeof(double));
+    memset(v, 0, (size_t)nq * sizeof(double));
+    for (int j = 0; j <= k; j++) {
+      const double *Qj = w->Q + (size_t)(e * k + j) * nq, *Wj = w->W + (size_t)(e * k + j) * nq;
+      double p = w->phi[g][j];
+      for (int i = 0; i < nq; i++) {
+        q[i] += p * Qj[i];
+        v[i] += p * Wj[i];
       }
-      q[i] = w->qs[i] + a;
-      v[i] = b / w->h;
     }
-    for (int r = 0; r < m->ncon; r++) {
-      double a = 0.0;
-      for (int j = 0; j < k; j++) {
-        a += w->psi[g][j] * w->MU[(size_t)(e * k + j) * m->ncon + r];
+    for (int i = 0; i < nq; i++) {
+      q[i] = w->qs[i] + q[i];
+      v[i] = v[i] / w->h;
+    }
+    memset(mu, 0, (size_t)m->ncon * sizeof(double));
+    for (int j = 0; j < k; j++) {
+      const double *Mj = w->MU + (size_t)(e * k + j) * m->ncon;
+      double p = w->psi[g][j];
+      for (int r = 0; r < m->ncon; r++) {
+        mu[r] += p * Mj[r];
       }
-      w->mug[(size_t)g * m->ncon + r] = a;
     }
   }
 }
@@ -590,6 +603,41 @@ static double st_assemble(void *ctx, int with_jac) {
         }
       }
       /* quadratic rows */
+      if (!with_jac) {
+        /* the residual alone: each row's gradient into the k balance stages at once (the
+         * same sums in the same order as below) */
+        double fm_f[ST_MAXK], fr_i[ST_MAXK];
+        double *rb_i[ST_MAXK], *rc_i[ST_MAXK];
+        for (int i = 0; i < k; i++) {
+          fm_f[i] = wg * w->psi[g][i];
+          fr_i[i] = -wg * w->dpsi[g][i];
+          rb_i[i] = w->res + (size_t)sbv[i + 1] * nsp;
+          rc_i[i] = w->res + (size_t)sa[i + 1] * nsp + nq;
+        }
+        for (int row = 0; row < m->nrow; row++) {
+          const mbsConRow *c = &m->con[row];
+          double gval = mbs_con_eval(c, q, grad), gmax = 0.0;
+          for (int x = 0; x < 3 * c->nnode; x++) {
+            gmax = larger(gmax, fabs(grad[x]));
+          }
+          double fm[ST_MAXK];
+          for (int i = 0; i < k; i++) {
+            fm[i] = fm_f[i] * mu[row];
+            scale = larger(scale, fabs(fm[i]) * gmax);
+            rc_i[i][row] += fr_i[i] * gval;
+          }
+          for (int a = 0; a < c->nnode; a++) {
+            const double *ga = grad + 3 * a;
+            for (int i = 0; i < k; i++) {
+              double *ra = rb_i[i] + 3 * c->node[a];
+              ra[0] += fm[i] * ga[0];
+              ra[1] += fm[i] * ga[1];
+              ra[2] += fm[i] * ga[2];
+            }
+          }
+        }
+        continue;
+      }
       for (int row = 0; row < m->nrow; row++) {
         const mbsConRow *c = &m->con[row];
         double gval = mbs_con_eval(c, q, grad);
@@ -663,17 +711,22 @@ static double st_assemble(void *ctx, int with_jac) {
 static void st_scales(void *ctx, double *qn, double *inertia) {
   StWork *w = ctx;
   int nq = w->m->nq;
-  /* the system's nodes (the element e0's, its known first node too) */
-  const double *Qw = w->Q + (size_t)win_n0(w) * nq, *Ww = w->W + (size_t)win_n0(w) * nq;
-  double dn = mbs_norm_inf(Qw, (w->k + 1) * nq);
-  *qn = mbs_norm_inf(w->qs, nq) + dn;
-  if (inertia) {
+  if (!w->sc_valid) {
+    /* the system's nodes (the element e0's, its known first node too) */
+    const double *Qw = w->Q + (size_t)win_n0(w) * nq, *Ww = w->W + (size_t)win_n0(w) * nq;
+    double dn = mbs_norm_inf(Qw, (w->k + 1) * nq);
+    w->sc_qn = mbs_norm_inf(w->qs, nq) + dn;
     /* the inertia terms (M w) and the kinematic rows' (increments of q, w) */
     double mmax = 1.0, wn = mbs_norm_inf(Ww, (w->k + 1) * nq);
     for (int c = 0; c < w->m->nmass; c++) {
       mmax = fmax(mmax, fabs(w->m->mass_val[c]));
     }
-    *inertia = fmax(mmax * wn, dn);
+    w->sc_inertia = fmax(mmax * wn, dn);
+    w->sc_valid = 1;
+  }
+  *qn = w->sc_qn;
+  if (inertia) {
+    *inertia = w->sc_inertia;
   }
 }
 
@@ -709,6 +762,7 @@ static void st_split(void *ctx, const double *res, double *rq, double *rg) {
 
 static void st_apply(void *ctx, const double *dx) {
   StWork *w = ctx;
+  w->sc_valid = 0;
   int nq = w->m->nq, nc = w->m->ncon, nsp = w->sys->nsp;
   for (int l = 1; l <= w->k; l++) {
     const double *xa = dx + (size_t)stage_a(l) * nsp, *xb = dx + (size_t)stage_b(l) * nsp;
@@ -729,6 +783,7 @@ static void st_apply(void *ctx, const double *dx) {
 static void reset_nodes(StWork *w, int n0, int n1) {
   size_t nq = (size_t)w->m->nq, nc = (size_t)w->m->ncon, a = (size_t)n0 + 1;
   size_t c = (size_t)(n1 - n0);
+  w->sc_valid = 0;
   memcpy(w->Q + a * nq, w->Q0 + a * nq, c * nq * sizeof(double));
   memcpy(w->W + a * nq, w->W0 + a * nq, c * nq * sizeof(double));
   memcpy(w->MU + (size_t)n0 * nc, w->MU0 + (size_t)n0 * nc, c * nc * sizeof(double));
@@ -747,6 +802,7 @@ static void st_reset(void *ctx) {
 /* the whole block's iterate back to the predictor */
 static void reset_all(StWork *w) {
   size_t nq = (size_t)w->m->nq, nc = (size_t)w->m->ncon;
+  w->sc_valid = 0;
   memcpy(w->Q, w->Q0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->W, w->W0, (size_t)w->nnode * nq * sizeof(double));
   memcpy(w->MU, w->MU0, (size_t)(w->ne * w->k) * nc * sizeof(double));
@@ -862,6 +918,7 @@ static void predict(StWork *w, const double *q0, const double *v0, int prev, dou
   }
   /* the known start */
   memcpy(w->qs, q0, (size_t)nq * sizeof(double));
+  w->sc_valid = 0;
   memset(w->Q0, 0, (size_t)nq * sizeof(double));
   for (int i = 0; i < nq; i++) {
     w->W0[i] = w->h * v0[i];
@@ -892,6 +949,7 @@ static void predict_history(StWork *w, const double *q0, const double *v0) {
     }
   }
   memcpy(w->qs, q0, (size_t)nq * sizeof(double));
+  w->sc_valid = 0;
   memset(w->Q0, 0, (size_t)nq * sizeof(double));
   for (int i = 0; i < nq; i++) {
     w->W0[i] = w->h * v0[i];
@@ -1020,6 +1078,7 @@ static mbsStatus solve_block(const mbsModel *m, mbsData *d, StWork *w, double h,
    * each from the cubic continuation of the one before (the first: of the previous block) */
   for (int e = 0; e < w->ne && st == MBS_OK; e++) {
     w->e0 = e;
+    w->sc_valid = 0;
     int cubic = e > 0 || w->pred_cubic;
     if (e > 0) {
       predict_element(w, 1);
@@ -1192,6 +1251,7 @@ mbsSystem *mbs_spacetime_begin(const mbsModel *m, mbsData *d, double h) {
   w->valid = 0;
   w->t0 = d->t;
   w->e0 = 0;
+  w->sc_valid = 0;
   reset_all(w);
   return w->sys;
 }
