@@ -46,6 +46,7 @@ struct mbsLinsolve {
   const int *perm;    /* NULL, or the pivot order given (mbs_linsolve_set_order) */
   double rcond_fresh; /* rcond of the last factorization with fresh pivoting */
   double repivot;     /* a reused order's rcond below this times rcond_fresh: fresh pivots */
+  int ordering;       /* KLU's fill-reducing order: 0 AMD (the default), 1 COLAMD */
   int btf;            /* KLU's block triangular form before its AMD order: 1 (the default),
                        * 0 none, -1 only where it finds more than one block */
   long analyses;      /* symbolic analyses done */
@@ -169,6 +170,7 @@ static mbsStatus klu_analyse(mbsLinsolve *ls, mbsError *err) {
       ls->ksym = klu_analyze_given(ls->n, ap, ai, q, q, &ls->common);
     } else {
       ls->common.btf = ls->btf != 0;
+      ls->common.ordering = ls->ordering;
       ls->ksym = klu_analyze(ls->n, ap, ai, &ls->common);
       /* btf -1: a pattern that the block triangular form leaves one block is ordered again,
        * by AMD on its own symmetric pattern (mbs_linsolve_set_btf) */
@@ -530,6 +532,10 @@ void mbs_linsolve_set_scaling(mbsLinsolve *ls, int scale) {
 
 void mbs_linsolve_set_btf(mbsLinsolve *ls, int btf) {
   ls->btf = btf;
+}
+
+void mbs_linsolve_set_ordering(mbsLinsolve *ls, int colamd) {
+  ls->ordering = colamd ? 1 : 0;
 }
 
 void mbs_linsolve_set_pivoting(mbsLinsolve *ls, double tol, double ratio, int btf) {
