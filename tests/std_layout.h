@@ -74,7 +74,7 @@ static inline tlWriter *tl_find(const mbsWriter *w) {
 static inline int tl_series(mbsWriter *w, const char *path, mbsOutType type, int rank, int n0,
                             int n1, int n2, const char *units, int optional, int nonfinite_ok,
                             mbsError *err) {
-  mbsSeriesSpec s = {path, type, rank, {n0, n1, n2}, units, optional, nonfinite_ok};
+  mbsSeriesSpec s = {path, type, rank, {n0, n1, n2}, units, optional, nonfinite_ok, 0};
   return mbs_output_add_series(w, &s, err);
 }
 

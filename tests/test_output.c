@@ -1382,8 +1382,8 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
   mbs_output_set_flush_interval(w, every_flush ? 0.0 : INFINITY);
 
   /* a beam of 4 nodes: positions and tangents, its own group */
-  mbsSeriesSpec pos = {"/beams/rod/position", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "m", 0, 0};
-  mbsSeriesSpec tan = {"/beams/rod/tangent", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "1", 0, 0};
+  mbsSeriesSpec pos = {"/beams/rod/position", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "m", 0, 0, 0};
+  mbsSeriesSpec tan = {"/beams/rod/tangent", MBS_OUT_FLOAT64, 2, {4, 3, 0}, "1", 0, 0, 0};
   int hp = mbs_output_add_series(w, &pos, &err);
   ck_assert_msg(hp > 0, "add: %s", err.msg);
   int ht = mbs_output_add_series(w, &tan, &err);
@@ -1403,7 +1403,7 @@ static void write_registry_run(const char *path, long nrec, int every_flush) {
   /* the same path twice, a bad shape: refused */
   ck_assert_int_lt(mbs_output_add_series(w, &pos, &err), 0);
   ck_assert_int_eq(err.status, MBS_ERR_ARGS);
-  mbsSeriesSpec badspec = {"/beams/x", MBS_OUT_INT32, 1, {2, 0, 0}, "1", 1, 0};
+  mbsSeriesSpec badspec = {"/beams/x", MBS_OUT_INT32, 1, {2, 0, 0}, "1", 1, 0, 0};
   ck_assert_int_lt(mbs_output_add_series(w, &badspec, &err), 0);
   ck_assert_int_eq(err.status, MBS_ERR_ARGS);
 
@@ -1599,8 +1599,8 @@ START_TEST(test_chunk_packing) {
   mbsError err;
   mbsWriter *w = open_test_writer(path, "packing", 30.0, 0, 0);
   mbs_output_set_flush_interval(w, INFINITY);
-  mbsSeriesSpec noise = {"/noise", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
-  mbsSeriesSpec zeros = {"/zeros", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0};
+  mbsSeriesSpec noise = {"/noise", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0, 0};
+  mbsSeriesSpec zeros = {"/zeros", MBS_OUT_FLOAT64, 1, {4, 0, 0}, "1", 0, 0, 0};
   int hn = mbs_output_add_series(w, &noise, &err);
   int hz = mbs_output_add_series(w, &zeros, &err);
   ck_assert_int_gt(hz, hn);
@@ -1702,6 +1702,75 @@ static double hist_val(long k, int b, int i) {
   return pack_noise(k - b, 8 + i);
 }
 
+/* a row of equal blocks (mbsSeriesSpec.blocks, /state/previous_increments) is chunked a
+ * block at a time: a block of zeros in every record of a chunk is a chunk never written,
+ * and every value reads back bit for bit, at the close only or flushed at every record */
+START_TEST(test_block_chunks) {
+  for (int flush_each = 0; flush_each < 2; flush_each++) {
+    for (int level = 0; level < 2; level++) {
+      char path[256];
+      path_in(path, sizeof(path), "blocks.h5");
+      mbsError err;
+      mbsOutputInfo info = {.version = "0.1.0", .title = "blocks", .deck_text = "",
+                            .integrator = "em", .integrator_reason = "test", .dt = 0.01,
+                            .t_end = 1.0, .overwrite = 1, .deflate_level = level ? 1 : -1};
+      mbsWriter *w = mbs_output_create(path, &info, &err);
+      ck_assert_msg(w != NULL, "create: %s", err.msg);
+      mbs_output_set_flush_interval(w, flush_each ? 0.0 : INFINITY);
+      mbsSeriesSpec hist = {.path = "/history", .type = MBS_OUT_FLOAT64, .rank = 1,
+                            .shape = {4 * NHIST, 0, 0}, .units = "1", .blocks = 4};
+      int hh = mbs_output_add_series(w, &hist, &err);
+      ck_assert_msg(hh >= 0, "series: %s", err.msg);
+      double *row = malloc(4 * NHIST * sizeof(double));
+      ck_assert_ptr_nonnull(row);
+      /* blocks 1-3 zero but in records 5 and 6 (the second chunk of 4 rows) */
+      for (long k = 0; k < NHREC; k++) {
+        for (int b = 0; b < 4; b++) {
+          for (int i = 0; i < NHIST; i++) {
+            row[b * NHIST + i] = b == 0 || k == 5 || k == 6 ? hist_val(k, b, i) : 0.0;
+          }
+        }
+        mbs_output_put(w, hh, row);
+        ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
+                      err.msg);
+      }
+      ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
+      hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+      ck_assert_int_ge(f, 0);
+      hid_t d = H5Dopen2(f, "/history", H5P_DEFAULT);
+      hid_t dcpl = H5Dget_create_plist(d);
+      hsize_t cdims[2];
+      ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
+      ck_assert_uint_eq(cdims[0], 4);
+      ck_assert_uint_eq(cdims[1], NHIST);
+      H5Pclose(dcpl);
+      /* block 0 of every chunk of rows, and blocks 1-3 of the second */
+      hsize_t nchunk = 0;
+      hid_t fs = H5Dget_space(d);
+      ck_assert_int_ge(H5Dget_num_chunks(d, fs, &nchunk), 0);
+      H5Sclose(fs);
+      ck_assert_uint_eq(nchunk, (NHREC + 3) / 4 + 3);
+      double *all = malloc((size_t)NHREC * 4 * NHIST * sizeof(double));
+      ck_assert_ptr_nonnull(all);
+      ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all), 0);
+      for (long k = 0; k < NHREC; k++) {
+        for (int b = 0; b < 4; b++) {
+          for (int i = 0; i < NHIST; i++) {
+            double want = b == 0 || k == 5 || k == 6 ? hist_val(k, b, i) : 0.0;
+            ck_assert(all[(k * 4 + b) * NHIST + i] == want);
+          }
+        }
+      }
+      free(all);
+      free(row);
+      H5Dclose(d);
+      H5Fclose(f);
+      ck_assert_int_eq(open_ids(), 0);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_wide_row_chunks) {
   for (int flush_each = 0; flush_each < 2; flush_each++) {
     char path[256];
@@ -1710,8 +1779,8 @@ START_TEST(test_wide_row_chunks) {
     mbsWriter *w = open_test_writer(path, "wide rows", 1.0, 0, 1);
     mbs_output_set_flush_interval(w, flush_each ? 0.0 : INFINITY);
     /* 4 blocks of NHIST doubles (32 kB a row), and a row of 40000 doubles (320 kB) */
-    mbsSeriesSpec hist = {"/history", MBS_OUT_FLOAT64, 1, {4 * NHIST, 0, 0}, "1", 0, 0};
-    mbsSeriesSpec big = {"/big", MBS_OUT_FLOAT64, 1, {40000, 0, 0}, "1", 0, 0};
+    mbsSeriesSpec hist = {"/history", MBS_OUT_FLOAT64, 1, {4 * NHIST, 0, 0}, "1", 0, 0, 0};
+    mbsSeriesSpec big = {"/big", MBS_OUT_FLOAT64, 1, {40000, 0, 0}, "1", 0, 0, 0};
     int hh = mbs_output_add_series(w, &hist, &err);
     int hb = mbs_output_add_series(w, &big, &err);
     ck_assert_msg(hh >= 0 && hb > hh, "series: %s", err.msg);
@@ -1809,8 +1878,8 @@ START_TEST(test_component_chunks) {
     mbsError err;
     mbsWriter *w = open_test_writer(path, "components", 7.0, 0, 0);
     mbs_output_set_flush_interval(w, every ? 0.0 : INFINITY);
-    mbsSeriesSpec vec = {"/vec", MBS_OUT_FLOAT64, 2, {NOBJ, 3, 0}, "m", 0, 0};
-    mbsSeriesSpec mat = {"/mat", MBS_OUT_FLOAT64, 3, {NOBJ, 3, 3}, "1", 0, 0};
+    mbsSeriesSpec vec = {"/vec", MBS_OUT_FLOAT64, 2, {NOBJ, 3, 0}, "m", 0, 0, 0};
+    mbsSeriesSpec mat = {"/mat", MBS_OUT_FLOAT64, 3, {NOBJ, 3, 3}, "1", 0, 0, 0};
     int hv = mbs_output_add_series(w, &vec, &err);
     int hm = hv < 0 ? -1 : mbs_output_add_series(w, &mat, &err);
     ck_assert_msg(hm > hv, "series: %s", err.msg);
@@ -2069,6 +2138,7 @@ Suite *output_suite(void) {
   tcase_add_test(tc, test_ragged_and_grids);
   tcase_add_test(tc, test_chunk_packing);
   tcase_add_test(tc, test_wide_row_chunks);
+  tcase_add_test(tc, test_block_chunks);
   tcase_add_test(tc, test_component_chunks);
   tcase_add_test(tc, test_fixed_tables);
   suite_add_tcase(s, tc);

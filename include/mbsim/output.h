@@ -68,6 +68,9 @@ typedef struct {
                                   0: a row is required unless the row is empty */
   int nonfinite_ok;            /* 1: NaN or infinity may be written (unused columns); 0: a
                                   non-finite value refuses the whole record (blown up) */
+  int blocks;                  /* > 1, rank 1 and a length it divides: the row is that many
+                                  equal blocks, chunked apart, so that a block of zeros is a
+                                  chunk never written (0 or 1: the row whole) */
 } mbsSeriesSpec;
 
 /* declare a series; returns its handle, or -1 with err filled (MBS_ERR_ARGS: a bad spec, a

@@ -120,6 +120,8 @@ typedef struct {
                          body's or joint's vectors and matrices, see series_init) */
   size_t ncol;        /* chunks side by side per block of rows: the columns, or 1 */
   size_t col_stride;  /* bytes from one element of a column to the next in the buffer */
+  size_t block_elems; /* > 0: the row is ncol blocks of this many elements, a chunk each
+                         (mbsSeriesSpec.blocks) */
   unsigned char *stored; /* (1, or the columns) chunks to store without deflate before the
                             next one is tried again (chunk_write) */
 } series;
@@ -452,7 +454,7 @@ static herr_t dataset_attr_strings(hid_t file, const char *path, const char *nam
 
 /* row shape, memory type and chunking of a series of rank-1 + 1 dimensions (dims[1..] set
  * by the caller); allocates its buffer */
-static int series_init(series *s, mbsOutType type, int rank, int table) {
+static int series_init(series *s, mbsOutType type, int rank, int table, int blocks) {
   s->dset = H5I_INVALID_HID;
   s->type = type;
   s->rank = rank;
@@ -494,13 +496,22 @@ static int series_init(series *s, mbsOutType type, int rank, int table) {
   }
   s->ncol = s->columns ? (size_t)s->dims[rank - 1] : 1;
   s->col_stride = s->ncol * elem;
+  /* a row of equal blocks, a chunk each (/state/previous_increments: the blocks a record
+   * repeats from the one before are zeros, record.c mark_repeats, and so chunks of zeros,
+   * neither shuffled, deflated nor written) */
+  s->block_elems = 0;
+  if (blocks > 1 && !table && !s->columns && rank == 2 && s->dims[1] > 0 &&
+      s->dims[1] % (hsize_t)blocks == 0) {
+    s->ncol = (size_t)blocks;
+    s->block_elems = (size_t)(s->dims[1] / (hsize_t)blocks);
+  }
   hsize_t chunk_row_bytes = chunk_elems / s->ncol * file_elem;
   s->chunk_rows = CHUNK_TARGET_BYTES / chunk_row_bytes;
   /* wide rows (/state/q and the integrator's arrays, a row of 14-77 kB on the 200-link
    * chain) still get CHUNK_MIN_ROWS records per chunk, up to CHUNK_MAX_BYTES: deflate then
-   * sees a record beside the one before, whose high-order bytes it repeats, and the step
-   * history of /state/previous_increments (three of its four blocks are the previous
-   * record's) is found within its window (docs/output.md "Compression") */
+   * sees a record beside the one before, whose high-order bytes it repeats (the step
+   * history's blocks that repeat the previous record's are zeros: record.c mark_repeats;
+   * docs/output.md "Compression") */
   if (s->chunk_rows < CHUNK_MIN_ROWS) {
     hsize_t most = CHUNK_MAX_BYTES / chunk_row_bytes;
     s->chunk_rows = most < CHUNK_MIN_ROWS ? most : CHUNK_MIN_ROWS;
@@ -540,10 +551,11 @@ static herr_t series_create(hid_t file, const char *path, series *s, int level) 
    * chunk dimension may not exceed a fixed maximum of 0 */
   for (int i = 0; i < s->rank; i++) {
     maxdims[i] = (i == 0 || s->dims[i] == 0) ? H5S_UNLIMITED : s->dims[i];
-    chunk[i] = i == 0                             ? s->chunk_rows
-               : i == s->rank - 1 && s->columns ? 1
-               : s->dims[i] > 0                 ? s->dims[i]
-                                                : 1;
+    chunk[i] = i == 0                                 ? s->chunk_rows
+               : i == s->rank - 1 && s->columns     ? 1
+               : i == s->rank - 1 && s->block_elems ? s->block_elems
+               : s->dims[i] > 0                     ? s->dims[i]
+                                                    : 1;
   }
   space = H5Screate_simple(s->rank, s->dims, maxdims);
   dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -754,10 +766,25 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
   if (esize == 0 || bytes > pk->cap) {
     return -1;
   }
+  size_t block_bytes = s->block_elems * esize;
   for (size_t c = 0; c < ncol; c++) {
+    /* a block of the row: its rows gathered (into packed, free until pack), a block of
+     * zeros not written (see below) */
+    const unsigned char *block = NULL;
+    if (s->block_elems) {
+      unsigned char *g = pk->level == 0 ? pk->shuffled : pk->packed;
+      for (size_t r = 0; r < (size_t)s->chunk_rows; r++) {
+        memcpy(g + r * block_bytes, s->buf + r * s->row_bytes + c * block_bytes, block_bytes);
+      }
+      offset[s->rank - 1] = c * s->block_elems;
+      if (all_zero(g, bytes)) {
+        continue;
+      }
+      block = g;
+    }
     if (pk->level == 0) {
       /* no filters: the chunk's elements as they are (a table's column gathered) */
-      const unsigned char *chunk = s->buf;
+      const unsigned char *chunk = block ? block : s->buf;
       if (s->columns) {
         for (size_t i = 0; i < bytes / esize; i++) {
           memcpy(pk->shuffled + i * esize, s->buf + c * esize + i * s->col_stride, esize);
@@ -773,7 +800,7 @@ static herr_t chunk_write(series *s, chunk_packer *pk) {
       }
       continue;
     }
-    shuffle_chunk(pk->shuffled, s->buf + c * esize, bytes / esize, esize,
+    shuffle_chunk(pk->shuffled, block ? block : s->buf + c * esize, bytes / esize, esize,
                   s->columns ? s->col_stride : esize);
     /* a chunk of zeros (a drive's columns where nothing drives) is not written: a chunk
      * never written reads as the fill value, 0, in every HDF5 reader, and one a flush
@@ -1602,7 +1629,7 @@ static int add_series(mbsWriter *w, const mbsSeriesSpec *spec, int table, mbsErr
     goto nomem;
   }
   strcpy(s->path, spec->path);
-  if (series_init(s, spec->type, spec->rank + 1, table) < 0) {
+  if (series_init(s, spec->type, spec->rank + 1, table, spec->blocks) < 0) {
     free(s->path);
     goto nomem;
   }

@@ -197,7 +197,19 @@ static mbsStatus describe_integrator_state(mbsRecorder *out, const mbsStateArray
       out->h_state[out->nstate++] = h;
       continue;
     }
-    int h = series(out, path, MBS_OUT_FLOAT64, 1, a[i].length, 0, units, 1, err);
+    /* the predictor's history a block per step, a chunk each: the blocks that repeat the
+     * previous record's are written as zeros (mark_repeats), chunks never written */
+    mbsSeriesSpec spec = {.path = path,
+                          .type = MBS_OUT_FLOAT64,
+                          .rank = 1,
+                          .shape = {a[i].length, 0, 0},
+                          .units = units,
+                          .optional = 1};
+    if (strcmp(a[i].name, "previous_increments") == 0 && out->nq > 0 &&
+        a[i].length % out->nq == 0) {
+      spec.blocks = a[i].length / out->nq;
+    }
+    int h = mbs_output_add_series(out->w, &spec, err);
     if (h < 0 || (suffix && a[i].length == out->nq && column_units(out, h, suffix, err))) {
       return err->status;
     }
