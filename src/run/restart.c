@@ -518,8 +518,8 @@ mbsStatus mbs_restart_load(mbsRestart *rs, const char *path, const char *out_pat
   if (missing[0] && t > 0.0) {
     size_t k = strlen(notes);
     snprintf(notes + k, nnotes - k,
-             "'%s' has no %s state at t = %g (%s); the restart does not repeat the earlier run "
-             "exactly\n",
+             "'%s' lacks part of the %s state at t = %g (%s); the restart does not repeat the "
+             "earlier run exactly\n",
              path, mbs_integrator_word(m->integrator), t, missing);
   }
 

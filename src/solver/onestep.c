@@ -343,8 +343,8 @@ static mbsStatus import_history(const mbsModel *m, mbsImplicitWork *w, const mbs
     if (missing && nmissing > 0) {
       size_t l = strlen(missing);
       snprintf(missing + l, nmissing - l,
-               "%sprevious_increments, previous_steps, previous_multipliers: the first %d "
-               "steps predict by Adams-Bashforth",
+               "%sprevious_increments, previous_steps, previous_multipliers (absent, or the "
+               "history of another length): the first %d steps predict by Adams-Bashforth",
                l > 0 ? "; " : "", MBS_PRED_MIN_STEPS);
     }
     return MBS_OK;
