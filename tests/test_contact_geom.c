@@ -43,6 +43,15 @@ static void world(double p[3], const mbsPose *P, double l0, double l1, double l2
   }
 }
 
+/* n numbers uniform in [0, 1) from a linear congruential sequence (seeded, so every run of a
+ * test draws the same configurations) */
+static void uniforms(unsigned *seed, double *u, int n) {
+  for (int i = 0; i < n; i++) {
+    *seed = *seed * 1103515245u + 12345u;
+    u[i] = (double)(*seed >> 8) / 16777216.0;
+  }
+}
+
 /* world direction of shape components */
 static void wdir(double p[3], const mbsPose *P, double l0, double l1, double l2) {
   for (int r = 0; r < 3; r++) {
@@ -459,10 +468,7 @@ START_TEST(test_box_box_overlap_polygon) {
   int trials = 0;
   for (int trial = 0; trial < 400; trial++) {
     double u[9];
-    for (int i = 0; i < 9; i++) {
-      seed = seed * 1103515245u + 12345u;
-      u[i] = (double)(seed >> 8) / 16777216.0;
-    }
+    uniforms(&seed, u, 9);
     double ha[3] = {0.3 + u[0], 0.3 + u[1], 0.2 + u[2]}, hb[3] = {0.3 + u[3], 0.3 + u[4], 0.5};
     double yaw = 2 * PI * u[5], sink = 1e-4 * u[6];
     double bx = 1.6 * (ha[0] + hb[0]) * (u[7] - 0.5), by = 1.6 * (ha[1] + hb[1]) * (u[8] - 0.5);
@@ -632,10 +638,7 @@ START_TEST(test_box_box_random) {
   int most = 0, total = 0;
   for (int trial = 0; trial < 3000; trial++) {
     double u[8];
-    for (int i = 0; i < 8; i++) {
-      seed = seed * 1103515245u + 12345u;
-      u[i] = (double)(seed >> 8) / 16777216.0;
-    }
+    uniforms(&seed, u, 8);
     double Ra[9], Rb[9];
     rot(Ra, u[0] - 0.5, u[1] - 0.5, u[2] - 0.5, 6.0 * u[3]);
     rot(Rb, u[4] - 0.5, u[5] - 0.5, u[6] - 0.5, 6.0 * u[7]);
@@ -711,10 +714,7 @@ START_TEST(test_box_box_vertex_on_face) {
   int found = 0;
   for (int trial = 0; trial < 2000; trial++) {
     double u[12];
-    for (int i = 0; i < 12; i++) {
-      seed = seed * 1103515245u + 12345u;
-      u[i] = (double)(seed >> 8) / 16777216.0;
-    }
+    uniforms(&seed, u, 12);
     double Ra[9], Rb[9], far = trial % 2 ? 1e3 : 0.0;
     rot(Ra, u[0] - 0.5, u[1] - 0.5, u[2] - 0.5, 0.2 + 2.5 * u[3]);
     rot(Rb, u[4] - 0.5, u[5] - 0.5, u[6] - 0.5, 3.0 * u[7]);
@@ -772,10 +772,7 @@ START_TEST(test_box_box_edge_cross_found) {
   int found = 0;
   for (int trial = 0; trial < 2000; trial++) {
     double u[14];
-    for (int i = 0; i < 14; i++) {
-      seed = seed * 1103515245u + 12345u;
-      u[i] = (double)(seed >> 8) / 16777216.0;
-    }
+    uniforms(&seed, u, 14);
     double Ra[9], Rb[9], far = trial % 2 ? 1e3 : 0.0;
     rot(Ra, u[0] - 0.5, u[1] - 0.5, u[2] - 0.5, 6.0 * u[3]);
     rot(Rb, u[4] - 0.5, u[5] - 0.5, u[6] - 0.5, 6.0 * u[7]);
@@ -906,10 +903,7 @@ START_TEST(test_capsule_capsule) {
   unsigned seed = 77u;
   for (int trial = 0; trial < 20; trial++) {
     double u[8];
-    for (int i = 0; i < 8; i++) {
-      seed = seed * 1103515245u + 12345u;
-      u[i] = (double)(seed >> 8) / 16777216.0;
-    }
+    uniforms(&seed, u, 8);
     double R1[9], R2[9];
     rot(R1, u[0] - 0.5, u[1] - 0.5, u[2], 3 * u[3]);
     rot(R2, u[4], u[5] - 0.5, u[6] - 0.5, 3 * u[7]);

@@ -1702,6 +1702,50 @@ static double hist_val(long k, int b, int i) {
   return pack_noise(k - b, 8 + i);
 }
 
+/* what block b of record k holds: hist_val, or with zeroed the rows of a record-every-step
+ * history whose repeated blocks are zeros (blocks 1-3 zero but in records 5 and 6, the
+ * second chunk of 4 rows) */
+static double hist_want(long k, int b, int i, int zeroed) {
+  return !zeroed || b == 0 || k == 5 || k == 6 ? hist_val(k, b, i) : 0.0;
+}
+
+static void hist_row(double *row, long k, int zeroed) {
+  for (int b = 0; b < 4; b++) {
+    for (int i = 0; i < NHIST; i++) {
+      row[b * NHIST + i] = hist_want(k, b, i, zeroed);
+    }
+  }
+}
+
+/* /history of the file at path, opened (its file in *f), chunked 4 records at a time: the
+ * chunk's shape in cdims */
+static hid_t hist_open(const char *path, hid_t *f, hsize_t cdims[2]) {
+  *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert_int_ge(*f, 0);
+  hid_t d = H5Dopen2(*f, "/history", H5P_DEFAULT);
+  ck_assert_int_ge(d, 0);
+  hid_t dcpl = H5Dget_create_plist(d);
+  ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
+  ck_assert_uint_eq(cdims[0], 4);
+  H5Pclose(dcpl);
+  return d;
+}
+
+/* every value of /history (d) reads back bit for bit */
+static void hist_check(hid_t d, int zeroed) {
+  double *all = malloc((size_t)NHREC * 4 * NHIST * sizeof(double));
+  ck_assert_ptr_nonnull(all);
+  ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all), 0);
+  for (long k = 0; k < NHREC; k++) {
+    for (int b = 0; b < 4; b++) {
+      for (int i = 0; i < NHIST; i++) {
+        ck_assert(all[(k * 4 + b) * NHIST + i] == hist_want(k, b, i, zeroed));
+      }
+    }
+  }
+  free(all);
+}
+
 /* a row of equal blocks (mbsSeriesSpec.blocks, /state/previous_increments) is chunked a
  * block at a time: a block of zeros in every record of a chunk is a chunk never written,
  * and every value reads back bit for bit, at the close only or flushed at every record */
@@ -1723,45 +1767,24 @@ START_TEST(test_block_chunks) {
       ck_assert_msg(hh >= 0, "series: %s", err.msg);
       double *row = malloc(4 * NHIST * sizeof(double));
       ck_assert_ptr_nonnull(row);
-      /* blocks 1-3 zero but in records 5 and 6 (the second chunk of 4 rows) */
       for (long k = 0; k < NHREC; k++) {
-        for (int b = 0; b < 4; b++) {
-          for (int i = 0; i < NHIST; i++) {
-            row[b * NHIST + i] = b == 0 || k == 5 || k == 6 ? hist_val(k, b, i) : 0.0;
-          }
-        }
+        hist_row(row, k, 1);
         mbs_output_put(w, hh, row);
         ck_assert_msg(mbs_output_append(w, 0.01 * (double)k, &err) == MBS_OK, "append: %s",
                       err.msg);
       }
       ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
-      hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-      ck_assert_int_ge(f, 0);
-      hid_t d = H5Dopen2(f, "/history", H5P_DEFAULT);
-      hid_t dcpl = H5Dget_create_plist(d);
+      hid_t f;
       hsize_t cdims[2];
-      ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
-      ck_assert_uint_eq(cdims[0], 4);
+      hid_t d = hist_open(path, &f, cdims);
       ck_assert_uint_eq(cdims[1], NHIST);
-      H5Pclose(dcpl);
       /* block 0 of every chunk of rows, and blocks 1-3 of the second */
       hsize_t nchunk = 0;
       hid_t fs = H5Dget_space(d);
       ck_assert_int_ge(H5Dget_num_chunks(d, fs, &nchunk), 0);
       H5Sclose(fs);
       ck_assert_uint_eq(nchunk, (NHREC + 3) / 4 + 3);
-      double *all = malloc((size_t)NHREC * 4 * NHIST * sizeof(double));
-      ck_assert_ptr_nonnull(all);
-      ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all), 0);
-      for (long k = 0; k < NHREC; k++) {
-        for (int b = 0; b < 4; b++) {
-          for (int i = 0; i < NHIST; i++) {
-            double want = b == 0 || k == 5 || k == 6 ? hist_val(k, b, i) : 0.0;
-            ck_assert(all[(k * 4 + b) * NHIST + i] == want);
-          }
-        }
-      }
-      free(all);
+      hist_check(d, 1);
       free(row);
       H5Dclose(d);
       H5Fclose(f);
@@ -1787,11 +1810,7 @@ START_TEST(test_wide_row_chunks) {
     double *row = malloc(4 * NHIST * sizeof(double)), *brow = calloc(40000, sizeof(double));
     ck_assert(row && brow);
     for (long k = 0; k < NHREC; k++) {
-      for (int b = 0; b < 4; b++) {
-        for (int i = 0; i < NHIST; i++) {
-          row[b * NHIST + i] = hist_val(k, b, i);
-        }
-      }
+      hist_row(row, k, 0);
       brow[k] = (double)k;
       mbs_output_put(w, hh, row);
       mbs_output_put(w, hb, brow);
@@ -1800,33 +1819,18 @@ START_TEST(test_wide_row_chunks) {
     }
     ck_assert_int_eq(mbs_output_close(w, &err), MBS_OK);
 
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    ck_assert_int_ge(f, 0);
-    hid_t d = H5Dopen2(f, "/history", H5P_DEFAULT);
-    hid_t dcpl = H5Dget_create_plist(d);
+    hid_t f;
     hsize_t cdims[2];
-    ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
-    ck_assert_uint_eq(cdims[0], 4);
-    H5Pclose(dcpl);
-    double *all = malloc((size_t)NHREC * 4 * NHIST * sizeof(double));
-    ck_assert_ptr_nonnull(all);
-    ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all), 0);
-    for (long k = 0; k < NHREC; k++) {
-      for (int b = 0; b < 4; b++) {
-        for (int i = 0; i < NHIST; i++) {
-          ck_assert(all[(k * 4 + b) * NHIST + i] == hist_val(k, b, i));
-        }
-      }
-    }
+    hid_t d = hist_open(path, &f, cdims);
+    hist_check(d, 0);
     /* 7 of a chunk's 16 blocks are new (4 in its first row, 1 in each other): about 0.45 of
      * the raw size; a chunk per record stores every block (0.94 at best) */
     double raw = (double)NHREC * 4 * NHIST * sizeof(double);
     double stored = (double)H5Dget_storage_size(d);
     ck_assert_msg(stored < 0.6 * raw, "history stored in %.0f of %.0f bytes", stored, raw);
     H5Dclose(d);
-    free(all);
     d = H5Dopen2(f, "/big", H5P_DEFAULT);
-    dcpl = H5Dget_create_plist(d);
+    hid_t dcpl = H5Dget_create_plist(d);
     ck_assert_int_eq(H5Pget_chunk(dcpl, 2, cdims), 2);
     ck_assert_uint_eq(cdims[0], 3); /* 3 x 320 kB within 1 MiB */
     H5Pclose(dcpl);
